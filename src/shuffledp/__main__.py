@@ -1,0 +1,3 @@
+from shuffledp.cli import main
+
+main()

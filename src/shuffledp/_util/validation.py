@@ -1,0 +1,84 @@
+"""Validation helpers shared by every public boundary."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from shuffledp.errors import PrivacyParameterError, ShapeError
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float, or raise if it is not a finite number > 0."""
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        raise PrivacyParameterError(f"{name} must be a finite number > 0, got {epsilon!r}") from None
+    if not math.isfinite(value) or value <= 0.0:
+        raise PrivacyParameterError(f"{name} must be a finite number > 0, got {epsilon!r}")
+    return value
+
+
+def check_probability(value: Any, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
+    """Return ``value`` as a float in the interval (0, 1) (ends as requested)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    low_ok = v > 0.0 if open_low else v >= 0.0
+    high_ok = v < 1.0 if open_high else v <= 1.0
+    if not (math.isfinite(v) and low_ok and high_ok):
+        lo = "(0" if open_low else "[0"
+        hi = "1)" if open_high else "1]"
+        raise PrivacyParameterError(f"{name} must lie in {lo}, {hi}, got {value!r}")
+    return v
+
+
+def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise PrivacyParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise PrivacyParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_rng(rng: np.random.Generator | None) -> np.random.Generator:
+    """``None`` means a fresh generator seeded from OS entropy (DESIGN.md)."""
+    if rng is None:
+        return np.random.default_rng()
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
+    return rng
+
+
+def as_points(X: Any, dim: int, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a float64 array of shape (n, dim).
+
+    A single point of shape (dim,) is accepted only when ``dim > 1`` is ambiguous-free;
+    1-d input of length n is accepted for dim == 1 as n points.
+    """
+    arr = np.asarray(X, dtype=np.float64) if not isinstance(X, np.ndarray) or X.dtype != np.float64 else X
+    if arr.ndim == 1 and dim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise ShapeError(f"{name} must have shape (n, {dim}), got shape {arr.shape}")
+    return arr
+
+
+def as_index_array(X: Any, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a 1-d int64 array (categorical inputs)."""
+    arr = np.asarray(X)
+    if arr.ndim != 1:
+        raise ShapeError(f"{name} must be a 1-d array of category indices, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise ShapeError(f"{name} must hold integer category indices, got dtype {arr.dtype}")
+    return arr.astype(np.int64, copy=False)

@@ -1,0 +1,5 @@
+"""Privacy-amplification accounting for the shuffle model."""
+
+from shuffledp.accounting.params import VariationRatio
+
+__all__ = ["VariationRatio"]

@@ -1,0 +1,72 @@
+"""Parameters of the variation-ratio reduction (segmented paper §3.3, Theorem 1).
+
+A family of local randomizers satisfies
+
+* the (p, beta)-variation property: for every pair of inputs the output
+  densities differ by a factor at most ``p`` and their total-variation
+  distance is at most ``beta``;
+* the q-ratio property: the output density of the victim on input x0 (resp. x1)
+  is at most ``q0`` (resp. ``q1``) times that of any other user's randomizer on
+  any input.
+
+Theorem 1 uses a single q; :attr:`VariationRatio.q` is the conservative
+``max(q0, q1)``. ``p`` may be ``math.inf`` (Poisson randomizer, Lemma 3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from shuffledp.errors import PrivacyParameterError
+
+#: Relative slack when checking beta <= (p-1)/(p+1): closed forms computed in
+#: float64 may land one ulp above the bound they provably satisfy.
+_BETA_SLACK = 1e-12
+
+
+@dataclass(frozen=True)
+class VariationRatio:
+    """Immutable (p, beta, q0, q1) of the variation-ratio reduction."""
+
+    p: float
+    beta: float
+    q0: float
+    q1: float
+
+    def __post_init__(self) -> None:
+        p, beta, q0, q1 = (float(v) for v in (self.p, self.beta, self.q0, self.q1))
+        if math.isnan(p) or p <= 1.0:
+            raise PrivacyParameterError(f"p must be > 1 (or math.inf), got p={self.p!r}")
+        beta_max = 1.0 if math.isinf(p) else (p - 1.0) / (p + 1.0)
+        if not (math.isfinite(beta) and 0.0 <= beta <= beta_max * (1.0 + _BETA_SLACK)):
+            raise PrivacyParameterError(
+                f"beta must lie in [0, (p-1)/(p+1)] = [0, {beta_max:.12g}] for p={p:g}, got beta={self.beta!r}"
+            )
+        for name, q in (("q0", q0), ("q1", q1)):
+            if math.isnan(q) or q < 1.0:
+                raise PrivacyParameterError(f"{name} must be >= 1 (or math.inf), got {name}={q!r}")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "beta", min(beta, beta_max))
+        object.__setattr__(self, "q0", q0)
+        object.__setattr__(self, "q1", q1)
+
+    @property
+    def q(self) -> float:
+        """The single q of Theorem 1: the larger (conservative) of q0 and q1."""
+        return max(self.q0, self.q1)
+
+    @classmethod
+    def from_ldp(cls, epsilon: float) -> "VariationRatio":
+        """Generic epsilon-LDP randomizer: p = q = e^eps, beta = (e^eps - 1)/(e^eps + 1)."""
+        from shuffledp._util.validation import check_epsilon
+
+        eps = check_epsilon(epsilon, "eps0")
+        p = math.exp(eps)
+        beta = math.tanh(eps / 2.0)  # (e^eps - 1)/(e^eps + 1) without cancellation
+        return cls(p=p, beta=beta, q0=p, q1=p)
+
+    @classmethod
+    def from_pq(cls, p: float, beta: float, q: float) -> "VariationRatio":
+        """Convenience constructor with a single q (q0 = q1 = q)."""
+        return cls(p=p, beta=beta, q0=q, q1=q)

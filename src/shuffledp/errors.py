@@ -1,0 +1,44 @@
+"""The one error hierarchy of shuffledp (DESIGN.md, "Conventions").
+
+Every error says what was wrong, with the offending value, and what is allowed.
+Each subclass also derives from the closest builtin so callers that catch
+``ValueError`` keep working.
+"""
+
+from __future__ import annotations
+
+
+class ShuffleDPError(Exception):
+    """Root of every error raised on purpose by shuffledp."""
+
+
+class DomainError(ShuffleDPError, ValueError):
+    """An input lies outside a randomizer's (or task's) input domain."""
+
+
+class PrivacyParameterError(ShuffleDPError, ValueError):
+    """A privacy parameter (epsilon, delta, n, p, beta, q, ...) is out of range."""
+
+
+class ShapeError(ShuffleDPError, ValueError):
+    """An array has the wrong shape or dtype for the call."""
+
+
+class DataError(ShuffleDPError, ValueError):
+    """A data file is missing or malformed."""
+
+
+class ProtocolError(ShuffleDPError):
+    """A protocol message or step violates the protocol."""
+
+
+class AnonymityThresholdError(ProtocolError):
+    """Too few honest users in a group to reach the promised amplification."""
+
+
+class CryptoError(ShuffleDPError):
+    """Encryption, decryption or signature verification failed."""
+
+
+class ExperimentError(ShuffleDPError, ValueError):
+    """An unknown experiment or an invalid experiment option."""

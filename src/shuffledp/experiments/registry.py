@@ -1,0 +1,81 @@
+"""Experiment registry: name -> function producing an :class:`ExperimentOutput`.
+
+Each experiment module registers itself with :func:`register`; the catalog
+(:data:`EXPERIMENT_MODULES`) lists the modules imported on first use, so the
+CLI stays fast and the registry has no import cycles.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from shuffledp.errors import ExperimentError
+
+#: Modules that define experiments (imported lazily by :func:`all_experiments`).
+EXPERIMENT_MODULES: tuple[str, ...] = ("shuffledp.experiments.table7",)
+
+
+@dataclass
+class ExperimentContext:
+    """What an experiment gets: its options, a seeded RNG and a progress factory."""
+
+    quick: bool
+    seed: int
+    out_dir: Path
+    progress: Any  # shuffledp.experiments.progress.Progress
+
+    def rng(self, *stream: int) -> np.random.Generator:
+        """An independent generator for a named sub-stream of the run's seed."""
+        return np.random.default_rng([self.seed, *stream])
+
+
+@dataclass
+class ExperimentOutput:
+    """Tidy results plus their presentation."""
+
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    summary_markdown: str
+    figure: Any = None  # matplotlib.figure.Figure | None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    paper: str
+    run: Callable[[ExperimentContext], ExperimentOutput]
+
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+def register(name: str, title: str, paper: str) -> Callable[[Callable], Callable]:
+    """Decorator: register ``func(ctx) -> ExperimentOutput`` under ``name``."""
+
+    def wrap(func: Callable[[ExperimentContext], ExperimentOutput]) -> Callable:
+        if name in _REGISTRY and _REGISTRY[name].run is not func:
+            raise ExperimentError(f"experiment {name!r} is registered twice")
+        _REGISTRY[name] = Experiment(name=name, title=title, paper=paper, run=func)
+        return func
+
+    return wrap
+
+
+def all_experiments() -> dict[str, Experiment]:
+    for module in EXPERIMENT_MODULES:
+        importlib.import_module(module)
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_experiment(name: str) -> Experiment:
+    experiments = all_experiments()
+    if name not in experiments:
+        raise ExperimentError(f"unknown experiment {name!r}; available: {', '.join(experiments)}")
+    return experiments[name]

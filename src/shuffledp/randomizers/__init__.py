@@ -1,0 +1,15 @@
+"""Local randomizers (LDP and metric-LDP), vectorised over rows."""
+
+from shuffledp.randomizers.base import DiscreteRandomizer, LocalRandomizer
+from shuffledp.randomizers.domains import Box, Categorical, Domain, IntegerRange, L2Ball, Subsets
+
+__all__ = [
+    "Box",
+    "Categorical",
+    "DiscreteRandomizer",
+    "Domain",
+    "IntegerRange",
+    "L2Ball",
+    "LocalRandomizer",
+    "Subsets",
+]

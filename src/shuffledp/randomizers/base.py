@@ -1,0 +1,79 @@
+"""The local-randomizer contract (DESIGN.md, "Core contracts").
+
+Every randomizer is vectorised over rows: ``randomize`` takes all n inputs at
+once and never loops in Python per report.  Subclasses implement
+``_randomize`` (validated input in, reports out) and, when reports are not
+already unbiased, ``estimate``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from shuffledp._util.validation import check_epsilon, check_rng
+from shuffledp.accounting.params import VariationRatio
+from shuffledp.randomizers.domains import Domain
+
+
+class LocalRandomizer(ABC):
+    """An epsilon-LDP local randomizer R: domain -> outputs.
+
+    Attributes
+    ----------
+    epsilon:
+        The local guarantee: for all inputs x, x' and output sets S,
+        P[R(x) in S] <= e^epsilon P[R(x') in S].
+    domain:
+        The input domain (:mod:`shuffledp.randomizers.domains`).
+    """
+
+    #: Short registry name used by the CLI and experiments.
+    name: str = ""
+
+    def __init__(self, epsilon: float, domain: Domain) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.domain = domain
+
+    def randomize(self, X: Any, rng: np.random.Generator | None = None, *, clip: bool = False) -> np.ndarray:
+        """Randomize every row of ``X`` independently.
+
+        Raises ``DomainError`` (naming the first offending row) for inputs
+        outside :attr:`domain`, unless ``clip=True`` asks to project them.
+        """
+        X = self.domain.check(X, clip=clip)
+        return self._randomize(X, check_rng(rng))
+
+    @abstractmethod
+    def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Randomize validated inputs."""
+
+    def estimate(self, Y: Any) -> np.ndarray:
+        """Unbiased per-report estimates of the inputs (identity by default)."""
+        return np.asarray(Y, dtype=np.float64)
+
+    def amplification_parameters(self) -> VariationRatio:
+        """The tightest known (p, beta, q0, q1) for this randomizer.
+
+        The generic epsilon-LDP parameters are always valid; subclasses
+        override with tighter ones where the mechanism allows.
+        """
+        return VariationRatio.from_ldp(self.epsilon)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon:g}, domain={self.domain.describe()!r})"
+
+
+class DiscreteRandomizer(LocalRandomizer):
+    """A randomizer with finitely many inputs and outputs we can tabulate.
+
+    ``transition_matrix()`` returns P with P[i, j] = Pr[R(input_i) = output_j]
+    over a list of representative inputs (all inputs, or all inputs up to
+    symmetry), which the exact privacy audit reads.
+    """
+
+    @abstractmethod
+    def transition_matrix(self) -> np.ndarray:
+        """Rows: inputs; columns: outputs; each row sums to 1."""

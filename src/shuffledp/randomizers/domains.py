@@ -1,0 +1,212 @@
+"""Input domains of local randomizers.
+
+A domain knows membership, how to describe itself in an error message, how to
+clip (only when the caller explicitly asks), and how to draw uniform points.
+``check`` is the one boundary every randomizer calls before touching data:
+it raises :class:`~shuffledp.errors.DomainError` naming the first offending
+row instead of silently changing anything.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from shuffledp._util.validation import as_index_array, as_points
+from shuffledp.errors import DomainError, ShapeError
+
+
+class Domain(ABC):
+    """A set of admissible inputs, vectorised over rows."""
+
+    @abstractmethod
+    def coerce(self, X: Any) -> np.ndarray:
+        """Return ``X`` as the canonical array type, or raise ``ShapeError``."""
+
+    @abstractmethod
+    def contains(self, X: np.ndarray) -> np.ndarray:
+        """Boolean mask: which rows of a coerced ``X`` lie in the domain."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Short human-readable description used in error messages."""
+
+    def clip(self, X: np.ndarray) -> np.ndarray:
+        raise DomainError(f"clip=True is not supported for the domain {self.describe()}")
+
+    @abstractmethod
+    def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` points drawn uniformly from the domain."""
+
+    def check(self, X: Any, *, clip: bool = False, name: str = "X") -> np.ndarray:
+        """Coerce ``X`` and verify every row lies in the domain.
+
+        With ``clip=True`` rows outside are projected onto the domain instead
+        (the only way data is ever changed, and only on request).
+        """
+        arr = self.coerce(X)
+        inside = self.contains(arr)
+        if inside.all():
+            return arr
+        if clip:
+            return self.clip(arr)
+        row = int(np.flatnonzero(~inside)[0])
+        raise DomainError(
+            f"{name}[{row}] = {np.array2string(np.asarray(arr[row]), precision=6)} lies outside "
+            f"the input domain {self.describe()} ({int((~inside).sum())} of {len(arr)} rows are outside; "
+            "pass clip=True to project them onto the domain)"
+        )
+
+
+@dataclass(frozen=True)
+class Box(Domain):
+    """The cube [low, high]^dim (the l-infinity ball; [-1,1]^d by default)."""
+
+    dim: int
+    low: float = -1.0
+    high: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.dim < 1 or not (self.low < self.high):
+            raise ValueError(f"Box needs dim >= 1 and low < high, got {self}")
+
+    def coerce(self, X: Any) -> np.ndarray:
+        return as_points(X, self.dim)
+
+    def contains(self, X: np.ndarray) -> np.ndarray:
+        return np.all((X >= self.low) & (X <= self.high), axis=1)
+
+    def clip(self, X: np.ndarray) -> np.ndarray:
+        if not np.all(np.isfinite(X)):
+            raise DomainError("cannot clip non-finite values (NaN or inf) into the domain")
+        return np.clip(X, self.low, self.high)
+
+    def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.uniform(self.low, self.high, size=(n, self.dim))
+
+    def describe(self) -> str:
+        return f"[{self.low:g}, {self.high:g}]^{self.dim}"
+
+    @property
+    def l1_diameter(self) -> float:
+        return self.dim * (self.high - self.low)
+
+    @property
+    def l2_diameter(self) -> float:
+        return float(np.sqrt(self.dim) * (self.high - self.low))
+
+
+@dataclass(frozen=True)
+class L2Ball(Domain):
+    """The Euclidean ball {x : ||x||_2 <= radius} in R^dim."""
+
+    dim: int
+    radius: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.dim < 1 or not self.radius > 0:
+            raise ValueError(f"L2Ball needs dim >= 1 and radius > 0, got {self}")
+
+    def coerce(self, X: Any) -> np.ndarray:
+        return as_points(X, self.dim)
+
+    def contains(self, X: np.ndarray) -> np.ndarray:
+        return np.einsum("ij,ij->i", X, X) <= self.radius**2
+
+    def clip(self, X: np.ndarray) -> np.ndarray:
+        if not np.all(np.isfinite(X)):
+            raise DomainError("cannot clip non-finite values (NaN or inf) into the domain")
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        return X * np.minimum(1.0, self.radius / np.maximum(norms, np.finfo(float).tiny))
+
+    def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        g = rng.standard_normal((n, self.dim))
+        g /= np.linalg.norm(g, axis=1, keepdims=True)
+        return g * self.radius * rng.random((n, 1)) ** (1.0 / self.dim)
+
+    def describe(self) -> str:
+        return f"the l2 ball of radius {self.radius:g} in R^{self.dim}"
+
+
+@dataclass(frozen=True)
+class Categorical(Domain):
+    """The categories {0, ..., k-1}, given as a 1-d integer array."""
+
+    k: int
+
+    def __post_init__(self) -> None:
+        if self.k < 2:
+            raise ValueError(f"Categorical needs k >= 2 categories, got k={self.k}")
+
+    def coerce(self, X: Any) -> np.ndarray:
+        return as_index_array(X)
+
+    def contains(self, X: np.ndarray) -> np.ndarray:
+        return (X >= 0) & (X < self.k)
+
+    def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.integers(0, self.k, size=n)
+
+    def describe(self) -> str:
+        return f"the categories {{0, ..., {self.k - 1}}}"
+
+
+@dataclass(frozen=True)
+class IntegerRange(Domain):
+    """The integers {low, ..., high}, given as a 1-d integer array."""
+
+    low: int
+    high: int
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise ValueError(f"IntegerRange needs low < high, got {self}")
+
+    def coerce(self, X: Any) -> np.ndarray:
+        return as_index_array(X)
+
+    def contains(self, X: np.ndarray) -> np.ndarray:
+        return (X >= self.low) & (X <= self.high)
+
+    def clip(self, X: np.ndarray) -> np.ndarray:
+        return np.clip(X, self.low, self.high)
+
+    def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.integers(self.low, self.high + 1, size=n)
+
+    def describe(self) -> str:
+        return f"the integers {{{self.low}, ..., {self.high}}}"
+
+
+@dataclass(frozen=True)
+class Subsets(Domain):
+    """Subsets of {0, ..., k-1} of exactly ``size`` items, as an (n, k) 0/1 matrix."""
+
+    k: int
+    size: int
+
+    def __post_init__(self) -> None:
+        if self.k < 2 or not 1 <= self.size <= self.k:
+            raise ValueError(f"Subsets needs k >= 2 and 1 <= size <= k, got {self}")
+
+    def coerce(self, X: Any) -> np.ndarray:
+        arr = np.asarray(X)
+        if arr.ndim != 2 or arr.shape[1] != self.k:
+            raise ShapeError(f"X must be an (n, {self.k}) 0/1 membership matrix, got shape {arr.shape}")
+        return arr
+
+    def contains(self, X: np.ndarray) -> np.ndarray:
+        binary = np.all((X == 0) | (X == 1), axis=1)
+        return binary & (X.sum(axis=1) == self.size)
+
+    def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        order = np.argsort(rng.random((n, self.k)), axis=1)[:, : self.size]
+        out = np.zeros((n, self.k), dtype=np.int8)
+        np.put_along_axis(out, order, 1, axis=1)
+        return out
+
+    def describe(self) -> str:
+        return f"subsets of {{0, ..., {self.k - 1}}} with exactly {self.size} items (0/1 rows)"
