@@ -1,0 +1,98 @@
+"""One entry point for every amplification bound: :func:`shuffle_epsilon`.
+
+``METHODS`` maps a method name to a :class:`BoundMethod`: whether it is an
+upper or a lower bound, whether it needs only eps0 (generic epsilon-LDP) or
+accepts full :class:`VariationRatio` parameters, and the function computing it.
+Functions have the signature ``func(params: VariationRatio, n: int, delta: float) -> float``
+and return ``math.inf`` where their parameter regime is not met.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
+from shuffledp.accounting.params import VariationRatio
+from shuffledp.errors import PrivacyParameterError
+
+BoundFunc = Callable[[VariationRatio, int, float], float]
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    name: str
+    kind: Literal["upper", "lower"]
+    generic_only: bool  # True: valid only for generic eps0-LDP parameters (p = q = e^eps0)
+    func: BoundFunc
+    reference: str
+
+
+METHODS: dict[str, BoundMethod] = {}
+
+
+def register_method(method: BoundMethod) -> None:
+    if method.name in METHODS:
+        raise ValueError(f"bound method {method.name!r} registered twice")
+    METHODS[method.name] = method
+
+
+def resolve_params(eps0: float | None, params: VariationRatio | None) -> VariationRatio:
+    """Exactly one of eps0 / params; eps0 means the generic eps0-LDP parameters."""
+    if (eps0 is None) == (params is None):
+        raise PrivacyParameterError("give exactly one of eps0 (generic eps0-LDP) or params (VariationRatio)")
+    if params is not None:
+        if not isinstance(params, VariationRatio):
+            raise PrivacyParameterError(f"params must be a VariationRatio, got {type(params).__name__}")
+        return params
+    return VariationRatio.from_ldp(check_epsilon(eps0, "eps0"))
+
+
+def check_n_delta(n: int, delta: float) -> tuple[int, float]:
+    return check_positive_int(n, "n"), check_probability(delta, "delta")
+
+
+def _method(name: str, kind: str) -> BoundMethod:
+    if name not in METHODS:
+        names = ", ".join(sorted(m for m, b in METHODS.items() if b.kind == kind))
+        raise PrivacyParameterError(f"unknown bound method {name!r}; {kind} bounds: {names}")
+    method = METHODS[name]
+    if method.kind != kind:
+        raise PrivacyParameterError(f"method {name!r} is a {method.kind} bound, not a {kind} bound")
+    return method
+
+
+def shuffle_epsilon(
+    n: int,
+    delta: float,
+    eps0: float | None = None,
+    params: VariationRatio | None = None,
+    method: str = "variation-ratio",
+) -> float:
+    """Upper bound on the central epsilon after shuffling ``n`` reports (at ``delta``)."""
+    n, delta = check_n_delta(n, delta)
+    vr = resolve_params(eps0, params)
+    m = _method(method, "upper")
+    if m.generic_only and not _is_generic(vr):
+        raise PrivacyParameterError(f"method {method!r} applies only to generic eps0-LDP parameters")
+    return m.func(vr, n, delta)
+
+
+def shuffle_epsilon_lower(
+    n: int,
+    delta: float,
+    eps0: float | None = None,
+    params: VariationRatio | None = None,
+    method: str = "variation-ratio-lower",
+) -> float:
+    """Lower bound: no valid analysis of these parameters can certify a smaller epsilon."""
+    n, delta = check_n_delta(n, delta)
+    vr = resolve_params(eps0, params)
+    return _method(method, "lower").func(vr, n, delta)
+
+
+def _is_generic(vr: VariationRatio) -> bool:
+    eps0 = math.log(vr.p)
+    generic = VariationRatio.from_ldp(eps0)
+    return math.isclose(vr.beta, generic.beta, rel_tol=1e-9) and math.isclose(vr.q, vr.p, rel_tol=1e-9)
