@@ -1,0 +1,128 @@
+"""The geometric (discrete Laplace) mechanism (metric paper §4, Eq. 2; Ghosh et al. [23]).
+
+G(x, eps_geo) outputs y in Z with Pr[y] = (1 - a)/(1 + a) a^|x - y|, a = e^-eps_geo,
+i.e. y = x + N with N a two-sided geometric (discrete Laplace) variable.  In the
+metric paper's notation N ~ SGDL(1, a): the symmetric generalized discrete
+Laplace distribution SGDL(beta, a) is the difference of two independent negative
+binomials NB(beta, 1 - a) (§4.1, §5.1), and beta = 1 is the discrete Laplace
+law sampled by :func:`discrete_laplace_noise`.
+
+:class:`Geometric` uses it as an eps-LDP randomizer on {low, ..., high}: the
+metric parameter is eps_geo = eps / (high - low), so that the two farthest inputs
+are eps apart (and G is eps_geo-d_R-private, Eq. 2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from shuffledp._util.validation import as_index_array, check_probability
+from shuffledp.accounting.params import VariationRatio
+from shuffledp.errors import PrivacyParameterError
+from shuffledp.randomizers.base import DiscreteRandomizer
+from shuffledp.randomizers.domains import IntegerRange
+
+#: Default window of :meth:`Geometric.transition_matrix`: the lumped tails have
+#: mass at most this, unless the window would exceed ``_MAX_DEFAULT_COLUMNS``.
+_DEFAULT_TAIL_MASS = 1e-9
+_MAX_DEFAULT_COLUMNS = 1 << 16
+
+
+def discrete_laplace_noise(p: float, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Draws of N with Pr[N = r] = (1 - p)/(1 + p) p^|r|, r in Z (SGDL(1, p) of the metric paper).
+
+    ``p`` = e^-eps_geo in (0, 1) is the metric paper's second SGDL parameter.
+    Sampled as the difference of two i.i.d. geometric variables (NB(1, 1 - p)).
+    """
+    p = check_probability(p, "p (discrete Laplace parameter e^-eps)")
+    return rng.geometric(1.0 - p, size) - rng.geometric(1.0 - p, size)
+
+
+class Geometric(DiscreteRandomizer):
+    """Geometric mechanism y = x + N on the integers {low, ..., high}, eps-LDP.
+
+    N is discrete Laplace with a = e^(-eps/(high - low)); outputs are unbounded
+    integers and unbiased (E[y] = x).  ``epsilon_geo`` is the metric-privacy
+    parameter of the metric paper (eps_geo-d_R-privacy).
+    """
+
+    name = "geometric"
+
+    def __init__(self, epsilon: float, low: int, high: int) -> None:
+        for label, v in (("low", low), ("high", high)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise PrivacyParameterError(f"{label} must be an integer, got {v!r}")
+        if not low < high:
+            raise PrivacyParameterError(f"need low < high for the input range, got low={low!r}, high={high!r}")
+        super().__init__(epsilon, IntegerRange(int(low), int(high)))
+        self.low, self.high = int(low), int(high)
+        self.sensitivity = self.high - self.low
+        self.epsilon_geo = self.epsilon / self.sensitivity
+        #: a = e^-eps_geo, the discrete Laplace parameter.
+        self.p = math.exp(-self.epsilon_geo)
+
+    def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return X + discrete_laplace_noise(self.p, X.shape[0], rng)
+
+    def estimate(self, Y: Any) -> np.ndarray:
+        """The report itself (already unbiased), as float64 of shape (n,)."""
+        return as_index_array(Y, "Y").astype(np.float64)
+
+    def _window(self, truncate: int | None) -> int:
+        if truncate is None:
+            # Smallest T with tail mass p^(T+1)/(1+p) <= _DEFAULT_TAIL_MASS, within the column cap.
+            need = math.ceil(math.log(_DEFAULT_TAIL_MASS) / math.log(self.p)) - 1
+            cap = (_MAX_DEFAULT_COLUMNS - self.sensitivity - 3) // 2
+            return max(0, min(need, cap))
+        if isinstance(truncate, bool) or not isinstance(truncate, (int, np.integer)) or truncate < 0:
+            raise PrivacyParameterError(f"truncate must be an integer >= 0, got {truncate!r}")
+        return int(truncate)
+
+    def transition_outputs(self, truncate: int | None = None) -> np.ndarray:
+        """Column labels of :meth:`transition_matrix`: low-T-1, ..., high+T+1.
+
+        The first and last label stand for "at most" and "at least" that value.
+        """
+        t = self._window(truncate)
+        return np.arange(self.low - t - 1, self.high + t + 2)
+
+    def transition_matrix(self, truncate: int | None = None) -> np.ndarray:
+        """Exact law of clip(y, low - T - 1, high + T + 1) for each input low, ..., high.
+
+        Columns low-T, ..., high+T hold (1-a)/(1+a) a^|y-x|; the two end columns
+        hold the exact tail masses Pr[y <= low-T-1] = a^(x-low+T+1)/(1+a) and
+        Pr[y >= high+T+1] = a^(high+T+1-x)/(1+a).  Clipping is post-processing,
+        and the largest ratio, e^eps, is attained in every column outside
+        (low, high), so the exact audit of this matrix is the mechanism's epsilon.
+        ``truncate=None`` picks T so that each tail holds at most 1e-9.
+        """
+        t = self._window(truncate)
+        x = np.arange(self.low, self.high + 1)[:, None]
+        y = self.transition_outputs(t)[None, :]
+        a, e = self.p, self.epsilon_geo
+        P = math.tanh(e / 2.0) * np.exp(-e * np.abs(y - x))  # (1-a)/(1+a) = tanh(eps_geo/2)
+        P[:, 0] = np.exp(-e * (x[:, 0] - self.low + t + 1)) / (1.0 + a)
+        P[:, -1] = np.exp(-e * (self.high + t + 1 - x[:, 0])) / (1.0 + a)
+        return P
+
+    def amplification_parameters(self) -> VariationRatio:
+        """p = q = e^eps and beta = the exact TV distance of the inputs low and high.
+
+        TV(x, x + D) = Pr[-D/2 <= N < D/2], i.e. 1 - a^(D/2) for even D and
+        1 - 2 a^((D+1)/2)/(1 + a) for odd D; it grows with D, so the range's end
+        points attain the maximum (D = high - low).
+        """
+        a, d, e_geo = self.p, self.sensitivity, self.epsilon_geo
+        if d % 2 == 0:
+            beta = -math.expm1(-(d // 2) * e_geo)
+        else:  # (1 - a^c + a - a^c)/(1 + a) with c = (D+1)/2, via expm1 (no cancellation)
+            c = (d + 1) // 2
+            beta = (-math.expm1(-c * e_geo) - a * math.expm1(-(c - 1) * e_geo)) / (1.0 + a)
+        e = math.exp(self.epsilon)
+        return VariationRatio(p=e, beta=beta, q0=e, q1=e)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon:g}, low={self.low}, high={self.high})"

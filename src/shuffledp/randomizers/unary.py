@@ -1,0 +1,178 @@
+"""Unary-encoding randomizers.
+
+* :class:`UnaryEncoding` — one-hot encoding of a category followed by
+  independent bit flips: SUE (symmetric, basic RAPPOR) and OUE (optimized),
+  Wang, Blocki, Li, Jha, "Locally differentially private protocols for
+  frequency estimation", USENIX Security 2017, §4.3.  Bit x is 1 with
+  probability p, every other bit with probability q:
+
+  - SUE: p = e^(eps/2)/(e^(eps/2) + 1), q = 1/(e^(eps/2) + 1);
+  - OUE: p = 1/2, q = 1/(e^eps + 1).
+
+  Either way p(1-q)/((1-p)q) = e^eps: exactly eps-LDP.
+
+* :class:`UnaryRR` — the local randomizer of RR-Shuffle (metric paper §3.2,
+  Algorithms 1–2): x in {0, ..., k} becomes the k-bit *thermometer* vector
+  U(x, k) with exactly its first x bits set (Algorithm 1), and randomized
+  response is applied to every bit.
+
+Outputs are (n, k) 0/1 int8 matrices.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
+from shuffledp.accounting.params import VariationRatio
+from shuffledp.errors import PrivacyParameterError
+from shuffledp.randomizers.base import DiscreteRandomizer
+from shuffledp.randomizers.categorical import binary_vectors, check_binary_matrix, check_enumerable
+from shuffledp.randomizers.domains import Categorical, IntegerRange
+
+Variant = Literal["symmetric", "optimized"]
+
+
+def _bit_log_likelihood(outputs: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """log Pr[outputs] for independent bits, row i of ``rates`` giving Pr[bit j = 1] for input i.
+
+    Returns the (inputs, outputs) matrix sum_j y_j log r_ij + (1 - y_j) log(1 - r_ij).
+    """
+    B = outputs.astype(np.float64)
+    return np.log(rates) @ B.T + np.log1p(-rates) @ (1.0 - B).T
+
+
+class UnaryEncoding(DiscreteRandomizer):
+    """SUE / OUE on the categories {0, ..., k-1} (Wang et al. 2017, §4.3)."""
+
+    name = "unary"
+
+    def __init__(self, epsilon: float, k: int, variant: Variant = "symmetric") -> None:
+        k = check_positive_int(k, "k (number of categories)", minimum=2)
+        if variant not in ("symmetric", "optimized"):
+            raise PrivacyParameterError(f"variant must be 'symmetric' (SUE) or 'optimized' (OUE), got {variant!r}")
+        super().__init__(epsilon, Categorical(k))
+        self.k, self.variant = k, variant
+        if variant == "symmetric":
+            h = self.epsilon / 2.0
+            self.p = 1.0 / (1.0 + math.exp(-h))
+            self.q = 1.0 / (1.0 + math.exp(h))
+            self._gap = math.tanh(h / 2.0)  # p - q
+        else:
+            self.p = 0.5
+            self.q = 1.0 / (1.0 + math.exp(self.epsilon))
+            self._gap = 0.5 * math.tanh(self.epsilon / 2.0)  # 1/2 - 1/(e^eps + 1)
+
+    def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        n = X.shape[0]
+        U = rng.random((n, self.k))
+        rows = np.arange(n)
+        Y = U < self.q
+        Y[rows, X] = U[rows, X] < self.p
+        return Y.view(np.int8)
+
+    def _rates(self) -> np.ndarray:
+        """Pr[bit j = 1 | input i] for the k inputs."""
+        R = np.full((self.k, self.k), self.q)
+        np.fill_diagonal(R, self.p)
+        return R
+
+    def transition_outputs(self) -> np.ndarray:
+        """All 2^k output vectors (columns of :meth:`transition_matrix`)."""
+        return binary_vectors(self.k)
+
+    def transition_matrix(self) -> np.ndarray:
+        """Pr[y | x] over the k inputs and the 2^k output vectors (k <= 16)."""
+        check_enumerable(self.k, self.k, 1 << self.k)
+        return np.exp(_bit_log_likelihood(self.transition_outputs(), self._rates()))
+
+    def estimate(self, Y: Any) -> np.ndarray:
+        """(y - q)/(p - q): unbiased for the one-hot input, shape (n, k)."""
+        Y = check_binary_matrix(Y, self.k)
+        return (Y.astype(np.float64) - self.q) / self._gap
+
+    def amplification_parameters(self) -> VariationRatio:
+        """p = q = e^eps; beta = p - q, the TV distance of any two inputs (they differ in two bits)."""
+        e = math.exp(self.epsilon)
+        return VariationRatio(p=e, beta=self._gap, q0=e, q1=e)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon:g}, k={self.k}, variant={self.variant!r})"
+
+
+def thermometer_encode(x: np.ndarray, r: int) -> np.ndarray:
+    """Algorithm 1 of the metric paper, U(x, r): the r-bit vector whose first x bits are 1 (rows of int8)."""
+    x = np.asarray(x)
+    return (np.arange(r) < x[:, None]).view(np.int8)
+
+
+class UnaryRR(DiscreteRandomizer):
+    """Local randomizer of RR-Shuffle (metric paper §3.2, Algorithm 2) on {0, ..., k}.
+
+    x -> U(x, k), then each bit is flipped independently with probability
+    f = 1/(e^(eps/k) + 1).  Each bit is (eps/k)-LDP, so the report is
+    (eps/k)-d_R-private (``epsilon_per_unit``) and eps-LDP over the whole range.
+    The paper's RR parameter p (report a uniform bit with probability p) is
+    ``rr_probability`` = 2 f; :meth:`from_rr_probability` builds the randomizer from it.
+    """
+
+    name = "unary_rr"
+
+    def __init__(self, epsilon: float, k: int) -> None:
+        k = check_positive_int(k, "k (largest value)", minimum=1)
+        super().__init__(epsilon, IntegerRange(0, k))
+        self.k = k
+        self.epsilon_per_unit = self.epsilon / k
+        self.flip = 1.0 / (1.0 + math.exp(self.epsilon_per_unit))
+        self.rr_probability = 2.0 * self.flip
+        self._gap = math.tanh(self.epsilon_per_unit / 2.0)  # 1 - 2 f
+
+    @classmethod
+    def from_rr_probability(cls, p: float, k: int) -> "UnaryRR":
+        """The randomizer whose bits use the paper's RR(., p): e^(eps/k) = (2 - p)/p, p in (0, 1)."""
+        p = check_probability(p, "p (RR randomization probability)")
+        k = check_positive_int(k, "k (largest value)", minimum=1)
+        return cls(k * check_epsilon(math.log((2.0 - p) / p)), k)
+
+    def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        flips = rng.random((X.shape[0], self.k)) < self.flip
+        return (thermometer_encode(X, self.k).view(bool) ^ flips).view(np.int8)
+
+    def transition_inputs(self) -> np.ndarray:
+        """The k + 1 inputs 0, ..., k (rows of :meth:`transition_matrix`)."""
+        return np.arange(self.k + 1)
+
+    def transition_outputs(self) -> np.ndarray:
+        """All 2^k output vectors (columns of :meth:`transition_matrix`)."""
+        return binary_vectors(self.k)
+
+    def transition_matrix(self) -> np.ndarray:
+        """Pr[y | x] over the inputs 0..k and the 2^k output vectors (k <= 16)."""
+        check_enumerable(self.k, self.k + 1, 1 << self.k)
+        bits = thermometer_encode(self.transition_inputs(), self.k)
+        rates = np.where(bits == 1, 1.0 - self.flip, self.flip)
+        return np.exp(_bit_log_likelihood(self.transition_outputs(), rates))
+
+    def estimate(self, Y: Any) -> np.ndarray:
+        """(sum_j y_j - k f)/(1 - 2 f): unbiased for x, shape (n,) (the per-report form of
+        the analyst's debiasing in Algorithm 2)."""
+        Y = check_binary_matrix(Y, self.k)
+        return (Y.sum(axis=1, dtype=np.float64) - self.k * self.flip) / self._gap
+
+    def amplification_parameters(self) -> VariationRatio:
+        """p = q = e^eps; beta = TV(Binomial(k, 1-f), Binomial(k, f)), the inputs 0 and k.
+
+        Two inputs d apart differ in d bits whose count of ones is sufficient, so
+        their TV is TV(Bin(d, 1-f), Bin(d, f)), largest at d = k.
+        """
+        j = np.arange(self.k + 1)
+        diff = stats.binom.pmf(j, self.k, 1.0 - self.flip) - stats.binom.pmf(j, self.k, self.flip)
+        e = math.exp(self.epsilon)
+        return VariationRatio(p=e, beta=float(diff[diff > 0].sum()), q0=e, q1=e)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon:g}, k={self.k})"
