@@ -30,7 +30,8 @@ TABLE7: tuple[tuple[str, str, dict[str, Any], tuple[float, ...]], ...] = (
     ("PrivUnitG", "privunit_g", {}, (8.73, 4.63, 2.27, 1.51, 0.96, 0.63, 0.53)),
     ("Laplace", "laplace", {}, (12.97, 6.56, 3.27, 2.13, 1.30, 0.81, 0.64)),
     ("PlanarLaplace", "planar_laplace", {}, (11.17, 5.63, 2.84, 1.88, 1.14, 0.71, 0.56)),
-    ("Staircase", "staircase", {}, (13.19, 6.40, 3.13, 2.01, 1.05, 0.46, 0.28)),
+    # The paper's row matches the l1-optimal gamma = 1/(1+e^{eps/2}) (the MSE-optimal one is 14% worse at eps = 10).
+    ("Staircase", "staircase", {"gamma": "l1"}, (13.19, 6.40, 3.13, 2.01, 1.05, 0.46, 0.28)),
     ("SquareWave", "square_wave", {}, (11.87, 5.72, 2.65, 1.68, 0.92, 0.53, 0.42)),
     # Appendix B: cap of the l-inf norm (q = +inf) and a numerical radius search; the
     # radius minimising the mean l2 error reproduces the table (see minkowski.py).
