@@ -1,7 +1,7 @@
 """Local randomizers (LDP and metric-LDP), vectorised over rows."""
 
 from shuffledp.randomizers.base import DiscreteRandomizer, LocalRandomizer
-from shuffledp.randomizers.domains import Box, Categorical, Domain, IntegerRange, L2Ball, Subsets
+from shuffledp.randomizers.domains import Box, Categorical, Domain, IntegerRange, L2Ball, Subsets, UnitSphere
 
 __all__ = [
     "Box",
@@ -12,4 +12,5 @@ __all__ = [
     "L2Ball",
     "LocalRandomizer",
     "Subsets",
+    "UnitSphere",
 ]

@@ -142,6 +142,40 @@ class L2Ball(Domain):
 
 
 @dataclass(frozen=True)
+class UnitSphere(Domain):
+    """Unit vectors {x : ||x||_2 = 1} in R^dim; a norm within ``atol`` of 1 is accepted.
+
+    Randomizers that need exact unit vectors (PrivUnit) renormalise accepted rows.
+    """
+
+    dim: int
+    atol: float = 1e-9
+
+    def __post_init__(self) -> None:
+        if self.dim < 2 or not 0 <= self.atol < 1:
+            raise ValueError(f"UnitSphere needs dim >= 2 and 0 <= atol < 1, got {self}")
+
+    def coerce(self, X: Any) -> np.ndarray:
+        return as_points(X, self.dim)
+
+    def contains(self, X: np.ndarray) -> np.ndarray:
+        return np.abs(np.linalg.norm(X, axis=1) - 1.0) <= self.atol
+
+    def clip(self, X: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        if not np.all(np.isfinite(X)) or np.any(norms == 0):
+            raise DomainError("cannot project zero or non-finite rows onto the unit sphere")
+        return X / norms
+
+    def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        g = rng.standard_normal((n, self.dim))
+        return g / np.linalg.norm(g, axis=1, keepdims=True)
+
+    def describe(self) -> str:
+        return f"the unit sphere in R^{self.dim} (| ||x||_2 - 1 | <= {self.atol:g})"
+
+
+@dataclass(frozen=True)
 class Categorical(Domain):
     """The categories {0, ..., k-1}, given as a 1-d integer array."""
 
