@@ -6,6 +6,9 @@ as one clear line and exit with status 2, never as a traceback.
 
 from __future__ import annotations
 
+import json
+import math
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -13,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from shuffledp.errors import ShuffleDPError
+from shuffledp.errors import PrivacyParameterError, ShuffleDPError
 
 app = typer.Typer(help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False)
 experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True)
@@ -65,6 +68,95 @@ def reproduce_cmd(
         return
     report = reproduce(out, quick=quick, seed=seed)
     console.print(f"report: {report}")
+
+
+def _local_parameters(eps0: float, randomizer: Optional[str], dim: int):
+    """VariationRatio of ``randomizer`` at local epsilon ``eps0`` (generic eps0-LDP if None)."""
+    from shuffledp.accounting.params import VariationRatio
+
+    if randomizer is None:
+        return VariationRatio.from_ldp(eps0)
+    from shuffledp.randomizers.registry import make_randomizer
+
+    return make_randomizer(randomizer, eps0, dim=dim).amplification_parameters()
+
+
+def _json_number(value: float) -> Optional[float]:
+    """JSON has no infinity: a bound whose regime is not met is reported as null."""
+    return value if math.isfinite(value) else None
+
+
+@app.command("amplify")
+def amplify_cmd(
+    eps0: float = typer.Option(..., "--eps0", help="Local epsilon of each report."),
+    n: int = typer.Option(..., "--n", help="Number of shuffled reports (uncorrupted users)."),
+    delta: float = typer.Option(..., "--delta", help="Target delta of the shuffled guarantee."),
+    randomizer: Optional[str] = typer.Option(None, "--randomizer", help="Randomizer name (its tighter parameters)."),
+    dim: int = typer.Option(2, "--dim", help="Dimension (or domain size) of the randomizer."),
+    method: str = typer.Option("all", "--method", help="One bound method, or 'all'."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """Every applicable amplification bound (upper and lower), side by side, with its compute time.
+
+    Generic-only bounds use eps0 alone (valid for any eps0-LDP randomizer); the others
+    use the randomizer's (p, beta, q) parameters when --randomizer is given.
+    """
+    from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
+
+    params = _local_parameters(eps0, randomizer, dim)
+    methods = available_methods()
+    if method != "all":
+        if method not in methods:
+            raise PrivacyParameterError(f"unknown bound method {method!r}; available: all, {', '.join(methods)}")
+        methods = {method: methods[method]}
+    results: dict[str, dict[str, float]] = {"upper": {}, "lower": {}, "seconds": {}}
+    rows = []
+    for name, m in methods.items():
+        kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
+        compute = shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower
+        start = time.perf_counter()
+        value = compute(n, delta, method=name, **kwargs)
+        seconds = time.perf_counter() - start
+        results[m.kind][name] = value
+        results["seconds"][name] = seconds
+        rows.append((name, m.kind, "generic" if m.generic_only or randomizer is None else randomizer, value, seconds))
+    if as_json:
+        payload = {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()}
+        typer.echo(json.dumps(payload))
+        return
+    table = Table("method", "kind", "parameters", "epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
+    for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", r[3])):
+        table.add_row(name, kind, source, f"{value:.6g}" if math.isfinite(value) else "n/a (regime)", f"{seconds:.3g}")
+    console.print(table)
+
+
+@app.command("local-budget")
+def local_budget_cmd(
+    target: float = typer.Option(..., "--target", help="Target central epsilon after shuffling."),
+    n: int = typer.Option(..., "--n", help="Number of shuffled reports (uncorrupted users)."),
+    delta: float = typer.Option(..., "--delta", help="Target delta of the shuffled guarantee."),
+    randomizer: Optional[str] = typer.Option(None, "--randomizer", help="Randomizer name (its tighter parameters)."),
+    dim: int = typer.Option(2, "--dim", help="Dimension (or domain size) of the randomizer."),
+    method: str = typer.Option("variation-ratio", "--method", help="Upper-bound method used for the inverse."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """The largest local epsilon whose amplified guarantee is within the target."""
+    from shuffledp.accounting.inverse import local_epsilon
+
+    family = "generic"
+    if randomizer is not None:
+        from shuffledp.randomizers.registry import make_randomizer, randomizer_class
+
+        randomizer_class(randomizer)  # unknown names fail here, with the list of names
+
+        def family(eps: float):
+            return make_randomizer(randomizer, eps, dim=dim)
+
+    value = local_epsilon(target, n, delta, family=family, method=method)
+    if as_json:
+        typer.echo(json.dumps({"local_epsilon": value, "method": method}))
+        return
+    console.print(f"local epsilon {value:.6g} (method {method}, target {target:g}, n={n}, delta={delta:g})")
 
 
 def main() -> None:

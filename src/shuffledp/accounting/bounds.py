@@ -5,10 +5,18 @@ upper or a lower bound, whether it needs only eps0 (generic epsilon-LDP) or
 accepts full :class:`VariationRatio` parameters, and the function computing it.
 Functions have the signature ``func(params: VariationRatio, n: int, delta: float) -> float``
 and return ``math.inf`` where their parameter regime is not met.
+
+Registration is import-cycle safe: each bound module imports this one and calls
+:func:`register_method` at import time, and this module imports those modules
+lazily (:func:`_load_methods`, on the first lookup), never at its own import.  A new
+bound module only needs adding to ``_METHOD_MODULES``; modules not yet written are
+skipped.  Read the registry through :func:`available_methods` (``METHODS`` itself is
+filled lazily).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass
 from typing import Callable, Literal
@@ -31,11 +39,31 @@ class BoundMethod:
 
 METHODS: dict[str, BoundMethod] = {}
 
+#: Modules (under shuffledp.accounting) that register bound methods when imported.
+_METHOD_MODULES = ("variation_ratio", "closed_form", "clones")
+
 
 def register_method(method: BoundMethod) -> None:
     if method.name in METHODS:
         raise ValueError(f"bound method {method.name!r} registered twice")
     METHODS[method.name] = method
+
+
+def _load_methods() -> None:
+    """Import every bound module (each registers its methods; imports are cached)."""
+    for module in _METHOD_MODULES:
+        name = f"shuffledp.accounting.{module}"
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a missing dependency inside an existing module is a real error
+                raise
+
+
+def available_methods(kind: Literal["upper", "lower"] | None = None) -> dict[str, BoundMethod]:
+    """Registered bound methods (all, or only upper / lower bounds), by name."""
+    _load_methods()
+    return {name: m for name, m in sorted(METHODS.items()) if kind is None or m.kind == kind}
 
 
 def resolve_params(eps0: float | None, params: VariationRatio | None) -> VariationRatio:
@@ -54,6 +82,7 @@ def check_n_delta(n: int, delta: float) -> tuple[int, float]:
 
 
 def _method(name: str, kind: str) -> BoundMethod:
+    _load_methods()
     if name not in METHODS:
         names = ", ".join(sorted(m for m, b in METHODS.items() if b.kind == kind))
         raise PrivacyParameterError(f"unknown bound method {name!r}; {kind} bounds: {names}")
@@ -93,6 +122,8 @@ def shuffle_epsilon_lower(
 
 
 def _is_generic(vr: VariationRatio) -> bool:
+    if math.isinf(vr.p):
+        return False
     eps0 = math.log(vr.p)
     generic = VariationRatio.from_ldp(eps0)
     return math.isclose(vr.beta, generic.beta, rel_tol=1e-9) and math.isclose(vr.q, vr.p, rel_tol=1e-9)

@@ -1,0 +1,348 @@
+"""Composition of shuffled rounds: group, basic, advanced and tight (PLD) composition.
+
+* :func:`group_composition` — Lemma 1 of the segmented paper: an (eps, delta)-DP
+  protocol is (s eps, s e^(s eps) delta)-indistinguishable on datasets differing in s entries.
+* :func:`basic_composition` — k rounds of (eps, delta)-DP are (k eps, k delta)-DP.
+* :func:`advanced_composition` — Dwork, Rothblum, Vadhan (FOCS 2010): k rounds of
+  (eps, delta)-DP are (sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1), k delta + delta')-DP.
+* :func:`shuffle_pld` / :func:`tight_composition_epsilon` — tight composition of k
+  shuffled rounds through the privacy-loss distribution (PLD) of the dominating pair
+  (P, Q) of the variation-ratio reduction (segmented paper, Theorem 1).  (P, Q)
+  dominates every round, so the product pair dominates the k-fold (even adaptive)
+  composition; its hockey-stick divergence is computed from the k-fold convolution
+  of the PLD (FFT, :mod:`scipy.fft`).
+
+**The PLD of (P, Q).**  Outcomes are (x, s - x) with s the total count.  Both pmfs are
+Binom(s, 1/2)(x) times a function linear in x (the mixture weights come from
+:class:`~shuffledp.accounting.variation_ratio.DominatingPair`),
+so the privacy loss log(P/Q) is a ratio of two linear functions.  Totals s and first
+coordinates x are enumerated where their mass matters; the neglected mass (Bernstein's
+bound for the count, Hoeffding's for x given the total) is put on the loss +infinity.
+
+**Pessimistic discretisation** (Meiser & Mohammadi, CCS 2018; Koskela et al. 2021):
+every loss is rounded *up* to the grid step * Z; losses above a cut-off carrying a
+mass budget go to +infinity, losses below a low cut-off are raised to it.  With
+delta(eps) = E_P[(1 - e^(eps - L))_+] + P[L = inf] non-decreasing in L, replacing each
+round's loss by a larger one can only increase the composed delta: the result is an
+upper bound, above the exact one by at most about k * step in epsilon.  The FFT
+result is clipped at zero and charged an explicit round-off allowance
+(:func:`_fft_roundoff`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import fft as sp_fft
+from scipy import stats
+
+from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting.bounds import check_n_delta, resolve_params
+from shuffledp.accounting.params import VariationRatio
+from shuffledp.errors import PrivacyParameterError
+
+#: Mass of the dominating pair that may be neglected when enumerating it (to +infinity).
+_ENUM_TAIL = 1e-15
+#: Number of (s, x) cells evaluated per chunk (memory bound).
+_CHUNK_CELLS = 2_000_000
+_ULP = 2.0**-52
+
+
+def _fft_roundoff(modulus: np.ndarray, k: int, size: int) -> float:
+    """Bound on the summed absolute error of an FFT k-fold convolution of a pmf.
+
+    Standard FFT round-off analysis: each computed frequency X_f of a length-N transform
+    of a pmf is off by at most c u log2(N) (u the unit round-off, c = 4 here, sum of the
+    pmf <= 1); raising to the k-th power turns this into k |X_f|^(k-1) c u log2(N), the
+    power itself adds k |X_f|^k u, and the inverse transform adds c u log2(N) |X_f|^k.
+    Each output cell is 1/N times a sum over all N frequencies, so the errors summed
+    over the N cells are bounded by the sum over frequencies below (``modulus`` holds
+    the rfft half spectrum; the other half mirrors it).
+    """
+    c_log = 4.0 * _ULP * math.log2(size)
+    powered = modulus ** (k - 1)
+    per_freq = c_log * k * powered + (k * _ULP + c_log) * powered * modulus
+    return 2.0 * float(np.sum(per_freq))
+
+
+# --- classical composition theorems -------------------------------------------------------
+
+
+def _check_eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
+    eps = float(epsilon)
+    if not (math.isfinite(eps) and eps >= 0.0):
+        raise PrivacyParameterError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    return eps, check_probability(delta, "delta", open_low=False)
+
+
+def group_composition(epsilon: float, delta: float, s: int) -> tuple[float, float]:
+    """Lemma 1 (segmented paper): (eps, delta)-DP gives (s eps, s e^(s eps) delta) for s differing entries."""
+    eps, delta = _check_eps_delta(epsilon, delta)
+    s = check_positive_int(s, "s")
+    return s * eps, min(1.0, s * math.exp(s * eps) * delta)
+
+
+def basic_composition(epsilon: float, delta: float, k: int) -> tuple[float, float]:
+    """k-fold composition of (eps, delta)-DP mechanisms: (k eps, k delta)."""
+    eps, delta = _check_eps_delta(epsilon, delta)
+    k = check_positive_int(k, "k")
+    return k * eps, min(1.0, k * delta)
+
+
+def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[float, float]:
+    """Advanced composition (Dwork, Rothblum, Vadhan 2010; Theorem 3.20 of Dwork & Roth).
+
+    Returns (sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1), k delta + delta') for the
+    slack delta' = ``delta_slack`` in (0, 1).
+    """
+    eps, delta = _check_eps_delta(epsilon, delta)
+    k = check_positive_int(k, "k")
+    slack = check_probability(delta_slack, "delta_slack")
+    return math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps + k * eps * math.expm1(eps), min(1.0, k * delta + slack)
+
+
+# --- privacy-loss distributions -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrivacyLossDistribution:
+    """A discretised privacy-loss distribution under P: mass ``pmf[i]`` at loss (offset + i) * step.
+
+    ``inf_mass`` is the mass at loss +infinity; ``roundoff`` an absolute error allowance
+    on the total of the finite masses (from FFT round-off), charged to delta.
+    """
+
+    step: float
+    offset: int
+    pmf: np.ndarray
+    inf_mass: float
+    roundoff: float = 0.0
+
+    @property
+    def losses(self) -> np.ndarray:
+        return (self.offset + np.arange(self.pmf.size)) * self.step
+
+    def compose(self, k: int) -> "PrivacyLossDistribution":
+        """The PLD of the k-fold product pair (k-fold convolution by FFT)."""
+        k = check_positive_int(k, "k")
+        if k == 1:
+            return self
+        length = k * (self.pmf.size - 1) + 1
+        size = sp_fft.next_fast_len(length, real=True)
+        spectrum = sp_fft.rfft(self.pmf, size)
+        out = sp_fft.irfft(spectrum**k, size)[:length]
+        allowance = _fft_roundoff(np.abs(spectrum), k, size)
+        np.maximum(out, 0.0, out=out)
+        return PrivacyLossDistribution(
+            step=self.step,
+            offset=k * self.offset,
+            pmf=out,
+            inf_mass=1.0 - (1.0 - self.inf_mass) ** k,
+            roundoff=k * self.roundoff + allowance,
+        )
+
+    def delta(self, epsilon: float) -> float:
+        """Upper bound on D_{e^eps}(P || Q) = E_P[(1 - e^(eps - L))_+] + P[L = inf]."""
+        eps = float(epsilon)
+        losses = self.losses
+        above = losses > eps
+        finite = float(np.sum(self.pmf[above] * -np.expm1(eps - losses[above])))
+        return min(1.0, finite + self.inf_mass + self.roundoff)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest eps >= 0 with :meth:`delta` (eps) <= ``delta`` (rounded up); inf if none."""
+        delta = check_probability(delta, "delta")
+        budget = delta - self.inf_mass - self.roundoff
+        if budget <= 0.0:
+            return math.inf
+        losses = self.losses
+        # Suffix sums from the top (small masses first): for eps in [l_{m-1}, l_m),
+        # delta_finite(eps) = S1[m] - e^eps S2[m] with S1 = sum_{i>=m} w_i, S2 = sum_{i>=m} w_i e^-l_i.
+        w = self.pmf
+        s1 = np.cumsum(w[::-1])[::-1]
+        s2 = np.cumsum((w * np.exp(-np.maximum(losses, 0.0)))[::-1])[::-1]
+        start = int(np.searchsorted(losses, 0.0, side="right"))  # first loss > 0
+        if start >= w.size:
+            return 0.0
+        left = np.concatenate(([0.0], losses[start:]))  # interval ends: 0, l_start, ..., l_last
+        # delta_finite at each interval end; it is 0 at the last (largest) loss
+        at_end = np.append(s1[start:] - np.exp(left[:-1]) * s2[start:], 0.0)
+        j = int(np.argmax(at_end <= budget))
+        if j == 0:
+            return 0.0
+        # the root lies in [left[j-1], left[j]], where delta_finite = s1 - e^eps s2 with index start+j-1
+        s1m, s2m = s1[start + j - 1], s2[start + j - 1]
+        root = math.log((s1m - budget) / s2m) if s1m > budget else float(left[j - 1])
+        root = min(max(root, float(left[j - 1])), float(left[j]))
+        return root * (1.0 + 1e-12) + 1e-15
+
+
+def _pair_cells(vr: VariationRatio, n: int):
+    """Yield (P-mass, Q-mass) arrays over chunks of outcomes of the Theorem 1 pair, and the neglected mass.
+
+    The generator's return value (StopIteration.value) is the neglected P-mass bound.
+    """
+    from shuffledp.accounting.clones import binomial_window
+    from shuffledp.accounting.variation_ratio import DominatingPair
+
+    pair = DominatingPair.from_params(vr, n)
+    t, rho = pair.trials, pair.rho
+    tau = _ENUM_TAIL / 2.0  # half of the budget for C, half for x given the total
+    if t <= 1000 or rho in (0.0, 1.0):
+        c_lo, c_hi, tail_c = 0, t, 0.0
+    else:
+        c_lo, c_hi = binomial_window(t, rho, tau)
+        tail_c = tau
+    s_all = np.arange(c_lo, c_hi + 2, dtype=np.float64)
+    # x | s within s/2 +- half: Hoeffding bounds the mass outside by tau (see module doc)
+    half = math.ceil(math.sqrt(max(c_hi + 1, 1) * math.log(2.0 / tau) / 2.0)) + 2
+    offsets = np.arange(-half, half + 1, dtype=np.float64)
+    rows = max(1, _CHUNK_CELLS // offsets.size)
+    w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
+    for i in range(0, s_all.size, rows):
+        s = s_all[i : i + rows, None]
+        x = np.floor(s / 2.0) + offsets[None, :]
+        valid = (x >= 0.0) & (x <= s)
+        b_prev = stats.binom.pmf(s - 1.0, t, rho)  # Pr[C = s - 1]
+        b_here = stats.binom.pmf(s, t, rho)  # Pr[C = s]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lin = np.where(s > 0.0, 2.0 * b_prev / s, 0.0)
+        g_p = lin * (w1 * x + w0 * (s - x)) + w00 * b_here
+        g_q = lin * (w1 * (s - x) + w0 * x) + w00 * b_here
+        base = np.where(valid, stats.binom.pmf(np.clip(x, 0.0, s), s, 0.5), 0.0)
+        yield base * g_p, base * g_q
+    return tail_c + tau
+
+
+def shuffle_pld(
+    n: int,
+    eps0: float | None = None,
+    params: VariationRatio | None = None,
+    *,
+    step: float | None = None,
+    tail_mass: float = 1e-15,
+) -> PrivacyLossDistribution:
+    """Pessimistic PLD of one shuffled round (dominating pair of Theorem 1).
+
+    ``step`` is the loss grid; ``None`` picks 1/1000 of the standard deviation of the
+    loss (clipped to [1e-8, 1e-3]), so that the rounding bias (at most one step per
+    round) stays a small fraction of any composed epsilon.  Losses above the point
+    where at most ``tail_mass`` of P lies are moved to +infinity and the lowest losses
+    holding at most ``tail_mass`` are raised (both only increase delta).  The pair is
+    symmetric under swapping its coordinates, so D(P||Q) = D(Q||P) and this one PLD
+    covers both directions.
+    """
+    n = check_positive_int(n, "n")
+    vr = resolve_params(eps0, params)
+    if step is not None:
+        step = float(step)
+        if not (math.isfinite(step) and 1e-8 <= step <= 0.1):
+            raise PrivacyParameterError(f"step must lie in [1e-8, 0.1], got {step!r}")
+    tail_mass = check_probability(tail_mass, "tail_mass")
+    loss_parts, mass_parts = [], []
+    inf_mass = 0.0
+    cells = _pair_cells(vr, n)
+    while True:
+        try:
+            p_mass, q_mass = next(cells)
+        except StopIteration as stop:
+            inf_mass += stop.value
+            break
+        keep = p_mass > 0.0
+        p_mass, q_mass = p_mass[keep], q_mass[keep]
+        infinite = q_mass <= 0.0
+        inf_mass += float(np.sum(p_mass[infinite]))
+        p_mass, q_mass = p_mass[~infinite], q_mass[~infinite]
+        loss_parts.append(np.log(p_mass) - np.log(q_mass))
+        mass_parts.append(p_mass)
+    loss = np.concatenate(loss_parts)
+    mass = np.concatenate(mass_parts)
+    if step is None:
+        mean = float(np.sum(mass * loss) / np.sum(mass))
+        spread = math.sqrt(float(np.sum(mass * (loss - mean) ** 2) / np.sum(mass)))
+        step = min(max(spread / 1000.0, 1e-8), 1e-3)
+    idx = np.ceil(loss / step + 1e-9).astype(np.int64)  # rounded up (pessimistic)
+    base = int(idx.min())
+    hist = np.bincount(idx - base, weights=mass)
+    # +infinity for the top bins holding at most tail_mass; the lowest bins holding at
+    # most tail_mass are raised to the first remaining bin (never above loss 0)
+    above = np.cumsum(hist[::-1])[::-1]  # mass in bins >= j
+    top = int(np.argmax(above <= tail_mass)) if above[-1] <= tail_mass else hist.size
+    inf_mass += float(above[top]) if top < hist.size else 0.0
+    low = min(int(np.argmax(np.cumsum(hist) > tail_mass)), max(0, -base), top - 1)
+    pmf = hist[low:top].copy()
+    pmf[0] += float(np.sum(hist[:low]))
+    cut_lo = base + low
+    return PrivacyLossDistribution(step=step, offset=cut_lo, pmf=pmf, inf_mass=min(inf_mass, 1.0))
+
+
+def tight_composition_epsilon(
+    n: int,
+    delta: float,
+    k: int,
+    eps0: float | None = None,
+    params: VariationRatio | None = None,
+    *,
+    step: float | None = None,
+) -> float:
+    """Total epsilon of k shuffled rounds at total ``delta``, by PLD convolution (upper bound).
+
+    Above the exact epsilon of the k-fold product of the dominating pair by at most
+    about k * step (see :func:`shuffle_pld` for the default step).
+    """
+    n, delta = check_n_delta(n, delta)
+    k = check_positive_int(k, "k")
+    pld = shuffle_pld(n, eps0, params, step=step, tail_mass=1e-4 * delta / k)
+    return pld.compose(k).epsilon(delta)
+
+
+def composed_shuffle_epsilon(
+    n: int,
+    delta: float,
+    k: int,
+    eps0: float | None = None,
+    params: VariationRatio | None = None,
+    *,
+    method: str = "tight",
+    per_round_method: str = "variation-ratio",
+    step: float | None = None,
+) -> float:
+    """Total epsilon of k shuffled rounds at total ``delta`` by ``method``.
+
+    * ``"tight"``: :func:`tight_composition_epsilon`;
+    * ``"basic"``: k times the per-round bound at delta / k;
+    * ``"advanced"``: the best split of delta into k per-round deltas and the slack
+      delta' (over a grid of 49 fractions) of :func:`advanced_composition`.
+    Per-round bounds come from :func:`~shuffledp.accounting.bounds.shuffle_epsilon`
+    with ``per_round_method``.
+    """
+    from shuffledp.accounting.bounds import shuffle_epsilon
+
+    n, delta = check_n_delta(n, delta)
+    k = check_positive_int(k, "k")
+    if method == "tight":
+        return tight_composition_epsilon(n, delta, k, eps0, params, step=step)
+    if method == "basic":
+        return basic_composition(shuffle_epsilon(n, delta / k, eps0, params, method=per_round_method), delta / k, k)[0]
+    if method == "advanced":
+        best = math.inf
+        for frac in np.linspace(0.02, 0.98, 49):
+            per_round = (1.0 - frac) * delta / k
+            eps = shuffle_epsilon(n, per_round, eps0, params, method=per_round_method)
+            if math.isfinite(eps):
+                best = min(best, advanced_composition(eps, per_round, k, frac * delta)[0])
+        return best
+    raise PrivacyParameterError(f"unknown composition method {method!r}; use 'tight', 'basic' or 'advanced'")
+
+
+__all__ = [
+    "PrivacyLossDistribution",
+    "advanced_composition",
+    "basic_composition",
+    "composed_shuffle_epsilon",
+    "group_composition",
+    "shuffle_pld",
+    "tight_composition_epsilon",
+]

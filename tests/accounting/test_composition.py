@@ -1,0 +1,123 @@
+"""Composition: group/basic/advanced theorems and tight PLD composition of shuffled rounds."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from shuffledp.accounting import composition as cp
+from shuffledp.accounting.params import VariationRatio
+from shuffledp.accounting.variation_ratio import variation_ratio_epsilon
+from shuffledp.errors import PrivacyParameterError
+
+#: The PIC paper's federated-learning experiment: 80 rounds, 10,000 users per round,
+#: global delta 0.01 / 50,000 (§7.3, Tables 5-6).
+FL_ROUNDS, FL_USERS, FL_DELTA = 80, 10_000, 0.01 / 50_000
+
+
+def test_group_basic_advanced_formulas():
+    assert cp.group_composition(0.3, 1e-6, 1) == (0.3, pytest.approx(math.exp(0.3) * 1e-6))
+    eps, delta = cp.group_composition(0.3, 1e-6, 4)
+    assert eps == pytest.approx(1.2) and delta == pytest.approx(4 * math.exp(1.2) * 1e-6)
+    assert cp.basic_composition(0.2, 1e-7, 10) == (pytest.approx(2.0), pytest.approx(1e-6))
+    eps, delta = cp.advanced_composition(0.01, 1e-8, 1000, 1e-6)
+    assert eps == pytest.approx(math.sqrt(2000 * math.log(1e6)) * 0.01 + 1000 * 0.01 * math.expm1(0.01))
+    assert delta == pytest.approx(1000 * 1e-8 + 1e-6)
+    assert eps < cp.basic_composition(0.01, 1e-8, 1000)[0]  # the regime where advanced pays off
+
+
+def test_composition_bad_input():
+    with pytest.raises(PrivacyParameterError):
+        cp.group_composition(0.3, 1e-6, 0)
+    with pytest.raises(PrivacyParameterError):
+        cp.basic_composition(-0.1, 1e-6, 3)
+    with pytest.raises(PrivacyParameterError):
+        cp.advanced_composition(0.1, 1e-6, 3, 0.0)
+    with pytest.raises(PrivacyParameterError, match="composition method"):
+        cp.composed_shuffle_epsilon(1000, 1e-6, 3, eps0=1.0, method="magic")
+    with pytest.raises(PrivacyParameterError):
+        cp.tight_composition_epsilon(1000, 1e-6, 0, eps0=1.0)
+    with pytest.raises(PrivacyParameterError):
+        cp.shuffle_pld(1000, 1.0, step=1.0)
+
+
+def theorem1_pair(params: VariationRatio, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense pmfs of (P, Q) of Theorem 1 by enumerating C, A and the victim's indicators."""
+    p, beta, q = params.p, params.beta, params.q
+    w_same, w_other = beta * p / (p - 1), beta / (p - 1)
+    rho = 2 * w_same / q
+    P, Q = np.zeros((n + 2, n + 2)), np.zeros((n + 2, n + 2))
+    for c in range(n):
+        for a in range(c + 1):
+            w = stats.binom.pmf(c, n - 1, rho) * stats.binom.pmf(a, c, 0.5)
+            for (d1, d2), wd in (((1, 0), w_same), ((0, 1), w_other), ((0, 0), 1 - w_same - w_other)):
+                P[a + d1, c - a + d2] += w * wd
+                Q[a + d2, c - a + d1] += w * wd
+    return P.ravel(), Q.ravel()
+
+
+def exact_delta(P: np.ndarray, Q: np.ndarray, eps: float) -> float:
+    return float(np.sum(np.maximum(P - math.exp(eps) * Q, 0.0)))
+
+
+@pytest.mark.parametrize("params", [VariationRatio.from_ldp(1.0), VariationRatio(p=math.exp(2.0), beta=0.5, q0=5.0, q1=5.0)])
+def test_pld_of_one_round_dominates_and_is_close(params):
+    n = 40
+    P, Q = theorem1_pair(params, n)
+    pld = cp.shuffle_pld(n, params=params, step=1e-4)
+    for eps in (0.0, 0.1, 0.4, 0.8):
+        exact = exact_delta(P, Q, eps)
+        assert exact <= pld.delta(eps) <= exact_delta(P, Q, eps - 1e-4) + 1e-12  # losses rounded up by <= step
+
+
+def test_two_fold_composition_matches_brute_force():
+    params, n, step = VariationRatio.from_ldp(1.5), 12, 1e-4
+    P, Q = theorem1_pair(params, n)
+    P2, Q2 = np.outer(P, P).ravel(), np.outer(Q, Q).ravel()
+    pld2 = cp.shuffle_pld(n, params=params, step=step).compose(2)
+    for eps in (0.2, 0.7, 1.5, 2.2):
+        exact = exact_delta(P2, Q2, eps)
+        assert exact <= pld2.delta(eps) <= exact_delta(P2, Q2, eps - 2 * step) + 1e-12
+    target = 1e-4
+    eps_tight = pld2.epsilon(target)
+    assert exact_delta(P2, Q2, eps_tight) <= target
+    assert exact_delta(P2, Q2, eps_tight - 3 * step) > target
+
+
+def test_fft_roundoff_allowance_covers_the_error():
+    pld = cp.shuffle_pld(2_000, 2.0, step=1e-3)
+    composed = pld.compose(3)
+    exact = np.convolve(np.convolve(pld.pmf, pld.pmf), pld.pmf)
+    assert composed.pmf.size == exact.size
+    assert np.sum(np.abs(composed.pmf - exact)) <= composed.roundoff
+    assert composed.roundoff < 1e-12
+
+
+@pytest.mark.parametrize("eps0,n", [(0.5, 10_000), (2.0, 5_000), (6.0, 10_000)])
+def test_single_round_equals_the_variation_ratio_bound(eps0, n):
+    delta = 1e-6
+    pld = cp.shuffle_pld(n, eps0)
+    tight = cp.tight_composition_epsilon(n, delta, 1, eps0=eps0)
+    ub = variation_ratio_epsilon(VariationRatio.from_ldp(eps0), n, delta)
+    assert ub * (1 - 1e-6) <= tight <= ub + 2 * pld.step
+
+
+def test_tight_composition_grows_with_the_number_of_rounds():
+    values = [cp.tight_composition_epsilon(5_000, 1e-6, k, eps0=1.0) for k in (1, 2, 5, 20)]
+    assert all(b > a for a, b in zip(values, values[1:]))
+    assert values[-1] < 20 * values[0]
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 2.0, 4.0, 5.0])
+def test_80_rounds_of_federated_learning_tight_beats_advanced_and_basic(eps0):
+    tight = cp.composed_shuffle_epsilon(FL_USERS, FL_DELTA, FL_ROUNDS, eps0=eps0, method="tight")
+    advanced = cp.composed_shuffle_epsilon(FL_USERS, FL_DELTA, FL_ROUNDS, eps0=eps0, method="advanced")
+    basic = cp.composed_shuffle_epsilon(FL_USERS, FL_DELTA, FL_ROUNDS, eps0=eps0, method="basic")
+    assert tight <= min(advanced, basic)
+    per_round = variation_ratio_epsilon(VariationRatio.from_ldp(eps0), FL_USERS, FL_DELTA / FL_ROUNDS)
+    if per_round * math.expm1(per_round) * FL_ROUNDS < per_round * math.sqrt(FL_ROUNDS):
+        # advanced composition pays off only while k eps (e^eps - 1) stays below sqrt(k) eps
+        assert advanced <= basic
+    # tight composition must still be a valid bound: at least the single-round guarantee
+    assert tight >= variation_ratio_epsilon(VariationRatio.from_ldp(eps0), FL_USERS, FL_DELTA)

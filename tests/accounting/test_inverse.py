@@ -1,0 +1,102 @@
+"""local_epsilon: the inverse of shuffle_epsilon (largest local budget meeting a target)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from shuffledp.accounting import VariationRatio, local_epsilon, shuffle_epsilon
+from shuffledp.errors import PrivacyParameterError
+from shuffledp.randomizers.base import LocalRandomizer
+from shuffledp.randomizers.domains import Box
+from shuffledp.randomizers.minkowski import MinkowskiResponse
+
+
+class HalfVariation(LocalRandomizer):
+    """Stub randomizer whose total-variation parameter is half the generic one."""
+
+    def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return X
+
+    def amplification_parameters(self) -> VariationRatio:
+        generic = VariationRatio.from_ldp(self.epsilon)
+        return VariationRatio(generic.p, generic.beta / 2, generic.q0, generic.q1)
+
+
+def _assert_round_trip(eps0: float, target: float, amplified) -> None:
+    achieved = amplified(eps0)
+    assert achieved <= target
+    assert achieved >= target * (1 - 1e-6)
+    # maximality: a slightly larger local budget overshoots the target
+    assert amplified(eps0 * (1 + 1e-5)) > target
+
+
+@pytest.mark.parametrize("target", [0.05, 0.3, 1.0, 3.0])
+@pytest.mark.parametrize("n, delta", [(100, 1e-3), (10**4, 1e-6), (10**6, 1e-8)])
+def test_generic_round_trip(target, n, delta):
+    eps0 = local_epsilon(target, n, delta)
+    _assert_round_trip(eps0, target, lambda e: shuffle_epsilon(n, delta, eps0=e))
+    assert eps0 >= target  # shuffling never hurts: eps0 = target is always feasible
+
+
+def test_randomizer_family_uses_amplification_parameters():
+    n, delta, target = 10**4, 1e-6, 1.0
+    family = lambda e: MinkowskiResponse(e, dim=2, norm="linf")  # noqa: E731
+    eps0 = local_epsilon(target, n, delta, family=family)
+    _assert_round_trip(eps0, target, lambda e: shuffle_epsilon(n, delta, params=family(e).amplification_parameters()))
+
+
+def test_tighter_parameters_allow_a_larger_budget():
+    n, delta, target = 10**4, 1e-6, 0.5
+    stub = local_epsilon(target, n, delta, family=lambda e: HalfVariation(e, Box(1)))
+    generic = local_epsilon(target, n, delta)
+    assert stub > generic * 1.05
+    _assert_round_trip(
+        stub, target, lambda e: shuffle_epsilon(n, delta, params=HalfVariation(e, Box(1)).amplification_parameters())
+    )
+
+
+def test_family_may_return_parameters():
+    args = (0.7, 5000, 1e-6)
+    assert local_epsilon(*args, family=VariationRatio.from_ldp) == local_epsilon(*args)
+
+
+def test_cap_returned_when_every_budget_meets_the_target():
+    # with n = 1e6, even eps0 = 2 amplifies far below 1: the caller's cap is the answer
+    assert shuffle_epsilon(10**6, 1e-6, eps0=2.0) < 1.0
+    assert local_epsilon(1.0, 10**6, 1e-6, max_epsilon=2.0) == 2.0
+
+
+def test_unreachable_target_raises():
+    # a single user gets no amplification: eps0 = 1e-3 stays ~1e-3 > 1e-4
+    with pytest.raises(PrivacyParameterError, match="no local epsilon in"):
+        local_epsilon(1e-4, 1, 1e-6)
+
+
+def test_poisson_family_with_infinite_bounds():
+    # p = infinity with few users: small budgets give finite, large ones infinite bounds
+    n, delta, target = 50, 1e-4, 2.0
+    family = lambda lam: VariationRatio.from_pq(math.inf, min(lam, 1.0), 10.0)  # noqa: E731
+    lam = local_epsilon(target, n, delta, family=family, max_epsilon=1.0)
+    _assert_round_trip(lam, target, lambda x: shuffle_epsilon(n, delta, params=family(x)))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(target_epsilon=0.0), "target_epsilon must be a finite number > 0"),
+        (dict(target_epsilon=-1.0), "target_epsilon must be a finite number > 0"),
+        (dict(delta=1.0), r"delta must lie in \(0, 1\)"),
+        (dict(n=0), "n must be an integer >= 1"),
+        (dict(family="laplace"), "family must be 'generic' or a callable"),
+        (dict(family=3), "family must be 'generic' or a callable"),
+        (dict(family=lambda e: e), "expected a LocalRandomizer or a VariationRatio"),
+        (dict(min_epsilon=2.0, max_epsilon=1.0), "min_epsilon must be < max_epsilon"),
+        (dict(method="variation-ratio-lower"), "is a lower bound, not a upper bound"),
+        (dict(method="no-such-bound"), "unknown bound method"),
+    ],
+)
+def test_bad_input(kwargs, message):
+    args = dict(target_epsilon=1.0, n=1000, delta=1e-6) | kwargs
+    with pytest.raises(PrivacyParameterError, match=message):
+        local_epsilon(**args)

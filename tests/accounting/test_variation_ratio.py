@@ -1,0 +1,273 @@
+"""Numerical variation-ratio bounds against brute-force enumeration of the dominating pair.
+
+The brute force builds P and Q straight from Theorem 1 of the segmented paper
+(C ~ Binom(n-1, 2 beta p/((p-1) q)), A ~ Binom(C, 1/2), D1 ~ Bernoulli(beta p/(p-1)),
+D2 ~ Bernoulli(1 - D1, beta/(p-1-beta p))) by summing over every (C, A, D1, D2).
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import special, stats
+
+from shuffledp.accounting import VariationRatio, available_methods, shuffle_epsilon, shuffle_epsilon_lower
+from shuffledp.accounting import variation_ratio as vr
+from shuffledp.accounting.variation_ratio import (
+    hockey_stick_divergence,
+    variation_ratio_epsilon,
+    variation_ratio_epsilon_lower,
+)
+from shuffledp.errors import PrivacyParameterError
+
+
+def _victim(p: float, beta: float) -> list[tuple[int, int, float]]:
+    """(D1, D2, probability) of Theorem 1, or its p = infinity limit (Lemma 3)."""
+    if math.isinf(p):
+        return [(1, 0, beta), (0, 0, 1.0 - beta)]
+    pr_d1 = beta * p / (p - 1.0)
+    pr_d2 = beta / (p - 1.0 - beta * p) if pr_d1 < 1.0 else 0.0
+    # (float rounding can push pr_d2 an ulp above 1 at beta = (p-1)/(p+1))
+    return [(1, 0, pr_d1), (0, 1, (1.0 - pr_d1) * pr_d2), (0, 0, max(0.0, (1.0 - pr_d1) * (1.0 - pr_d2)))]
+
+
+def _blanket_count_pmf(trials: int, ratio: float, gamma: float) -> np.ndarray:
+    """pmf of C: N ~ Binom(trials, gamma) blankets, each on {o0, o1} with prob `ratio` (Theorem 2)."""
+    pmf = np.zeros(trials + 1)
+    for count in range(trials + 1):
+        pmf[: count + 1] += stats.binom.pmf(count, trials, gamma) * stats.binom.pmf(np.arange(count + 1), count, ratio)
+    return pmf
+
+
+def brute_force_pair(params: VariationRatio, n: int, gamma: float = 1.0, beta: float | None = None):
+    """Arrays P[x, y], Q[x, y] of the dominating pair by full enumeration."""
+    p, q = params.p, params.q
+    beta = params.beta if beta is None else beta
+    ratio = 2.0 * beta / q if math.isinf(p) else 2.0 * beta * p / ((p - 1.0) * q)
+    pmf_c = _blanket_count_pmf(n - 1, ratio, gamma) if gamma < 1.0 else stats.binom.pmf(np.arange(n), n - 1, ratio)
+    P, Q = np.zeros((n + 1, n + 1)), np.zeros((n + 1, n + 1))
+    for c in range(n):
+        a = np.arange(c + 1)
+        mass = pmf_c[c] * stats.binom.pmf(a, c, 0.5)
+        for d1, d2, w in _victim(p, beta):
+            np.add.at(P, (a + d1, c - a + d2), w * mass)
+            np.add.at(Q, (a + d2, c - a + d1), w * mass)
+    return P, Q
+
+
+def brute_divergence(P: np.ndarray, Q: np.ndarray, eps: float) -> float:
+    """max(D_{e^eps}(P||Q), D_{e^eps}(Q||P))."""
+    e = math.exp(eps)
+    return max(np.maximum(P - e * Q, 0.0).sum(), np.maximum(Q - e * P, 0.0).sum())
+
+
+def brute_epsilon(P: np.ndarray, Q: np.ndarray, delta: float) -> float:
+    if brute_divergence(P, Q, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while brute_divergence(P, Q, hi) > delta:
+        lo, hi = hi, 2.0 * hi
+        if hi > 600:
+            return math.inf
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if brute_divergence(P, Q, mid) > delta else (lo, mid)
+    return hi
+
+
+CASES = [
+    pytest.param(VariationRatio.from_ldp(0.5), 1.0, id="ldp-0.5"),
+    pytest.param(VariationRatio.from_ldp(2.0), 1.0, id="ldp-2"),
+    pytest.param(VariationRatio.from_ldp(5.0), 1.0, id="ldp-5"),
+    pytest.param(VariationRatio.from_pq(4.0, 0.3, 6.0), 1.0, id="p4-b0.3-q6"),
+    pytest.param(VariationRatio.from_pq(math.inf, 0.3, 3.0), 1.0, id="poisson-b0.3-q3"),
+    pytest.param(VariationRatio.from_pq(math.inf, 0.8, 2.0), 0.35, id="poisson-random-count"),
+    pytest.param(VariationRatio.from_pq(3.0, 0.25, 3.0), 0.6, id="random-count-gamma0.6"),
+]
+
+
+@pytest.mark.parametrize("params, gamma", CASES)
+@pytest.mark.parametrize("n", [1, 2, 17, 200])
+def test_matches_brute_force(params, gamma, n):
+    P, Q = brute_force_pair(params, n, gamma)
+    for eps in (0.0, 0.05, 0.3, 1.0, 2.5):
+        exact = brute_divergence(P, Q, eps)
+        lower, upper = hockey_stick_divergence(params, n, eps, gamma=gamma)
+        assert lower <= exact * (1 + 1e-12) + 1e-300 and upper >= exact * (1 - 1e-12)
+        if exact > 1e-12:
+            assert upper - lower <= 1e-9 * exact
+    for delta in (1e-2, 1e-4, 1e-7):
+        exact = brute_epsilon(P, Q, delta)
+        ub = variation_ratio_epsilon(params, n, delta, gamma=gamma, rtol=1e-10)
+        lb = variation_ratio_epsilon_lower(params, n, delta, gamma=gamma, rtol=1e-10)
+        if math.isinf(exact):
+            assert ub == math.inf and lb == math.inf
+            continue
+        assert lb <= exact * (1 + 1e-12) and ub >= exact * (1 - 1e-12)
+        assert ub - lb <= 1e-9 * max(exact, 1e-300)
+
+
+def test_generic_single_user_closed_form():
+    # n = 1: P = (D1, D2), Q swapped, so D = max(0, w_same - e^eps w_other).
+    eps0, delta = 1.3, 1e-3
+    p = math.exp(eps0)
+    w_other = math.tanh(eps0 / 2) / (p - 1)
+    exact = math.log(p - delta / w_other)
+    ub = variation_ratio_epsilon(VariationRatio.from_ldp(eps0), 1, delta, rtol=1e-10)
+    assert exact <= ub <= exact * (1 + 2e-10)
+
+
+def test_lower_bound_uses_attainable_beta_when_q_is_small():
+    # q < 1 + beta: no randomizer has total variation beta; the lower bound uses beta' = q - 1.
+    params, n, delta = VariationRatio.from_pq(9.0, 0.7, 1.6), 60, 1e-4
+    P, Q = brute_force_pair(params, n, beta=0.6)
+    exact = brute_epsilon(P, Q, delta)
+    lb = variation_ratio_epsilon_lower(params, n, delta, rtol=1e-10)
+    assert exact * (1 - 1e-9) <= lb <= exact
+    assert variation_ratio_epsilon(params, n, delta) > 1.01 * lb
+
+
+def test_poisson_limit_is_continuous():
+    # Lemma 3's p = infinity pair is the limit of Theorem 1's as p grows.
+    n, delta = 5000, 1e-6
+    at_inf = variation_ratio_epsilon(VariationRatio.from_pq(math.inf, 0.4, 8.0), n, delta)
+    near = variation_ratio_epsilon(VariationRatio.from_pq(1e9, 0.4, 8.0), n, delta)
+    assert near == pytest.approx(at_inf, rel=1e-6)
+
+
+def test_poisson_without_cover_is_infinite():
+    # p = infinity: Q = 0 where everything sits on the victim's symbol; mass beta (rho/2)^(n-1).
+    params = VariationRatio.from_pq(math.inf, 0.5, 1.5)  # rho = 2/3, attainable (q >= 1 + beta)
+    n = 10
+    limit = 0.5 * (1 / 3) ** (n - 1)
+    P, Q = brute_force_pair(params, n)
+    assert brute_divergence(P, Q, 60.0) == pytest.approx(limit, rel=1e-9)
+    assert variation_ratio_epsilon(params, n, 0.5 * limit) == math.inf
+    assert variation_ratio_epsilon_lower(params, n, 0.5 * limit) == math.inf
+    assert math.isfinite(variation_ratio_epsilon(params, n, 2.0 * limit))
+
+
+def test_truncated_sum_agrees_with_full_sum(monkeypatch):
+    params, n = VariationRatio.from_ldp(1.0), 300_000
+    eps = variation_ratio_epsilon(params, n, 1e-8)
+    truncated = vr._Divergence(vr.DominatingPair.from_params(params, n), tail_budget=1e-18)
+    monkeypatch.setattr(vr, "_FULL_RANGE", 10**9)
+    full = vr._Divergence(vr.DominatingPair.from_params(params, n), tail_budget=1e-18)
+    assert len(truncated.s) < len(full.s) and truncated.tail > 0 == full.tail
+    (t_lo, t_hi), (f_lo, f_hi) = truncated(eps), full(eps)
+    assert t_lo <= f_hi and f_lo <= t_hi
+    assert t_hi == pytest.approx(f_hi, rel=1e-9) and f_hi == pytest.approx(1e-8, rel=1e-5)
+
+
+def _exact_half_tail(s: int, k: int) -> float:
+    """P[Binom(s, 1/2) >= k] in exact integer arithmetic."""
+    total, term = 0, math.comb(s, k)
+    for x in range(k, s + 1):
+        total += term
+        term = term * (s - x) // (x + 1)
+    return float(Fraction(total, 2**s))
+
+
+@pytest.mark.parametrize("s, k", [(150, 90), (20_000, 10_150), (100_000, 50_700)])
+def test_special_functions_within_the_slack(s, k):
+    # The rigour of the bounds rests on betainc / binom.pmf being this accurate.
+    allowed = vr._rel_slack(s) / 50
+    assert special.betainc(k, s - k + 1, 0.5) == pytest.approx(_exact_half_tail(s, k), rel=allowed)
+    assert stats.binom.pmf(k, s, 0.5) == pytest.approx(float(Fraction(math.comb(s, k), 2**s)), rel=allowed)
+
+
+def test_binomial_pmf_within_the_slack():
+    trials, rho = 20_000, 0.3
+    r = Fraction(rho)
+    for j in (5_500, 6_050, 6_600):
+        exact = float(math.comb(trials, j) * r**j * (1 - r) ** (trials - j))
+        assert stats.binom.pmf(j, trials, rho) == pytest.approx(exact, rel=vr._rel_slack(trials) / 50)
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])
+@pytest.mark.parametrize("n", [10**4, 10**6])
+def test_large_n_bounds_are_ordered_and_tight(eps0, n):
+    ub = shuffle_epsilon(n, 1e-6, eps0=eps0)
+    lb = shuffle_epsilon_lower(n, 1e-6, eps0=eps0)
+    assert 0 < lb < ub <= lb * (1 + 3 * vr.DEFAULT_RTOL)
+    assert ub < eps0
+
+
+def test_registered_in_dispatch():
+    methods = available_methods()
+    assert methods["variation-ratio"].kind == "upper" and not methods["variation-ratio"].generic_only
+    assert methods["variation-ratio-lower"].kind == "lower"
+    params = VariationRatio.from_pq(4.0, 0.3, 6.0)
+    assert shuffle_epsilon(5000, 1e-6, params=params) == variation_ratio_epsilon(params, 5000, 1e-6)
+    assert shuffle_epsilon_lower(5000, 1e-6, eps0=2.0) == variation_ratio_epsilon_lower(
+        VariationRatio.from_ldp(2.0), 5000, 1e-6
+    )
+
+
+DELTAS = st.sampled_from([1e-3, 1e-6, 1e-9])
+
+
+@settings(max_examples=40, deadline=None)
+@given(eps0=st.floats(0.05, 8.0), n=st.integers(1, 200_000), extra=st.integers(1, 50_000), delta=DELTAS)
+def test_upper_bound_non_increasing_in_n(eps0, n, extra, delta):
+    assert shuffle_epsilon(n + extra, delta, eps0=eps0) <= shuffle_epsilon(n, delta, eps0=eps0)
+    assert shuffle_epsilon(n + 1, delta, eps0=eps0) <= shuffle_epsilon(n, delta, eps0=eps0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(eps0=st.floats(0.05, 8.0), factor=st.floats(1.0, 3.0), n=st.integers(1, 200_000), delta=DELTAS)
+def test_upper_bound_non_decreasing_in_eps0(eps0, factor, n, delta):
+    assert shuffle_epsilon(n, delta, eps0=eps0) <= shuffle_epsilon(n, delta, eps0=eps0 * factor)
+    assert shuffle_epsilon(n, delta, eps0=eps0) <= shuffle_epsilon(n, delta, eps0=eps0 * (1 + 1e-9))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    p=st.one_of(st.just(math.inf), st.floats(1.05, 200.0)),
+    beta_frac=st.floats(0.01, 1.0),
+    q_extra=st.floats(0.0, 50.0),
+    n=st.integers(1, 100_000),
+    delta=DELTAS,
+)
+def test_upper_at_least_lower(p, beta_frac, q_extra, n, delta):
+    beta = beta_frac * (1.0 if math.isinf(p) else (p - 1) / (p + 1))
+    q_min = 2 * beta if math.isinf(p) else 2 * beta * p / (p - 1)
+    params = VariationRatio.from_pq(p, beta, max(1.0, q_min) + q_extra)
+    assert variation_ratio_epsilon(params, n, delta) >= variation_ratio_epsilon_lower(params, n, delta)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -0.1, 1.5, math.nan])
+def test_bad_delta(delta):
+    with pytest.raises(PrivacyParameterError, match=r"delta must lie in \(0, 1\)"):
+        shuffle_epsilon(100, delta, eps0=1.0)
+    with pytest.raises(PrivacyParameterError, match=r"delta must lie in \(0, 1\)"):
+        variation_ratio_epsilon(VariationRatio.from_ldp(1.0), 100, delta)
+
+
+@pytest.mark.parametrize("n", [0, -3, 2.5, "10"])
+def test_bad_n(n):
+    with pytest.raises(PrivacyParameterError, match="n must be an integer >= 1"):
+        shuffle_epsilon(n, 1e-6, eps0=1.0)
+    with pytest.raises(PrivacyParameterError, match="n must be an integer >= 1"):
+        shuffle_epsilon_lower(n, 1e-6, eps0=1.0)
+
+
+@pytest.mark.parametrize("eps0", [0.0, -1.0, math.nan, math.inf])
+def test_bad_eps0(eps0):
+    with pytest.raises(PrivacyParameterError, match="eps0 must be a finite number > 0"):
+        shuffle_epsilon(100, 1e-6, eps0=eps0)
+
+
+def test_inconsistent_parameters():
+    with pytest.raises(PrivacyParameterError, match=r"beta must lie in \[0, \(p-1\)/\(p\+1\)\]"):
+        VariationRatio.from_pq(3.0, 0.9, 3.0)
+    # rho = 2 beta p / ((p-1) q) = 4/3 > 1: no randomizers have these parameters.
+    with pytest.raises(PrivacyParameterError, match=r"needs q >= 1\.33"):
+        shuffle_epsilon(100, 1e-6, params=VariationRatio.from_pq(4.0, 0.5, 1.0))
+    with pytest.raises(PrivacyParameterError, match=r"gamma must lie in \[0, 1\]"):
+        variation_ratio_epsilon(VariationRatio.from_ldp(1.0), 100, 1e-6, gamma=1.5)
+    with pytest.raises(PrivacyParameterError, match=r"rtol must lie in \[1e-12, 1e-2\]"):
+        variation_ratio_epsilon(VariationRatio.from_ldp(1.0), 100, 1e-6, rtol=0.5)
