@@ -121,3 +121,65 @@ def test_80_rounds_of_federated_learning_tight_beats_advanced_and_basic(eps0):
         assert advanced <= basic
     # tight composition must still be a valid bound: at least the single-round guarantee
     assert tight >= variation_ratio_epsilon(VariationRatio.from_ldp(eps0), FL_USERS, FL_DELTA)
+
+
+@pytest.mark.parametrize("method", cp.COMPOSITION_METHODS)
+def test_composed_local_epsilon_round_trips(method):
+    n, delta, k, target = 5_000, 1e-6, 5, 0.8
+    eps0 = cp.composed_local_epsilon(target, n, delta, k, method=method)
+    reached = cp.composed_shuffle_epsilon(n, delta, k, eps0=eps0, method=method)
+    assert reached <= target
+    assert reached >= target * (1 - 1e-5)
+
+
+def test_composed_local_epsilon_orders_the_methods_and_accepts_a_randomizer_family():
+    n, delta, k, target = 5_000, 1e-6, 5, 0.8
+    budgets = {m: cp.composed_local_epsilon(target, n, delta, k, method=m) for m in cp.COMPOSITION_METHODS}
+    assert budgets["tight"] > budgets["advanced"] and budgets["tight"] > budgets["basic"]
+    tighter = lambda e: VariationRatio(p=math.exp(e), beta=0.5 * math.tanh(e / 2), q0=math.exp(e), q1=math.exp(e))  # noqa: E731
+    assert cp.composed_local_epsilon(target, n, delta, k, family=tighter) > budgets["tight"]
+
+
+def test_composed_local_epsilon_bad_input():
+    with pytest.raises(PrivacyParameterError, match="unknown composition method 'magic'"):
+        cp.composed_local_epsilon(1.0, 1000, 1e-6, 3, method="magic")
+    with pytest.raises(PrivacyParameterError, match="min_epsilon must be < max_epsilon"):
+        cp.composed_local_epsilon(1.0, 1000, 1e-6, 3, min_epsilon=3.0, max_epsilon=2.0)
+    with pytest.raises(PrivacyParameterError, match="k must be"):
+        cp.composed_local_epsilon(1.0, 1000, 1e-6, 0)
+    with pytest.raises(PrivacyParameterError, match=r"no local epsilon .* over k=80 rounds"):
+        cp.composed_local_epsilon(1e-3, 10, 1e-6, 80)
+
+
+def test_pld_epsilon_with_losses_of_hundreds_is_finite_and_warning_free():
+    """80 rounds at eps0 = 10: composed losses reach ~800, where e^-loss underflows and e^eps overflows."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        total = cp.tight_composition_epsilon(FL_USERS, FL_DELTA, FL_ROUNDS, eps0=10.0)
+    assert math.isfinite(total)
+    assert total <= cp.composed_shuffle_epsilon(FL_USERS, FL_DELTA, FL_ROUNDS, eps0=20.0, method="basic")
+
+
+def test_fl_composition_experiment_quick_run(tmp_path, monkeypatch):
+    import csv
+
+    from shuffledp.experiments import fl_composition, run_experiment
+
+    monkeypatch.setattr(fl_composition, "EPS0_QUICK", (1.0, 4.0))
+    target = run_experiment("fl-composition", tmp_path, quick=True, progress=False)
+    rows = list(csv.DictReader((target / "results.csv").open()))
+    assert list(rows[0]) == fl_composition.COLUMNS
+    totals = {(r["composition"], float(r["eps0"])): float(r["total_epsilon"]) for r in rows if r["analysis"] == "total-epsilon"}
+    assert set(totals) == {(m, e) for m in cp.COMPOSITION_METHODS for e in (1.0, 4.0)}
+    for e in (1.0, 4.0):
+        assert totals[("tight", e)] < min(totals[("advanced", e)], totals[("basic", e)])
+    budgets = [r for r in rows if r["analysis"] == "local-budget"]
+    assert {(r["composition"], float(r["total_epsilon"])) for r in budgets} == {(m, t) for m in cp.COMPOSITION_METHODS for t in (1.0, 3.0)}
+    for r in budgets:
+        reached = cp.composed_shuffle_epsilon(FL_USERS, FL_DELTA, FL_ROUNDS, eps0=float(r["eps0"]), method=r["composition"])
+        assert reached <= float(r["total_epsilon"])
+    summary = (target / "summary.md").read_text()
+    assert "| tight |" in summary and "paper (§7.3, PIC model)" in summary
+    assert (target / "figure.png").stat().st_size > 10_000

@@ -92,7 +92,7 @@ def test_poisson_family_with_infinite_bounds():
         (dict(family=3), "family must be 'generic' or a callable"),
         (dict(family=lambda e: e), "expected a LocalRandomizer or a VariationRatio"),
         (dict(min_epsilon=2.0, max_epsilon=1.0), "min_epsilon must be < max_epsilon"),
-        (dict(method="variation-ratio-lower"), "is a lower bound, not a upper bound"),
+        (dict(method="variation-ratio-lower"), "is a lower bound, not an upper bound"),
         (dict(method="no-such-bound"), "unknown bound method"),
     ],
 )

@@ -36,6 +36,17 @@ def check_probability(value: Any, name: str, *, open_low: bool = True, open_high
     return v
 
 
+def check_rtol(value: Any, name: str = "rtol", low: float = 1e-12, high: float = 1e-2) -> float:
+    """A relative precision in [low, high]; raises PrivacyParameterError otherwise."""
+    try:
+        rtol = float(value)
+    except (TypeError, ValueError):
+        rtol = math.nan
+    if not low <= rtol <= high:
+        raise PrivacyParameterError(f"{name} must lie in [{low:g}, {high:g}], got {value!r}")
+    return rtol
+
+
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

@@ -81,6 +81,10 @@ def check_n_delta(n: int, delta: float) -> tuple[int, float]:
     return check_positive_int(n, "n"), check_probability(delta, "delta")
 
 
+def _article(kind: str) -> str:
+    return f"an {kind}" if kind == "upper" else f"a {kind}"
+
+
 def _method(name: str, kind: str) -> BoundMethod:
     _load_methods()
     if name not in METHODS:
@@ -88,7 +92,7 @@ def _method(name: str, kind: str) -> BoundMethod:
         raise PrivacyParameterError(f"unknown bound method {name!r}; {kind} bounds: {names}")
     method = METHODS[name]
     if method.kind != kind:
-        raise PrivacyParameterError(f"method {name!r} is a {method.kind} bound, not a {kind} bound")
+        raise PrivacyParameterError(f"method {name!r} is {_article(method.kind)} bound, not {_article(kind)} bound")
     return method
 
 

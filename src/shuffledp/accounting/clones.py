@@ -36,9 +36,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, stats
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability, check_rtol
+from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
 from shuffledp.errors import PrivacyParameterError
 
 #: Relative error allowed per summed term (Boost betainc / binomial pmf are accurate to ~1e-13).
@@ -46,27 +47,6 @@ _REL_SLACK = 1e-10
 #: Up to this many other users every clone count c is summed.
 _FULL_RANGE = 1_000
 DEFAULT_RTOL = 1e-7
-
-
-def _tail_half(m: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """P[Binom(c, 1/2) >= m] for integer-valued float arrays of the same shape."""
-    out = (m <= 0).astype(np.float64)
-    mid = (m >= 1) & (m <= c)
-    out[mid] = special.betainc(m[mid], c[mid] - m[mid] + 1.0, 0.5)
-    return out
-
-
-def binomial_window(trials: int, prob: float, budget: float) -> tuple[int, int]:
-    """[lo, hi] holding all but at most ``budget`` of Binom(trials, prob) (Bernstein's inequality).
-
-    P[|X - mu| >= t] <= 2 exp(-t^2 / (2 (sigma^2 + t/3))) <= budget for
-    t = L/3 + sqrt(L^2/9 + 2 sigma^2 L), L = log(2 / budget).  (scipy's binom.isf is
-    unreliable below ~1e-16, so quantiles are not used.)
-    """
-    mu, var = trials * prob, trials * prob * (1.0 - prob)
-    big_l = math.log(2.0 / budget)
-    t = big_l / 3.0 + math.sqrt(big_l * big_l / 9.0 + 2.0 * var * big_l)
-    return max(0, math.floor(mu - t)), min(trials, math.ceil(mu + t))
 
 
 class _CloneDivergence:
@@ -99,8 +79,8 @@ class _CloneDivergence:
             u_star = np.where(np.isfinite(theta), np.floor(theta / (1.0 + theta) * (c + 1.0)) + 1.0, c + 2.0)
         u_star = np.minimum(u_star, c + 2.0)
         c_b = np.broadcast_to(c, u_star.shape)
-        s_prev = _tail_half(u_star - 1.0, c_b)  # sum_{u >= u*} b(u - 1)
-        s_here = _tail_half(u_star, c_b)  # sum_{u >= u*} b(u)
+        s_prev = half_binomial_tail(u_star - 1.0, c_b)  # sum_{u >= u*} b(u - 1)
+        s_here = half_binomial_tail(u_star, c_b)  # sum_{u >= u*} b(u)
         pos = np.where(coef_prev > 0.0, coef_prev, 0.0) * s_prev
         neg = coef_here * s_here
         w = self.w[None, :]
@@ -112,13 +92,7 @@ class _CloneDivergence:
 
 def _check(eps0: float, n: int, delta: float, rtol: float) -> tuple[float, int, float, float]:
     eps0, n, delta = check_epsilon(eps0, "eps0"), check_positive_int(n, "n"), check_probability(delta, "delta")
-    try:
-        rtol = float(rtol)
-    except (TypeError, ValueError):
-        rtol = math.nan
-    if not 1e-12 <= rtol <= 1e-2:
-        raise PrivacyParameterError(f"rtol must lie in [1e-12, 1e-2], got {rtol!r}")
-    return eps0, n, delta, rtol
+    return eps0, n, delta, check_rtol(rtol)
 
 
 def _epsilon(eps0: float, n: int, delta: float, clone_prob: float, rtol: float) -> float:

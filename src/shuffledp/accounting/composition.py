@@ -36,15 +36,23 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import fft as sp_fft
-from scipy import stats
+from scipy import optimize, stats
 
 from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting._binomial import binomial_window
 from shuffledp.accounting.bounds import check_n_delta, resolve_params
+from shuffledp.accounting.inverse import Family, check_inverse_problem, largest_within, parameters_of
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 
+#: Ways :func:`composed_shuffle_epsilon` composes k rounds.
+COMPOSITION_METHODS = ("tight", "advanced", "basic")
 #: Mass of the dominating pair that may be neglected when enumerating it (to +infinity).
 _ENUM_TAIL = 1e-15
+#: Default cap on the bins of one round's PLD, and on those of a k-fold composition
+#: (float64 + FFT workspace: about 40 bytes a bin).
+_MAX_BINS = 1_000_000
+_MAX_COMPOSED_BINS = 2**24
 #: Number of (s, x) cells evaluated per chunk (memory bound).
 _CHUNK_CELLS = 2_000_000
 _ULP = 2.0**-52
@@ -159,22 +167,24 @@ class PrivacyLossDistribution:
             return math.inf
         losses = self.losses
         # Suffix sums from the top (small masses first): for eps in [l_{m-1}, l_m),
-        # delta_finite(eps) = S1[m] - e^eps S2[m] with S1 = sum_{i>=m} w_i, S2 = sum_{i>=m} w_i e^-l_i.
+        # delta_finite(eps) = S1[m] - e^eps S2[m] with S1 = sum_{i>=m} w_i, S2 = sum_{i>=m} w_i e^-l_i;
+        # S2 is kept as its logarithm (e^-l underflows and e^eps overflows for losses of hundreds).
         w = self.pmf
         s1 = np.cumsum(w[::-1])[::-1]
-        s2 = np.cumsum((w * np.exp(-np.maximum(losses, 0.0)))[::-1])[::-1]
+        with np.errstate(divide="ignore"):
+            log_s2 = np.logaddexp.accumulate((np.log(w) - np.maximum(losses, 0.0))[::-1])[::-1]
         start = int(np.searchsorted(losses, 0.0, side="right"))  # first loss > 0
         if start >= w.size:
             return 0.0
         left = np.concatenate(([0.0], losses[start:]))  # interval ends: 0, l_start, ..., l_last
         # delta_finite at each interval end; it is 0 at the last (largest) loss
-        at_end = np.append(s1[start:] - np.exp(left[:-1]) * s2[start:], 0.0)
+        at_end = np.append(s1[start:] - np.exp(left[:-1] + log_s2[start:]), 0.0)
         j = int(np.argmax(at_end <= budget))
         if j == 0:
             return 0.0
         # the root lies in [left[j-1], left[j]], where delta_finite = s1 - e^eps s2 with index start+j-1
-        s1m, s2m = s1[start + j - 1], s2[start + j - 1]
-        root = math.log((s1m - budget) / s2m) if s1m > budget else float(left[j - 1])
+        s1m, log_s2m = s1[start + j - 1], log_s2[start + j - 1]
+        root = math.log(s1m - budget) - log_s2m if s1m > budget else float(left[j - 1])
         root = min(max(root, float(left[j - 1])), float(left[j]))
         return root * (1.0 + 1e-12) + 1e-15
 
@@ -184,7 +194,6 @@ def _pair_cells(vr: VariationRatio, n: int):
 
     The generator's return value (StopIteration.value) is the neglected P-mass bound.
     """
-    from shuffledp.accounting.clones import binomial_window
     from shuffledp.accounting.variation_ratio import DominatingPair
 
     pair = DominatingPair.from_params(vr, n)
@@ -223,18 +232,23 @@ def shuffle_pld(
     *,
     step: float | None = None,
     tail_mass: float = 1e-15,
+    max_bins: int = _MAX_BINS,
 ) -> PrivacyLossDistribution:
     """Pessimistic PLD of one shuffled round (dominating pair of Theorem 1).
 
     ``step`` is the loss grid; ``None`` picks 1/1000 of the standard deviation of the
     loss (clipped to [1e-8, 1e-3]), so that the rounding bias (at most one step per
-    round) stays a small fraction of any composed epsilon.  Losses above the point
+    round) stays a small fraction of any composed epsilon, but never so fine that the
+    loss range needs more than ``max_bins`` bins (memory: a nearly deterministic loss,
+    as at large eps0, has a tiny spread but a range of 2 eps0); an explicit ``step``
+    that would need more raises :class:`PrivacyParameterError`.  Losses above the point
     where at most ``tail_mass`` of P lies are moved to +infinity and the lowest losses
     holding at most ``tail_mass`` are raised (both only increase delta).  The pair is
     symmetric under swapping its coordinates, so D(P||Q) = D(Q||P) and this one PLD
     covers both directions.
     """
     n = check_positive_int(n, "n")
+    max_bins = check_positive_int(max_bins, "max_bins")
     vr = resolve_params(eps0, params)
     if step is not None:
         step = float(step)
@@ -259,10 +273,16 @@ def shuffle_pld(
         mass_parts.append(p_mass)
     loss = np.concatenate(loss_parts)
     mass = np.concatenate(mass_parts)
+    span = float(loss.max() - loss.min())
     if step is None:
         mean = float(np.sum(mass * loss) / np.sum(mass))
         spread = math.sqrt(float(np.sum(mass * (loss - mean) ** 2) / np.sum(mass)))
-        step = min(max(spread / 1000.0, 1e-8), 1e-3)
+        step = max(min(max(spread / 1000.0, 1e-8), 1e-3), span / max_bins)
+    elif span / step > max_bins:
+        raise PrivacyParameterError(
+            f"step={step:g} needs {span / step:.3g} bins for the loss range {span:.4g}; at most max_bins={max_bins} "
+            f"are allowed: use step >= {span / max_bins:.3g}"
+        )
     idx = np.ceil(loss / step + 1e-9).astype(np.int64)  # rounded up (pessimistic)
     base = int(idx.min())
     hist = np.bincount(idx - base, weights=mass)
@@ -290,11 +310,15 @@ def tight_composition_epsilon(
     """Total epsilon of k shuffled rounds at total ``delta``, by PLD convolution (upper bound).
 
     Above the exact epsilon of the k-fold product of the dominating pair by at most
-    about k * step (see :func:`shuffle_pld` for the default step).
+    about k * step (see :func:`shuffle_pld` for the default step).  ``math.inf`` when the
+    FFT round-off allowance alone exceeds ``delta``: this happens for nearly deterministic
+    losses (eps0 so large that blankets almost never cover the victim, e.g. eps0 >= 12
+    with n = 10^4 and k = 80), where basic composition is the better bound.
     """
     n, delta = check_n_delta(n, delta)
     k = check_positive_int(k, "k")
-    pld = shuffle_pld(n, eps0, params, step=step, tail_mass=1e-4 * delta / k)
+    bins = max(1_000, _MAX_COMPOSED_BINS // k)  # the k-fold PLD has about k times as many bins
+    pld = shuffle_pld(n, eps0, params, step=step, tail_mass=1e-4 * delta / k, max_bins=bins)
     return pld.compose(k).epsilon(delta)
 
 
@@ -313,8 +337,8 @@ def composed_shuffle_epsilon(
 
     * ``"tight"``: :func:`tight_composition_epsilon`;
     * ``"basic"``: k times the per-round bound at delta / k;
-    * ``"advanced"``: the best split of delta into k per-round deltas and the slack
-      delta' (over a grid of 49 fractions) of :func:`advanced_composition`.
+    * ``"advanced"``: :func:`advanced_composition` with the split of delta into k per-round
+      deltas and the slack delta' chosen by a bounded scalar search (any split is valid).
     Per-round bounds come from :func:`~shuffledp.accounting.bounds.shuffle_epsilon`
     with ``per_round_method``.
     """
@@ -327,20 +351,55 @@ def composed_shuffle_epsilon(
     if method == "basic":
         return basic_composition(shuffle_epsilon(n, delta / k, eps0, params, method=per_round_method), delta / k, k)[0]
     if method == "advanced":
-        best = math.inf
-        for frac in np.linspace(0.02, 0.98, 49):
+
+        def advanced(frac: float) -> float:
             per_round = (1.0 - frac) * delta / k
             eps = shuffle_epsilon(n, per_round, eps0, params, method=per_round_method)
-            if math.isfinite(eps):
-                best = min(best, advanced_composition(eps, per_round, k, frac * delta)[0])
-        return best
-    raise PrivacyParameterError(f"unknown composition method {method!r}; use 'tight', 'basic' or 'advanced'")
+            return advanced_composition(eps, per_round, k, frac * delta)[0] if math.isfinite(eps) else math.inf
+
+        # Every split is valid, so a near-optimal one found by bounded Brent search is still an upper bound.
+        found = optimize.minimize_scalar(advanced, bounds=(0.01, 0.99), method="bounded", options={"xatol": 1e-3})
+        return min(float(found.fun), advanced(0.5))
+    raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {', '.join(COMPOSITION_METHODS)}")
+
+
+def composed_local_epsilon(
+    target_epsilon: float,
+    n: int,
+    delta: float,
+    k: int,
+    family: Family = "generic",
+    *,
+    method: str = "tight",
+    min_epsilon: float = 1e-3,
+    max_epsilon: float = 20.0,
+) -> float:
+    """Largest per-round local eps0 whose k composed shuffled rounds stay within (target, delta).
+
+    The inverse of :func:`composed_shuffle_epsilon` (``method`` = "tight", "basic" or
+    "advanced") for a randomizer ``family`` (as in
+    :func:`~shuffledp.accounting.inverse.local_epsilon`); the result is verified to
+    compose to at most ``target_epsilon``.  PIC §8: each round uses fresh one-time keys,
+    so rounds compose as independent shuffled mechanisms.
+    """
+    target, n, delta, lo, hi = check_inverse_problem(target_epsilon, n, delta, min_epsilon, max_epsilon)
+    k = check_positive_int(k, "k")
+    if method not in COMPOSITION_METHODS:
+        raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {', '.join(COMPOSITION_METHODS)}")
+    params_of = parameters_of(family)
+
+    def composed(eps0: float) -> float:
+        return composed_shuffle_epsilon(n, delta, k, params=params_of(eps0), method=method)
+
+    return largest_within(composed, target, lo, hi, context=f"over k={k} rounds of n={n} reports at delta={delta:g}")
 
 
 __all__ = [
+    "COMPOSITION_METHODS",
     "PrivacyLossDistribution",
     "advanced_composition",
     "basic_composition",
+    "composed_local_epsilon",
     "composed_shuffle_epsilon",
     "group_composition",
     "shuffle_pld",

@@ -28,7 +28,8 @@ Family = Union[Literal["generic"], Callable[[float], object]]
 ROUND_TRIP_RTOL = 1e-7
 
 
-def _parameters_of(family: Family) -> Callable[[float], VariationRatio]:
+def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
+    """The map eps0 -> VariationRatio of a :data:`Family`."""
     if isinstance(family, str):
         if family != "generic":
             raise PrivacyParameterError(f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}")
@@ -48,6 +49,18 @@ def _parameters_of(family: Family) -> Callable[[float], VariationRatio]:
         return get()
 
     return params
+
+
+def check_inverse_problem(
+    target_epsilon: float, n: int, delta: float, min_epsilon: float, max_epsilon: float
+) -> tuple[float, int, float, float, float]:
+    """Validated (target, n, delta, min_epsilon, max_epsilon) of an inverse problem."""
+    target = check_epsilon(target_epsilon, "target_epsilon")
+    n, delta = check_n_delta(n, delta)
+    lo, hi = check_epsilon(min_epsilon, "min_epsilon"), check_epsilon(max_epsilon, "max_epsilon")
+    if lo >= hi:
+        raise PrivacyParameterError(f"min_epsilon must be < max_epsilon, got [{lo!r}, {hi!r}]")
+    return target, n, delta, lo, hi
 
 
 def local_epsilon(
@@ -72,16 +85,24 @@ def local_epsilon(
     :class:`PrivacyParameterError` when even ``min_epsilon`` does not (n or delta too
     small for the target).
     """
-    target = check_epsilon(target_epsilon, "target_epsilon")
-    n, delta = check_n_delta(n, delta)
-    lo, hi = check_epsilon(min_epsilon, "min_epsilon"), check_epsilon(max_epsilon, "max_epsilon")
-    if lo >= hi:
-        raise PrivacyParameterError(f"min_epsilon must be < max_epsilon, got [{lo!r}, {hi!r}]")
-    params_of = _parameters_of(family)
+    target, n, delta, lo, hi = check_inverse_problem(target_epsilon, n, delta, min_epsilon, max_epsilon)
+    params_of = parameters_of(family)
 
     def amplified(eps0: float) -> float:
         return shuffle_epsilon(n, delta, params=params_of(eps0), method=method)
 
+    return largest_within(amplified, target, lo, hi, context=f"with n={n}, delta={delta:g}")
+
+
+def largest_within(amplified: Callable[[float], float], target: float, lo: float, hi: float, *, context: str = "") -> float:
+    """Largest eps0 in [lo, hi] with ``amplified(eps0) <= target``, for a non-decreasing ``amplified``.
+
+    The shared solver behind :func:`local_epsilon` and the composed inverse
+    (:func:`~shuffledp.accounting.composition.composed_local_epsilon`): the result is
+    verified to meet the target and, where ``amplified`` is continuous, lies within a
+    relative ``ROUND_TRIP_RTOL`` of reaching it.  Returns ``hi`` when even it meets the
+    target; raises :class:`PrivacyParameterError` (mentioning ``context``) when ``lo`` does not.
+    """
     if amplified(hi) <= target:
         return hi
     # Bracket by halving down from the top: large eps0 means few blankets, so these
@@ -94,9 +115,8 @@ def local_epsilon(
             break
         if below == lo:
             raise PrivacyParameterError(
-                f"no local epsilon in [{lo:g}, {hi:g}] reaches target_epsilon={target:g} with n={n}, "
-                f"delta={delta:g}: even eps0={lo:g} amplifies to {at_below:.6g}; increase n or delta, "
-                f"or lower min_epsilon"
+                f"no local epsilon in [{lo:g}, {hi:g}] reaches target_epsilon={target:g} {context}: "
+                f"even eps0={lo:g} amplifies to {at_below:.6g}; increase n or delta, or lower min_epsilon"
             )
         upper = below
 
@@ -113,4 +133,4 @@ def local_epsilon(
     return eps0
 
 
-__all__ = ["Family", "ROUND_TRIP_RTOL", "local_epsilon"]
+__all__ = ["Family", "ROUND_TRIP_RTOL", "check_inverse_problem", "largest_within", "local_epsilon", "parameters_of"]

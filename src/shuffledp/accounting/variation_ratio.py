@@ -66,9 +66,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, stats
 
-from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp._util.validation import check_positive_int, check_probability, check_rtol
+from shuffledp.accounting._binomial import half_binomial_tail
 from shuffledp.accounting.bounds import BoundMethod, register_method
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
@@ -144,14 +145,6 @@ class DominatingPair:
         return cls(w_same=w_same, w_other=w_other, rho=min(rho, 1.0) * gamma, trials=n - 1, eps_cap=cap)
 
 
-def _half_tail(k: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """P[Binom(s, 1/2) >= k] for integer-valued float arrays (any k)."""
-    out = (k <= 0).astype(np.float64)
-    mid = (k >= 1) & (k <= s)
-    out[mid] = special.betainc(k[mid], s[mid] - k[mid] + 1.0, 0.5)
-    return out
-
-
 def _count_window(t: int, rho: float, tail: float) -> tuple[int, int]:
     """[lo, hi] with P[Binom(t, rho) < lo] and P[Binom(t, rho) > hi] each about <= ``tail``.
 
@@ -215,7 +208,7 @@ class _Divergence:
         # a_s / (1 + e) times the two terms; the factor (1 + e) is applied to the sums
         scale = 2.0 * (w1 - w0) * self.b_prev / s
         pos = scale * (k / 2.0) * stats.binom.pmf(k, s, 0.5)
-        neg = scale * d * _half_tail(k, s)
+        neg = scale * d * half_binomial_tail(k, s)
         terms = pos - neg
         slack = self.slack * float(np.sum(pos) + np.sum(neg))
         lower = max(0.0, (1.0 + e) * (float(np.sum(terms)) - slack))
@@ -312,15 +305,7 @@ def _epsilon(pair: DominatingPair, delta: float, rtol: float, upper: bool) -> fl
 
 
 def _check_inputs(n: int, delta: float, rtol: float) -> tuple[int, float, float]:
-    n = check_positive_int(n, "n")
-    delta = check_probability(delta, "delta")
-    try:
-        rtol = float(rtol)
-    except (TypeError, ValueError):
-        rtol = math.nan
-    if not 1e-12 <= rtol <= 1e-2:
-        raise PrivacyParameterError(f"rtol must lie in [1e-12, 1e-2], got {rtol!r}")
-    return n, delta, rtol
+    return check_positive_int(n, "n"), check_probability(delta, "delta"), check_rtol(rtol)
 
 
 def variation_ratio_epsilon(

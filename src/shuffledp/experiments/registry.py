@@ -17,7 +17,11 @@ import numpy as np
 from shuffledp.errors import ExperimentError
 
 #: Modules that define experiments (imported lazily by :func:`all_experiments`).
-EXPERIMENT_MODULES: tuple[str, ...] = ("shuffledp.experiments.table7", "shuffledp.experiments.amplification_bounds")
+EXPERIMENT_MODULES: tuple[str, ...] = (
+    "shuffledp.experiments.table7",
+    "shuffledp.experiments.amplification_bounds",
+    "shuffledp.experiments.fl_composition",
+)
 
 
 @dataclass
