@@ -1,8 +1,9 @@
 """Reports per second of every registered randomizer (issue: foundation and local randomizers).
 
 d = 2 and n = 10^6 for all; d = 64 where the randomizer supports it.  Categorical
-randomizers use k = 16 categories.  Time is randomize() on inputs drawn
-uniformly from the randomizer's domain, best of three after a warm-up.
+randomizers use k = 16 categories (the geometric one the integers 0..16); binary RR
+has two.  Time is randomize() on inputs drawn uniformly from the randomizer's domain,
+best of three after a warm-up.
 Run: ``python benchmarks/bench_randomizers.py [--n N]``.
 """
 
@@ -14,7 +15,7 @@ import numpy as np
 from _common import best_seconds, write_json
 
 from shuffledp.errors import ShuffleDPError
-from shuffledp.randomizers.registry import _ENTRIES, available_randomizers, make_randomizer
+from shuffledp.randomizers.registry import available_randomizers, make_randomizer, size_argument
 
 EPSILON = 3.0
 CATEGORIES = 16
@@ -27,7 +28,8 @@ def main() -> None:
     rng = np.random.default_rng(0)
     results = []
     for name in available_randomizers():
-        sizes = [CATEGORIES] if _ENTRIES[name][2] == "k" else [2, 64]
+        kind = size_argument(name)
+        sizes = {"dim": [2, 64], None: [2]}.get(kind, [CATEGORIES])
         for size in sizes:
             try:
                 R = make_randomizer(name, EPSILON, size)

@@ -219,7 +219,7 @@ class SubsetExponential(DiscreteRandomizer):
     coincide, and for s > 1 ours is the exact variance of what we estimate.
     """
 
-    name = "subset_exp"
+    name = "subset_exponential"
 
     def __init__(self, epsilon: float, k: int, size_in: int, size_out: int | None = None) -> None:
         k = _check_k(k)

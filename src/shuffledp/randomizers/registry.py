@@ -1,30 +1,49 @@
 """Randomizers by name, for the CLI and experiments.
 
 ``make_randomizer("minkowski", 3.0, dim=2)`` builds a randomizer from its
-registry name; the size argument is passed as ``dim`` to vector randomizers
-and as ``k`` (domain size) to categorical ones.  Modules are imported lazily.
+registry name; the size argument is passed as ``dim`` to vector randomizers,
+as ``k`` (domain size) to categorical ones (see :func:`size_argument`).  Modules
+are imported lazily.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
 from typing import Any
 
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.base import LocalRandomizer
 
-#: name -> (module, class, keyword receiving the size argument)
-_ENTRIES: dict[str, tuple[str, str, str]] = {
-    "minkowski": ("shuffledp.randomizers.minkowski", "MinkowskiResponse", "dim"),
-    "laplace": ("shuffledp.randomizers.laplace", "Laplace", "dim"),
-    "planar_laplace": ("shuffledp.randomizers.laplace", "PlanarLaplace", "dim"),
-    "staircase": ("shuffledp.randomizers.staircase", "Staircase", "dim"),
-    "square_wave": ("shuffledp.randomizers.squarewave", "SquareWave", "dim"),
-    "privunit": ("shuffledp.randomizers.privunit", "PrivUnit", "dim"),
-    "privunit_g": ("shuffledp.randomizers.privunit", "PrivUnitG", "dim"),
-    "privhs": ("shuffledp.randomizers.duchi", "PrivHS", "dim"),
-    "krr": ("shuffledp.randomizers.categorical", "KRandomizedResponse", "k"),
-    "unary": ("shuffledp.randomizers.unary", "UnaryEncoding", "k"),
+@dataclass(frozen=True)
+class _Entry:
+    """Where a randomizer lives and how the registry's size argument reaches it."""
+
+    module: str
+    cls: str
+    size: str | None  # keyword receiving the size argument; None: the randomizer has no size
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+
+_CATEGORICAL = "shuffledp.randomizers.categorical"
+#: name -> entry.  The Poisson randomizer (segmented paper, Eq. 2) is not listed: it is
+#: parameterised by a sampling rate, not by a local epsilon (its epsilon is infinite).
+_ENTRIES: dict[str, _Entry] = {
+    "minkowski": _Entry("shuffledp.randomizers.minkowski", "MinkowskiResponse", "dim"),
+    "laplace": _Entry("shuffledp.randomizers.laplace", "Laplace", "dim"),
+    "planar_laplace": _Entry("shuffledp.randomizers.laplace", "PlanarLaplace", "dim"),
+    "staircase": _Entry("shuffledp.randomizers.staircase", "Staircase", "dim"),
+    "square_wave": _Entry("shuffledp.randomizers.squarewave", "SquareWave", "dim"),
+    "privunit": _Entry("shuffledp.randomizers.privunit", "PrivUnit", "dim"),
+    "privunit_g": _Entry("shuffledp.randomizers.privunit", "PrivUnitG", "dim"),
+    "privhs": _Entry("shuffledp.randomizers.duchi", "PrivHS", "dim"),
+    "krr": _Entry(_CATEGORICAL, "KRandomizedResponse", "k"),
+    "binary_rr": _Entry(_CATEGORICAL, "BinaryRandomizedResponse", None),
+    # one item per user by default; pass size_in=... for larger sets
+    "subset_exponential": _Entry(_CATEGORICAL, "SubsetExponential", "k", {"size_in": 1}),
+    # integers {0, ..., size}
+    "geometric": _Entry("shuffledp.randomizers.geometric", "Geometric", "high", {"low": 0}),
+    "unary": _Entry("shuffledp.randomizers.unary", "UnaryEncoding", "k"),
 }
 
 
@@ -32,15 +51,29 @@ def randomizer_class(name: str) -> type[LocalRandomizer]:
     """The class registered under ``name``."""
     if name not in _ENTRIES:
         raise PrivacyParameterError(f"unknown randomizer {name!r}; available: {', '.join(available_randomizers())}")
-    module, cls, _ = _ENTRIES[name]
-    return getattr(importlib.import_module(module), cls)
+    entry = _ENTRIES[name]
+    return getattr(importlib.import_module(entry.module), entry.cls)
 
 
 def make_randomizer(name: str, epsilon: float, dim: int = 2, **kwargs: Any) -> LocalRandomizer:
-    """Build the randomizer ``name`` with local budget ``epsilon`` and size ``dim``."""
+    """Build the randomizer ``name`` with local budget ``epsilon`` and size ``dim``.
+
+    ``dim`` is the dimension of vector randomizers, the number of categories k of
+    categorical ones and the largest integer of the geometric one; binary randomized
+    response ignores it.  ``kwargs`` override the entry's defaults.
+    """
     cls = randomizer_class(name)
-    return cls(epsilon, **{_ENTRIES[name][2]: dim}, **kwargs)
+    entry = _ENTRIES[name]
+    size = {} if entry.size is None else {entry.size: dim}
+    return cls(epsilon, **size, **(entry.defaults | kwargs))
+
+
+def size_argument(name: str) -> str | None:
+    """The keyword that receives ``make_randomizer``'s size ("dim", "k", "high"), or None."""
+    randomizer_class(name)  # unknown names fail with the list of names
+    return _ENTRIES[name].size
 
 
 def available_randomizers() -> list[str]:
+    """Registered names, sorted."""
     return sorted(_ENTRIES)

@@ -1,0 +1,40 @@
+"""The randomizer registry: every name builds a working randomizer of the registered class."""
+
+import numpy as np
+import pytest
+
+from shuffledp.accounting import VariationRatio, shuffle_epsilon
+from shuffledp.errors import PrivacyParameterError
+from shuffledp.randomizers.categorical import SubsetExponential
+from shuffledp.randomizers.registry import available_randomizers, make_randomizer, randomizer_class, size_argument
+
+
+@pytest.mark.parametrize("name", available_randomizers())
+def test_every_registered_randomizer_builds_randomizes_and_amplifies(name):
+    size = 2 if size_argument(name) == "dim" else 6
+    R = make_randomizer(name, 1.5, size)
+    assert isinstance(R, randomizer_class(name)) and R.epsilon == 1.5 and R.name == name
+    rng = np.random.default_rng(3)
+    X = R.domain.sample_uniform(500, rng)
+    Y = R.randomize(X, rng)
+    assert len(Y) == 500
+    assert np.all(np.isfinite(R.estimate(Y)))
+    params = R.amplification_parameters()
+    assert isinstance(params, VariationRatio) and params.p <= np.exp(1.5) * (1 + 1e-12)
+    generic = shuffle_epsilon(1_000, 1e-6, eps0=1.5)
+    assert shuffle_epsilon(1_000, 1e-6, params=params) <= generic * (1 + 1e-6)
+
+
+def test_size_argument_and_defaults():
+    assert size_argument("minkowski") == "dim" and size_argument("krr") == "k"
+    assert size_argument("binary_rr") is None and size_argument("geometric") == "high"
+    assert make_randomizer("geometric", 1.0, 9).domain.describe() == make_randomizer("geometric", 2.0, 9).domain.describe()
+    R = make_randomizer("subset_exponential", 1.0, 10, size_in=3)
+    assert isinstance(R, SubsetExponential) and R.size_in == 3
+
+
+def test_unknown_name_lists_the_available_ones():
+    with pytest.raises(PrivacyParameterError, match="unknown randomizer 'nope'; available: binary_rr, geometric"):
+        make_randomizer("nope", 1.0)
+    with pytest.raises(PrivacyParameterError, match="unknown randomizer"):
+        size_argument("nope")
