@@ -66,6 +66,28 @@ class VariationRatio:
         beta = math.tanh(eps / 2.0)  # (e^eps - 1)/(e^eps + 1) without cancellation
         return cls(p=p, beta=beta, q0=p, q1=p)
 
+    def linked(self, k: int) -> "VariationRatio":
+        """Parameters of k reports of one user that the adversary can link (PIC §8, key reuse).
+
+        A user who reuses one key over k executions is, to an adversary joining the
+        executions by key, one message: the k-fold product of the randomizer.  Densities
+        multiply, so the ratio bounds become p^k and q^k; by the coupling inequality the
+        total variation of a product is at most 1 - (1 - beta)^k; and a pair whose density
+        ratio is at most p^k has total variation at most (p^k - 1)/(p^k + 1), so the smaller
+        of the two is kept.  For generic eps0-LDP this is at least as tight as the paper's
+        "k eps0-LDP message" (PIC §8).
+        """
+        from shuffledp._util.validation import check_positive_int
+
+        k = check_positive_int(k, "k")
+        if k == 1:
+            return self
+        p = self.p**k
+        beta = -math.expm1(k * math.log1p(-self.beta)) if self.beta < 1.0 else 1.0
+        if math.isfinite(p):
+            beta = min(beta, math.tanh(k * math.log(self.p) / 2.0))  # (p^k - 1)/(p^k + 1)
+        return VariationRatio(p=p, beta=beta, q0=self.q0**k, q1=self.q1**k)
+
     @classmethod
     def from_pq(cls, p: float, beta: float, q: float) -> "VariationRatio":
         """Convenience constructor with a single q (q0 = q1 = q)."""
