@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from shuffledp._util.validation import check_positive_int
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError
 
 app = typer.Typer(help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False)
@@ -138,9 +139,12 @@ def local_budget_cmd(
     randomizer: Optional[str] = typer.Option(None, "--randomizer", help="Randomizer name (its tighter parameters)."),
     dim: int = typer.Option(2, "--dim", help="Dimension (or domain size) of the randomizer."),
     method: str = typer.Option("variation-ratio", "--method", help="Upper-bound method used for the inverse."),
+    rounds: int = typer.Option(1, "--rounds", help="Rounds sharing the target (fresh keys each round, PIC §8)."),
+    composition: str = typer.Option("tight", "--composition", help="With --rounds > 1: tight, advanced or basic."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """The largest local epsilon whose amplified guarantee is within the target."""
+    """The largest local epsilon whose amplified guarantee (over --rounds rounds) is within the target."""
+    from shuffledp.accounting.composition import composed_local_epsilon
     from shuffledp.accounting.inverse import local_epsilon
 
     family = "generic"
@@ -152,11 +156,47 @@ def local_budget_cmd(
         def family(eps: float):
             return make_randomizer(randomizer, eps, dim=dim)
 
-    value = local_epsilon(target, n, delta, family=family, method=method)
+    if check_positive_int(rounds, "--rounds") == 1:
+        value = local_epsilon(target, n, delta, family=family, method=method)
+    else:
+        value = composed_local_epsilon(target, n, delta, rounds, family=family, method=composition)
+        method = f"{composition} composition of {rounds} rounds"
     if as_json:
         typer.echo(json.dumps({"local_epsilon": value, "method": method}))
         return
     console.print(f"local epsilon {value:.6g} (method {method}, target {target:g}, n={n}, delta={delta:g})")
+
+
+@app.command("compose")
+def compose_cmd(
+    eps0: float = typer.Option(..., "--eps0", help="Local epsilon of each report, every round."),
+    n: int = typer.Option(..., "--n", help="Shuffled reports per round (uncorrupted users)."),
+    delta: float = typer.Option(..., "--delta", help="Total delta over all rounds."),
+    rounds: int = typer.Option(..., "--rounds", help="Number of rounds (fresh keys each round, PIC §8)."),
+    randomizer: Optional[str] = typer.Option(None, "--randomizer", help="Randomizer name (its tighter parameters)."),
+    dim: int = typer.Option(2, "--dim", help="Dimension (or domain size) of the randomizer."),
+    method: str = typer.Option("all", "--method", help="tight, advanced, basic, or 'all'."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
+    from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_shuffle_epsilon
+
+    check_positive_int(rounds, "--rounds")
+    if method != "all" and method not in COMPOSITION_METHODS:
+        raise PrivacyParameterError(f"unknown composition method {method!r}; available: all, {', '.join(COMPOSITION_METHODS)}")
+    params = _local_parameters(eps0, randomizer, dim)
+    results: dict[str, dict[str, float]] = {"epsilon": {}, "seconds": {}}
+    for name in COMPOSITION_METHODS if method == "all" else (method,):
+        start = time.perf_counter()
+        results["epsilon"][name] = composed_shuffle_epsilon(n, delta, rounds, params=params, method=name)
+        results["seconds"][name] = time.perf_counter() - start
+    if as_json:
+        typer.echo(json.dumps({kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()}))
+        return
+    table = Table("composition", "total epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}")
+    for name, value in results["epsilon"].items():
+        table.add_row(name, f"{value:.6g}" if math.isfinite(value) else "inf", f"{results['seconds'][name]:.3g}")
+    console.print(table)
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The `amplify` and `local-budget` CLI commands (through `python -m shuffledp`)."""
+"""The `amplify`, `local-budget` and `compose` CLI commands (through `python -m shuffledp`)."""
 
 import json
 import math
@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
+from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
 from shuffledp.accounting.inverse import local_epsilon
 from shuffledp.cli import app
 
@@ -83,6 +84,25 @@ def test_local_budget_with_a_randomizer():
     assert json.loads(result.stdout)["local_epsilon"] >= local_epsilon(0.5, 10_000, 1e-6)  # tighter parameters
 
 
+def test_compose_json_matches_the_library_and_orders_the_methods():
+    result = run_cli("compose", "--eps0", "2", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--json")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"epsilon", "seconds"} and set(payload["epsilon"]) == set(COMPOSITION_METHODS)
+    for name, value in payload["epsilon"].items():
+        assert value == composed_shuffle_epsilon(5_000, 1e-6, 10, eps0=2.0, method=name)
+    assert payload["epsilon"]["tight"] < min(payload["epsilon"]["advanced"], payload["epsilon"]["basic"])
+    table = CliRunner().invoke(app, ["compose", "--eps0", "2", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--method", "basic"])
+    assert table.exit_code == 0 and "basic" in table.output and "tight" not in table.output
+
+
+def test_local_budget_over_rounds_is_the_composed_inverse():
+    result = run_cli("local-budget", "--target", "1", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--composition", "basic", "--json")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload == {"local_epsilon": composed_local_epsilon(1.0, 5_000, 1e-6, 10, method="basic"), "method": "basic composition of 10 rounds"}
+
+
 @pytest.mark.parametrize(
     "args,fragment",
     [
@@ -93,6 +113,11 @@ def test_local_budget_with_a_randomizer():
         (["amplify", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--randomizer", "nope"], "unknown randomizer"),
         (["local-budget", "--target", "0.5", "--n", "1000", "--delta", "0"], "delta"),
         (["local-budget", "--target", "0.5", "--n", "1000", "--delta", "1e-6", "--randomizer", "nope"], "unknown randomizer"),
+        (["local-budget", "--target", "0.5", "--n", "1000", "--delta", "1e-6", "--rounds", "0"], "--rounds must be"),
+        (["local-budget", "--target", "0.5", "--n", "1000", "--delta", "1e-6", "--rounds", "3", "--composition", "x"], "composition method"),
+        (["compose", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--rounds", "0"], "--rounds must be"),
+        (["compose", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--rounds", "3", "--method", "x"], "unknown composition method"),
+        (["compose", "--eps0", "0", "--n", "1000", "--delta", "1e-6", "--rounds", "3"], "eps0"),
     ],
 )
 def test_bad_input_prints_one_error_line_and_exits_2(args, fragment):
