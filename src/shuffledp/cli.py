@@ -10,7 +10,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -22,6 +22,17 @@ from shuffledp.errors import PrivacyParameterError, ShuffleDPError
 app = typer.Typer(help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False)
 experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True)
 app.add_typer(experiment_app, name="experiment")
+
+#: Options shared by several commands.
+Eps0Opt = Annotated[float, typer.Option("--eps0", help="Local epsilon of each report (every round).")]
+QuickOpt = Annotated[bool, typer.Option("--quick", help="Fewer repetitions, for a fast look.")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Directory for the artefacts.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the experiments' random streams.")]
+ReportsOpt = Annotated[int, typer.Option("--n", help="Number of shuffled reports (uncorrupted users), per round.")]
+DeltaOpt = Annotated[float, typer.Option("--delta", help="Target delta of the shuffled guarantee (total over rounds).")]
+RandomizerOpt = Annotated[Optional[str], typer.Option("--randomizer", help="Randomizer name (its tighter parameters).")]
+DimOpt = Annotated[int, typer.Option("--dim", help="Dimension (or domain size) of the randomizer.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -41,9 +52,9 @@ def experiment_list() -> None:
 @experiment_app.command("run")
 def experiment_run(
     name: str = typer.Argument(..., help="Experiment name (see `shuffledp experiment list`)."),
-    quick: bool = typer.Option(False, "--quick", help="Fewer repetitions, for a fast look."),
-    out: Path = typer.Option(Path("results"), "--out", help="Directory for the artefacts."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the experiment's random streams."),
+    quick: QuickOpt = False,
+    out: OutOpt = Path("results"),
+    seed: SeedOpt = 0,
 ) -> None:
     """Run one experiment and write results.csv, figure.png, summary.md, meta.json."""
     from shuffledp.experiments import run_experiment
@@ -54,10 +65,10 @@ def experiment_run(
 
 @app.command("reproduce")
 def reproduce_cmd(
-    quick: bool = typer.Option(False, "--quick", help="Fewer repetitions, for a fast look."),
-    out: Path = typer.Option(Path("results"), "--out", help="Directory for the artefacts."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the experiments' random streams."),
-    only: Optional[list[str]] = typer.Option(None, "--only", help="Run only these experiments (repeatable)."),
+    quick: QuickOpt = False,
+    out: OutOpt = Path("results"),
+    seed: SeedOpt = 0,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Run only these experiments (repeatable).")] = None,
 ) -> None:
     """Run every experiment and write one report (REPORT.md)."""
     from shuffledp.experiments import reproduce, run_experiment
@@ -89,13 +100,13 @@ def _json_number(value: float) -> Optional[float]:
 
 @app.command("amplify")
 def amplify_cmd(
-    eps0: float = typer.Option(..., "--eps0", help="Local epsilon of each report."),
-    n: int = typer.Option(..., "--n", help="Number of shuffled reports (uncorrupted users)."),
-    delta: float = typer.Option(..., "--delta", help="Target delta of the shuffled guarantee."),
-    randomizer: Optional[str] = typer.Option(None, "--randomizer", help="Randomizer name (its tighter parameters)."),
-    dim: int = typer.Option(2, "--dim", help="Dimension (or domain size) of the randomizer."),
-    method: str = typer.Option("all", "--method", help="One bound method, or 'all'."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    eps0: Eps0Opt,
+    n: ReportsOpt,
+    delta: DeltaOpt,
+    randomizer: RandomizerOpt = None,
+    dim: DimOpt = 2,
+    method: Annotated[str, typer.Option("--method", help="One bound method, or 'all'.")] = "all",
+    as_json: JsonOpt = False,
 ) -> None:
     """Every applicable amplification bound (upper and lower), side by side, with its compute time.
 
@@ -133,15 +144,15 @@ def amplify_cmd(
 
 @app.command("local-budget")
 def local_budget_cmd(
-    target: float = typer.Option(..., "--target", help="Target central epsilon after shuffling."),
-    n: int = typer.Option(..., "--n", help="Number of shuffled reports (uncorrupted users)."),
-    delta: float = typer.Option(..., "--delta", help="Target delta of the shuffled guarantee."),
-    randomizer: Optional[str] = typer.Option(None, "--randomizer", help="Randomizer name (its tighter parameters)."),
-    dim: int = typer.Option(2, "--dim", help="Dimension (or domain size) of the randomizer."),
-    method: str = typer.Option("variation-ratio", "--method", help="Upper-bound method used for the inverse."),
-    rounds: int = typer.Option(1, "--rounds", help="Rounds sharing the target (fresh keys each round, PIC §8)."),
-    composition: str = typer.Option("tight", "--composition", help="With --rounds > 1: tight, advanced or basic."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    target: Annotated[float, typer.Option("--target", help="Target central epsilon after shuffling.")],
+    n: ReportsOpt,
+    delta: DeltaOpt,
+    randomizer: RandomizerOpt = None,
+    dim: DimOpt = 2,
+    method: Annotated[str, typer.Option("--method", help="Upper-bound method used for the inverse.")] = "variation-ratio",
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds sharing the target (fresh keys each round, PIC §8).")] = 1,
+    composition: Annotated[str, typer.Option("--composition", help="With --rounds > 1: tight, advanced or basic.")] = "tight",
+    as_json: JsonOpt = False,
 ) -> None:
     """The largest local epsilon whose amplified guarantee (over --rounds rounds) is within the target."""
     from shuffledp.accounting.composition import composed_local_epsilon
@@ -169,14 +180,14 @@ def local_budget_cmd(
 
 @app.command("compose")
 def compose_cmd(
-    eps0: float = typer.Option(..., "--eps0", help="Local epsilon of each report, every round."),
-    n: int = typer.Option(..., "--n", help="Shuffled reports per round (uncorrupted users)."),
-    delta: float = typer.Option(..., "--delta", help="Total delta over all rounds."),
-    rounds: int = typer.Option(..., "--rounds", help="Number of rounds (fresh keys each round, PIC §8)."),
-    randomizer: Optional[str] = typer.Option(None, "--randomizer", help="Randomizer name (its tighter parameters)."),
-    dim: int = typer.Option(2, "--dim", help="Dimension (or domain size) of the randomizer."),
-    method: str = typer.Option("all", "--method", help="tight, advanced, basic, or 'all'."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    eps0: Eps0Opt,
+    n: ReportsOpt,
+    delta: DeltaOpt,
+    rounds: Annotated[int, typer.Option("--rounds", help="Number of rounds (fresh keys each round, PIC §8).")],
+    randomizer: RandomizerOpt = None,
+    dim: DimOpt = 2,
+    method: Annotated[str, typer.Option("--method", help="tight, advanced, basic, or 'all'.")] = "all",
+    as_json: JsonOpt = False,
 ) -> None:
     """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
     from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_shuffle_epsilon
