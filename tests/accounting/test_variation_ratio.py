@@ -271,3 +271,14 @@ def test_inconsistent_parameters():
         variation_ratio_epsilon(VariationRatio.from_ldp(1.0), 100, 1e-6, gamma=1.5)
     with pytest.raises(PrivacyParameterError, match=r"rtol must lie in \[1e-12, 0\.01\]"):
         variation_ratio_epsilon(VariationRatio.from_ldp(1.0), 100, 1e-6, rtol=0.5)
+
+
+@pytest.mark.parametrize("eps0", [0.1, 1.0])
+def test_zero_when_the_total_variation_is_already_below_delta(eps0):
+    """delta above TV(P, Q): eps = 0 is certified (and found without a long halving search)."""
+    vr, n, delta = VariationRatio.from_ldp(eps0), 10**6, 1e-2
+    assert hockey_stick_divergence(vr, n, 0.0)[1] <= delta
+    assert variation_ratio_epsilon(vr, n, delta) == 0.0 == variation_ratio_epsilon_lower(vr, n, delta)
+    # just below the total variation, eps must be positive again
+    tv_low = hockey_stick_divergence(vr, n, 0.0)[0]
+    assert variation_ratio_epsilon(vr, n, tv_low * 0.9) > 0.0

@@ -294,10 +294,12 @@ def _epsilon(pair: DominatingPair, delta: float, rtol: float, upper: bool) -> fl
     else:
         lo, hi = guess / 2.0, guess
         while divergence(lo) <= delta:
-            if lo < 1e-12:
+            if lo < guess / 8.0:
+                # Far below the normal approximation: test eps = 0 (the total variation) at
+                # once rather than halving on (each evaluation is slow near the binomial centre).
                 if divergence(0.0) <= delta:
                     return 0.0
-                lo = 0.0
+                lo, hi = 0.0, lo  # the root lies in (0, lo]
                 break
             lo, hi = lo / 2.0, lo
     result = _grid_search(divergence, delta, lo, hi, rtol, upper)
