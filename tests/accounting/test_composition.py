@@ -183,3 +183,9 @@ def test_fl_composition_experiment_quick_run(tmp_path, monkeypatch):
     summary = (target / "summary.md").read_text()
     assert "| tight |" in summary and "paper (§7.3, PIC model)" in summary
     assert (target / "figure.png").stat().st_size > 10_000
+
+
+def test_one_round_of_tight_composition_is_the_single_round_bound_exactly():
+    vr = VariationRatio.from_pq(math.exp(0.5), 0.1, math.exp(0.5))
+    assert cp.tight_composition_epsilon(75_511, 1.3e-6, 1, params=vr) == variation_ratio_epsilon(vr, 75_511, 1.3e-6)
+    assert cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034) <= cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034, method="basic")

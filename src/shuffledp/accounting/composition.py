@@ -43,6 +43,7 @@ from shuffledp.accounting._binomial import binomial_window
 from shuffledp.accounting.bounds import check_n_delta, resolve_params
 from shuffledp.accounting.inverse import Family, check_inverse_problem, largest_within, parameters_of
 from shuffledp.accounting.params import VariationRatio
+from shuffledp.accounting.variation_ratio import DominatingPair, variation_ratio_epsilon
 from shuffledp.errors import PrivacyParameterError
 
 #: Ways :func:`composed_shuffle_epsilon` composes k rounds.
@@ -194,8 +195,6 @@ def _pair_cells(vr: VariationRatio, n: int):
 
     The generator's return value (StopIteration.value) is the neglected P-mass bound.
     """
-    from shuffledp.accounting.variation_ratio import DominatingPair
-
     pair = DominatingPair.from_params(vr, n)
     t, rho = pair.trials, pair.rho
     tau = _ENUM_TAIL / 2.0  # half of the budget for C, half for x given the total
@@ -310,13 +309,17 @@ def tight_composition_epsilon(
     """Total epsilon of k shuffled rounds at total ``delta``, by PLD convolution (upper bound).
 
     Above the exact epsilon of the k-fold product of the dominating pair by at most
-    about k * step (see :func:`shuffle_pld` for the default step).  ``math.inf`` when the
+    about k * step (see :func:`shuffle_pld` for the default step); for k = 1 without an
+    explicit ``step``, the variation-ratio bound of the round itself.  ``math.inf`` when the
     FFT round-off allowance alone exceeds ``delta``: this happens for nearly deterministic
     losses (eps0 so large that blankets almost never cover the victim, e.g. eps0 >= 12
     with n = 10^4 and k = 80), where basic composition is the better bound.
     """
     n, delta = check_n_delta(n, delta)
     k = check_positive_int(k, "k")
+    if k == 1 and step is None:
+        # one round: the pair's epsilon itself, without the PLD's discretisation bias
+        return variation_ratio_epsilon(resolve_params(eps0, params), n, delta)
     bins = max(1_000, _MAX_COMPOSED_BINS // k)  # the k-fold PLD has about k times as many bins
     pld = shuffle_pld(n, eps0, params, step=step, tail_mass=1e-4 * delta / k, max_bins=bins)
     return pld.compose(k).epsilon(delta)
