@@ -156,16 +156,16 @@ def local_budget_cmd(
 ) -> None:
     """The largest local epsilon whose amplified guarantee (over --rounds rounds) is within the target."""
     from shuffledp.accounting.composition import composed_local_epsilon
-    from shuffledp.accounting.inverse import local_epsilon
+    from shuffledp.accounting.inverse import Family, local_epsilon
 
-    family = "generic"
+    family: Family = "generic"
     if randomizer is not None:
+        from functools import partial
+
         from shuffledp.randomizers.registry import make_randomizer, randomizer_class
 
         randomizer_class(randomizer)  # unknown names fail here, with the list of names
-
-        def family(eps: float):
-            return make_randomizer(randomizer, eps, dim=dim)
+        family = partial(make_randomizer, randomizer, dim=dim)
 
     if check_positive_int(rounds, "--rounds") == 1:
         value = local_epsilon(target, n, delta, family=family, method=method)

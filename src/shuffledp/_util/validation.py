@@ -36,6 +36,17 @@ def check_probability(value: Any, name: str, *, open_low: bool = True, open_high
     return v
 
 
+def check_nonnegative(value: Any, name: str) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite number >= 0 (e.g. an epsilon that may be 0)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not (math.isfinite(number) and number >= 0.0):
+        raise PrivacyParameterError(f"{name} must be a finite number >= 0, got {value!r}")
+    return number
+
+
 def check_rtol(value: Any, name: str = "rtol", low: float = 1e-12, high: float = 1e-2) -> float:
     """A relative precision in [low, high]; raises PrivacyParameterError otherwise."""
     try:

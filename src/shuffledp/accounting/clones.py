@@ -38,9 +38,8 @@ import math
 import numpy as np
 from scipy import optimize, stats
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability, check_rtol
+from shuffledp._util.validation import check_epsilon, check_nonnegative, check_positive_int, check_probability, check_rtol
 from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
-from shuffledp.errors import PrivacyParameterError
 
 #: Relative error allowed per summed term (Boost betainc / binomial pmf are accurate to ~1e-13).
 _REL_SLACK = 1e-10
@@ -116,9 +115,7 @@ def _epsilon(eps0: float, n: int, delta: float, clone_prob: float, rtol: float) 
 def clone_divergence(eps0: float, n: int, eps: float, *, stronger: bool = False, tail_mass: float = 1e-18) -> float:
     """Certified upper bound on D_{e^eps}(P || Q) of the (stronger) clone pair."""
     eps0, n = check_epsilon(eps0, "eps0"), check_positive_int(n, "n")
-    eps = float(eps)
-    if not (math.isfinite(eps) and eps >= 0.0):
-        raise PrivacyParameterError(f"eps must be a finite number >= 0, got {eps!r}")
+    eps = check_nonnegative(eps, "eps")
     div = _CloneDivergence(eps0, n, _clone_prob(eps0, stronger), check_probability(tail_mass, "tail_mass"))
     return float(div.upper(np.array([eps]))[0])
 

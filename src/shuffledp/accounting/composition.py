@@ -38,7 +38,7 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy import optimize, stats
 
-from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting._binomial import binomial_window
 from shuffledp.accounting.bounds import check_n_delta, resolve_params
 from shuffledp.accounting.inverse import Family, check_inverse_problem, largest_within, parameters_of
@@ -80,10 +80,7 @@ def _fft_roundoff(modulus: np.ndarray, k: int, size: int) -> float:
 
 
 def _check_eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
-    eps = float(epsilon)
-    if not (math.isfinite(eps) and eps >= 0.0):
-        raise PrivacyParameterError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    return eps, check_probability(delta, "delta", open_low=False)
+    return check_nonnegative(epsilon, "epsilon"), check_probability(delta, "delta", open_low=False)
 
 
 def group_composition(epsilon: float, delta: float, s: int) -> tuple[float, float]:

@@ -68,7 +68,7 @@ from typing import Callable
 import numpy as np
 from scipy import optimize, stats
 
-from shuffledp._util.validation import check_positive_int, check_probability, check_rtol
+from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability, check_rtol
 from shuffledp.accounting._binomial import half_binomial_tail
 from shuffledp.accounting.bounds import BoundMethod, register_method
 from shuffledp.accounting.params import VariationRatio
@@ -345,9 +345,7 @@ def hockey_stick_divergence(
     is added to the upper bound).
     """
     n = check_positive_int(n, "n")
-    eps = float(eps)
-    if not (math.isfinite(eps) and eps >= 0.0):
-        raise PrivacyParameterError(f"eps must be a finite number >= 0, got {eps!r}")
+    eps = check_nonnegative(eps, "eps")
     tail_mass = check_probability(tail_mass, "tail_mass")
     pair = DominatingPair.from_params(params, n, gamma)
     return _Divergence(pair, tail_budget=tail_mass)(eps)
