@@ -10,6 +10,7 @@ from shuffledp.accounting import clones as cl
 from shuffledp.accounting import closed_form as cf
 from shuffledp.accounting._binomial import binomial_window
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon
+from shuffledp.accounting.dominating_pair import DominatingPair
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.accounting.variation_ratio import variation_ratio_epsilon, variation_ratio_epsilon_lower
 from shuffledp.errors import PrivacyParameterError
@@ -32,7 +33,7 @@ def brute_force_divergence(eps0: float, n: int, eps: float, clone_prob: float) -
 @pytest.mark.parametrize("stronger", [False, True])
 @pytest.mark.parametrize("n,eps0,eps", [(1, 1.0, 0.3), (2, 0.5, 0.0), (9, 2.0, 0.5), (40, 1.0, 0.2), (150, 3.0, 1.1), (200, 0.3, 0.05)])
 def test_divergence_matches_brute_force(n, eps0, eps, stronger):
-    exact = brute_force_divergence(eps0, n, eps, cl._clone_prob(eps0, stronger))
+    exact = brute_force_divergence(eps0, n, eps, DominatingPair.clones(eps0, 2, stronger=stronger).rho)
     got = cl.clone_divergence(eps0, n, eps, stronger=stronger)
     assert exact <= got <= exact * (1 + 1e-8) + 1e-15
 

@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from shuffledp.accounting import VariationRatio, available_methods, shuffle_epsilon, shuffle_epsilon_lower
+from shuffledp.accounting import dominating_pair as dp
 from shuffledp.accounting import variation_ratio as vr
+from shuffledp.accounting._rounding import rel_slack
+from shuffledp.accounting.dominating_pair import DominatingPair
 from shuffledp.accounting.variation_ratio import (
     hockey_stick_divergence,
     variation_ratio_epsilon,
@@ -153,10 +156,13 @@ def test_poisson_without_cover_is_infinite():
 def test_truncated_sum_agrees_with_full_sum(monkeypatch):
     params, n = VariationRatio.from_ldp(1.0), 300_000
     eps = variation_ratio_epsilon(params, n, 1e-8)
-    truncated = vr._Divergence(vr.DominatingPair.from_params(params, n), tail_budget=1e-18)
-    monkeypatch.setattr(vr, "_FULL_RANGE", 10**9)
-    full = vr._Divergence(vr.DominatingPair.from_params(params, n), tail_budget=1e-18)
-    assert len(truncated.s) < len(full.s) and truncated.tail > 0 == full.tail
+    pair = DominatingPair.from_params(params, n)
+    truncated = dp.PairDivergence(pair, 1e-18)
+    monkeypatch.setattr(dp, "_FULL_RANGE", 10**9)
+    monkeypatch.setattr(dp, "MAX_BLOCKS", 10**9)  # every total on its own: exact
+    full = dp.PairDivergence(pair, 1e-18)
+    assert full.exact
+    assert truncated._upper.clones.size < full._upper.clones.size and truncated.tail > 0 == full.tail
     (t_lo, t_hi), (f_lo, f_hi) = truncated(eps), full(eps)
     assert t_lo <= f_hi and f_lo <= t_hi
     assert t_hi == pytest.approx(f_hi, rel=1e-9) and f_hi == pytest.approx(1e-8, rel=1e-5)
@@ -174,7 +180,7 @@ def _exact_half_tail(s: int, k: int) -> float:
 @pytest.mark.parametrize("s, k", [(150, 90), (20_000, 10_150), (100_000, 50_700)])
 def test_special_functions_within_the_slack(s, k):
     # The rigour of the bounds rests on betainc / binom.pmf being this accurate.
-    allowed = vr._rel_slack(s) / 50
+    allowed = rel_slack(s) / 50
     assert special.betainc(k, s - k + 1, 0.5) == pytest.approx(_exact_half_tail(s, k), rel=allowed)
     assert stats.binom.pmf(k, s, 0.5) == pytest.approx(float(Fraction(math.comb(s, k), 2**s)), rel=allowed)
 
@@ -184,7 +190,7 @@ def test_binomial_pmf_within_the_slack():
     r = Fraction(rho)
     for j in (5_500, 6_050, 6_600):
         exact = float(math.comb(trials, j) * r**j * (1 - r) ** (trials - j))
-        assert stats.binom.pmf(j, trials, rho) == pytest.approx(exact, rel=vr._rel_slack(trials) / 50)
+        assert stats.binom.pmf(j, trials, rho) == pytest.approx(exact, rel=rel_slack(trials) / 50)
 
 
 @pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Literal
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
+from shuffledp.accounting._rounding import DELTA_MIN, EPS0_MAX, N_MAX
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 
@@ -74,11 +75,38 @@ def resolve_params(eps0: float | None, params: VariationRatio | None) -> Variati
         if not isinstance(params, VariationRatio):
             raise PrivacyParameterError(f"params must be a VariationRatio, got {type(params).__name__}")
         return params
-    return VariationRatio.from_ldp(check_epsilon(eps0, "eps0"))
+    return VariationRatio.from_ldp(check_eps0(eps0))
+
+
+def check_n(n: int, name: str = "n") -> int:
+    """A count of reports in [1, 2^53] (exact in float64)."""
+    n = check_positive_int(n, name)
+    if n > N_MAX:
+        raise PrivacyParameterError(f"{name} must be at most 2^53 = {N_MAX} (exact in float64), got {name}={n}")
+    return n
+
+
+def check_delta(delta: float, name: str = "delta") -> float:
+    """A delta in [1e-300, 1): below 1e-300 neglected masses can no longer be charged in float64."""
+    delta = check_probability(delta, name)
+    if delta < DELTA_MIN:
+        raise PrivacyParameterError(f"{name} must be at least {DELTA_MIN:g} (and below 1), got {name}={delta!r}")
+    return delta
+
+
+def check_eps0(eps0: float, name: str = "eps0") -> float:
+    """A local epsilon in (0, 700]: e^eps0 must be a finite float64."""
+    eps0 = check_epsilon(eps0, name)
+    if eps0 > EPS0_MAX:
+        raise PrivacyParameterError(
+            f"{name} must be at most {EPS0_MAX:g} (e^{name} must fit in float64), got {name}={eps0!r}; "
+            f"at such a budget the shuffled epsilon is {name} itself for any practical n"
+        )
+    return eps0
 
 
 def check_n_delta(n: int, delta: float) -> tuple[int, float]:
-    return check_positive_int(n, "n"), check_probability(delta, "delta")
+    return check_n(n), check_delta(delta)
 
 
 def _article(kind: str) -> str:

@@ -59,9 +59,9 @@ class VariationRatio:
     @classmethod
     def from_ldp(cls, epsilon: float) -> "VariationRatio":
         """Generic epsilon-LDP randomizer: p = q = e^eps, beta = (e^eps - 1)/(e^eps + 1)."""
-        from shuffledp._util.validation import check_epsilon
+        from shuffledp.accounting.bounds import check_eps0
 
-        eps = check_epsilon(epsilon, "eps0")
+        eps = check_eps0(epsilon)
         p = math.exp(eps)
         beta = math.tanh(eps / 2.0)  # (e^eps - 1)/(e^eps + 1) without cancellation
         return cls(p=p, beta=beta, q0=p, q1=p)

@@ -1,0 +1,451 @@
+"""One binomial-divergence engine for every dominating pair of the shuffle model.
+
+Every numerical amplification bound of the package (variation ratio, clones, stronger
+clones, the PLD cells of tight composition) dominates the shuffled output of n
+randomizers by a pair of two-dimensional counts
+
+    P = (A + D1, C - A + D2),    Q = (A + D2, C - A + D1),
+
+with C ~ Binom(t, rho) blanket messages among the t = n - 1 other users, A | C ~
+Binom(C, 1/2), and the victim's indicators (D1, D2) equal to (1, 0), (0, 1), (0, 0)
+with probabilities w_same, w_other, w_none (:class:`DominatingPair`):
+
+* variation ratio (segmented paper Theorem 1, Wang et al. VLDB 2024):
+  w_same = beta p/(p - 1), w_other = beta/(p - 1), rho = 2 beta p/((p - 1) q);
+  p = infinity (Lemma 3): w_same = beta, w_other = 0, rho = 2 beta / q; Theorem 2
+  multiplies rho by the slot probability gamma;
+* clones (Feldman, McMillan, Talwar FOCS 2021): w_same = e^eps0/(e^eps0 + 1),
+  w_other = 1 - w_same, w_none = 0, rho = e^-eps0; stronger clones (SODA 2023):
+  rho = 2/(e^eps0 + 1), which is the variation-ratio pair at the generic parameters.
+
+**Decomposition.**  Given the total s = x + y of an outcome, the pair is a *symmetric
+clone pair*: with B the Binom(t, rho) pmf, b_c the Binom(c, 1/2) pmf and
+h_s = w_none B(s) / (2 B(s - 1)),
+
+    P(x, s - x) = P(s) [alpha_s b_{s-1}(x - 1) + (1 - alpha_s) b_{s-1}(x)],
+    Q(x, s - x) = P(s) [(1 - alpha_s) b_{s-1}(x - 1) + alpha_s b_{s-1}(x)],
+
+with P(s) = (w_same + w_other) B(s - 1) + w_none B(s) (the same under P and Q) and
+alpha_s = (w_same + h_s)/(w_same + w_other + 2 h_s).  So
+
+    D_{e^eps}(P || Q) = sum_s P(s) K(alpha_s, s - 1, eps),
+
+where K(alpha, c, eps) is the divergence of one message equal to (1, 0) w.p. alpha
+(else (0, 1)) plus c fair messages.  Since b_c(u - 1)/b_c(u) increases in u, the
+positive part of K sits on u >= u* and (De Moivre, no cancellation of order sqrt(c))
+
+    K = A b_c(u* - 1) - (e^eps - 1) P[Binom(c, 1/2) >= u*],  A = alpha - e^eps (1 - alpha).
+
+**Directed rounding** (rules in :mod:`shuffledp.accounting._rounding`):
+
+* A is computed as (w_same + h) (-expm1(eps - L_s)) with the log-odds
+  L_s = log1p((w_same - w_other)/(w_other + h_s)) (= log p exactly when h_s = 0): stable as
+  eps approaches log p, where A carries nearly all of the divergence;
+* the threshold u* is not trusted to a float floor: K is evaluated at the three integers
+  around it and the largest value kept (every u gives a value <= K, the true u* gives K);
+* each summed term is charged ``rel_slack`` times its magnitude; mass outside the
+  window of C is added (upper) or dropped (lower); float underflow is charged too.
+
+**Scale.**  K is non-increasing in c (one more fair message is post-processing) and
+non-decreasing in alpha >= 1/2 (a mixture with a fair coin); alpha_s is non-decreasing
+in s (B(s)/B(s-1) decreases).  So for a block of totals [s_a, s_b],
+K(alpha_{s_a}, s_b - 1) <= K(alpha_s, s - 1) <= K(alpha_{s_b}, s_a - 1): when the window of
+C holds more than ``MAX_BLOCKS`` totals, or E[C] exceeds 10^6, consecutive totals are
+grouped into blocks spanning at most 10^-6 E[C] (or the window / MAX_BLOCKS) and the two
+ends give certified upper and lower bounds (blocks of width 1 are exact).  The
+window has O(sqrt(n log(1/delta))) totals, so n = 10^12 costs as much as n = 10^8.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+from scipy import optimize, stats
+
+from shuffledp._util.validation import check_probability
+from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
+from shuffledp.accounting._rounding import EPS_CEILING, floor_positive, grid_step, rel_slack, tail_budget
+from shuffledp.accounting.bounds import check_n
+from shuffledp.accounting.params import VariationRatio
+from shuffledp.errors import PrivacyParameterError
+
+#: Below this many blanket trials every count C is summed (no truncation).
+_FULL_RANGE = 1_000
+#: Most blocks of totals summed per divergence (more totals are grouped, see "Scale").
+MAX_BLOCKS = 20_000
+#: Blocks may span this fraction of the typical blanket count E[C]: K changes by about
+#: that fraction across a block, and Boost's betainc is slow (~0.5 ms) at c ~ 10^11.
+_BLOCK_RTOL = 1e-6
+#: Absolute error of a float64 probability that underflowed (half the smallest subnormal, doubled).
+_UNDERFLOW = 1e-323
+
+
+@dataclass(frozen=True)
+class DominatingPair:
+    """The pair (P, Q) of the module docstring.
+
+    ``w_same``/``w_other``/``w_none``: the victim's message on its own symbol / the other
+    input's symbol / on neither; ``w_diff`` = w_same - w_other, given exactly (beta for the
+    variation ratio, tanh(eps0/2) for clones); ``log_p``: sup log(P/Q) (math.inf for
+    p = infinity); ``rho``: probability that one of the ``trials`` blanket slots lands on
+    either symbol.
+    """
+
+    w_same: float
+    w_other: float
+    w_none: float
+    w_diff: float
+    log_p: float
+    rho: float
+    trials: int
+
+    @property
+    def eps_cap(self) -> float:
+        """log p rounded up: P <= p Q pointwise, so log p is always a valid epsilon."""
+        return math.inf if math.isinf(self.log_p) else math.nextafter(self.log_p, math.inf)
+
+    @classmethod
+    def from_params(cls, params: VariationRatio, n: int, gamma: float = 1.0, *, attainable: bool = False) -> "DominatingPair":
+        """Theorem 1 (gamma = 1) / Theorem 2 pair for ``n`` participants.
+
+        ``attainable=True`` caps beta at q - 1 so that actual randomizers realise the
+        pair (the lower-bound construction of :mod:`shuffledp.accounting.variation_ratio`).
+        """
+        if not isinstance(params, VariationRatio):
+            raise PrivacyParameterError(f"params must be a VariationRatio, got {type(params).__name__}")
+        n = check_n(n)
+        gamma = check_probability(gamma, "gamma", open_low=False, open_high=False)
+        p, q = params.p, params.q
+        beta = params.beta
+        w_same = beta if math.isinf(p) else beta * p / (p - 1.0)
+        rho = 2.0 * w_same / q  # q = infinity: blankets never cover the victim
+        if rho > 1.0 + 1e-12:
+            raise PrivacyParameterError(
+                f"inconsistent (p, beta, q) = ({p:g}, {beta:g}, {q:g}): the blanket probability "
+                f"2*beta*p/((p-1)*q) = {rho:.6g} exceeds 1; the q-ratio property needs q >= {2.0 * w_same:.6g}"
+            )
+        if attainable and beta > q - 1.0:
+            beta = q - 1.0
+            w_same = beta if math.isinf(p) else beta * p / (p - 1.0)
+            rho = 2.0 * w_same / q
+        w_other = 0.0 if math.isinf(p) else beta / (p - 1.0)
+        w_none = max(0.0, 1.0 - w_same - w_other)
+        return cls(w_same, w_other, w_none, beta, math.log(p), min(rho, 1.0) * gamma, n - 1)
+
+    @classmethod
+    def clones(cls, eps0: float, n: int, *, stronger: bool) -> "DominatingPair":
+        """Clone pair of generic eps0-LDP randomizers: clone probability e^-eps0, or 2/(e^eps0 + 1)."""
+        n = check_n(n)
+        w_other = 1.0 / (1.0 + math.exp(eps0))
+        rho = 2.0 * w_other if stronger else math.exp(-eps0)
+        return cls(1.0 - w_other, w_other, 0.0, math.tanh(eps0 / 2.0), eps0, rho, n - 1)
+
+
+def count_window(t: int, rho: float, tail: float) -> tuple[int, int, float]:
+    """[lo, hi] and an upper bound on P[Binom(t, rho) outside [lo, hi]], which is about <= 2 * ``tail``.
+
+    Both ends start from quantiles (the upper one through the mirrored count
+    t - C ~ Binom(t, 1 - rho): ``binom.isf`` loses tails below ~1e-16), or from
+    Bernstein's inequality where Boost's quantile search fails (t near 2^53); they are
+    then widened until the exact (Boost) tails are below ``tail``.
+    """
+    if t <= _FULL_RANGE or rho <= 0.0 or rho >= 1.0:
+        return 0, t, 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        q_lo, q_hi = stats.binom.ppf(tail, t, rho), stats.binom.ppf(tail, t, 1.0 - rho)
+    if math.isfinite(q_lo) and math.isfinite(q_hi):
+        lo, hi = int(q_lo), t - int(q_hi)
+    else:
+        lo, hi = binomial_window(t, rho, tail)
+    lo, hi = min(max(lo, 0), t), min(max(hi, lo), t)
+    step = 1
+    while lo > 0 and stats.binom.cdf(lo - 1, t, rho) > tail:
+        lo, step = max(0, lo - step), 2 * step
+    step = 1
+    while hi < t and stats.binom.sf(hi, t, rho) > tail:
+        hi, step = min(t, hi + step), 2 * step
+    mass = float(stats.binom.cdf(lo - 1, t, rho) + stats.binom.sf(hi, t, rho)) if lo > 0 or hi < t else 0.0
+    return lo, hi, (mass + 2.0 * _UNDERFLOW) * (1.0 + rel_slack(t))
+
+
+@dataclass(frozen=True)
+class _CloneMixture:
+    """Blocks of totals, each summarised by one symmetric clone pair (module docstring).
+
+    ``weight``: P-mass of the block (with its absolute error ``weight_err``); ``clones``:
+    the fair messages c; ``h``: the block's h_s, so alpha = (w_same + h)/(w_same + w_other + 2h).
+    """
+
+    weight: np.ndarray
+    weight_err: np.ndarray
+    clones: np.ndarray
+    h: np.ndarray
+
+
+def _binomial_masses(edges: np.ndarray, t: int, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """Masses of Binom(t, rho) on [edges[i], edges[i+1]) with their absolute error bounds.
+
+    Differences of the cdf below the mean and of the sf above it, so each mass keeps
+    its relative precision in the tails; the error is rel_slack times the two ends.
+    """
+    below = edges - 1.0 < t * rho
+    ends = np.where(below, stats.binom.cdf(edges - 1.0, t, rho), stats.binom.sf(edges - 1.0, t, rho))
+    # mass[i] = F(e_{i+1} - 1) - F(e_i - 1) below the mean, S(e_i - 1) - S(e_{i+1} - 1) above;
+    # the block straddling the mean is 1 - F(e_i - 1) - S(e_{i+1} - 1).
+    lo_end, hi_end = ends[:-1], ends[1:]
+    lo_below, hi_below = below[:-1], below[1:]
+    mass = np.where(
+        lo_below & hi_below,
+        hi_end - lo_end,
+        np.where(~lo_below & ~hi_below, lo_end - hi_end, 1.0 - lo_end - hi_end),
+    )
+    err = rel_slack(t) * (lo_end + hi_end + np.where(lo_below & ~hi_below, 1.0, 0.0)) + _UNDERFLOW
+    return np.maximum(mass, 0.0), err
+
+
+def _mixture(pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool) -> _CloneMixture:
+    """Blocks [s_a, s_b] of totals with the representative that bounds K from above / below."""
+    t, rho = pair.trials, pair.rho
+    w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
+    exact = bool(np.all(s_a == s_b))
+    if exact:
+        b_prev = stats.binom.pmf(s_a - 1.0, t, rho)
+        b_here = stats.binom.pmf(s_a, t, rho)
+        weight = (w1 + w0) * b_prev + w00 * b_here
+        weight_err = rel_slack(t) * weight + _UNDERFLOW
+    else:
+        edges = np.append(s_a, s_b[-1] + 1.0)
+        m_prev, e_prev = _binomial_masses(edges - 1.0, t, rho)
+        m_here, e_here = _binomial_masses(edges, t, rho)
+        weight = (w1 + w0) * m_prev + w00 * m_here
+        weight_err = (w1 + w0) * e_prev + w00 * e_here
+    # alpha grows with s: the upper bound takes alpha at s_b and the fewest clones s_a - 1
+    s_alpha, s_clones = (s_b, s_a) if upper else (s_a, s_b)
+    if w00 > 0.0 and rho > 0.0:
+        with np.errstate(divide="ignore", over="ignore"):
+            ratio = (t - s_alpha + 1.0) / s_alpha * (rho / (1.0 - rho)) if rho < 1.0 else np.where(s_alpha > t, 0.0, np.inf)
+        h = 0.5 * w00 * np.maximum(ratio, 0.0)
+    else:
+        h = np.zeros_like(s_alpha)
+    return _CloneMixture(weight, weight_err, s_clones - 1.0, h)
+
+
+class PairDivergence:
+    """Certified lower and upper bounds on D_{e^eps}(P || Q) of one pair, reusing its blocks."""
+
+    def __init__(self, pair: DominatingPair, tail: float) -> None:
+        self.pair = pair
+        lo, hi, self.tail = count_window(pair.trials, pair.rho, tail)
+        totals = hi + 2 - max(lo, 1)
+        width = max(1, math.ceil(totals / MAX_BLOCKS), math.floor(pair.trials * pair.rho * _BLOCK_RTOL))
+        s_a = np.arange(max(lo, 1), hi + 2, width, dtype=np.float64)
+        s_b = np.minimum(s_a + (width - 1), hi + 1.0)
+        self.exact = width == 1
+        self._upper = _mixture(pair, s_a, s_b, upper=True)
+        self._lower = self._upper if self.exact else _mixture(pair, s_a, s_b, upper=False)
+        self.slack = rel_slack(float(pair.trials))
+
+    def _terms(self, mix: _CloneMixture, eps: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per block: K(alpha, c, eps) (the best of three thresholds) and its magnitude |pos| + |neg|."""
+        pair = self.pair
+        e, em1 = math.exp(eps), math.expm1(eps)
+        c = mix.clones
+        w1h, w0h = pair.w_same + mix.h, pair.w_other + mix.h
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # log-odds of alpha: log p exactly when h = 0, else log1p(w_diff / (w_other + h)) < log p
+            log_odds = np.where(mix.h > 0.0, np.log1p(pair.w_diff / w0h), pair.log_p)
+            gain = np.where(np.isinf(log_odds), 1.0, -np.expm1(eps - log_odds))
+            coef = np.where(gain > 0.0, w1h * gain / (w1h + w0h), 0.0)  # A = alpha - e (1 - alpha), stably
+            slope = (pair.w_diff + em1 * w1h) / (pair.w_diff * (1.0 + e))  # u* = floor((c + 1) slope) + 1
+            u0 = np.floor((c + 1.0) * np.minimum(slope, 1.0)) + 1.0
+        u0 = np.where(coef > 0.0, u0, c + 2.0)
+        tail_hi = half_binomial_tail(u0 + 1.0, c)
+        pmf = [stats.binom.pmf(u0 + j, c, 0.5) for j in (-2.0, -1.0, 0.0)]  # b(u0 - 2), b(u0 - 1), b(u0)
+        tail_mid = tail_hi + pmf[2]
+        tails = (tail_mid + pmf[1], tail_mid, tail_hi)  # T(u0 - 1), T(u0), T(u0 + 1)
+        best = np.full(c.shape, -np.inf)
+        magnitude = np.zeros(c.shape)
+        for b_prev, t_here in zip(pmf, tails):  # candidate u: b(u - 1) and T(u)
+            pos, neg = coef * b_prev, em1 * t_here
+            value = pos - neg
+            better = value > best
+            best = np.where(better, value, best)
+            magnitude = np.where(better, pos + neg, magnitude)
+        return np.maximum(best, 0.0), magnitude
+
+    def upper(self, eps: float) -> float:
+        """Certified upper bound on the divergence at ``eps``."""
+        mix = self._upper
+        value, magnitude = self._terms(mix, eps)
+        total = float(np.sum((mix.weight + mix.weight_err) * value))
+        slack = self.slack * float(np.sum((mix.weight + mix.weight_err) * magnitude))
+        return min(1.0, (total + slack) * (1.0 + 1e-15) + self.tail)
+
+    def lower(self, eps: float) -> float:
+        """Certified lower bound on the divergence at ``eps``."""
+        mix = self._lower
+        value, magnitude = self._terms(mix, eps)
+        weight = np.maximum(mix.weight - mix.weight_err, 0.0)
+        total = float(np.sum(weight * value)) - self.slack * float(np.sum(mix.weight * magnitude))
+        return max(0.0, total * (1.0 - 1e-15))
+
+    def __call__(self, eps: float) -> tuple[float, float]:
+        return self.lower(eps), self.upper(eps)
+
+
+def infinite_divergence(pair: DominatingPair) -> float:
+    """lim_{eps -> inf} D_{e^eps}(P || Q) = P[Q = 0] (non-zero only for p = infinity).
+
+    With w_other = 0, Q vanishes exactly where all messages sit on the victim's symbol
+    and no "none" message can explain them: for w_none > 0 that is D1 = 1 and all
+    t blankets on o0 (mass w_same (rho/2)^t); for w_none = 0 it is every outcome with
+    y = 0 (mass E[2^-C] = (1 - rho/2)^t).
+    """
+    if pair.w_other > 0.0:
+        return 0.0
+    if pair.w_none > 0.0:
+        return pair.w_same * (pair.rho / 2.0) ** pair.trials
+    return math.exp(pair.trials * math.log1p(-pair.rho / 2.0))
+
+
+def _normal_guess(pair: DominatingPair, delta: float) -> float:
+    """Normal approximation eps ~ 2 w_diff sqrt(2 log(1/delta) / E[C]): only a starting point."""
+    return 2.0 * pair.w_diff * math.sqrt(2.0 * math.log(1.0 / delta) / max(1.0, pair.rho * pair.trials))
+
+
+def pair_epsilon(pair: DominatingPair, delta: float, rtol: float, upper: bool) -> float:
+    """Grid-snapped eps of the pair at ``delta``: certified upper bound, or certified lower bound.
+
+    Upper: the smallest grid point exp(k h), h = log1p(rtol), whose divergence upper bound
+    is <= delta (or log p, always valid for finite p); lower: the largest grid point whose
+    divergence lower bound is > delta (so the true eps is above it), or 0.
+    """
+    if pair.w_diff <= 0.0:
+        return 0.0  # beta = 0: P = Q
+    div = PairDivergence(pair, tail_budget(delta, rtol))
+    divergence = div.upper if upper else div.lower
+    cap = pair.eps_cap
+    if math.isinf(cap):
+        d_inf = infinite_divergence(pair) * (1.0 + (div.slack if upper else -div.slack))
+        if (d_inf >= delta) if upper else (d_inf > delta):
+            return math.inf
+    ceiling = min(cap, EPS_CEILING)
+    return solve_epsilon(divergence, delta, ceiling, _normal_guess(pair, delta), rtol, upper, cap=cap)
+
+
+def solve_epsilon(
+    divergence: Callable[[float], float],
+    delta: float,
+    ceiling: float,
+    guess: float,
+    rtol: float,
+    upper: bool,
+    *,
+    cap: float = math.inf,
+) -> float:
+    """Grid point bracketing the root of a non-increasing ``divergence(eps) = delta`` on [0, ceiling].
+
+    Upper: the smallest grid point with divergence <= delta (``cap`` if none below
+    ``ceiling`` is, ``cap`` being an epsilon known to be valid); lower: the largest grid
+    point with divergence > delta (0 if even eps = 0 is certified).  The root is located
+    by Brent's method on log(divergence) and the grid boundary then verified by bisection
+    on the grid index, so the result is certified whatever Brent returns.
+    """
+    if divergence(0.0) <= delta:
+        return 0.0
+    if divergence(ceiling) > delta:
+        if upper:
+            return cap
+        return _snap(ceiling, rtol, up=False)
+    guess = min(max(guess, 1e-12), ceiling)
+    lo, hi = 0.0, ceiling  # divergence(lo) > delta >= divergence(hi)
+    if divergence(guess) > delta:
+        lo, probe = guess, min(2.0 * guess, ceiling)
+        while divergence(probe) > delta:
+            lo, probe = probe, min(2.0 * probe, ceiling)
+        hi = probe
+    else:
+        hi, probe = guess, guess / 2.0
+        while probe > guess / 16.0 and divergence(probe) <= delta:
+            hi, probe = probe, probe / 2.0
+        lo = probe if divergence(probe) > delta else 0.0
+
+    def phi(eps: float) -> float:
+        return math.log(floor_positive(divergence(eps), delta)) - math.log(delta)
+
+    root = optimize.brentq(phi, lo, hi, xtol=1e-300, rtol=max(rtol / 4.0, 1e-14)) if phi(lo) > 0.0 >= phi(hi) else hi
+    step = grid_step(rtol)
+
+    def above(k: int) -> bool:
+        return divergence(math.exp(k * step)) > delta
+
+    # The boundary index kb: above(kb - 1) and not above(kb).  Verify around Brent's root,
+    # and fall back to bisection on the grid index between the bracket's ends.
+    k = math.ceil(math.log(max(root, 1e-300)) / step)
+    if not above(k) and above(k - 1):
+        kb = k
+    elif not above(k + 1) and above(k):
+        kb = k + 1
+    else:
+        # exp(k_lo h) <= lo is above, exp(k_hi h) >= hi is not (the divergence is non-increasing)
+        k_lo = math.floor(math.log(max(lo, 1e-300)) / step)
+        k_hi = math.ceil(math.log(hi) / step)
+        while k_hi - k_lo > 1:
+            mid = (k_lo + k_hi) // 2
+            k_lo, k_hi = (mid, k_hi) if above(mid) else (k_lo, mid)
+        kb = k_hi
+    result = math.exp(kb * step) if upper else math.exp((kb - 1) * step)
+    return min(result, cap) if upper else result
+
+
+def _snap(eps: float, rtol: float, up: bool) -> float:
+    """``eps`` snapped to the grid exp(k h), up or down."""
+    step = grid_step(rtol)
+    k = math.log(eps) / step
+    return math.exp((math.ceil(k) if up else math.floor(k)) * step)
+
+
+def pair_cells(pair: DominatingPair, tail: float, chunk_cells: int = 2_000_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield (P-mass, Q-mass) arrays over chunks of outcomes (x, s - x); return the neglected P-mass.
+
+    Totals outside the window of C (mass ``tail`` / 2) and x given s outside
+    s/2 +- sqrt(s log(4/tail) / 2) (Hoeffding: mass <= tail / 2) are skipped; the
+    generator's return value (StopIteration.value) bounds the neglected mass.
+    """
+    t, rho = pair.trials, pair.rho
+    c_lo, c_hi, tail_c = count_window(t, rho, tail / 4.0)
+    s_all = np.arange(c_lo, c_hi + 2, dtype=np.float64)
+    half = math.ceil(math.sqrt(max(c_hi + 1, 1) * math.log(4.0 / tail) / 2.0)) + 2
+    offsets = np.arange(-half, half + 1, dtype=np.float64)
+    rows = max(1, chunk_cells // offsets.size)
+    w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
+    for i in range(0, s_all.size, rows):
+        s = s_all[i : i + rows, None]
+        x = np.floor(s / 2.0) + offsets[None, :]
+        valid = (x >= 0.0) & (x <= s)
+        b_prev = stats.binom.pmf(s - 1.0, t, rho)  # Pr[C = s - 1]
+        b_here = stats.binom.pmf(s, t, rho)  # Pr[C = s]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lin = np.where(s > 0.0, 2.0 * b_prev / s, 0.0)
+        g_p = lin * (w1 * x + w0 * (s - x)) + w00 * b_here
+        g_q = lin * (w1 * (s - x) + w0 * x) + w00 * b_here
+        base = np.where(valid, stats.binom.pmf(np.clip(x, 0.0, s), s, 0.5), 0.0)
+        yield base * g_p, base * g_q
+    return tail_c + tail / 2.0
+
+
+__all__ = [
+    "MAX_BLOCKS",
+    "DominatingPair",
+    "PairDivergence",
+    "count_window",
+    "infinite_divergence",
+    "pair_cells",
+    "pair_epsilon",
+    "solve_epsilon",
+]
