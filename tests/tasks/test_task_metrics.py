@@ -78,7 +78,7 @@ def test_neighbor_scores_against_set_arithmetic():
     true, got = radius_neighbors(X, 0.2), radius_neighbors(Y, 0.2)
     sets_t = [set(true.row(i)) for i in range(150)]
     sets_r = [set(got.row(i)) for i in range(150)]
-    hits = sum(len(t & r) for t, r in zip(sets_t, sets_r))
+    hits = sum(len(t & r) for t, r in zip(sets_t, sets_r, strict=True))
     p = hits / sum(map(len, sets_r))
     r = hits / sum(map(len, sets_t))
     s = neighbor_scores(got, true)

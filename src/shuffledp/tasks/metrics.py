@@ -96,4 +96,3 @@ def neighbor_scores(retrieved: Neighbors, true: Neighbors) -> NeighborScores:
     else:
         f1 = 0.0 if precision == 0 and recall == 0 else float("nan")
     return NeighborScores(float(precision), float(recall), float(f1))
-
