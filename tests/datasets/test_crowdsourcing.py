@@ -120,3 +120,13 @@ def test_mixed_radii_have_no_single_serving_radius(tmp_path):
     np.testing.assert_allclose(inst.worker_radii, [0.4, 0.8])
     with pytest.raises(DataError, match="2 different serving radii"):
         _ = inst.serving_radius
+
+
+@pytest.mark.parametrize("name", sorted(TABLE2))
+def test_clear_data_maximum_matching_ratio_is_one_as_in_section_7_1(shared_data, name):
+    # §7.1: "For both datasets, the matching ratio over clear data is 100%."
+    from shuffledp.tasks import radius_matching, success_ratio
+
+    for instance in (0, 9):
+        users, workers = load_crowdsourcing(name, instance, root=shared_data).groups()
+        assert success_ratio(radius_matching(users, workers, 0.4), users, workers, 0.4) == 1.0
