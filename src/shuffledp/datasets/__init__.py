@@ -1,0 +1,33 @@
+"""Data set loaders (../shared/data or a user path) and synthetic generators; no knowledge of DP."""
+
+from shuffledp.datasets._paths import DATA_ENV_VAR, data_root
+from shuffledp.datasets.crowdsourcing import (
+    CROWDSOURCING_DATASETS,
+    crowdsourcing_path,
+    load_crowdsourcing,
+    read_crowdsourcing_file,
+)
+from shuffledp.datasets.instance import SpatialInstance
+from shuffledp.datasets.locations import EARTH_RADIUS_M, austin_path, load_austin, project_to_metres
+from shuffledp.datasets.synthetic import clustered_points, synthetic_instance, uniform_points
+from shuffledp.datasets.transform import bounding_box, scale_length, to_unit_box
+
+__all__ = [
+    "CROWDSOURCING_DATASETS",
+    "DATA_ENV_VAR",
+    "EARTH_RADIUS_M",
+    "SpatialInstance",
+    "austin_path",
+    "bounding_box",
+    "clustered_points",
+    "crowdsourcing_path",
+    "data_root",
+    "load_austin",
+    "load_crowdsourcing",
+    "project_to_metres",
+    "read_crowdsourcing_file",
+    "scale_length",
+    "synthetic_instance",
+    "to_unit_box",
+    "uniform_points",
+]

@@ -1,0 +1,35 @@
+"""Permutation-equivariant tasks f(L) run by the PIC server, and their utility metrics.
+
+See ``tasks.base`` for the contract (output i belongs to report i; canonical order).
+"""
+
+from shuffledp.tasks.base import NO_MATCH, PAIR_DTYPE
+from shuffledp.tasks.matching import Matching, min_weight_matching, radius_matching
+from shuffledp.tasks.metrics import (
+    NeighborScores,
+    matching_size_ratio,
+    mean_l2_error,
+    neighbor_scores,
+    success_ratio,
+    travel_cost,
+    travel_cost_ratio,
+)
+from shuffledp.tasks.neighbors import Neighbors, k_nearest_neighbors, radius_neighbors
+
+__all__ = [
+    "NO_MATCH",
+    "PAIR_DTYPE",
+    "Matching",
+    "NeighborScores",
+    "Neighbors",
+    "k_nearest_neighbors",
+    "matching_size_ratio",
+    "mean_l2_error",
+    "min_weight_matching",
+    "neighbor_scores",
+    "radius_matching",
+    "radius_neighbors",
+    "success_ratio",
+    "travel_cost",
+    "travel_cost_ratio",
+]

@@ -1,0 +1,130 @@
+"""Two-group matchings of spatial crowdsourcing (PIC §4.1 step III; §7.1).
+
+``min_weight_matching``: minimum weighted full matching [54] — every report of
+the smaller group is matched, minimising the total Euclidean distance of the
+matched pairs.  ``radius_matching``: maximum matching [48] — as many pairs as
+possible, a pair allowed only within the serving radius (Hopcroft–Karp).
+
+Both return a :class:`Matching`: report ``i`` of group A (group 0 of ``L``)
+gets the index of its partner in group B (group 1) and their reported distance,
+and symmetrically; unmatched reports get ``NO_MATCH`` and NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+from scipy.spatial import cKDTree
+from scipy.spatial.distance import cdist
+
+from shuffledp.errors import ShapeError
+from shuffledp.tasks.base import NO_MATCH, PAIR_DTYPE, as_reports, canonical_order, check_radius
+
+
+@dataclass(frozen=True)
+class Matching:
+    """A one-to-one matching between group A (``n_a`` reports) and group B (``n_b``).
+
+    ``partner_a[i]`` is the index in B matched to report ``i`` of A, or
+    ``NO_MATCH``; ``distance_a[i]`` is the Euclidean distance between the two
+    *reports* (NaN if unmatched).  ``partner_b`` / ``distance_b`` likewise.
+    """
+
+    partner_a: np.ndarray
+    partner_b: np.ndarray
+    distance_a: np.ndarray
+    distance_b: np.ndarray
+
+    @classmethod
+    def from_pairs(cls, rows: np.ndarray, cols: np.ndarray, group_a: np.ndarray, group_b: np.ndarray) -> Matching:
+        """The matching of pairs ``(rows[k], cols[k])`` (distinct rows, distinct cols)."""
+        partner_a = np.full(len(group_a), NO_MATCH, dtype=np.int64)
+        partner_b = np.full(len(group_b), NO_MATCH, dtype=np.int64)
+        partner_a[rows] = cols
+        partner_b[cols] = rows
+        dist = np.linalg.norm(group_a[rows] - group_b[cols], axis=1)
+        distance_a = np.full(len(group_a), np.nan)
+        distance_b = np.full(len(group_b), np.nan)
+        distance_a[rows] = dist
+        distance_b[cols] = dist
+        return cls(partner_a, partner_b, distance_a, distance_b)
+
+    @property
+    def size(self) -> int:
+        """Number of matched pairs."""
+        return int(np.count_nonzero(self.partner_a != NO_MATCH))
+
+    def pairs(self) -> np.ndarray:
+        """The matched pairs as an int64 array of shape (size, 2), rows ``(i in A, j in B)`` by increasing i."""
+        rows = np.flatnonzero(self.partner_a != NO_MATCH)
+        return np.column_stack([rows, self.partner_a[rows]]).astype(np.int64)
+
+    def records(self, group: int) -> np.ndarray:
+        """Every output of ``group`` (0 = A, 1 = B) as a PAIR_DTYPE array, one record per report."""
+        partner, distance = self._group(group)
+        out = np.empty(partner.size, dtype=PAIR_DTYPE)
+        out["index"] = partner
+        out["distance"] = distance
+        return out
+
+    def user_output(self, group: int, i: int) -> bytes:
+        """The 16-byte output of report ``i`` of ``group``: ``PAIR_DTYPE`` (partner index, distance)."""
+        partner, distance = self._group(group)
+        if not 0 <= i < partner.size:
+            raise ShapeError(f"i must be a report index in [0, {partner.size}) of group {group}, got {i!r}")
+        record = np.empty(1, dtype=PAIR_DTYPE)
+        record["index"], record["distance"] = partner[i], distance[i]
+        return record.tobytes()
+
+    def _group(self, group: int) -> tuple[np.ndarray, np.ndarray]:
+        if group == 0:
+            return self.partner_a, self.distance_a
+        if group == 1:
+            return self.partner_b, self.distance_b
+        raise ShapeError(f"group must be 0 (group A) or 1 (group B) for a two-group matching, got {group!r}")
+
+
+def _groups(group_a: Any, group_b: Any) -> tuple[np.ndarray, np.ndarray]:
+    A = as_reports(group_a, "group_a")
+    return A, as_reports(group_b, "group_b", dim=A.shape[1])
+
+
+def min_weight_matching(group_a: Any, group_b: Any) -> Matching:
+    """Minimum weighted full matching (§7.1, [54]) of two groups of reports in R^d.
+
+    Every report of the smaller group is matched to a distinct report of the
+    larger one so that the sum of Euclidean distances is minimal; the surplus
+    of the larger group gets ``NO_MATCH``.  Dense: O(n_a n_b) memory, cubic time
+    (``scipy.optimize.linear_sum_assignment``), meant for groups of thousands.
+    """
+    A, B = _groups(group_a, group_b)
+    oa, ob = canonical_order(A), canonical_order(B)
+    rows, cols = linear_sum_assignment(cdist(A[oa], B[ob]))
+    return Matching.from_pairs(oa[rows], ob[cols], A, B)
+
+
+def radius_matching(group_a: Any, group_b: Any, radius: float) -> Matching:
+    """Maximum matching within a serving radius (§7.1, [48]).
+
+    A pair (i, j) is allowed when the reports are at Euclidean distance <= ``radius``;
+    returns a matching with the largest possible number of allowed pairs
+    (Hopcroft–Karp, ``scipy.sparse.csgraph.maximum_bipartite_matching``, on the
+    sparse graph of allowed pairs found with k-d trees).  Which maximum matching
+    is returned is fixed by the canonical order (see ``tasks.base``), not by the
+    input order.
+    """
+    A, B = _groups(group_a, group_b)
+    r = check_radius(radius, "radius")
+    oa, ob = canonical_order(A), canonical_order(B)
+    if len(A) == 0 or len(B) == 0:
+        return Matching.from_pairs(np.zeros(0, np.intp), np.zeros(0, np.intp), A, B)
+    pairs = cKDTree(A[oa]).sparse_distance_matrix(cKDTree(B[ob]), r, output_type="ndarray")
+    graph = csr_matrix((np.ones(len(pairs), dtype=np.int8), (pairs["i"], pairs["j"])), shape=(len(A), len(B)))
+    match = maximum_bipartite_matching(graph, perm_type="column")
+    rows = np.flatnonzero(match >= 0)
+    return Matching.from_pairs(oa[rows], ob[match[rows]], A, B)

@@ -1,0 +1,98 @@
+"""Utility metrics of the PIC experiments (§7.1 Figs 5–7, §7.2 Figs 10–11).
+
+Tasks run on the *reports*; utility is judged on the *true* locations: a
+matching computed from noisy reports is charged the true distances of the
+pairs it formed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from shuffledp.errors import ShapeError
+from shuffledp.tasks.base import as_reports, check_radius
+from shuffledp.tasks.matching import Matching
+from shuffledp.tasks.neighbors import Neighbors
+
+
+def mean_l2_error(reported: Any, true: Any) -> float:
+    """Mean Euclidean distance between each report and its true value (Fig. 5)."""
+    X = as_reports(true, "true")
+    Y = as_reports(reported, "reported", dim=X.shape[1])
+    if Y.shape != X.shape:
+        raise ShapeError(f"reported must have the shape of true {X.shape}, got {Y.shape}")
+    return float(np.linalg.norm(Y - X, axis=1).mean())
+
+
+def _true_pair_distances(matching: Matching, true_a: Any, true_b: Any) -> np.ndarray:
+    A = as_reports(true_a, "true_a")
+    B = as_reports(true_b, "true_b", dim=A.shape[1])
+    if (len(A), len(B)) != (matching.partner_a.size, matching.partner_b.size):
+        raise ShapeError(
+            f"true_a and true_b must have {matching.partner_a.size} and {matching.partner_b.size} rows "
+            f"like the matching, got {len(A)} and {len(B)}"
+        )
+    p = matching.pairs()
+    return np.linalg.norm(A[p[:, 0]] - B[p[:, 1]], axis=1)
+
+
+def travel_cost(matching: Matching, true_a: Any, true_b: Any) -> float:
+    """Total travel cost (§7.1, Fig. 6): sum over matched pairs of the true distance ||l_i - l_j||_2."""
+    return float(_true_pair_distances(matching, true_a, true_b).sum())
+
+
+def travel_cost_ratio(private: Matching, reference: Matching, true_a: Any, true_b: Any) -> float:
+    """Travel cost of ``private`` over that of ``reference`` (the matching of the true locations)."""
+    cost = travel_cost(reference, true_a, true_b)
+    return travel_cost(private, true_a, true_b) / cost if cost > 0 else float("nan")
+
+
+def success_ratio(matching: Matching, true_a: Any, true_b: Any, radius: float) -> float:
+    """Successful matching ratio (§7.1, Fig. 7).
+
+    Matched pairs whose *true* distance is <= ``radius``, over min(|G_a|, |G_b|).
+    """
+    tau = check_radius(radius, "radius")
+    dist = _true_pair_distances(matching, true_a, true_b)
+    smaller = min(matching.partner_a.size, matching.partner_b.size)
+    return float(np.count_nonzero(dist <= tau) / smaller) if smaller else float("nan")
+
+
+def matching_size_ratio(private: Matching, reference: Matching) -> float:
+    """Number of pairs of ``private`` over that of ``reference``."""
+    if (private.partner_a.size, private.partner_b.size) != (reference.partner_a.size, reference.partner_b.size):
+        raise ShapeError("private and reference must match groups of the same sizes")
+    return private.size / reference.size if reference.size else float("nan")
+
+
+class NeighborScores(NamedTuple):
+    """Micro-averaged precision, recall and F1 of neighbour sets (§7.2)."""
+
+    precision: float
+    recall: float
+    f1: float
+
+
+def neighbor_scores(retrieved: Neighbors, true: Neighbors) -> NeighborScores:
+    """§7.2: precision = sum_i |N_i ∩ N^_i| / sum_i |N^_i|, recall = sum_i |N_i ∩ N^_i| / sum_i |N_i|, F1.
+
+    ``true`` holds the neighbours N_i found on the true locations, ``retrieved``
+    the N^_i found on the reports.  A ratio with a zero denominator (nothing
+    retrieved, or no true neighbours at all) is undefined and returned as NaN,
+    and so is F1 then.
+    """
+    if len(retrieved) != len(true):
+        raise ShapeError(f"retrieved and true must cover the same reports, got {len(retrieved)} and {len(true)}")
+    n = np.int64(len(true))
+    keys_r = retrieved.pairs() @ np.array([n, 1], dtype=np.int64)
+    keys_t = true.pairs() @ np.array([n, 1], dtype=np.int64)
+    hits = np.intersect1d(keys_r, keys_t, assume_unique=True).size
+    precision = hits / keys_r.size if keys_r.size else float("nan")
+    recall = hits / keys_t.size if keys_t.size else float("nan")
+    if precision + recall > 0:
+        f1 = 2 * precision * recall / (precision + recall)
+    else:
+        f1 = 0.0 if precision == 0 and recall == 0 else float("nan")
+    return NeighborScores(float(precision), float(recall), float(f1))
