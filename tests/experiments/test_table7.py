@@ -43,3 +43,26 @@ def test_quick_run_writes_the_table(tmp_path):
     summary = (target / "summary.md").read_text()
     assert "MinkowskiResponse" in summary and "10.42" in summary
     assert (target / "figure.png").exists()
+
+
+def test_figure_draws_each_paper_row_once():
+    import matplotlib.pyplot as plt
+
+    from shuffledp.experiments.table7 import _figure
+
+    rows = [
+        {"randomizer": label, "epsilon": eps, "mean_l2_error": paper_value, "paper_mean_l2_error": paper_value}
+        for label, _, _, paper in TABLE7
+        for eps, paper_value in zip(EPSILONS, paper)
+    ]
+    fig = _figure(rows)
+    try:
+        errors = fig.axes[0]
+        crosses = [line for line in errors.get_lines() if line.get_marker() == "x"]
+        distinct = {paper for *_, paper in TABLE7}
+        assert len(distinct) < len(TABLE7)  # PrivUnit and PrivUnit-exact share the paper's row
+        assert sorted(tuple(c.get_ydata()) for c in crosses) == sorted(distinct)
+        (legend,) = fig.legends
+        assert [t.get_text() for t in legend.get_texts()].count("paper (Table 7)") == 1
+    finally:
+        plt.close(fig)
