@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench bench-record clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,9 +18,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# Benchmarks. `make bench` writes results/bench/*.json (git-ignored): running it never
+# dirties tracked files. The numbers of record, benchmarks/results/*.json (tracked, quoted
+# in the README), change only through `make bench-record`; review and commit them on purpose.
 bench: $(STAMP)
 	$(PY) benchmarks/bench_randomizers.py
 	$(PY) benchmarks/bench_accounting.py
+
+bench-record: $(STAMP)
+	SHUFFLEDP_BENCH_RECORD=1 $(MAKE) bench
 
 clean:
 	rm -rf $(VENV) results

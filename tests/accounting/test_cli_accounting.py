@@ -13,6 +13,7 @@ from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuf
 from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
 from shuffledp.accounting.inverse import local_epsilon
 from shuffledp.cli import app
+from shuffledp.randomizers.registry import make_randomizer
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -56,9 +57,6 @@ def test_amplify_single_method_and_table():
 
 
 def test_amplify_with_a_randomizer_uses_its_parameters():
-    pytest.importorskip("shuffledp.randomizers.minkowski")
-    from shuffledp.randomizers.registry import make_randomizer
-
     result = run_cli("amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2", "--json")
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
@@ -78,7 +76,6 @@ def test_local_budget_round_trips():
 
 
 def test_local_budget_with_a_randomizer():
-    pytest.importorskip("shuffledp.randomizers.minkowski")
     result = run_cli("local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["local_epsilon"] >= local_epsilon(0.5, 10_000, 1e-6)  # tighter parameters

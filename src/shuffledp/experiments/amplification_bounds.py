@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
+from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, lower_bound_style, page_style, series_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
 
 EPS0 = (0.25, 0.5, 1.0, 2.0, 4.0, 6.0)
@@ -25,6 +26,8 @@ N_FULL = tuple(int(round(10**e)) for e in np.arange(3.0, 8.01, 0.5))
 N_QUICK = (1_000, 10_000, 100_000, 1_000_000)
 #: n of the summary table.
 N_TABLE = 10_000
+#: Curves closer than this (relative) at every point are drawn, and named, as one line.
+COINCIDE_RTOL = 0.01
 COLUMNS = ["method", "eps0", "n", "delta", "epsilon", "seconds"]
 
 
@@ -71,7 +74,6 @@ def _cell(value: float) -> str:
 
 def _summary(rows: list[dict[str, Any]], kinds: dict[str, str]) -> str:
     at = {(r["method"], r["eps0"]): r for r in rows if r["n"] == N_TABLE}
-    order = sorted(kinds, key=lambda m: (kinds[m] != "upper", at[(m, 1.0)]["epsilon"]))
     lines = [
         f"Central epsilon after shuffling n = {N_TABLE} generic eps0-LDP reports, delta = {delta_for(N_TABLE):g} "
         "(— : the bound's regime is not met). Last column: largest time of one evaluation over the whole run.",
@@ -79,7 +81,7 @@ def _summary(rows: list[dict[str, Any]], kinds: dict[str, str]) -> str:
         "| method | kind | " + " | ".join(f"eps0={e:g}" for e in EPS0) + " | max seconds |",
         "|---|---|" + "---|" * (len(EPS0) + 1),
     ]
-    for m in order:
+    for m in _order(rows, kinds):
         worst = max(r["seconds"] for r in rows if r["method"] == m)
         cells = " | ".join(_cell(at[(m, e)]["epsilon"]) for e in EPS0)
         lines.append(f"| {m} | {kinds[m]} | {cells} | {worst:.3g} |")
@@ -88,36 +90,87 @@ def _summary(rows: list[dict[str, Any]], kinds: dict[str, str]) -> str:
     if ub and lb:
         gap = max((r["epsilon"] - lb[(r["eps0"], r["n"])]) / r["epsilon"] for r in ub if math.isfinite(r["epsilon"]))
         lines += ["", f"Largest relative gap between the variation-ratio upper and lower bounds over the run: {gap:.2g}."]
+    lines += ["", "![central epsilon vs n](figure.png)", "", f"*Figure.* {caption(rows, kinds)}"]
     return "\n".join(lines)
 
 
+def _order(rows: list[dict[str, Any]], kinds: dict[str, str]) -> list[str]:
+    """Upper bounds from tightest to loosest (at n = N_TABLE, eps0 = 1), then the lower bounds."""
+    at = {r["method"]: r["epsilon"] for r in rows if r["n"] == N_TABLE and r["eps0"] == 1.0}
+    return sorted(kinds, key=lambda m: (kinds[m] != "upper", at[m]))
+
+
+def coinciding(rows: list[dict[str, Any]], order: list[str], rtol: float = COINCIDE_RTOL) -> list[list[str]]:
+    """Methods grouped by curves that agree everywhere: at every (eps0, n) of the run both are
+    finite within relative distance ``rtol`` of each other, or both are out of regime (inf).
+    Each method joins the first group all of whose members it agrees with (groups keep ``order``).
+    """
+    curves = {m: {} for m in order}
+    for r in rows:
+        curves[r["method"]][(r["eps0"], r["n"])] = r["epsilon"]
+
+    def agree(a: str, b: str) -> bool:
+        for key, x in curves[a].items():
+            y = curves[b][key]
+            if math.isfinite(x) != math.isfinite(y) or (math.isfinite(x) and abs(x - y) > rtol * max(abs(x), abs(y))):
+                return False
+        return True
+
+    groups: list[list[str]] = []
+    for m in order:
+        home = next((g for g in groups if all(agree(m, other) for other in g)), None)
+        if home is None:
+            groups.append([m])
+        else:
+            home.append(m)
+    return groups
+
+
+def caption(rows: list[dict[str, Any]], kinds: dict[str, str]) -> str:
+    """The figure's caption, naming the curves that coincide (computed from the rows)."""
+    merged = [g for g in coinciding(rows, _order(rows, kinds)) if len(g) > 1]
+    lower = [m for m in kinds if kinds[m] == "lower"]
+    same = "; ".join(" = ".join(f"{m} (lower)" if kinds[m] == "lower" else m for m in g) for g in merged)
+    return (
+        "Central epsilon after shuffling n generic eps0-LDP reports, delta = 0.01/n, one panel per eps0 (log-log). "
+        f"Lines: upper bounds; wide grey band: the lower bound ({', '.join(lower)}), so an upper bound lying on it "
+        "is tight. A point is missing where the bound's regime is not met. "
+        + (
+            f"Curves within {COINCIDE_RTOL:.0%} of each other at every point of the run: {same} "
+            "(coinciding upper bounds are drawn as one line)."
+            if merged
+            else f"No two curves agree within {COINCIDE_RTOL:.0%} at every point of the run."
+        )
+    )
+
+
 def _figure(rows: list[dict[str, Any]], kinds: dict[str, str]):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(EPS0), figsize=(4.0 * len(EPS0), 4.2), sharex=True)
-    handles: dict[str, Any] = {}
-    # lower bounds drawn last (dashed, on top): upper bounds that coincide stay visible below
-    for ax, eps0 in zip(axes, EPS0):
-        for i, method in sorted(enumerate(sorted(kinds)), key=lambda im: kinds[im[1]] == "lower"):
-            pts = sorted((r["n"], r["epsilon"]) for r in rows if r["method"] == method and r["eps0"] == eps0)
-            pts = [(n, e) for n, e in pts if math.isfinite(e) and e > 0.0]
-            if not pts:
-                continue
-            lower = kinds[method] == "lower"
-            (line,) = ax.plot(
-                *zip(*pts), "--" if lower else "-", marker="" if lower else "o", ms=3, lw=2.0 if lower else 1.2,
-                color="black" if lower else f"C{i % 10}", label=method,
-            )
-            handles.setdefault(method, line)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(f"eps0 = {eps0:g}")
-        ax.set_xlabel("n")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("central epsilon (delta = 0.01/n)")
-    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=min(len(handles), 6), fontsize=8)
-    fig.tight_layout(rect=(0.0, 0.1, 1.0, 1.0))
+    groups = coinciding(rows, _order(rows, kinds))
+    # one line per group of coinciding upper bounds; every lower bound as its own band
+    lines = [[m for m in g if kinds[m] == "upper"] for g in groups]
+    lines = [g for g in lines if g] + [[m] for m in kinds if kinds[m] == "lower"]
+    ncols = 3
+    nrows = math.ceil(len(EPS0) / ncols)
+    with page_style() as plt:
+        fig, axes = plt.subplots(nrows, ncols, figsize=(PAGE_WIDTH, 2.3 * nrows + 0.3), sharex=True, squeeze=False)
+        handles: dict[str, Any] = {}
+        for ax, eps0 in zip(axes.flat, EPS0):
+            for i, group in enumerate(lines):
+                lower = kinds[group[0]] == "lower"
+                pts = sorted((r["n"], r["epsilon"]) for r in rows if r["method"] == group[0] and r["eps0"] == eps0)
+                pts = [(n, e) for n, e in pts if math.isfinite(e) and e > 0.0]
+                if pts:
+                    label = f"{group[0]} (lower bound)" if lower else " = ".join(group)
+                    style = lower_bound_style() if lower else {**series_style(i), "zorder": 2}
+                    (handles[label],) = ax.plot(*zip(*pts), **style)
+            ax.set_title(f"$\\varepsilon_0$ = {eps0:g}")
+            log_ticks(ax, "x", plain=False)
+            log_ticks(ax, "y")
+        for ax in axes[-1]:
+            ax.set_xlabel("n (reports shuffled)")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("central $\\varepsilon$")
+        for ax in axes.flat[len(EPS0):]:
+            ax.set_visible(False)
+        legend_and_caption(fig, list(handles.values()), list(handles), ncol=2, caption=caption(rows, kinds))
     return fig

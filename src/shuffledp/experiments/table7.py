@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.registry import make_randomizer
@@ -109,22 +110,36 @@ def _summary(rows: list[dict[str, Any]], repetitions: int) -> str:
     return "\n".join(lines)
 
 
+def _paper_rows() -> dict[tuple[float, ...], list[str]]:
+    """Each distinct paper row with the labels of ours compared to it (PrivUnit and PrivUnit-exact share one)."""
+    rows: dict[tuple[float, ...], list[str]] = {}
+    for label, _, _, paper in TABLE7:
+        rows.setdefault(paper, []).append(label)
+    return rows
+
+
 def _figure(rows: list[dict[str, Any]]):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for k, (label, *_) in enumerate(TABLE7):
-        mine = [r for r in rows if r["randomizer"] == label]
-        color = f"C{k}"
-        ax.plot([r["epsilon"] for r in mine], [r["mean_l2_error"] for r in mine], "-o", color=color, label=label, ms=4)
-        ax.plot([r["epsilon"] for r in mine], [r["paper_mean_l2_error"] for r in mine], "x", color=color, ms=6)
-    ax.set_xlabel("local epsilon")
-    ax.set_ylabel("mean l2 error")
-    ax.set_yscale("log")
-    ax.set_title("Table 7: lines = shuffledp, crosses = paper")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    with page_style() as plt:
+        fig, (errors, ratios) = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.4))
+        handles: dict[str, Any] = {}
+        for k, (label, *_) in enumerate(TABLE7):
+            mine = [r for r in rows if r["randomizer"] == label]
+            eps = [r["epsilon"] for r in mine]
+            (handles[label],) = errors.plot(eps, [r["mean_l2_error"] for r in mine], **series_style(k))
+            ratios.plot(eps, [r["mean_l2_error"] / r["paper_mean_l2_error"] for r in mine], **series_style(k))
+        for paper in _paper_rows():  # once per paper row, however many of our rows it is compared to
+            (handles["paper (Table 7)"],) = errors.plot(EPSILONS, paper, "x", color="black", ms=7, mew=1.5, zorder=4)
+        ratios.axhline(1.0, color="black", lw=1.0, zorder=1)
+        errors.set_xlabel("local $\\varepsilon$")
+        errors.set_ylabel("mean $\\ell_2$ error")
+        log_ticks(errors, "y")
+        errors.set_title("error: lines ours, crosses the paper")
+        ratios.set_xlabel("local $\\varepsilon$")
+        ratios.set_ylabel("ours / paper")
+        ratios.set_title("ratio to the paper's row")
+        legend_and_caption(
+            fig, list(handles.values()), list(handles), ncol=3,
+            caption="Mean l2 error of eps-LDP randomizers on [-1,1]^2 (PIC Table 7). PrivUnit (paper's "
+            "recipe) and PrivUnit-exact (our exact calibration) are both compared to the paper's single PrivUnit row.",
+        )
     return fig
