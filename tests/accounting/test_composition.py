@@ -145,9 +145,9 @@ def test_composed_local_epsilon_bad_input():
         cp.composed_local_epsilon(1.0, 1000, 1e-6, 3, method="magic")
     with pytest.raises(PrivacyParameterError, match="min_epsilon must be < max_epsilon"):
         cp.composed_local_epsilon(1.0, 1000, 1e-6, 3, min_epsilon=3.0, max_epsilon=2.0)
-    with pytest.raises(PrivacyParameterError, match="k must be"):
+    with pytest.raises(PrivacyParameterError, match="rounds must be"):
         cp.composed_local_epsilon(1.0, 1000, 1e-6, 0)
-    with pytest.raises(PrivacyParameterError, match=r"no local epsilon .* over k=80 rounds"):
+    with pytest.raises(PrivacyParameterError, match=r"no local epsilon .* over rounds=80 of"):
         cp.composed_local_epsilon(1e-3, 10, 1e-6, 80)
 
 
@@ -189,3 +189,28 @@ def test_one_round_of_tight_composition_is_the_single_round_bound_exactly():
     vr = VariationRatio.from_pq(math.exp(0.5), 0.1, math.exp(0.5))
     assert cp.tight_composition_epsilon(75_511, 1.3e-6, 1, params=vr) == variation_ratio_epsilon(vr, 75_511, 1.3e-6)
     assert cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034) <= cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034, method="basic")
+
+
+def test_tight_composition_never_exceeds_rounds_times_log_p():
+    # n = 8 reports at eps0 = 2: the PLD's grid bias used to give 6.0009 > 3 * log p = 6
+    assert cp.tight_composition_epsilon(8, 0.01, 3, eps0=2.0) <= 3 * math.nextafter(2.0, math.inf)
+    assert cp.composed_shuffle_epsilon(8, 0.01, 3, eps0=2.0, method="best") <= 6.0 + 1e-12
+
+
+def test_advanced_composition_is_capped_by_basic():
+    assert cp.advanced_composition(0.2, 1e-7, 1, 1e-6)[0] == pytest.approx(0.2)
+    for rounds in (1, 3):
+        advanced = cp.composed_shuffle_epsilon(10_000, 1e-6, rounds, eps0=2.0, method="advanced")
+        assert advanced <= cp.composed_shuffle_epsilon(10_000, 1e-6, rounds, eps0=2.0, method="basic")
+
+
+def test_best_composition_names_its_method_and_explains_failures():
+    best = cp.best_composed_epsilon(10_000, 2e-7, 80, eps0=2.0)
+    assert best.method == "tight" and best.epsilon == min(best.candidates.values())
+    assert best.candidates["tight"] < best.candidates["advanced"] <= best.candidates["basic"]
+    # p = infinity, no blanket covers the victim: the PLD has mass at infinite loss >= delta
+    poisson = VariationRatio(p=math.inf, beta=0.5, q0=1.01, q1=1.01)
+    with pytest.raises(cp.CompositionError, match="infinite loss"):
+        cp.tight_composition_epsilon(10, 1e-6, 3, params=poisson)
+    with pytest.raises(cp.CompositionError, match="no composition method"):
+        cp.best_composed_epsilon(10, 1e-6, 3, params=poisson)

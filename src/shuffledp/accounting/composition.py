@@ -14,7 +14,8 @@
 
 **The PLD of (P, Q).**  Outcomes are (x, s - x) with s the total count.  Both pmfs are
 Binom(s, 1/2)(x) times a function linear in x (the mixture weights come from
-:class:`~shuffledp.accounting.variation_ratio.DominatingPair`),
+:class:`~shuffledp.accounting.dominating_pair.DominatingPair`, whose
+:func:`~shuffledp.accounting.dominating_pair.pair_cells` enumerates them),
 so the privacy loss log(P/Q) is a ratio of two linear functions.  Totals s and first
 coordinates x are enumerated where their mass matters; the neglected mass (Bernstein's
 bound for the count, Hoeffding's for x given the total) is put on the loss +infinity.
@@ -39,11 +40,11 @@ from scipy import fft as sp_fft
 from scipy import optimize, stats
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
-from shuffledp.accounting._binomial import binomial_window
 from shuffledp.accounting.bounds import check_n_delta, resolve_params
 from shuffledp.accounting.inverse import Family, check_inverse_problem, largest_within, parameters_of
 from shuffledp.accounting.params import VariationRatio
-from shuffledp.accounting.variation_ratio import DominatingPair, variation_ratio_epsilon
+from shuffledp.accounting.dominating_pair import DominatingPair, pair_cells
+from shuffledp.accounting.variation_ratio import variation_ratio_epsilon
 from shuffledp.errors import PrivacyParameterError
 
 #: Ways :func:`composed_shuffle_epsilon` composes k rounds.
@@ -83,30 +84,35 @@ def _check_eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
     return check_nonnegative(epsilon, "epsilon"), check_probability(delta, "delta", open_low=False)
 
 
-def group_composition(epsilon: float, delta: float, s: int) -> tuple[float, float]:
-    """Lemma 1 (segmented paper): (eps, delta)-DP gives (s eps, s e^(s eps) delta) for s differing entries."""
+def group_composition(epsilon: float, delta: float, size: int) -> tuple[float, float]:
+    """Lemma 1 (segmented paper): (eps, delta)-DP gives (s eps, s e^(s eps) delta) for s = ``size`` differing entries."""
     eps, delta = _check_eps_delta(epsilon, delta)
-    s = check_positive_int(s, "s")
-    return s * eps, min(1.0, s * math.exp(s * eps) * delta)
+    size = check_positive_int(size, "size")
+    with np.errstate(over="ignore"):
+        grown = size * math.exp(min(size * eps, 700.0)) * delta if delta > 0.0 else 0.0
+    return size * eps, min(1.0, grown)
 
 
-def basic_composition(epsilon: float, delta: float, k: int) -> tuple[float, float]:
-    """k-fold composition of (eps, delta)-DP mechanisms: (k eps, k delta)."""
+def basic_composition(epsilon: float, delta: float, rounds: int) -> tuple[float, float]:
+    """Composition of ``rounds`` (eps, delta)-DP mechanisms: (rounds * eps, rounds * delta)."""
     eps, delta = _check_eps_delta(epsilon, delta)
-    k = check_positive_int(k, "k")
+    k = check_positive_int(rounds, "rounds")
     return k * eps, min(1.0, k * delta)
 
 
-def advanced_composition(epsilon: float, delta: float, k: int, delta_slack: float) -> tuple[float, float]:
+def advanced_composition(epsilon: float, delta: float, rounds: int, delta_slack: float) -> tuple[float, float]:
     """Advanced composition (Dwork, Rothblum, Vadhan 2010; Theorem 3.20 of Dwork & Roth).
 
-    Returns (sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1), k delta + delta') for the
-    slack delta' = ``delta_slack`` in (0, 1).
+    Returns (sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1), k delta + delta') for k =
+    ``rounds`` and the slack delta' = ``delta_slack`` in (0, 1), capped by basic composition's
+    k eps (valid at k delta <= k delta + delta').
     """
     eps, delta = _check_eps_delta(epsilon, delta)
-    k = check_positive_int(k, "k")
+    k = check_positive_int(rounds, "rounds")
     slack = check_probability(delta_slack, "delta_slack")
-    return math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps + k * eps * math.expm1(eps), min(1.0, k * delta + slack)
+    with np.errstate(over="ignore"):
+        drv = math.sqrt(2.0 * k * math.log(1.0 / slack)) * eps + k * eps * math.expm1(min(eps, 700.0))
+    return min(drv, k * eps), min(1.0, k * delta + slack)
 
 
 # --- privacy-loss distributions -----------------------------------------------------------
@@ -187,40 +193,6 @@ class PrivacyLossDistribution:
         return root * (1.0 + 1e-12) + 1e-15
 
 
-def _pair_cells(vr: VariationRatio, n: int):
-    """Yield (P-mass, Q-mass) arrays over chunks of outcomes of the Theorem 1 pair, and the neglected mass.
-
-    The generator's return value (StopIteration.value) is the neglected P-mass bound.
-    """
-    pair = DominatingPair.from_params(vr, n)
-    t, rho = pair.trials, pair.rho
-    tau = _ENUM_TAIL / 2.0  # half of the budget for C, half for x given the total
-    if t <= 1000 or rho in (0.0, 1.0):
-        c_lo, c_hi, tail_c = 0, t, 0.0
-    else:
-        c_lo, c_hi = binomial_window(t, rho, tau)
-        tail_c = tau
-    s_all = np.arange(c_lo, c_hi + 2, dtype=np.float64)
-    # x | s within s/2 +- half: Hoeffding bounds the mass outside by tau (see module doc)
-    half = math.ceil(math.sqrt(max(c_hi + 1, 1) * math.log(2.0 / tau) / 2.0)) + 2
-    offsets = np.arange(-half, half + 1, dtype=np.float64)
-    rows = max(1, _CHUNK_CELLS // offsets.size)
-    w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
-    for i in range(0, s_all.size, rows):
-        s = s_all[i : i + rows, None]
-        x = np.floor(s / 2.0) + offsets[None, :]
-        valid = (x >= 0.0) & (x <= s)
-        b_prev = stats.binom.pmf(s - 1.0, t, rho)  # Pr[C = s - 1]
-        b_here = stats.binom.pmf(s, t, rho)  # Pr[C = s]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lin = np.where(s > 0.0, 2.0 * b_prev / s, 0.0)
-        g_p = lin * (w1 * x + w0 * (s - x)) + w00 * b_here
-        g_q = lin * (w1 * (s - x) + w0 * x) + w00 * b_here
-        base = np.where(valid, stats.binom.pmf(np.clip(x, 0.0, s), s, 0.5), 0.0)
-        yield base * g_p, base * g_q
-    return tail_c + tau
-
-
 def shuffle_pld(
     n: int,
     eps0: float | None = None,
@@ -253,7 +225,7 @@ def shuffle_pld(
     tail_mass = check_probability(tail_mass, "tail_mass")
     loss_parts, mass_parts = [], []
     inf_mass = 0.0
-    cells = _pair_cells(vr, n)
+    cells = pair_cells(DominatingPair.from_params(vr, n), _ENUM_TAIL)
     while True:
         try:
             p_mass, q_mass = next(cells)
@@ -294,38 +266,68 @@ def shuffle_pld(
     return PrivacyLossDistribution(step=step, offset=cut_lo, pmf=pmf, inf_mass=min(inf_mass, 1.0))
 
 
+class CompositionError(PrivacyParameterError):
+    """A composition method cannot certify any finite epsilon for the asked (n, delta, rounds)."""
+
+
 def tight_composition_epsilon(
     n: int,
     delta: float,
-    k: int,
+    rounds: int,
     eps0: float | None = None,
     params: VariationRatio | None = None,
     *,
     step: float | None = None,
 ) -> float:
-    """Total epsilon of k shuffled rounds at total ``delta``, by PLD convolution (upper bound).
+    """Total epsilon of ``rounds`` shuffled rounds at total ``delta``, by PLD convolution (upper bound).
 
     Above the exact epsilon of the k-fold product of the dominating pair by at most
-    about k * step (see :func:`shuffle_pld` for the default step); for k = 1 without an
-    explicit ``step``, the variation-ratio bound of the round itself.  ``math.inf`` when the
-    FFT round-off allowance alone exceeds ``delta``: this happens for nearly deterministic
-    losses (eps0 so large that blankets almost never cover the victim, e.g. eps0 >= 12
-    with n = 10^4 and k = 80), where basic composition is the better bound.
+    about k * step (see :func:`shuffle_pld` for the default step), and never above
+    k * log p (each round's privacy loss is at most log p); for one round without an
+    explicit ``step``, the variation-ratio bound of the round itself.  Raises
+    :class:`CompositionError`, saying why, when the PLD certifies nothing: its FFT
+    round-off allowance or the mass it puts at loss +infinity reaches ``delta`` (nearly
+    deterministic losses, e.g. eps0 >= 12 with n = 10^4 and 80 rounds; very many
+    rounds; delta below ~1e-11).  :func:`best_composed_epsilon` then picks another method.
     """
     n, delta = check_n_delta(n, delta)
-    k = check_positive_int(k, "k")
+    k = check_positive_int(rounds, "rounds")
+    vr = resolve_params(eps0, params)
     if k == 1 and step is None:
         # one round: the pair's epsilon itself, without the PLD's discretisation bias
-        return variation_ratio_epsilon(resolve_params(eps0, params), n, delta)
+        return variation_ratio_epsilon(vr, n, delta)
     bins = max(1_000, _MAX_COMPOSED_BINS // k)  # the k-fold PLD has about k times as many bins
-    pld = shuffle_pld(n, eps0, params, step=step, tail_mass=1e-4 * delta / k, max_bins=bins)
-    return pld.compose(k).epsilon(delta)
+    pld = shuffle_pld(n, params=vr, step=step, tail_mass=1e-4 * delta / k, max_bins=bins).compose(k)
+    cap = k * DominatingPair.from_params(vr, n).eps_cap
+    if pld.inf_mass + pld.roundoff >= delta:
+        if math.isfinite(cap):
+            return cap
+        raise CompositionError(
+            f"tight composition certifies nothing for rounds={k}, n={n}, delta={delta:g}: the PLD's mass at "
+            f"infinite loss ({pld.inf_mass:.3g}) plus its FFT round-off allowance ({pld.roundoff:.3g}) reaches "
+            f"delta; use method='best' (or 'basic'/'advanced'), fewer rounds or a larger delta"
+        )
+    return float(min(pld.epsilon(delta), cap))
+
+
+@dataclass(frozen=True)
+class ComposedBound:
+    """The best composed epsilon, the method that gave it, and what every method gave.
+
+    ``candidates`` maps each method to its epsilon (``math.inf`` where it certified
+    nothing); ``reasons`` says why for those methods.
+    """
+
+    epsilon: float
+    method: str
+    candidates: dict[str, float]
+    reasons: dict[str, str]
 
 
 def composed_shuffle_epsilon(
     n: int,
     delta: float,
-    k: int,
+    rounds: int,
     eps0: float | None = None,
     params: VariationRatio | None = None,
     *,
@@ -333,69 +335,121 @@ def composed_shuffle_epsilon(
     per_round_method: str = "variation-ratio",
     step: float | None = None,
 ) -> float:
-    """Total epsilon of k shuffled rounds at total ``delta`` by ``method``.
+    """Total epsilon of ``rounds`` shuffled rounds at total ``delta`` by ``method``.
 
-    * ``"tight"``: :func:`tight_composition_epsilon`;
+    * ``"tight"``: :func:`tight_composition_epsilon` (raises :class:`CompositionError`
+      with the reason when it certifies nothing);
     * ``"basic"``: k times the per-round bound at delta / k;
     * ``"advanced"``: :func:`advanced_composition` with the split of delta into k per-round
-      deltas and the slack delta' chosen by a bounded scalar search (any split is valid).
+      deltas and the slack delta' chosen by a bounded scalar search (any split is valid),
+      capped by basic composition;
+    * ``"best"``: the smallest of the three (:func:`best_composed_epsilon` also says which).
     Per-round bounds come from :func:`~shuffledp.accounting.bounds.shuffle_epsilon`
     with ``per_round_method``.
     """
     from shuffledp.accounting.bounds import shuffle_epsilon
 
     n, delta = check_n_delta(n, delta)
-    k = check_positive_int(k, "k")
+    k = check_positive_int(rounds, "rounds")
+    if method == "best":
+        return best_composed_epsilon(n, delta, k, eps0, params, per_round_method=per_round_method, step=step).epsilon
     if method == "tight":
         return tight_composition_epsilon(n, delta, k, eps0, params, step=step)
+    if method not in COMPOSITION_METHODS:
+        allowed = ", ".join((*COMPOSITION_METHODS, "best"))
+        raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {allowed}")
+    per_round = shuffle_epsilon(n, delta / k, eps0, params, method=per_round_method)
+    if not math.isfinite(per_round):
+        raise CompositionError(
+            f"{method} composition certifies nothing: the per-round bound ({per_round_method}) is infinite at "
+            f"n={n}, delta/rounds={delta / k:g}; use a larger n or delta, or another per_round_method"
+        )
+    basic = basic_composition(per_round, delta / k, k)[0]
     if method == "basic":
-        return basic_composition(shuffle_epsilon(n, delta / k, eps0, params, method=per_round_method), delta / k, k)[0]
-    if method == "advanced":
+        return basic
 
-        def advanced(frac: float) -> float:
-            per_round = (1.0 - frac) * delta / k
-            eps = shuffle_epsilon(n, per_round, eps0, params, method=per_round_method)
-            return advanced_composition(eps, per_round, k, frac * delta)[0] if math.isfinite(eps) else math.inf
+    def advanced(frac: float) -> float:
+        per_round = (1.0 - frac) * delta / k
+        eps = shuffle_epsilon(n, per_round, eps0, params, method=per_round_method)
+        return advanced_composition(eps, per_round, k, frac * delta)[0] if math.isfinite(eps) else math.inf
 
-        # Every split is valid, so a near-optimal one found by bounded Brent search is still an upper bound.
-        found = optimize.minimize_scalar(advanced, bounds=(0.01, 0.99), method="bounded", options={"xatol": 1e-3})
-        return min(float(found.fun), advanced(0.5))
-    raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {', '.join(COMPOSITION_METHODS)}")
+    # Every split is valid, so a near-optimal one found by bounded Brent search is still an upper bound.
+    found = optimize.minimize_scalar(advanced, bounds=(0.01, 0.99), method="bounded", options={"xatol": 1e-3})
+    return min(float(found.fun), advanced(0.5), basic)
+
+
+def best_composed_epsilon(
+    n: int,
+    delta: float,
+    rounds: int,
+    eps0: float | None = None,
+    params: VariationRatio | None = None,
+    *,
+    per_round_method: str = "variation-ratio",
+    step: float | None = None,
+) -> ComposedBound:
+    """The smallest valid composed epsilon among tight, advanced and basic, and which method gave it.
+
+    Every method is a valid upper bound, so their minimum is one too; a method that
+    certifies nothing is listed with ``math.inf`` and its reason.  Raises
+    :class:`CompositionError` only when no method certifies a finite epsilon.
+    """
+    candidates: dict[str, float] = {}
+    reasons: dict[str, str] = {}
+    for name in COMPOSITION_METHODS:
+        try:
+            value = composed_shuffle_epsilon(
+                n, delta, rounds, eps0, params, method=name, per_round_method=per_round_method, step=step
+            )
+        except CompositionError as exc:
+            value, reasons[name] = math.inf, str(exc)
+        candidates[name] = value
+    best = min(candidates, key=lambda name: candidates[name])
+    if not math.isfinite(candidates[best]):
+        raise CompositionError("no composition method certifies a finite epsilon: " + "; ".join(reasons.values()))
+    return ComposedBound(candidates[best], best, candidates, reasons)
 
 
 def composed_local_epsilon(
     target_epsilon: float,
     n: int,
     delta: float,
-    k: int,
+    rounds: int,
     family: Family = "generic",
     *,
     method: str = "tight",
     min_epsilon: float = 1e-3,
     max_epsilon: float = 20.0,
 ) -> float:
-    """Largest per-round local eps0 whose k composed shuffled rounds stay within (target, delta).
+    """Largest per-round local eps0 whose composed shuffled rounds stay within (target, delta).
 
-    The inverse of :func:`composed_shuffle_epsilon` (``method`` = "tight", "basic" or
-    "advanced") for a randomizer ``family`` (as in
+    The inverse of :func:`composed_shuffle_epsilon` (``method`` = "tight", "basic",
+    "advanced" or "best") over ``rounds`` rounds for a randomizer ``family`` (as in
     :func:`~shuffledp.accounting.inverse.local_epsilon`); the result is verified to
     compose to at most ``target_epsilon``.  PIC §8: each round uses fresh one-time keys,
     so rounds compose as independent shuffled mechanisms.
     """
     target, n, delta, lo, hi = check_inverse_problem(target_epsilon, n, delta, min_epsilon, max_epsilon)
-    k = check_positive_int(k, "k")
-    if method not in COMPOSITION_METHODS:
-        raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {', '.join(COMPOSITION_METHODS)}")
+    k = check_positive_int(rounds, "rounds")
+    if method not in (*COMPOSITION_METHODS, "best"):
+        allowed = ", ".join((*COMPOSITION_METHODS, "best"))
+        raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {allowed}")
     params_of = parameters_of(family)
 
     def composed(eps0: float) -> float:
-        return composed_shuffle_epsilon(n, delta, k, params=params_of(eps0), method=method)
+        try:
+            return composed_shuffle_epsilon(n, delta, k, params=params_of(eps0), method=method)
+        except CompositionError:
+            return math.inf  # this eps0 certifies nothing: too large
 
-    return largest_within(composed, target, lo, hi, context=f"over k={k} rounds of n={n} reports at delta={delta:g}")
+    return largest_within(composed, target, lo, hi, context=f"over rounds={k} of n={n} reports at delta={delta:g}")
 
 
 __all__ = [
     "COMPOSITION_METHODS",
+    "ComposedBound",
+    "CompositionError",
+    "best_composed_epsilon",
     "PrivacyLossDistribution",
     "advanced_composition",
     "basic_composition",
