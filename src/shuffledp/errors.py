@@ -42,3 +42,7 @@ class CryptoError(ShuffleDPError):
 
 class ExperimentError(ShuffleDPError, ValueError):
     """An unknown experiment or an invalid experiment option."""
+
+
+class EnvelopeSizeError(CryptoError, ValueError):
+    """A plaintext is longer than the fixed envelope size the round declared."""
