@@ -12,7 +12,12 @@ EXPECTED_SIZES = {"x25519": (32, 32), "pq-hybrid": (1184 + 32, 64 + 32)}  # (pub
 
 
 def _secret_encodings(secret: bytes) -> list[str]:
-    return [secret.hex(), secret.hex().upper(), base64.b64encode(secret).decode(), base64.urlsafe_b64encode(secret).decode()]
+    return [
+        secret.hex(),
+        secret.hex().upper(),
+        base64.b64encode(secret).decode(),
+        base64.urlsafe_b64encode(secret).decode(),
+    ]
 
 
 @pytest.mark.parametrize("suite", SUITE_NAMES)

@@ -99,7 +99,9 @@ class SigningKeyPair:
     @classmethod
     def from_secret_bytes(cls, data: bytes) -> SigningKeyPair:
         """Load a key pair from :meth:`secret_bytes` output (32 bytes)."""
-        return cls(ed25519.Ed25519PrivateKey.from_private_bytes(_check_bytes("Ed25519 secret key", data, SECRET_KEY_SIZE)))
+        return cls(
+            ed25519.Ed25519PrivateKey.from_private_bytes(_check_bytes("Ed25519 secret key", data, SECRET_KEY_SIZE))
+        )
 
     def secret_bytes(self) -> bytes:
         """The raw 32-byte secret key.  Handle with care: store it encrypted, never log it."""
