@@ -17,7 +17,7 @@ with :func:`shuffledp.crypto._encoding.length_prefixed` (4-byte length before ea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cryptography.exceptions import InvalidTag
 
@@ -41,6 +41,7 @@ class HpkeContext:
     purpose: str
     round_id: bytes
     group_id: int | None = None
+    _info: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("protocol", "purpose"):
@@ -54,11 +55,8 @@ class HpkeContext:
         g = self.group_id
         if g is not None and (isinstance(g, bool) or not isinstance(g, int) or not 0 <= g < 2**32):
             raise CryptoError(f"HpkeContext group_id must be None or an integer in [0, 2**32), got {g!r}")
-
-    def info(self) -> bytes:
-        """The HPKE ``info`` string (layout in the module docstring)."""
-        group = b"" if self.group_id is None else self.group_id.to_bytes(4, "big")
-        return length_prefixed(
+        group = b"" if g is None else g.to_bytes(4, "big")
+        info = length_prefixed(
             _INFO_LABEL,
             self.protocol.encode(),
             self.version.to_bytes(2, "big"),
@@ -66,6 +64,11 @@ class HpkeContext:
             self.round_id,
             group,
         )
+        object.__setattr__(self, "_info", info)
+
+    def info(self) -> bytes:
+        """The HPKE ``info`` string (layout in the module docstring), computed once."""
+        return self._info
 
 
 def sealed_size(suite: str | Suite, payload_size: int) -> int:

@@ -69,6 +69,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -128,16 +129,19 @@ __all__ = [
 # ---------------------------------------------------------------- HPKE contexts
 
 
+@lru_cache(maxsize=4096)
 def report_context(round_id: bytes, group_id: int) -> HpkeContext:
     """Context of a report envelope: binds it to its round and group (replays elsewhere fail)."""
     return HpkeContext(PROTOCOL, VERSION, "report", round_id, group_id)
 
 
+@lru_cache(maxsize=4096)
 def output_context(round_id: bytes, group_id: int) -> HpkeContext:
     """Context of an output y sealed to a pseudonym on the board."""
     return HpkeContext(PROTOCOL, VERSION, "output", round_id, group_id)
 
 
+@lru_cache(maxsize=4096)
 def post_context(round_id: bytes) -> HpkeContext:
     """Context of a post message p (Remark 3); posts may cross groups, so no group is bound."""
     return HpkeContext(PROTOCOL, VERSION, "post", round_id, None)
@@ -428,16 +432,19 @@ class RoundParams:
         check_int(self.output_payload_size, "output_payload_size", 0, 2**20)
         check_int(self.post_payload_size, "post_payload_size", 0, 2**20)
 
+    @cached_property
+    def _group_index(self) -> dict[int, GroupParams]:
+        return {g.group_id: g for g in self.groups}
+
     def group(self, group_id: int) -> GroupParams:
         """The group ``group_id``; an unknown group is a ``MessageFormatError`` (reason "group")."""
-        for g in self.groups:
-            if g.group_id == group_id:
-                return g
+        if group_id in self._group_index:
+            return self._group_index[group_id]
         raise MessageFormatError(
             "group", f"round has no group {group_id!r}; groups are {[g.group_id for g in self.groups]}"
         )
 
-    @property
+    @cached_property
     def envelope_size(self) -> int:
         """Length of every envelope of this round."""
         return _ENVELOPE_PREFIX + sealed_size(self.suite, self.report_payload_size)
