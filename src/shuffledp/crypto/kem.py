@@ -34,7 +34,13 @@ from shuffledp.errors import CryptoError
 _X25519_KEY = 32
 _MLKEM768_PUBLIC = 1184
 _MLKEM768_SEED = 64
+_MLKEM768_CIPHERTEXT = 1088
 _AEAD_TAG = 16
+# Nenc: RFC 9180 Table 2 (DHKEM(X25519)); ML-KEM-768 ciphertext (FIPS 203) || X25519 share for the hybrid.
+# Written out because KEM.enc_length() only exists in newer cryptography releases; tests check
+# them against the ciphertexts cryptography actually produces.
+_X25519_ENC = _X25519_KEY
+_HYBRID_ENC = _MLKEM768_CIPHERTEXT + _X25519_KEY
 
 
 def fingerprint(public_bytes: bytes) -> str:
@@ -151,13 +157,8 @@ class Suite:
 def _make_suites() -> dict[str, Suite]:
     kdf, aead = hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM
     return {
-        "x25519": Suite("x25519", hpke.Suite(hpke.KEM.X25519, kdf, aead), _X25519Keys, hpke.KEM.X25519.enc_length()),
-        "pq-hybrid": Suite(
-            "pq-hybrid",
-            hpke.Suite(hpke.KEM.MLKEM768_X25519, kdf, aead),
-            _HybridKeys,
-            hpke.KEM.MLKEM768_X25519.enc_length(),
-        ),
+        "x25519": Suite("x25519", hpke.Suite(hpke.KEM.X25519, kdf, aead), _X25519Keys, _X25519_ENC),
+        "pq-hybrid": Suite("pq-hybrid", hpke.Suite(hpke.KEM.MLKEM768_X25519, kdf, aead), _HybridKeys, _HYBRID_ENC),
     }
 
 
