@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shuffledp.crypto import SUITE_NAMES, KemKeyPair, SigningKeyPair, get_suite
-from shuffledp.errors import CryptoError, EnvelopeSizeError, MessageFormatError
+from shuffledp.errors import CryptoError, EnvelopeSizeError, MessageFormatError, ProtocolError
 from shuffledp.protocols.pic.messages import (
     Envelope,
     GroupParams,
@@ -171,9 +171,9 @@ def test_bad_magic_version_and_type_are_named(name):
         "type": data[:4] + bytes([data[4] % 6 + 1]) + data[5:],
     }
     for reason, bad in cases.items():
-        with pytest.raises(MessageFormatError) as e:
+        with pytest.raises(ProtocolError) as e:
             parse(bad)
-        assert e.value.reason == reason
+        assert isinstance(e.value, MessageFormatError) and e.value.reason == reason
     with pytest.raises(MessageFormatError, match="unknown type 99"):
         parse(data[:4] + b"\x63" + data[5:])
 
@@ -371,6 +371,19 @@ def test_bulk_decoding_recovers_float_reports_bit_for_bit(values):
     assert dec.well_formed.all() and dec.values.shape == (len(values), 2)
     assert np.array_equal(dec.values.view(np.uint64), np.array(values, dtype=np.float64).reshape(-1, 2).view(np.uint64))
     assert [row.tobytes() for row in dec.pseudonyms] == [p.to_bytes() for p in pseudonyms]
+
+
+@pytest.mark.parametrize(
+    "fmt, rows",
+    [
+        (ReportFormat("int64", 3), [[0, -1, 2**62], [5, 6, -(2**63)]]),
+        (ReportFormat("bits", 9), [[1, 0, 0, 0, 0, 0, 0, 0, 1], [0, 1, 1, 0, 1, 0, 0, 1, 0]]),
+    ],
+)
+def test_bulk_decoding_recovers_integer_and_bit_reports(fmt, rows):
+    p = OneTimeKeys.generate("x25519").pseudonym
+    dec = decode_reports([encode_report(p, r, fmt) for r in rows], "x25519", fmt)
+    assert dec.well_formed.all() and dec.values.dtype == np.int64 and dec.values.tolist() == rows
 
 
 def test_bulk_decoding_flags_malformed_reports():

@@ -152,7 +152,13 @@ def post_context(round_id: bytes) -> HpkeContext:
 
 @dataclass(frozen=True)
 class Pseudonym:
-    """A user's one-time public identity: KEM key (to receive outputs) and Ed25519 key (to sign posts)."""
+    """A user's one-time public identity: KEM key (to receive outputs) and Ed25519 key (to sign posts).
+
+    The KEM key uses the round's suite, so in a pq-hybrid round the outputs are
+    post-quantum protected too: they sit on a public board, where "harvest now,
+    decrypt later" threatens them as much as the reports (privacy-conservative choice;
+    the pseudonym grows from 64 to 1248 bytes).
+    """
 
     kem_key: KemPublicKey
     verify_key: VerifyKey
@@ -607,6 +613,9 @@ class Post:
     The signature covers the header, round id, recipient and c, so a post cannot be
     replayed to another round or recipient.  The sender is not named: B tries the
     signature against the matched pseudonyms in its own output (as in Remark 3).
+    As in the paper the signature is outside the encryption, so anyone holding the
+    board's pseudonyms can find A by trial verification: a post reveals publicly that
+    pseudonyms A and B were matched (the server knows this already; no report is revealed).
     """
 
     round_id: bytes
