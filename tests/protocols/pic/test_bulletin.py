@@ -1,6 +1,7 @@
 """The bulletin board: signed bucketed heads, verified downloads, content addresses, append-only posts."""
 
 import hashlib
+import secrets
 
 import numpy as np
 import pytest
@@ -16,7 +17,19 @@ from shuffledp.protocols.pic.bulletin import (
     bucket_digest,
     bucket_of,
 )
-from shuffledp.protocols.pic.messages import GroupParams, OneTimeKeys, Post, ReportFormat, RoundParams, new_round_id
+from shuffledp.protocols.pic.messages import (
+    Envelope,
+    GroupParams,
+    OneTimeKeys,
+    Post,
+    Pseudonym,
+    ReportFormat,
+    RoundParams,
+    SignedRoundParams,
+    decode_reports,
+    encode_report,
+    new_round_id,
+)
 
 N_USERS = 40
 BITS = 2
@@ -228,3 +241,43 @@ def test_posts_to_strangers_or_unknown_rounds_are_refused(rnd, board):
     other = Round(bucket_bits=0)
     with pytest.raises(MessageFormatError, match="no board published"):
         board.post(Post.create(other.params, other.users[0], other.users[1].pseudonym, b"hi").to_bytes())
+
+
+# ---------------------------------------------------------------- the messages composed (steps 1-6)
+
+
+@pytest.mark.parametrize("suite", ["x25519", "pq-hybrid"])
+def test_one_round_through_the_wire_messages(suite):
+    """Step 1 params -> step 2 envelopes -> step 3 shuffle -> step 4 decrypt -> step 5 board -> step 6 retrieval."""
+    kem, sig = KemKeyPair.generate(suite), SigningKeyPair.generate()
+    group = GroupParams(0, "users", "minkowski", 3.0, ReportFormat("float64", 2), 2, 1e-6)
+    params = RoundParams(new_round_id(), suite, kem.public_key, sig.verify_key, (group,), 16, 16)
+    published = SignedRoundParams.sign(params, sig).to_bytes()
+
+    n = 12
+    client_params = SignedRoundParams.from_bytes(published, server_key=sig.verify_key).params
+    users = [OneTimeKeys.generate(suite) for _ in range(n)]
+    reports = np.arange(2 * n, dtype=np.float64).reshape(n, 2) / (2 * n)
+    wire = [
+        Envelope.seal(client_params, 0, encode_report(u.pseudonym, x, group.report)).to_bytes()
+        for u, x in zip(users, reports, strict=True)
+    ]
+    secrets.SystemRandom().shuffle(wire)  # F_Shuffle stand-in
+
+    plaintexts = [Envelope.from_bytes(w, params).open(params, kem) for w in wire]
+    dec = decode_reports(plaintexts, suite, group.report)
+    assert dec.well_formed.all()
+    # f: each user's output is its own report's row sum, as 8 bytes
+    entries = [
+        BoardEntry.seal(params, 0, Pseudonym.from_bytes(suite, p.tobytes()), np.float64(x.sum()).tobytes())
+        for p, x in zip(dec.pseudonyms, dec.values, strict=True)
+    ]
+    head = BoardHead.sign(params.round_id, entries, 1, sig)
+    board = BulletinBoard(sig.verify_key)
+    board.publish(BoardSlice(head, None, tuple(entries)).to_bytes())
+
+    for u, x in zip(users, reports, strict=True):
+        sl = BoardSlice.from_bytes(board.download_bucket(params.round_id, bucket_of(u.pseudonym.to_bytes(), 1)))
+        sl.verify(sig.verify_key)
+        y = np.frombuffer(sl.find(u.pseudonym).open(client_params, u), dtype=np.float64)[0]
+        assert y == x.sum()

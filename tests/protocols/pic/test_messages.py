@@ -346,7 +346,9 @@ def test_report_encodings_are_exact():
 @pytest.mark.parametrize(
     "fmt, values, match",
     [
-        (LOC, [1.0], r"shape \(2,\)"),
+        (LOC, [1.0], r"2 numbers, got shape \(1,\)"),
+        (LOC, ["a", "b"], "dtype <U1"),
+        (ReportFormat("int64", 2), [math.nan, 2.0**63], "integers"),
         (LOC, [1.0, math.nan], "finite"),
         (ReportFormat("int64", 1), [1.5], "integers"),
         (ReportFormat("bits", 3), [0, 2, 1], "only 0 and 1"),

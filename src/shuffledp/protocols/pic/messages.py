@@ -236,14 +236,17 @@ class ReportFormat:
     def encode(self, values: Any) -> bytes:
         """Encode one report (a sequence of ``length`` numbers, or 0/1 values for ``bits``)."""
         arr = np.asarray(values)
-        if arr.shape != (self.length,):
-            raise MessageFormatError("field", f"report must have shape ({self.length},), got {arr.shape}")
+        if arr.shape != (self.length,) or arr.dtype.kind not in "biuf":
+            raise MessageFormatError(
+                "field", f"report must be {self.length} numbers, got shape {arr.shape} of dtype {arr.dtype}"
+            )
         if self.kind == "float64":
             out = arr.astype(np.float64)
             if not np.all(np.isfinite(out)):
                 raise MessageFormatError("field", "float64 report must be finite")
         else:
-            out = arr.astype(np.int64)
+            with np.errstate(invalid="ignore"):  # NaN or out-of-range floats: caught by the comparison below
+                out = arr.astype(np.int64)
             if not np.array_equal(out, arr):
                 raise MessageFormatError("field", f"{self.kind} report must hold integers, got {arr.tolist()}")
             if self.kind == "bits":
