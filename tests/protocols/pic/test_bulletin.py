@@ -105,6 +105,19 @@ def test_entries_are_content_addressed(rnd, board):
         board.entry(b"\x00" * 32)
 
 
+def test_output_opens_only_for_its_user_and_round(rnd):
+    entry, user = rnd.entries[3], rnd.users[3]
+    with pytest.raises(CryptoError, match="decryption failed"):
+        entry.open(rnd.params, rnd.users[4])
+    moved = BoardEntry(new_round_id(), 0, entry.pseudonym, entry.sealed)
+    with pytest.raises(MessageFormatError, match="board entry is for round") as e:
+        moved.open(rnd.params, user)
+    assert e.value.reason == "round"
+    other_group = BoardEntry(entry.round_id, 1, entry.pseudonym, entry.sealed)
+    with pytest.raises(CryptoError, match="decryption failed"):
+        other_group.open(rnd.params, user)
+
+
 def test_board_entry_layout(rnd):
     e = rnd.entries[0]
     data = e.to_bytes()

@@ -294,6 +294,7 @@ def test_bad_round_param_fields_are_named(server, edit, match):
         ({"threshold": 0}, "threshold must be an integer in"),
         ({"group_id": 70000}, "group_id must be an integer in"),
         ({"name": ""}, "name must be a non-empty string"),
+        ({"randomizer_params": {"p": math.nan}}, "not JSON-serialisable"),
     ],
 )
 def test_bad_group_params_are_named(kwargs, match):

@@ -91,8 +91,12 @@ class BoardEntry:
         return cls(params.round_id, group_id, pseudonym.to_bytes(), sealed)
 
     def open(self, params: RoundParams, keys: OneTimeKeys) -> bytes:
-        """Decrypt the output with the user's one-time key."""
-        return unseal(keys.kem, self.sealed, output_context(self.round_id, self.group_id), params.output_payload_size)
+        """Decrypt the output with the user's one-time key, under the round the user took part in."""
+        if self.round_id != params.round_id:
+            raise MessageFormatError(
+                "round", f"board entry is for round {self.round_id.hex()}, not {params.round_id.hex()}"
+            )
+        return unseal(keys.kem, self.sealed, output_context(params.round_id, self.group_id), params.output_payload_size)
 
     def to_bytes(self) -> bytes:
         return (

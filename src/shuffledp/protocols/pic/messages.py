@@ -346,6 +346,7 @@ class GroupParams:
             )
         if not isinstance(self.randomizer_params, Mapping):
             raise MessageFormatError("field", f"group {self.group_id} randomizer_params must be a mapping")
+        canonical_json(dict(self.randomizer_params))  # JSON-serialisable now, not at signing time
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -423,6 +424,7 @@ class RoundParams:
             suite = get_suite(self.suite)
         except CryptoError as exc:
             raise MessageFormatError("field", str(exc)) from None
+        object.__setattr__(self, "suite", suite.name)
         if not isinstance(self.server_kem_key, KemPublicKey) or self.server_kem_key.suite is not suite:
             raise MessageFormatError("field", f"server_kem_key must be a KemPublicKey of suite {self.suite!r}")
         if not isinstance(self.server_verify_key, VerifyKey):
