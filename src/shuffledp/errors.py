@@ -42,3 +42,22 @@ class CryptoError(ShuffleDPError):
 
 class ExperimentError(ShuffleDPError, ValueError):
     """An unknown experiment or an invalid experiment option."""
+
+
+class EnvelopeSizeError(CryptoError, ValueError):
+    """A plaintext is longer than the fixed envelope size the round declared."""
+
+
+class MessageFormatError(ProtocolError, ValueError):
+    """A wire message is malformed; ``reason`` is a short code for counting rejections.
+
+    Codes: "magic", "version", "type", "length", "field", "canonical", "round", "group",
+    "pseudonym", "digest".
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __reduce__(self):  # keep ``reason`` across pickling (e.g. to worker processes)
+        return (type(self), (self.reason, str(self)))

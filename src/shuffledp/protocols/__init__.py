@@ -1,0 +1,1 @@
+"""Protocols of the shuffle model: who sends what to whom (DESIGN.md, "Layers")."""

@@ -1,0 +1,1 @@
+"""Private Individual Computation (pic-usenix25 §4-5): wire messages and roles."""
