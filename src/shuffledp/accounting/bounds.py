@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Literal
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.accounting._rounding import DELTA_MIN, EPS0_MAX, N_MAX
+from shuffledp.accounting._rounding import DELTA_MIN, EPS0_MAX, EPS0_MIN, N_MAX
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 
@@ -95,8 +95,13 @@ def check_delta(delta: float, name: str = "delta") -> float:
 
 
 def check_eps0(eps0: float, name: str = "eps0") -> float:
-    """A local epsilon in (0, 700]: e^eps0 must be a finite float64."""
+    """A local epsilon in [1e-6, 700]: e^eps0 must be a finite float64 that differs from 1 by enough bits."""
     eps0 = check_epsilon(eps0, name)
+    if eps0 < EPS0_MIN:
+        raise PrivacyParameterError(
+            f"{name} must be at least {EPS0_MIN:g} (and at most {EPS0_MAX:g}), got {name}={eps0!r}; "
+            f"below it shuffling cannot be accounted in float64, and {name} itself is a valid shuffled epsilon"
+        )
     if eps0 > EPS0_MAX:
         raise PrivacyParameterError(
             f"{name} must be at most {EPS0_MAX:g} (e^{name} must fit in float64), got {name}={eps0!r}; "

@@ -176,7 +176,12 @@ def blanket_bennett_delta(eps: np.ndarray | float, eps0: float, n: int) -> np.nd
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         u = a * b_plus / v
         k = v / (b_plus * b_plus) * _phi(u)
-        mgf = np.exp(_log_mgf_binomial(k, n, gamma)) - math.exp(n * math.log1p(-gamma))
+        # E[e^(-kM)] - (1 - gamma)^n = (1 - gamma)^n expm1(n log1p(gamma e^-k / (1 - gamma))): no cancellation
+        # (the plain difference of two numbers near 1 vanished for gamma < 1e-16, i.e. eps0 >~ 37)
+        # (in log space: (1 - gamma)^n underflows at small eps0 while the expm1 factor overflows)
+        x = n * np.log1p(gamma * np.exp(-k) / (1.0 - gamma))
+        log_expm1 = np.where(x > 30.0, x + np.log1p(-np.exp(-x)), np.log(np.expm1(np.minimum(x, 30.0))))
+        mgf = np.exp(n * math.log1p(-gamma) + log_expm1)
         out = b_plus / np.log1p(u) * mgf / (gamma * n)
     return np.where((eps > 0.0) & (eps < eps0) & (b_plus > 0.0), np.minimum(out, 1.0), 1.0)
 
