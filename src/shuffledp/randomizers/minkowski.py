@@ -58,7 +58,7 @@ Norm = Literal["l2", "linf"]
 
 #: numpy's Generator.random() returns k / 2^53, so P[random() < b] = b exactly for b on this grid.
 _UNIFORM_GRID = 2.0**53
-#: Relative margin for the rounding of beta_c to the grid: covers a few ulp of error in expit.
+#: Relative margin for the rounding of beta_c to the grid: covers a few ulp of error in log a and expit.
 _ROUNDING_MARGIN = 2.0**-50
 #: Largest argument of exp() that does not overflow.
 _LOG_MAX = math.log(np.finfo(np.float64).max)
@@ -97,8 +97,13 @@ def cap_probability(epsilon: float, r: float, dim: int) -> float:
 
 
 def drawable_cap_probability(epsilon: float, r: float, dim: int) -> float:
-    """beta_c rounded down to the 2^-53 grid on which ``rng.random() < beta_c`` is exact."""
-    la = log_cap_odds(epsilon, r, dim)
+    """beta_c rounded down to the 2^-53 grid on which ``rng.random() < beta_c`` is exact.
+
+    Rounded from log a minus a bound on its float error (a few ulp of each of its
+    two terms), so the result never exceeds the exact beta_c.
+    """
+    log_e, log_w = _log_expm1(epsilon), dim * math.log1p(1.0 / r)
+    la = log_e - log_w - _ROUNDING_MARGIN * (abs(log_e) + log_w + 1.0)
     if la < 0.0:
         return math.floor(special.expit(la) * (1.0 - _ROUNDING_MARGIN) * _UNIFORM_GRID) / _UNIFORM_GRID
     # Near 1, round the complement 1 - beta_c (computed without cancellation) up instead.
