@@ -1,17 +1,22 @@
 """Minkowski Response (PIC §6.2 Eq. 2–3, Appendix A)."""
 
 import math
+import re
+import tracemalloc
 
+import mpmath as mp
 import numpy as np
 import pytest
 from scipy import stats
 
 from shuffledp.audit import audit_continuous
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
+from shuffledp.randomizers import minkowski
 from shuffledp.randomizers.minkowski import (
     MinkowskiResponse,
     cap_probability,
     closed_form_radius,
+    optimal_radius,
     worst_case_mse,
 )
 
@@ -184,3 +189,247 @@ def test_bad_shape_and_parameters():
         MinkowskiResponse(1.0, norm="l1")
     with pytest.raises(PrivacyParameterError, match="radius"):
         MinkowskiResponse(1.0, radius=-0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# High dimension (issue 6, deliverable 4): log-space values, exact sampling, unbiased estimates.
+# ---------------------------------------------------------------------------------------------
+
+
+def _mp_volumes(r, d, norm):
+    """(V(B_r), V(Y_r)) in mpmath, straight from the definitions of §6.2 / Appendix A."""
+    if norm == "linf":
+        return (2 * r) ** d, (2 + 2 * r) ** d
+    unit = mp.pi ** (mp.mpf(d) / 2) / mp.gamma(mp.mpf(d) / 2 + 1)
+    return unit * r**d, unit * (1 + r) ** d
+
+
+def _mp_cap_probability(eps, r, d, norm):
+    vb, vy = _mp_volumes(r, d, norm)
+    return vb * mp.expm1(eps) / (vy + vb * mp.expm1(eps))  # Eq. 2
+
+
+def _mp_worst_case_mse(eps, r, d, norm):
+    """Appendix A before its relaxations: (beta E||cap||^2 + (1-beta) E||Y_r||^2 - beta^2 ||x||^2) / beta^2 at the worst x."""
+    b = _mp_cap_probability(eps, r, d, norm)
+    if norm == "l2":
+        x2, cap2, out2 = 1, r**2 * d / (d + 2), (1 + r) ** 2 * d / (d + 2)
+    else:
+        x2, cap2, out2 = d, d * r**2 / 3, d * (1 + r) ** 2 / 3
+    return (b * (x2 + cap2) + (1 - b) * out2 - b**2 * x2) / b**2
+
+
+def _mp_beta(eps, r, d, norm):
+    """TV of the two farthest inputs: beta_c V(B_r(x) minus B_r(x')) / V(B_r)."""
+    b = _mp_cap_probability(eps, r, d, norm)
+    if r <= 1:
+        return b
+    if norm == "linf":
+        overlap = ((r - 1) / r) ** d
+    else:  # two caps of height r-1 of a ball of radius r
+        overlap = mp.betainc(mp.mpf(d + 1) / 2, mp.mpf(1) / 2, 0, 1 - 1 / r**2, regularized=True)
+    return b * (1 - overlap)
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+@pytest.mark.parametrize("eps, d", [(3.0, 114), (3.0, 1000), (3.0, 10_000), (0.05, 1000), (40.0, 10_000), (800.0, 1000)])
+def test_values_at_large_dim_match_mpmath(norm, eps, d):
+    mp.mp.dps = 60
+    R = MinkowskiResponse(eps, dim=d, norm=norm)
+    r = mp.mpf(R.radius)
+    b = _mp_cap_probability(eps, r, d, norm)
+    assert cap_probability(eps, R.radius, d) == pytest.approx(float(b), rel=1e-12)
+    # the drawn probability is b rounded down to the 2^-53 grid (with a margin for float error in log a)
+    assert R.cap_probability * 2.0**53 == int(R.cap_probability * 2.0**53)
+    assert float(b) * (1 - 1e-12) - 2.0**-53 < R.cap_probability <= float(b)
+    assert worst_case_mse(eps, R.radius, d, norm) == pytest.approx(float(_mp_worst_case_mse(eps, r, d, norm)), rel=1e-11)
+    assert R.amplification_parameters().beta == pytest.approx(
+        float(_mp_beta(eps, r, d, norm) * R.cap_probability / b), rel=1e-10
+    )
+    # the radius is where the exact MSE has zero slope in log r (a minimum: larger on both sides)
+    slope = mp.diff(lambda t: _mp_worst_case_mse(eps, mp.exp(t), d, norm), mp.log(r))
+    curvature = mp.diff(lambda t: _mp_worst_case_mse(eps, mp.exp(t), d, norm), mp.log(r), 2)
+    assert curvature > 0
+    assert abs(slope / curvature) < 1e-10  # Newton step to the exact optimum, in log r
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+@pytest.mark.parametrize("d", [1000, 10_000])
+def test_estimate_is_unbiased_at_high_dim(norm, d):
+    """Projections of the estimates on fixed directions are unbiased to within 4 standard errors."""
+    R = MinkowskiResponse(3.0, dim=d, norm=norm)
+    rng = np.random.default_rng(17)
+    x = np.full(d, 1.0) if norm == "linf" else np.full(d, 1.0 / math.sqrt(d))
+    x[: d // 2] *= -0.5  # not symmetric: a sign error or a missing centring shows
+    g = np.random.default_rng(99).standard_normal(d)
+    directions = np.stack([x / np.linalg.norm(x), g / np.linalg.norm(g), np.eye(1, d, 3)[0]])
+    n, batch = (20_000, 2_000) if d == 1000 else (2_000, 500)
+    proj = np.vstack([R.estimate(R.randomize(np.tile(x, (batch, 1)), rng)) @ directions.T for _ in range(n // batch)])
+    se = proj.std(axis=0, ddof=1) / math.sqrt(n)
+    assert np.all(np.abs(proj.mean(axis=0) - directions @ x) <= 4 * se)
+    if d == 1000:  # power: an estimate missing x altogether would fail (at d = 10^4 the noise is too large)
+        assert 4 * se[0] < np.linalg.norm(x)
+
+
+def _linf_distance_cdf(R: MinkowskiResponse):
+    """Exact CDF of max_i |y_i - x_i| for x a corner of [-1,1]^d under Eq. 2 (beta_c of the claimed epsilon)."""
+    r, d, b = R.radius, R.dim, cap_probability(R.epsilon, R.radius, R.dim)
+
+    def cdf(t):
+        t = np.asarray(t, dtype=np.float64)
+        cap = np.exp(d * np.log(np.minimum(t / r, 1.0)))
+        # uniform on [-1-r, 1+r]^d: each coordinate within t of x_i = 1
+        side = np.where(t <= r, t / (1 + r), np.minimum(1.0, (r + t) / (2 + 2 * r)))
+        return b * cap + (1 - b) * np.exp(d * np.log(side))
+
+    return cdf
+
+
+def _l2_norm_cdf(R: MinkowskiResponse):
+    """Exact CDF of ||y|| for x = 0 under Eq. 2 (uniform on balls of radius r and 1+r)."""
+    r, d, b = R.radius, R.dim, cap_probability(R.epsilon, R.radius, R.dim)
+
+    def cdf(t):
+        t = np.asarray(t, dtype=np.float64)
+        return b * np.exp(d * np.log(np.minimum(t / r, 1.0))) + (1 - b) * np.exp(d * np.log(np.minimum(t / (1 + r), 1.0)))
+
+    return cdf
+
+
+def _gof_pvalue(R: MinkowskiResponse, seed: int) -> float:
+    """KS p-value of a 1-d statistic of 4,000 outputs against its exact law (d = 1000)."""
+    rng = np.random.default_rng(seed)
+    if R.norm == "linf":
+        x = np.ones(R.dim)
+        Y = R.randomize(np.tile(x, (4_000, 1)), rng)
+        return stats.kstest(np.max(np.abs(Y - x), axis=1), _linf_distance_cdf(R)).pvalue
+    Y = R.randomize(np.zeros((4_000, R.dim)), rng)
+    return stats.kstest(np.linalg.norm(Y, axis=1), _l2_norm_cdf(R)).pvalue
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_goodness_of_fit_at_dim_1000(norm):
+    assert _gof_pvalue(MinkowskiResponse(3.0, dim=1000, norm=norm), seed=5) > 1e-3
+    assert _gof_pvalue(_BrokenMinkowski(3.0, dim=1000, norm=norm), seed=5) < 1e-6  # the test has power
+
+
+@pytest.mark.parametrize("eps", [0.5, 3.0])
+def test_inner_cap_mass_for_boundary_input_at_dim_1000(eps):
+    """P(||y - x|| <= r) = beta_c + (1 - beta_c) w for ||x|| = 1 (binomial test)."""
+    R = MinkowskiResponse(eps, dim=1000, norm="l2")
+    x = np.zeros(1000)
+    x[[0, 7]] = 0.6, 0.8
+    Y = R.randomize(np.tile(x, (8_000, 1)), np.random.default_rng(8))
+    in_cap = np.linalg.norm(Y - x, axis=1) <= R.radius
+    w = math.exp(-1000 * math.log1p(1 / R.radius))
+    p = R.cap_probability + (1 - R.cap_probability) * w  # the cap lies inside Y_r
+    assert stats.binomtest(int(in_cap.sum()), len(Y), p).pvalue > 1e-3
+    assert np.all(np.linalg.norm(Y, axis=1) <= 1 + R.radius + 1e-9)
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_beta_matches_monte_carlo_total_variation_at_dim_1000(norm):
+    """TV(R(x0), R(x1)) = E_{y ~ R(x0)}[(1 - f1/f0)_+] for the farthest inputs, from log densities."""
+    R = MinkowskiResponse(3.0, dim=1000, norm=norm)
+    x0 = -np.ones(1000) if norm == "linf" else -np.eye(1, 1000, 0)[0]
+    Y = R.randomize(np.tile(x0, (8_000, 1)), np.random.default_rng(21))
+    log_ratio = R.log_density(Y, -x0) - R.log_density(Y, x0)
+    assert np.max(log_ratio) <= 3.0 + 1e-9 and np.min(log_ratio) >= -3.0 - 1e-9
+    gain = np.maximum(0.0, -np.expm1(log_ratio))
+    beta = R.amplification_parameters().beta
+    assert abs(gain.mean() - beta) <= 4 * gain.std(ddof=1) / math.sqrt(len(gain))
+    assert beta < math.tanh(1.5)
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+@pytest.mark.parametrize("d", [1000, 10_000])
+@pytest.mark.parametrize("eps", [0.5, 3.0, 40.0])
+def test_optimal_radius_minimises_worst_case_mse_at_high_dim(norm, d, eps):
+    r = optimal_radius(eps, d, norm)
+    best = worst_case_mse(eps, r, d, norm)
+    assert math.isfinite(best)
+    for factor in (0.99, 1.01, 0.5, 2.0):
+        assert best < worst_case_mse(eps, r * factor, d, norm)
+    if eps > math.log(2):
+        assert best < worst_case_mse(eps, closed_form_radius(eps, d), d, norm)
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_l2_optimal_radius_at_high_dim(norm):
+    R = MinkowskiResponse(3.0, dim=1000, norm=norm, radius="optimal_l2")
+    assert 0.5 < R.radius / optimal_radius(3.0, 1000, norm) < 1.5
+    X = R.domain.sample_uniform(2_000, np.random.default_rng(2))
+    err = np.linalg.norm(R.estimate(R.randomize(X, np.random.default_rng(3))) - X, axis=1).mean()
+    other = MinkowskiResponse(3.0, dim=1000, norm=norm, radius=0.7 * R.radius)
+    err_other = np.linalg.norm(other.estimate(other.randomize(X, np.random.default_rng(3))) - X, axis=1).mean()
+    assert err < err_other
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_randomize_memory_is_the_output_plus_bounded_temporaries(monkeypatch, norm):
+    monkeypatch.setattr(minkowski, "_CHUNK_ELEMENTS", 1 << 14)
+    R = MinkowskiResponse(3.0, dim=1000, norm=norm)
+    X = np.zeros((400, 1000))
+    R.randomize(X[:1], np.random.default_rng(0))  # one-time allocations (imports, caches) outside the count
+    tracemalloc.start()
+    Y = R.randomize(X, np.random.default_rng(0))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    if norm == "linf":  # the output is a view of the draws (one extra column for the branch): no n*d temporary
+        assert peak < 1.2 * 400 * 1001 * 8
+    else:  # output + a few chunk-sized temporaries (unchunked they would take 4 outputs more)
+        assert peak < Y.nbytes + 8 * 8 * (1 << 14)
+        assert stats.kstest(np.linalg.norm(Y, axis=1), _l2_norm_cdf(R)).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_tiny_epsilon_works_and_stays_unbiased(norm):
+    R = MinkowskiResponse(1e-6, dim=2, norm=norm)
+    assert R.cap_probability == pytest.approx(cap_probability(1e-6, R.radius, 2), rel=1e-9)
+    x = np.array([0.6, -0.8])
+    est = R.estimate(R.randomize(np.tile(x, (200_000, 1)), np.random.default_rng(4)))
+    se = est.std(axis=0, ddof=1) / math.sqrt(len(est))
+    assert np.all(np.abs(est.mean(axis=0) - x) <= 4 * se)
+
+
+@pytest.mark.parametrize("eps, d", [(100.0, 2), (800.0, 2), (1e6, 1000), (800.0, 1)])
+def test_epsilon_whose_radius_float64_cannot_resolve_is_refused(eps, d):
+    with pytest.raises(PrivacyParameterError, match=re.escape(f"epsilon={eps:g} is too large") + ".*epsilon <= "):
+        MinkowskiResponse(eps, dim=d)
+
+
+def test_largest_allowed_epsilon_is_accepted():
+    # the message's bound is where the optimal radius reaches 2^-32: just below it works
+    with pytest.raises(PrivacyParameterError, match=r"epsilon <= (\S+) here") as info:
+        MinkowskiResponse(100.0, dim=2)
+    bound = float(info.value.args[0].split("epsilon <= ")[1].split(" ")[0])
+    assert MinkowskiResponse(bound * 0.999, dim=2).radius >= minkowski.MIN_RADIUS
+    with pytest.raises(PrivacyParameterError, match="radius must be >= 2\\^-32"):
+        MinkowskiResponse(3.0, dim=2, radius=1e-12)
+
+
+@pytest.mark.parametrize("eps", [800.0, 5000.0])
+def test_huge_epsilon_at_high_dim_keeps_the_outside_branch(eps):
+    R = MinkowskiResponse(eps, dim=1000, norm="linf")
+    assert 0.0 < R.cap_probability < 1.0 and (1 - R.cap_probability) * 2.0**53 >= 1
+    assert R.amplification_parameters().p == (math.inf if eps > 709 else pytest.approx(math.exp(eps)))
+
+
+def test_epsilon_with_undrawable_cap_probability_is_refused():
+    with pytest.raises(PrivacyParameterError, match=r"epsilon=1e-300 is too small.*2\^-53"):
+        MinkowskiResponse(1e-300, dim=2)
+
+
+@pytest.mark.parametrize("dim", [0, -3, 2.5, 3.0, True, "4", None])
+def test_bad_dim(dim):
+    with pytest.raises(PrivacyParameterError, match=r"dim must be an integer >= 1, got dim="):
+        MinkowskiResponse(1.0, dim=dim)
+
+
+def test_huge_dim_works_with_the_analytic_radius():
+    R = MinkowskiResponse(3.0, dim=10**7, norm="linf")
+    assert R.radius == pytest.approx(optimal_radius(3.0, 10**7, "linf"))
+    Y = R.randomize(np.zeros((1, 10**7)), np.random.default_rng(0))
+    assert Y.shape == (1, 10**7) and np.all(np.abs(Y) <= 1 + R.radius)
+    with pytest.raises(PrivacyParameterError, match=r"optimal_l2.*dim <= 100000.*dim=10000000"):
+        MinkowskiResponse(3.0, dim=10**7, radius="optimal_l2")

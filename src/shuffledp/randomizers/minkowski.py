@@ -12,6 +12,11 @@ so the density of y is e^eps/Z on B_r(x) and 1/Z elsewhere on Y_r, with
 Z = V(Y_r) + V(B_r)(e^eps-1) (Theorem 6.1: eps-LDP).  Since Y_r is centred,
 E[y] = beta_c x, and Eq. 3 debiases: x~ = y / beta_c.
 
+Log space.  With w = V(B_r)/V(Y_r) = (r/(1+r))^d (both norms), beta_c = a/(1+a)
+for the odds a = w (e^eps - 1), and everything below is computed from
+log a = log(e^eps - 1) - d log(1 + 1/r), which is finite for every dimension and
+epsilon (w alone underflows for d >= ~114 at eps = 3).
+
 Radius.  ``"closed_form"`` is §6.2's r = ((e^eps-1)^{1/(d+2)} - 1)^{-1}, defined
 only for e^eps > 2.  ``"optimal"`` (the default, Appendix B's "numerical search
 for the best-suited cap radius") minimises the *exact* worst-case mean squared
@@ -28,6 +33,11 @@ l-inf: d r^2/3 and d (1+r)^2/3.
 uniform on the domain — the metric of Table 7.  The paper's Table 7 values
 match this choice, not the MSE-optimal one, at large epsilon (the MSE-optimal
 radius is larger: at eps = 10 on [-1,1]^2 it is 0.120 against 0.053).
+
+Sampling.  The branch is drawn as ``rng.random() < beta_c`` with beta_c rounded
+*down* to the 2^-53 grid of numpy's uniforms, so the drawn probability is exactly
+the one the estimate divides by; a smaller beta_c only lowers the cap/non-cap
+density ratio, so the mechanism stays eps-LDP (privacy-conservative rounding).
 """
 
 from __future__ import annotations
@@ -46,98 +56,277 @@ from shuffledp.randomizers.domains import Box, L2Ball
 
 Norm = Literal["l2", "linf"]
 
+#: numpy's Generator.random() returns k / 2^53, so P[random() < b] = b exactly for b on this grid.
+_UNIFORM_GRID = 2.0**53
+#: Relative margin for the rounding of beta_c to the grid: covers a few ulp of error in log a and expit.
+_ROUNDING_MARGIN = 2.0**-50
+#: Largest argument of exp() that does not overflow.
+_LOG_MAX = math.log(np.finfo(np.float64).max)
+#: Smallest cap radius: below it float64 cannot resolve the cap noise r U around an input of size 1
+#: (the cap spans fewer than 2^21 doubles per coordinate), and the outputs would reveal the input.
+MIN_RADIUS = 2.0**-32
+#: Elements per intermediate (rows, dim) array when sampling (32 MB of float64).
+_CHUNK_ELEMENTS = 1 << 22
 
-def _volume_ratio(r: float, dim: int) -> float:
-    """w = V(B_r) / V(Y_r) = (r / (1 + r))^d for both norms."""
-    return (r / (1.0 + r)) ** dim
+
+def _log_expm1(x: float) -> float:
+    """log(e^x - 1) for x > 0, without overflow."""
+    return x + math.log1p(-math.exp(-x)) if x > 1.0 else math.log(math.expm1(x))
+
+
+def _softplus(x: float) -> float:
+    """log(1 + e^x) without overflow."""
+    return float(np.logaddexp(0.0, x))
+
+
+def log_cap_odds(epsilon: float, r: float, dim: int) -> float:
+    """log a, a = beta_c / (1 - beta_c) = (r/(1+r))^d (e^eps - 1)."""
+    return _log_expm1(epsilon) - dim * math.log1p(1.0 / r)
+
+
+def _log_cap_odds_at(epsilon: float, log_r: float, dim: int) -> float:
+    """:func:`log_cap_odds` at r = e^log_r, also where r underflows (log(1 + 1/r) = -log r + O(r))."""
+    if log_r > -700.0:
+        return log_cap_odds(epsilon, math.exp(log_r), dim)
+    return _log_expm1(epsilon) + dim * log_r
 
 
 def cap_probability(epsilon: float, r: float, dim: int) -> float:
-    """beta_c of Eq. 2: the probability of sampling from the cap."""
-    a = _volume_ratio(r, dim) * math.expm1(epsilon)
-    return a / (1.0 + a)
+    """beta_c of Eq. 2: the probability of sampling from the cap (exact, not rounded to the grid)."""
+    return float(special.expit(log_cap_odds(epsilon, r, dim)))
 
 
-def _second_moments(r: float, dim: int, norm: Norm) -> tuple[float, float, float]:
-    """(max ||x||^2 over X, E||u||^2 for u uniform in B_r(0), same for Y_r)."""
+def drawable_cap_probability(epsilon: float, r: float, dim: int) -> float:
+    """beta_c rounded down to the 2^-53 grid on which ``rng.random() < beta_c`` is exact.
+
+    Rounded from log a minus a bound on its float error (a few ulp of each of its
+    two terms), so the result never exceeds the exact beta_c.
+    """
+    log_e, log_w = _log_expm1(epsilon), dim * math.log1p(1.0 / r)
+    la = log_e - log_w - _ROUNDING_MARGIN * (abs(log_e) + log_w + 1.0)
+    if la < 0.0:
+        return math.floor(special.expit(la) * (1.0 - _ROUNDING_MARGIN) * _UNIFORM_GRID) / _UNIFORM_GRID
+    # Near 1, round the complement 1 - beta_c (computed without cancellation) up instead.
+    return 1.0 - math.ceil(special.expit(-la) * (1.0 + _ROUNDING_MARGIN) * _UNIFORM_GRID) / _UNIFORM_GRID
+
+
+def _moment_coefficients(dim: int, norm: Norm) -> tuple[float, float]:
+    """(max ||x||^2 over X, c) with second moments m2 = c r^2 (cap) and m2_Y = c (1+r)^2 (Y_r)."""
     if norm == "l2":
-        c = dim / (dim + 2.0)
-        return 1.0, c * r * r, c * (1.0 + r) ** 2
-    return float(dim), dim * r * r / 3.0, dim * (1.0 + r) ** 2 / 3.0
+        return 1.0, dim / (dim + 2.0)
+    return float(dim), dim / 3.0
+
+
+def log_worst_case_mse(epsilon: float, r: float, dim: int, norm: Norm) -> float:
+    """log of :func:`worst_case_mse`, finite for every dimension.
+
+    With A = 1/a = 1/beta_c - 1 the MSE is x2 A + m2 (1 + A) + m2_Y A (1 + A).
+    """
+    x2, c = _moment_coefficients(dim, norm)
+    la = log_cap_odds(epsilon, r, dim)
+    log_1_plus_a_inv = _softplus(-la)
+    terms = (
+        math.log(x2) - la,
+        math.log(c) + 2.0 * math.log(r) + log_1_plus_a_inv,
+        math.log(c) + 2.0 * math.log1p(r) - la + log_1_plus_a_inv,
+    )
+    top = max(terms)
+    return top + math.log(sum(math.exp(t - top) for t in terms))
 
 
 def worst_case_mse(epsilon: float, r: float, dim: int, norm: Norm) -> float:
-    """Exact max over inputs of E||x~ - x||_2^2 for radius r (Appendix A, without its relaxations)."""
-    b = cap_probability(epsilon, r, dim)
-    x2, m_cap, m_out = _second_moments(r, dim, norm)
-    return x2 * (1.0 / b - 1.0) + (b * m_cap + (1.0 - b) * m_out) / (b * b)
+    """Exact max over inputs of E||x~ - x||_2^2 for radius r (Appendix A, without its relaxations).
+
+    ``math.inf`` only when the value itself exceeds the float64 range.
+    """
+    v = log_worst_case_mse(epsilon, r, dim, norm)
+    return math.exp(v) if v < _LOG_MAX else math.inf
+
+
+def _mse_slope_sign(epsilon: float, log_r: float, dim: int, norm: Norm) -> float:
+    """d(worst-case MSE)/d(log r) divided by A(1+A) > 0 (same sign, no overflow).
+
+    Differentiating x2 A + c r^2 (1+A) + c (1+r)^2 A (1+A) with dA/dlog r = -A d/(1+r):
+    2 c r (1+r) + 2 c r^2 a - c (1+r) d (2 - beta_c) - beta_c d (x2 + c r^2)/(1+r).
+    """
+    r = math.exp(log_r)
+    x2, c = _moment_coefficients(dim, norm)
+    la = _log_cap_odds_at(epsilon, log_r, dim)
+    b = float(special.expit(la))
+    grow = math.exp(min(math.log(2.0 * c) + 2.0 * log_r + la, _LOG_MAX - 1.0))
+    return 2.0 * c * r * (1.0 + r) + grow - c * (1.0 + r) * dim * (2.0 - b) - b * dim * (x2 + c * r * r) / (1.0 + r)
+
+
+def _mse_bracket(epsilon: float, dim: int, norm: Norm) -> tuple[float, float]:
+    """(log lo, log hi) with the MSE slope negative at lo and positive at hi.
+
+    hi = 2(d+1): for r >= d every term of the MSE but x2 A increases, and
+    x2 A + c r^2 A increases once r^2 (2r + 2 - d) c >= x2 d, true at r = 2(d+1).
+    lo: as r -> 0 the slope tends to -2 c d < 0; search down from where beta_c = 1/2.
+    """
+    t_hi = math.log(2.0 * (dim + 1))
+    while _mse_slope_sign(epsilon, t_hi, dim, norm) <= 0.0:  # not reached (see above); kept as a guard
+        t_hi += 1.0
+    log_e = _log_expm1(epsilon)
+    t_lo = t_hi - 1.0 if log_e <= 0.0 else min(t_hi - 1.0, -_log_expm1(log_e / dim))
+    step = 1.0
+    while _mse_slope_sign(epsilon, t_lo, dim, norm) >= 0.0:
+        t_lo -= step
+        step *= 2.0
+    return t_lo, t_hi
 
 
 def closed_form_radius(epsilon: float, dim: int) -> float:
     """§6.2: r = ((e^eps - 1)^{1/(d+2)} - 1)^{-1}; needs e^eps > 2 to be positive."""
-    base = math.expm1(epsilon) ** (1.0 / (dim + 2))
-    if base <= 1.0:
+    log_e = _log_expm1(epsilon)
+    r = math.exp(-_log_expm1(log_e / (dim + 2))) if log_e > 0.0 else math.inf
+    if not math.isfinite(r):
         raise PrivacyParameterError(
-            f"the closed-form radius of §6.2 needs epsilon > ln 2 ~ 0.693, got epsilon={epsilon:g}; "
-            "use radius='optimal'"
+            f"the closed-form radius of §6.2 needs epsilon > ln 2 ~ 0.693 (and finite at dim={dim}), "
+            f"got epsilon={epsilon:g}; use radius='optimal'"
         )
-    return 1.0 / (base - 1.0)
+    return r
 
 
 @lru_cache(maxsize=1024)
+def _optimal_log_radius(epsilon: float, dim: int, norm: Norm) -> float:
+    t_lo, t_hi = _mse_bracket(epsilon, dim, norm)
+    return optimize.brentq(lambda t: _mse_slope_sign(epsilon, t, dim, norm), t_lo, t_hi, xtol=1e-15, rtol=1e-15)
+
+
 def optimal_radius(epsilon: float, dim: int, norm: Norm) -> float:
-    """The r minimising :func:`worst_case_mse` (cached per (epsilon, dim, norm)).
+    """The r minimising :func:`worst_case_mse` (cached per (epsilon, dim, norm); 0.0 if it underflows).
 
-    Searched over log r in a bracket wide enough for every epsilon in use: the
-    objective is smooth and unimodal in log r (cap too small: beta_c -> 0; too
-    large: the cap covers Y_r).
+    The root of the MSE's slope in log r, bracketed by :func:`_mse_bracket` (the
+    objective is unimodal in log r: cap too small, beta_c -> 0; too large, the cap
+    covers Y_r).  Root-finding on the slope locates r to ~1e-15, where minimising
+    the MSE itself only locates it to ~1e-8 (the MSE is flat at its minimum).
     """
-    res = optimize.minimize_scalar(
-        lambda t: math.log(worst_case_mse(epsilon, math.exp(t), dim, norm)),
-        bounds=(math.log(1e-6), math.log(1e6)),
-        method="bounded",
-        options={"xatol": 1e-10},
-    )
-    return float(math.exp(res.x))
+    return math.exp(_optimal_log_radius(epsilon, dim, norm))
 
 
-#: Fixed sample size and seed of the common-random-number objective of :func:`l2_optimal_radius`.
+#: Sample size and seed of the common-random-number objective of :func:`l2_optimal_radius`:
+#: 2^16 rows up to d = 64, then 2^22 / d rows (at least 2^8): the per-row error concentrates
+#: (relative spread O(d^-1/2)), so the Monte-Carlo accuracy of the mean stays as at d = 64.
 _L2_OBJECTIVE_SAMPLES = 1 << 16
+_L2_OBJECTIVE_MIN_SAMPLES = 1 << 8
+_L2_OBJECTIVE_ELEMENTS = 1 << 22
 _L2_OBJECTIVE_SEED = 20250813
+#: Largest dimension for ``radius="optimal_l2"`` (its objective draws >= 2^8 * 3 * dim numbers).
+L2_OPTIMAL_MAX_DIM = 100_000
+
+
+@lru_cache(maxsize=4)
+def _l2_objective_statistics(dim: int, norm: Norm) -> tuple[np.ndarray, ...]:
+    """(|X|^2, |U|^2, |V|^2, <X,U>, <X,V>) for a fixed sample of X, U, V uniform on the domain.
+
+    Drawn in row chunks of at most 2^22 numbers per array; up to d = 64 there is
+    one chunk, i.e. X, then U, then V, each of 2^16 rows.
+    """
+    n = min(_L2_OBJECTIVE_SAMPLES, max(_L2_OBJECTIVE_MIN_SAMPLES, _L2_OBJECTIVE_ELEMENTS // dim))
+    rows = max(1, _CHUNK_ELEMENTS // dim)
+    rng = np.random.default_rng(_L2_OBJECTIVE_SEED)
+    domain = L2Ball(dim) if norm == "l2" else Box(dim)
+    stats = np.empty((5, n))
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        X = domain.sample_uniform(stop - start, rng)
+        stats[0, start:stop] = np.einsum("ij,ij->i", X, X)
+        for sq, dot in ((1, 3), (2, 4)):
+            W = domain.sample_uniform(stop - start, rng)
+            stats[sq, start:stop] = np.einsum("ij,ij->i", W, W)
+            stats[dot, start:stop] = np.einsum("ij,ij->i", X, W)
+    return tuple(stats)
 
 
 @lru_cache(maxsize=1024)
 def l2_optimal_radius(epsilon: float, dim: int, norm: Norm) -> float:
     """The r minimising the mean l2 error for inputs uniform on the domain (cached).
 
-    E||x~ - x|| = beta_c E||(x + rU)/beta_c - x|| + (1 - beta_c) E||(1+r)V/beta_c - x||
-    with U, V uniform in the unit ball of the norm; the expectation over a fixed
-    sample of (x, U, V) is smooth in r, so a bounded scalar search finds its minimum.
+    E||x~ - x|| = E||r U + (1 - beta_c) x|| + (1/beta_c - 1) E||(1+r) V - beta_c x||
+    with U, V uniform in the unit ball of the norm; each norm is a function of
+    |x|^2, |U|^2, |V|^2, <x,U>, <x,V>, so the expectation over a fixed sample of
+    those is smooth in r and a bounded scalar search finds its minimum.  The
+    search interval is [1e-4, 1e3], widened to [r*/100, 2(d+1)] around the
+    MSE-optimal r* (the mean-l2 optimum lies below it; further below at large
+    epsilon, where the search widens again while its minimum sits at the lower
+    end) and cut where beta_c < e^-700 (the error there exceeds e^700).
     """
-    rng = np.random.default_rng(_L2_OBJECTIVE_SEED)
-    domain = L2Ball(dim) if norm == "l2" else Box(dim)
-    X, U, V = (domain.sample_uniform(_L2_OBJECTIVE_SAMPLES, rng) for _ in range(3))
+    if dim > L2_OPTIMAL_MAX_DIM:
+        raise PrivacyParameterError(
+            f"radius='optimal_l2' is available for dim <= {L2_OPTIMAL_MAX_DIM} (its Monte-Carlo objective "
+            f"draws >= 768*dim numbers), got dim={dim}; use radius='optimal' or a float"
+        )
+    xx, uu, vv, xu, xv = _l2_objective_statistics(dim, norm)
+    log_e = _log_expm1(epsilon)
 
     def mean_error(log_r: float) -> float:
         r = math.exp(log_r)
-        b = cap_probability(epsilon, r, dim)
-        cap = np.linalg.norm((X + r * U) / b - X, axis=1).mean()
-        rest = np.linalg.norm((1.0 + r) * V / b - X, axis=1).mean()
-        return float(b * cap + (1.0 - b) * rest)
+        la = _log_cap_odds_at(epsilon, log_r, dim)
+        b = float(special.expit(la))
+        cap = np.sqrt(np.maximum(0.0, r * r * uu + 2.0 * r * (1.0 - b) * xu + (1.0 - b) ** 2 * xx)).mean()
+        rest = np.sqrt(np.maximum(0.0, (1.0 + r) ** 2 * vv - 2.0 * (1.0 + r) * b * xv + b * b * xx)).mean()
+        return float(cap + math.exp(-la) * rest)
 
-    res = optimize.minimize_scalar(mean_error, bounds=(math.log(1e-4), math.log(1e3)), method="bounded")
-    return float(math.exp(res.x))
+    t_floor = -_log_expm1((log_e + 700.0) / dim)  # log r where log a = -700
+    t_lo = max(t_floor, min(math.log(1e-4), _optimal_log_radius(epsilon, dim, norm) - math.log(100.0)))
+    t_hi = max(math.log(1e3), math.log(2.0 * (dim + 1)))
+    while True:
+        res = optimize.minimize_scalar(mean_error, bounds=(t_lo, t_hi), method="bounded")
+        if res.x > t_lo + 1e-3 or t_lo <= t_floor:
+            return float(math.exp(res.x))
+        t_lo = max(t_floor, t_lo - math.log(100.0))  # the minimum is at (or below) the lower end: widen
 
 
-def _lens_fraction(r: float, dim: int) -> float:
-    """V(B_r(x) ∩ B_r(x')) / V(B_r) for l2 balls whose centres are 2 apart.
+def _lens_complement(r: float, dim: int) -> float:
+    """1 - V(B_r(x) ∩ B_r(x')) / V(B_r) for l2 balls whose centres are 2 apart.
 
     The intersection is two caps of height r-1 of a ball of radius r; a cap of
-    height h has volume (1/2) V(B_r) I_{(2rh-h^2)/r^2}((d+1)/2, 1/2).
+    height h has volume (1/2) V(B_r) I_{(2rh-h^2)/r^2}((d+1)/2, 1/2), so the
+    overlap fraction is I_{1-1/r^2}((d+1)/2, 1/2) and its complement
+    I_{1/r^2}(1/2, (d+1)/2), evaluated directly (no cancellation when it is small).
     """
     if r <= 1.0:
-        return 0.0
-    return float(special.betainc((dim + 1) / 2.0, 0.5, 1.0 - 1.0 / (r * r)))
+        return 1.0
+    return float(special.betainc(0.5, (dim + 1) / 2.0, 1.0 / (r * r)))
+
+
+def _cube_complement(r: float, dim: int) -> float:
+    """1 - V(B_r(x) ∩ B_r(x')) / V(B_r) for opposite corners of [-1,1]^d: overlap ((r-1)/r)^d."""
+    if r <= 1.0:
+        return 1.0
+    return -math.expm1(dim * math.log1p(-1.0 / r))
+
+
+def _log_radius(epsilon: float, dim: int, norm: Norm, rule: str) -> float:
+    """log r of a named radius rule (-inf where r underflows)."""
+    if rule == "optimal":
+        return _optimal_log_radius(epsilon, dim, norm)
+    if rule == "closed_form":
+        return -_log_expm1(_log_expm1(epsilon) / (dim + 2))
+    r = l2_optimal_radius(epsilon, dim, norm)
+    return math.log(r) if r > 0.0 else -math.inf
+
+
+def _largest_epsilon(dim: int, norm: Norm, rule: str) -> float:
+    """The epsilon at which the radius of ``rule`` falls to :data:`MIN_RADIUS` (it decreases in epsilon)."""
+
+    def excess(log_eps: float) -> float:
+        return _log_radius(math.exp(log_eps), dim, norm, rule) - math.log(MIN_RADIUS)
+
+    hi = math.log(50.0)
+    while excess(hi) > 0.0:
+        hi += 1.0
+    lo = hi - 1.0
+    while excess(lo) <= 0.0:
+        lo -= 1.0
+    return math.exp(optimize.brentq(excess, lo, hi, xtol=1e-4))
+
+
+def _check_dim(dim: object) -> int:
+    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise PrivacyParameterError(f"dim must be an integer >= 1, got dim={dim!r}")
+    return int(dim)
 
 
 class MinkowskiResponse(LocalRandomizer):
@@ -158,10 +347,9 @@ class MinkowskiResponse(LocalRandomizer):
     def __init__(self, epsilon: float, dim: int = 2, norm: Norm = "linf", radius: str | float = "optimal") -> None:
         if norm not in ("l2", "linf"):
             raise PrivacyParameterError(f"norm must be 'l2' or 'linf', got {norm!r}")
-        if not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise PrivacyParameterError(f"dim must be an integer >= 1, got {dim!r}")
-        super().__init__(epsilon, L2Ball(int(dim)) if norm == "l2" else Box(int(dim)))
-        self.dim, self.norm = int(dim), norm
+        dim = _check_dim(dim)
+        super().__init__(epsilon, L2Ball(dim) if norm == "l2" else Box(dim))
+        self.dim, self.norm = dim, norm
         if radius == "optimal":
             r = optimal_radius(self.epsilon, self.dim, norm)
         elif radius == "optimal_l2":
@@ -177,68 +365,102 @@ class MinkowskiResponse(LocalRandomizer):
                 raise PrivacyParameterError(
                     f"radius must be 'optimal', 'optimal_l2', 'closed_form' or a finite float > 0, got {radius!r}"
                 )
+        if not r >= MIN_RADIUS:
+            if radius in ("optimal", "optimal_l2", "closed_form"):
+                raise PrivacyParameterError(
+                    f"epsilon={self.epsilon:g} is too large for MinkowskiResponse(dim={dim}, norm={norm!r}): its "
+                    f"{radius} cap radius {r:.3g} is below 2^-32, where float64 cannot resolve the cap noise; allowed: "
+                    f"epsilon <= {_largest_epsilon(dim, norm, radius):.4g} here, or a float radius >= 2^-32"
+                )
+            raise PrivacyParameterError(f"radius must be >= 2^-32 ~ {MIN_RADIUS:.3g} (float64 resolution), got {radius!r}")
         self.radius = r
-        self.cap_probability = cap_probability(self.epsilon, r, self.dim)
+        self.cap_probability = drawable_cap_probability(self.epsilon, r, self.dim)
+        if self.cap_probability <= 0.0:
+            raise PrivacyParameterError(
+                f"epsilon={self.epsilon:g} is too small for MinkowskiResponse(dim={self.dim}, radius={r:g}): its cap "
+                f"probability {cap_probability(self.epsilon, r, self.dim):.3g} is below 2^-53, the resolution of the "
+                "sampler; allowed: an epsilon (or radius) giving a cap probability >= 2^-53"
+            )
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         n = X.shape[0]
         if self.norm == "linf":
             # One uniform draw per report: d coordinates for the noise, one for the branch.
+            # W is the output's storage: no other (n, d) array is allocated.
             W = rng.random((n, self.dim + 1))
             in_cap = W[:, -1] < self.cap_probability
             Y = W[:, :-1]
             Y -= 0.5
-            half_width = 2.0  # U = 2*(W - 1/2) is uniform in [-1, 1]^d
-        else:
-            Y = L2Ball(self.dim).sample_uniform(n, rng)
-            in_cap = rng.random(n) < self.cap_probability
-            half_width = 1.0
-        # Cap: x + r*U (uniform in B_r(x)); otherwise (1+r)*U (uniform in Y_r).
-        Y *= np.where(in_cap, half_width * self.radius, half_width * (1.0 + self.radius))[:, None]
-        Y += X * in_cap[:, None]
+            # Cap: x + 2r(W - 1/2), uniform in B_r(x); otherwise 2(1+r)(W - 1/2), uniform in Y_r.
+            Y *= np.where(in_cap, 2.0 * self.radius, 2.0 * (1.0 + self.radius))[:, None]
+            np.add(Y, X, out=Y, where=in_cap[:, None])
+            return Y
+        Y = np.empty((n, self.dim))
+        ball = L2Ball(self.dim)
+        rows = max(1, _CHUNK_ELEMENTS // self.dim)  # bounds the sampler's temporaries; one chunk at small n*d
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            U = ball.sample_uniform(stop - start, rng)
+            in_cap = rng.random(stop - start) < self.cap_probability
+            U *= np.where(in_cap, self.radius, 1.0 + self.radius)[:, None]
+            np.add(U, X[start:stop], out=U, where=in_cap[:, None])
+            Y[start:stop] = U
         return Y
 
     def estimate(self, Y: np.ndarray) -> np.ndarray:
         """Eq. 3: x~ = y / beta_c (unbiased since E[y | x] = beta_c x)."""
         return np.asarray(Y, dtype=np.float64) / self.cap_probability
 
-    def density(self, Y: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Output density at rows of Y given input x (e^eps/Z on the cap, 1/Z on Y_r \\ cap, 0 outside)."""
+    def _log_volumes(self) -> tuple[float, float]:
+        """(log V(B_r), log V(Y_r))."""
+        r, d = self.radius, self.dim
+        if self.norm == "linf":
+            return d * math.log(2.0 * r), d * math.log(2.0 + 2.0 * r)
+        log_unit_ball = 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1.0)
+        return log_unit_ball + d * math.log(r), log_unit_ball + d * math.log1p(r)
+
+    def log_density(self, Y: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Log output density at rows of Y given input x (-inf outside Y_r).
+
+        beta_c/V(B_r) + (1-beta_c)/V(Y_r) on the cap and (1-beta_c)/V(Y_r) on the
+        rest of Y_r, with the drawn (grid-rounded) beta_c: e^eps/Z and 1/Z of Eq. 2
+        up to that rounding.
+        """
         Y = np.asarray(Y, dtype=np.float64)
         r = self.radius
         if self.norm == "linf":
             in_y = np.all(np.abs(Y) <= 1.0 + r, axis=1)
             in_cap = np.all(np.abs(Y - x) <= r, axis=1)
-            vol_y = (2.0 + 2.0 * r) ** self.dim
         else:
             in_y = np.linalg.norm(Y, axis=1) <= 1.0 + r
             in_cap = np.linalg.norm(Y - x, axis=1) <= r
-            unit_ball = math.pi ** (self.dim / 2) / math.gamma(self.dim / 2 + 1)
-            vol_y = unit_ball * (1.0 + r) ** self.dim
-        z = vol_y * (1.0 + _volume_ratio(r, self.dim) * math.expm1(self.epsilon))
-        return np.where(in_cap, math.exp(self.epsilon), 1.0) * in_y / z
+        log_vb, log_vy = self._log_volumes()
+        b = self.cap_probability
+        log_rest = math.log1p(-b) - log_vy if b < 1.0 else -math.inf
+        log_cap = float(np.logaddexp(math.log(b) - log_vb, log_rest))
+        return np.where(in_y, np.where(in_cap, log_cap, log_rest), -math.inf)
+
+    def density(self, Y: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Output density at rows of Y given input x (0 outside Y_r; under/overflows at large d, see :meth:`log_density`)."""
+        return np.exp(self.log_density(Y, x))
 
     def total_variation_bound(self) -> float:
         """Largest total-variation distance between R(x) and R(x') over inputs.
 
-        TV(x, x') = integral of (f_x - f_x')_+ = (e^eps - 1) V(B_r(x) \\ B_r(x')) / Z,
+        TV(x, x') = integral of (f_x - f_x')_+ = beta_c V(B_r(x) \\ B_r(x')) / V(B_r),
         largest for the two farthest inputs: opposite corners of the cube, where
         the caps overlap in a cube of side max(0, 2r-2); antipodes of the l2 ball,
-        where they overlap in a lens (:func:`_lens_fraction`).  Dividing by V(Y_r):
-        beta = (e^eps - 1) w (1 - overlap/V(B_r)) / (1 + w (e^eps - 1)), w = (r/(1+r))^d,
-        which is below the generic (e^eps-1)/(e^eps+1) whenever w < 1/2 or the caps overlap.
+        where they overlap in a lens (:func:`_lens_complement`).  Below the generic
+        (e^eps-1)/(e^eps+1) whenever w < 1/2 or the caps overlap.
         """
-        r, d = self.radius, self.dim
-        if self.norm == "linf":
-            overlap = max(0.0, (r - 1.0) / r) ** d
-        else:
-            overlap = _lens_fraction(r, d)
-        return self.cap_probability * (1.0 - overlap)
+        complement = _cube_complement if self.norm == "linf" else _lens_complement
+        return self.cap_probability * complement(self.radius, self.dim)
 
     def amplification_parameters(self) -> VariationRatio:
         """(p, beta, q) with p = q = e^eps (the cap/non-cap density ratio, attained
-        for any pair of inputs since no cap covers another) and beta from
-        :meth:`total_variation_bound`, never above the generic eps-LDP beta."""
-        p = math.exp(self.epsilon)
+        for any pair of inputs since no cap covers another; ``math.inf`` beyond the
+        float range) and beta from :meth:`total_variation_bound`, never above the
+        generic eps-LDP beta."""
+        p = math.exp(self.epsilon) if self.epsilon < _LOG_MAX else math.inf
         beta = min(self.total_variation_bound(), math.tanh(self.epsilon / 2.0))
         return VariationRatio(p=p, beta=beta, q0=p, q1=p)
