@@ -20,7 +20,7 @@ import scipy
 
 import shuffledp
 from shuffledp._util.validation import SEED_MAX, check_positive_int
-from shuffledp.errors import ExperimentError
+from shuffledp.errors import ExperimentError, ShuffleDPError
 from shuffledp.experiments.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, all_experiments, get_experiment
 
@@ -35,7 +35,10 @@ def _write_csv(path: Path, output: ExperimentOutput) -> None:
 
 def check_seed(seed: int) -> int:
     """A seed is one unsigned 64-bit integer (numpy's SeedSequence word)."""
-    return check_positive_int(seed, "seed", minimum=0, maximum=SEED_MAX)
+    try:
+        return check_positive_int(seed, "seed", minimum=0, maximum=SEED_MAX)
+    except ShuffleDPError as exc:  # the same rule, reported as an experiment option
+        raise ExperimentError(str(exc)) from None
 
 
 def writable_directory(path: Path, name: str = "out") -> Path:
