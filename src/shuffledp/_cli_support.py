@@ -196,6 +196,6 @@ class OneLineGroup(_HelpFormatting, TyperGroup):
             _fail(_message(exc), exc.exit_code)
         except ShuffleDPError as exc:
             _fail(str(exc), 2)
-        except (_click_errors.Abort, typer.Abort):
+        except typer.Abort:  # typer.Abort is click.Abort where typer uses click itself
             _fail("aborted", 1)
         sys.exit(status if isinstance(status, int) else 0)

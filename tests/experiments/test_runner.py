@@ -77,11 +77,11 @@ def test_largest_seed_is_accepted(tmp_path, toy_experiment):
 def test_unwritable_out_is_refused_before_running(tmp_path, toy_experiment):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    with pytest.raises(ExperimentError, match="out: cannot create the directory"):
+    with pytest.raises(ExperimentError, match="out must be a writable directory: cannot create"):
         run_experiment(toy_experiment, blocker / "sub", progress=False)
-    with pytest.raises(ExperimentError, match="out: cannot create the directory"):
+    with pytest.raises(ExperimentError, match="out must be a writable directory: cannot create"):
         reproduce(blocker, only=[toy_experiment], progress=False)
-    with pytest.raises(ExperimentError, match="unknown experiment 'nope'"):
+    with pytest.raises(ExperimentError, match=r"only: unknown experiment\(s\) 'nope'; available: .*table7"):
         reproduce(tmp_path / "fresh", only=[toy_experiment, "nope"], progress=False)
     assert not (tmp_path / "fresh" / toy_experiment).exists()  # nothing ran
 

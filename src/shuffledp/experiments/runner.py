@@ -50,9 +50,9 @@ def writable_directory(path: Path, name: str = "out") -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ExperimentError(f"{name}: cannot create the directory {str(path)!r} ({exc.strerror or exc})") from None
+        raise ExperimentError(f"{name} must be a writable directory: cannot create {str(path)!r} ({exc.strerror or exc})") from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ExperimentError(f"{name}: the directory {str(path)!r} is not writable")
+        raise ExperimentError(f"{name} must be a writable directory: {str(path)!r} is not writable")
     return path
 
 
@@ -106,7 +106,10 @@ def reproduce(
         names = list(dict.fromkeys(only))  # in the order given, once each
         if not names:
             raise ExperimentError("only must name at least one experiment")
-        experiments = {name: get_experiment(name) for name in names}
+        unknown = [name for name in names if name not in experiments]
+        if unknown:
+            raise ExperimentError(f"only: unknown experiment(s) {', '.join(map(repr, unknown))}; available: {', '.join(experiments)}")
+        experiments = {name: experiments[name] for name in names}
     out = writable_directory(Path(out))
     selection = "" if only is None else f" Only: {', '.join(experiments)}."
     lines = ["# shuffledp reproduction report", "", f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}", ""]
