@@ -114,3 +114,28 @@ def test_experiment_list_names_table7():
     result = CliRunner().invoke(app, ["experiment", "list"])
     assert result.exit_code == 0
     assert "table7" in result.output
+
+
+def test_delayed_status_draws_on_terminals_only_after_its_delay():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from shuffledp.experiments.progress import DelayedStatus
+
+    terminal = io.StringIO()
+    console = Console(file=terminal, force_terminal=True, width=80)
+    with DelayedStatus("quick answer", delay=0.5, console=console) as status:
+        status.update("still quick")
+    assert terminal.getvalue() == ""  # finished before the delay: nothing drawn
+    with DelayedStatus("slow step", delay=0.05, console=console) as status:
+        time.sleep(0.4)
+        status.update("second step")
+        time.sleep(0.4)
+    drawn = terminal.getvalue()
+    assert "slow step" in drawn and "second step" in drawn
+    pipe = io.StringIO()
+    with DelayedStatus("piped", delay=0.0, console=Console(file=pipe, force_terminal=False)):
+        time.sleep(0.2)
+    assert pipe.getvalue() == ""  # never on a pipe (e.g. --json consumers reading stderr)
