@@ -92,7 +92,7 @@ def experiment_list() -> None:
 
 @experiment_app.command("run", cls=S.OneLineCommand)
 def experiment_run(
-    name: str = typer.Argument(..., help="Experiment name (see `shuffledp experiment list`)."),
+    name: str = typer.Argument(..., metavar="NAME", help="Experiment name (see `shuffledp experiment list`)."),
     quick: QuickOpt = False,
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,

@@ -139,3 +139,30 @@ def test_delayed_status_draws_on_terminals_only_after_its_delay():
     with DelayedStatus("piped", delay=0.0, console=Console(file=pipe, force_terminal=False)):
         time.sleep(0.2)
     assert pipe.getvalue() == ""  # never on a pipe (e.g. --json consumers reading stderr)
+
+
+def test_version_flag_prints_the_installed_version():
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"shuffledp {version('shuffledp')}"
+
+
+@pytest.mark.parametrize("command", [["amplify"], ["local-budget"], ["compose"], ["reproduce"], ["experiment", "run"], []])
+def test_help_shows_flags_without_placeholder_and_lists_registry_choices(command):
+    from shuffledp.accounting.bounds import available_methods
+    from shuffledp.randomizers.registry import available_randomizers
+
+    from shuffledp._cli_support import HELP_CHOICES
+
+    result = CliRunner().invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.replace("│", " ").split())  # undo rich's wrapping into a box
+    assert "<bool>" not in text and "BOOLEAN" not in text
+    assert not any("{" + key + "}" in text for key in HELP_CHOICES)  # every placeholder filled
+    if command in (["amplify"], ["local-budget"], ["compose"]):
+        assert ", ".join(available_randomizers()) in text
+    if command == ["amplify"]:
+        assert "all, " + ", ".join(available_methods()) in text
+    if command == ["local-budget"]:
+        assert ", ".join(available_methods("upper")) in text
