@@ -182,12 +182,13 @@ def _fail(message: str, status: int) -> None:
 class OneLineGroup(_HelpFormatting, TyperGroup):
     """Root group: usage errors and library errors are one ``error:`` line, exit status 2."""
 
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any) -> Any:
-        run = lambda: super(OneLineGroup, self).main(args, prog_name, complete_var, standalone_mode=False, **extra)  # noqa: E731
+    def main(
+        self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any
+    ) -> Any:
         if not standalone_mode:
-            return run()
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            status = run()
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _click_errors.ClickException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # `shuffledp` alone: the help text itself
                 if getattr(self, "rich_markup_mode", None) is None:  # rich help is printed while it is built
