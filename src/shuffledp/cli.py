@@ -1,7 +1,10 @@
-"""The ``shuffledp`` command line (typer). Every command has ``--help``.
+"""The ``shuffledp`` command line (typer). Every command has ``--help``; ``--version`` prints the version.
 
-Errors of the library (:class:`~shuffledp.errors.ShuffleDPError`) are printed
-as one clear line and exit with status 2, never as a traceback.
+Every option value is validated when it is parsed (:mod:`shuffledp._cli_support`);
+bad values and library errors (:class:`~shuffledp.errors.ShuffleDPError`) print one
+``error: ...`` line on stderr and exit with status 2, never a traceback.  Integer
+options accept exact float literals (``--n 1e6``).  ``--json`` prints one object on
+stdout holding the inputs and the results; progress goes to stderr only.
 """
 
 from __future__ import annotations
@@ -9,36 +12,74 @@ from __future__ import annotations
 import json
 import math
 import time
+from functools import partial
+from inspect import signature
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from shuffledp._util.validation import check_positive_int
+from shuffledp import _cli_support as S
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError
 
-app = typer.Typer(help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False)
-experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True)
+
+def _print_version(value: bool) -> None:
+    if value:
+        import shuffledp
+
+        typer.echo(f"shuffledp {shuffledp.__version__}")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False, cls=S.OneLineGroup
+)
+experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup)
 app.add_typer(experiment_app, name="experiment")
 
-#: Options shared by several commands.
-Eps0Opt = Annotated[float, typer.Option("--eps0", help="Local epsilon of each report (every round).")]
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the installed version and exit.")
+    ] = False,
+) -> None:
+    """Differential privacy in the shuffle model."""
+
+
+#: Options shared by several commands (each validated when parsed, under its own name).
+Eps0Opt = Annotated[float, typer.Option("--eps0", parser=S.epsilon_option("--eps0"), help="Local epsilon of each report (every round).")]
 QuickOpt = Annotated[bool, typer.Option("--quick", help="Fewer repetitions, for a fast look.")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Directory for the artefacts.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the experiments' random streams.")]
-ReportsOpt = Annotated[int, typer.Option("--n", help="Number of shuffled reports (uncorrupted users), per round.")]
-DeltaOpt = Annotated[float, typer.Option("--delta", help="Target delta of the shuffled guarantee (total over rounds).")]
-RandomizerOpt = Annotated[Optional[str], typer.Option("--randomizer", help="Randomizer name (its tighter parameters).")]
-DimOpt = Annotated[int, typer.Option("--dim", help="Dimension (or domain size) of the randomizer.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Directory for the artefacts (created if needed).")]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams, in [0, 2^64 - 1].")
+]
+ReportsOpt = Annotated[
+    int,
+    typer.Option("--n", parser=S.count_option("--n"), help="Number of shuffled reports (uncorrupted users), per round; 1e6 is accepted."),
+]
+DeltaOpt = Annotated[
+    float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta of the shuffled guarantee (total over rounds), in (0, 1).")
+]
+RandomizerOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--randomizer",
+        parser=S.choice_option("--randomizer", S.randomizer_names, "randomizer"),
+        help="Use this randomizer's tighter parameters (default: any eps0-LDP randomizer). One of: {randomizers}.",
+    ),
+]
+DimOpt = Annotated[
+    int, typer.Option("--dim", parser=S.count_option("--dim"), help="With --randomizer: its dimension (or domain size).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of a table.")]
 
 console = Console()
-err_console = Console(stderr=True)
 
 
-@experiment_app.command("list")
+@experiment_app.command("list", cls=S.OneLineCommand)
 def experiment_list() -> None:
     """List every registered experiment."""
     from shuffledp.experiments import all_experiments
@@ -49,9 +90,9 @@ def experiment_list() -> None:
     console.print(table)
 
 
-@experiment_app.command("run")
+@experiment_app.command("run", cls=S.OneLineCommand)
 def experiment_run(
-    name: str = typer.Argument(..., help="Experiment name (see `shuffledp experiment list`)."),
+    name: str = typer.Argument(..., metavar="NAME", help="Experiment name (see `shuffledp experiment list`)."),
     quick: QuickOpt = False,
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,
@@ -63,23 +104,28 @@ def experiment_run(
     console.print(f"wrote {target}/summary.md")
 
 
-@app.command("reproduce")
+@app.command("reproduce", cls=S.OneLineCommand)
 def reproduce_cmd(
     quick: QuickOpt = False,
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,
     only: Annotated[Optional[list[str]], typer.Option("--only", help="Run only these experiments (repeatable).")] = None,
 ) -> None:
-    """Run every experiment and write one report (REPORT.md)."""
-    from shuffledp.experiments import reproduce, run_experiment
+    """Run every experiment (or those given with --only) and write one report, REPORT.md."""
+    from shuffledp.experiments import reproduce
 
-    if only:
-        for name in only:
-            run_experiment(name, out, quick=quick, seed=seed)
-        console.print(f"wrote {len(only)} experiment(s) under {out}")
-        return
-    report = reproduce(out, quick=quick, seed=seed)
+    report = reproduce(out, quick=quick, seed=seed, only=only)
     console.print(f"report: {report}")
+
+
+def _randomizer(name: str, eps0: float, dim: int) -> Any:
+    """The randomizer ``name`` at ``eps0``; its errors name the options that built it."""
+    from shuffledp.randomizers.registry import make_randomizer
+
+    try:
+        return make_randomizer(name, eps0, dim=dim)
+    except ShuffleDPError as exc:
+        raise type(exc)(f"--randomizer {name} --dim {dim}: {exc}") from None
 
 
 def _local_parameters(eps0: float, randomizer: Optional[str], dim: int):
@@ -88,9 +134,7 @@ def _local_parameters(eps0: float, randomizer: Optional[str], dim: int):
 
     if randomizer is None:
         return VariationRatio.from_ldp(eps0)
-    from shuffledp.randomizers.registry import make_randomizer
-
-    return make_randomizer(randomizer, eps0, dim=dim).amplification_parameters()
+    return _randomizer(randomizer, eps0, dim).amplification_parameters()
 
 
 def _json_number(value: float) -> Optional[float]:
@@ -98,43 +142,61 @@ def _json_number(value: float) -> Optional[float]:
     return value if math.isfinite(value) else None
 
 
-@app.command("amplify")
+def _emit_json(inputs: dict[str, Any], results: dict[str, Any]) -> None:
+    typer.echo(json.dumps({"inputs": inputs, **results}))
+
+
+def _timed(results: dict[str, dict[str, float]], kind: str, name: str, compute: Callable[[], float]) -> float:
+    start = time.perf_counter()
+    value = compute()
+    results[kind][name] = value
+    results["seconds"][name] = time.perf_counter() - start
+    return value
+
+
+@app.command("amplify", cls=S.OneLineCommand)
 def amplify_cmd(
     eps0: Eps0Opt,
     n: ReportsOpt,
     delta: DeltaOpt,
     randomizer: RandomizerOpt = None,
     dim: DimOpt = 2,
-    method: Annotated[str, typer.Option("--method", help="One bound method, or 'all'.")] = "all",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            parser=S.choice_option("--method", lambda: ["all", *S.bound_methods()], "bound method"),
+            help="One bound method, or every one. One of: {bound_methods}.",
+        ),
+    ] = "all",
     as_json: JsonOpt = False,
 ) -> None:
     """Every applicable amplification bound (upper and lower), side by side, with its compute time.
 
     Generic-only bounds use eps0 alone (valid for any eps0-LDP randomizer); the others
-    use the randomizer's (p, beta, q) parameters when --randomizer is given.
+    use the randomizer's (p, beta, q) parameters when --randomizer is given.  A spinner
+    on stderr (terminals only) shows which bound is being computed when it takes over a second.
     """
     from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
+    from shuffledp.experiments.progress import DelayedStatus
 
     params = _local_parameters(eps0, randomizer, dim)
     methods = available_methods()
     if method != "all":
-        if method not in methods:
-            raise PrivacyParameterError(f"unknown bound method {method!r}; available: all, {', '.join(methods)}")
         methods = {method: methods[method]}
     results: dict[str, dict[str, float]] = {"upper": {}, "lower": {}, "seconds": {}}
     rows = []
-    for name, m in methods.items():
-        kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
-        compute = shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower
-        start = time.perf_counter()
-        value = compute(n, delta, method=name, **kwargs)
-        seconds = time.perf_counter() - start
-        results[m.kind][name] = value
-        results["seconds"][name] = seconds
-        rows.append((name, m.kind, "generic" if m.generic_only or randomizer is None else randomizer, value, seconds))
+    with DelayedStatus("computing bounds") as status:
+        for i, (name, m) in enumerate(methods.items(), start=1):
+            status.update(f"computing {name} ({i}/{len(methods)}), n={n}")
+            kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
+            compute = shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower
+            value = _timed(results, m.kind, name, partial(compute, n, delta, method=name, **kwargs))
+            source = "generic" if m.generic_only or randomizer is None else randomizer
+            rows.append((name, m.kind, source, value, results["seconds"][name]))
     if as_json:
-        payload = {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()}
-        typer.echo(json.dumps(payload))
+        inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
+        _emit_json(inputs, {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()})
         return
     table = Table("method", "kind", "parameters", "epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
     for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", r[3])):
@@ -142,67 +204,150 @@ def amplify_cmd(
     console.print(table)
 
 
-@app.command("local-budget")
+def _limit(value: float, achieved: float, target: float, cap: float, amplified: Callable[[float], float]) -> str:
+    """What stopped the search: the target itself, the search cap, or a bound that jumps past the target."""
+    if value >= cap:
+        return "search-cap"
+    if achieved >= target * (1.0 - 1e-3):
+        return "target"
+    return "regime-edge" if math.isinf(amplified(value * (1.0 + 1e-6))) else "discontinuity"
+
+
+_LIMIT_NOTES = {
+    "search-cap": "the answer is the search cap (--max-epsilon {cap:g}): the target is met even there; raise --max-epsilon for more",
+    "regime-edge": "the answer is the edge of {method}'s regime: its bound is infinite just above it; another --method may allow more",
+    "discontinuity": "the bound of {method} jumps above the target just past the answer",
+}
+
+
+@app.command("local-budget", cls=S.OneLineCommand)
 def local_budget_cmd(
-    target: Annotated[float, typer.Option("--target", help="Target central epsilon after shuffling.")],
+    target: Annotated[
+        float, typer.Option("--target", parser=S.epsilon_option("--target"), help="Target central epsilon after shuffling.")
+    ],
     n: ReportsOpt,
     delta: DeltaOpt,
     randomizer: RandomizerOpt = None,
     dim: DimOpt = 2,
-    method: Annotated[str, typer.Option("--method", help="Upper-bound method used for the inverse.")] = "variation-ratio",
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds sharing the target (fresh keys each round, PIC §8).")] = 1,
-    composition: Annotated[str, typer.Option("--composition", help="With --rounds > 1: tight, advanced or basic.")] = "tight",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            parser=S.choice_option("--method", partial(S.bound_methods, "upper"), "upper-bound method"),
+            help="Upper-bound method of one round. One of: {upper_methods}.",
+        ),
+    ] = "variation-ratio",
+    rounds: Annotated[
+        int, typer.Option("--rounds", parser=S.count_option("--rounds"), help="Rounds sharing the target (fresh keys each round, PIC §8).")
+    ] = 1,
+    composition: Annotated[
+        str,
+        typer.Option(
+            "--composition",
+            parser=S.choice_option("--composition", S.composition_methods, "composition method"),
+            help="With --rounds > 1, how rounds compose. One of: {composition_methods}.",
+        ),
+    ] = "tight",
+    max_epsilon: Annotated[
+        Optional[float],
+        typer.Option(
+            "--max-epsilon",
+            parser=S.epsilon_option("--max-epsilon"),
+            help="Largest local epsilon searched (default: the library's, 50 for one round, 20 over rounds).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The largest local epsilon whose amplified guarantee (over --rounds rounds) is within the target."""
-    from shuffledp.accounting.composition import composed_local_epsilon
-    from shuffledp.accounting.inverse import Family, local_epsilon
+    """The largest local epsilon whose amplified guarantee (over --rounds rounds) is within the target.
 
-    family: Family = "generic"
+    Prints the budget, the shuffled epsilon it achieves, and whether the search stopped at
+    the target, at the search cap or at the edge of the method's regime.
+    """
+    from shuffledp.accounting.bounds import shuffle_epsilon
+    from shuffledp.accounting.composition import composed_local_epsilon, composed_shuffle_epsilon
+    from shuffledp.accounting.inverse import local_epsilon, parameters_of
+    from shuffledp.experiments.progress import DelayedStatus
+
+    family: Any = "generic"
     if randomizer is not None:
-        from functools import partial
-
-        from shuffledp.randomizers.registry import make_randomizer, randomizer_class
-
-        randomizer_class(randomizer)  # unknown names fail here, with the list of names
-        family = partial(make_randomizer, randomizer, dim=dim)
-
-    if check_positive_int(rounds, "--rounds") == 1:
-        value = local_epsilon(target, n, delta, family=family, method=method)
+        _randomizer(randomizer, 1.0, dim)  # a bad --dim fails here, naming the options
+        family = partial(_randomizer, randomizer, dim=dim)
+    params_of = parameters_of(family)
+    if rounds == 1:
+        solver: Callable[..., float] = partial(local_epsilon, target, n, delta, family=family, method=method)
+        amplified = lambda eps0: shuffle_epsilon(n, delta, params=params_of(eps0), method=method)  # noqa: E731
+        label = method
     else:
-        value = composed_local_epsilon(target, n, delta, rounds, family=family, method=composition)
-        method = f"{composition} composition of {rounds} rounds"
+        solver = partial(composed_local_epsilon, target, n, delta, rounds, family=family, method=composition)
+        amplified = lambda eps0: composed_shuffle_epsilon(n, delta, rounds, params=params_of(eps0), method=composition)  # noqa: E731
+        label = f"{composition} composition of {rounds} rounds"
+    parameters = signature(solver.func).parameters
+    low = parameters["min_epsilon"].default
+    cap = parameters["max_epsilon"].default if max_epsilon is None else max_epsilon
+    if cap <= low:
+        raise PrivacyParameterError(f"--max-epsilon must be > {low:g} (the lower end of the search), got {cap:g}")
+    with DelayedStatus(f"searching the local epsilon ({label})"):
+        value = solver(max_epsilon=cap)
+        achieved = amplified(value)
+        limited_by = _limit(value, achieved, target, cap, amplified)
+    who = randomizer or "generic"
     if as_json:
-        typer.echo(json.dumps({"local_epsilon": value, "method": method}))
+        inputs = {
+            "target": target,
+            "n": n,
+            "delta": delta,
+            "randomizer": randomizer,
+            "dim": dim,
+            "method": method,
+            "rounds": rounds,
+            "composition": composition,
+            "max_epsilon": cap,
+        }
+        _emit_json(
+            inputs,
+            {"local_epsilon": value, "achieved_epsilon": achieved, "method": label, "randomizer": who, "limited_by": limited_by},
+        )
         return
-    console.print(f"local epsilon {value:.6g} (method {method}, target {target:g}, n={n}, delta={delta:g})")
+    source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer} (--dim {dim})"
+    console.print(f"local epsilon {value:.6g} for {source}, method {label}")
+    console.print(f"shuffled epsilon at this budget: {achieved:.6g} (target {target:g}, n={n}, delta={delta:g})")
+    if limited_by != "target":
+        console.print("note: " + _LIMIT_NOTES[limited_by].format(cap=cap, method=label))
 
 
-@app.command("compose")
+@app.command("compose", cls=S.OneLineCommand)
 def compose_cmd(
     eps0: Eps0Opt,
     n: ReportsOpt,
     delta: DeltaOpt,
-    rounds: Annotated[int, typer.Option("--rounds", help="Number of rounds (fresh keys each round, PIC §8).")],
+    rounds: Annotated[
+        int, typer.Option("--rounds", parser=S.count_option("--rounds"), help="Number of rounds (fresh keys each round, PIC §8).")
+    ],
     randomizer: RandomizerOpt = None,
     dim: DimOpt = 2,
-    method: Annotated[str, typer.Option("--method", help="tight, advanced, basic, or 'all'.")] = "all",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            parser=S.choice_option("--method", lambda: ["all", *S.composition_methods()], "composition method"),
+            help="Composition method, or every one. One of: {composition_methods_or_all}.",
+        ),
+    ] = "all",
     as_json: JsonOpt = False,
 ) -> None:
     """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
     from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_shuffle_epsilon
+    from shuffledp.experiments.progress import DelayedStatus
 
-    check_positive_int(rounds, "--rounds")
-    if method != "all" and method not in COMPOSITION_METHODS:
-        raise PrivacyParameterError(f"unknown composition method {method!r}; available: all, {', '.join(COMPOSITION_METHODS)}")
     params = _local_parameters(eps0, randomizer, dim)
     results: dict[str, dict[str, float]] = {"epsilon": {}, "seconds": {}}
-    for name in COMPOSITION_METHODS if method == "all" else (method,):
-        start = time.perf_counter()
-        results["epsilon"][name] = composed_shuffle_epsilon(n, delta, rounds, params=params, method=name)
-        results["seconds"][name] = time.perf_counter() - start
+    with DelayedStatus("composing") as status:
+        for name in COMPOSITION_METHODS if method == "all" else (method,):
+            status.update(f"composing {rounds} rounds: {name}")
+            _timed(results, "epsilon", name, partial(composed_shuffle_epsilon, n, delta, rounds, params=params, method=name))
     if as_json:
-        typer.echo(json.dumps({kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()}))
+        inputs = {"eps0": eps0, "n": n, "delta": delta, "rounds": rounds, "randomizer": randomizer, "dim": dim, "method": method}
+        _emit_json(inputs, {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()})
         return
     table = Table("composition", "total epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}")
     for name, value in results["epsilon"].items():
@@ -211,9 +356,5 @@ def compose_cmd(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    try:
-        app()
-    except ShuffleDPError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
-        raise SystemExit(2) from None
+    """Console-script entry point (errors: one line on stderr, exit status 2)."""
+    app()

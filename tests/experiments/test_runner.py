@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from shuffledp.cli import app
 from shuffledp.errors import ExperimentError
-from shuffledp.experiments import ExperimentOutput, get_experiment, register, run_experiment
+from shuffledp.experiments import ExperimentOutput, get_experiment, register, reproduce, run_experiment
 from shuffledp.experiments.registry import _REGISTRY
 
 
@@ -46,6 +46,46 @@ def test_run_experiment_writes_all_artefacts(tmp_path, toy_experiment):
     assert meta["seed"] == 5 and meta["quick"] is True and meta["parameters"] == {"quick": True}
 
 
+def test_reproduce_only_writes_a_report_of_the_selection(tmp_path, toy_experiment):
+    report = reproduce(tmp_path, quick=True, seed=3, progress=False, only=[toy_experiment, toy_experiment])
+    assert report == tmp_path / "REPORT.md"
+    text = report.read_text()
+    assert f"({toy_experiment}/summary.md)" in text and "Only: toy-test." in text
+    assert "table7" not in text  # only the selection ran
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["REPORT.md", toy_experiment]
+
+
+def test_cli_reproduce_only_writes_report(tmp_path, toy_experiment):
+    result = CliRunner().invoke(app, ["reproduce", "--only", toy_experiment, "--out", str(tmp_path), "--seed", "1e3"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "REPORT.md").is_file()
+    assert json.loads((tmp_path / toy_experiment / "meta.json").read_text())["seed"] == 1000
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "7"])
+def test_bad_seed_is_refused_before_running(tmp_path, toy_experiment, seed):
+    with pytest.raises(ExperimentError, match=r"seed must be an integer in \[0, 18446744073709551615\]"):
+        run_experiment(toy_experiment, tmp_path, seed=seed, progress=False)
+    assert not (tmp_path / toy_experiment).exists()
+
+
+def test_largest_seed_is_accepted(tmp_path, toy_experiment):
+    target = run_experiment(toy_experiment, tmp_path, seed=2**64 - 1, progress=False)
+    assert json.loads((target / "meta.json").read_text())["seed"] == 2**64 - 1
+
+
+def test_unwritable_out_is_refused_before_running(tmp_path, toy_experiment):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ExperimentError, match="out must be a writable directory: cannot create"):
+        run_experiment(toy_experiment, blocker / "sub", progress=False)
+    with pytest.raises(ExperimentError, match="out must be a writable directory: cannot create"):
+        reproduce(blocker, only=[toy_experiment], progress=False)
+    with pytest.raises(ExperimentError, match=r"only: unknown experiment\(s\) 'nope'; available: .*table7"):
+        reproduce(tmp_path / "fresh", only=[toy_experiment, "nope"], progress=False)
+    assert not (tmp_path / "fresh" / toy_experiment).exists()  # nothing ran
+
+
 def test_unknown_experiment_is_a_clear_error():
     with pytest.raises(ExperimentError, match="unknown experiment 'nope'.*table7"):
         get_experiment("nope")
@@ -60,7 +100,10 @@ def test_cli_unknown_experiment_exits_2_with_one_line():
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("args", [[], ["experiment"], ["experiment", "run"], ["experiment", "list"], ["reproduce"]])
+@pytest.mark.parametrize(
+    "args",
+    [[], ["experiment"], ["experiment", "run"], ["experiment", "list"], ["reproduce"], ["amplify"], ["local-budget"], ["compose"]],
+)
 def test_every_command_has_help(args):
     result = CliRunner().invoke(app, [*args, "--help"])
     assert result.exit_code == 0, result.output
@@ -71,3 +114,55 @@ def test_experiment_list_names_table7():
     result = CliRunner().invoke(app, ["experiment", "list"])
     assert result.exit_code == 0
     assert "table7" in result.output
+
+
+def test_delayed_status_draws_on_terminals_only_after_its_delay():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from shuffledp.experiments.progress import DelayedStatus
+
+    terminal = io.StringIO()
+    console = Console(file=terminal, force_terminal=True, width=80)
+    with DelayedStatus("quick answer", delay=0.5, console=console) as status:
+        status.update("still quick")
+    assert terminal.getvalue() == ""  # finished before the delay: nothing drawn
+    with DelayedStatus("slow step", delay=0.05, console=console) as status:
+        time.sleep(0.4)
+        status.update("second step")
+        time.sleep(0.4)
+    drawn = terminal.getvalue()
+    assert "slow step" in drawn and "second step" in drawn
+    pipe = io.StringIO()
+    with DelayedStatus("piped", delay=0.0, console=Console(file=pipe, force_terminal=False)):
+        time.sleep(0.2)
+    assert pipe.getvalue() == ""  # never on a pipe (e.g. --json consumers reading stderr)
+
+
+def test_version_flag_prints_the_installed_version():
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"shuffledp {version('shuffledp')}"
+
+
+@pytest.mark.parametrize("command", [["amplify"], ["local-budget"], ["compose"], ["reproduce"], ["experiment", "run"], []])
+def test_help_shows_flags_without_placeholder_and_lists_registry_choices(command):
+    from shuffledp.accounting.bounds import available_methods
+    from shuffledp.randomizers.registry import available_randomizers
+
+    from shuffledp._cli_support import HELP_CHOICES
+
+    result = CliRunner().invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.replace("│", " ").split())  # undo rich's wrapping into a box
+    assert "<bool>" not in text and "BOOLEAN" not in text
+    assert not any("{" + key + "}" in text for key in HELP_CHOICES)  # every placeholder filled
+    if command in (["amplify"], ["local-budget"], ["compose"]):
+        assert ", ".join(available_randomizers()) in text
+    if command == ["amplify"]:
+        assert "all, " + ", ".join(available_methods()) in text
+    if command == ["local-budget"]:
+        assert ", ".join(available_methods("upper")) in text

@@ -9,15 +9,28 @@ import numpy as np
 
 from shuffledp.errors import PrivacyParameterError, ShapeError
 
+#: Smallest epsilon accepted anywhere: below 2^-52, e^epsilon rounds to exactly 1 in
+#: float64, so such a guarantee cannot be told apart from epsilon = 0 (p = e^eps0 must be > 1).
+EPSILON_MIN = 2.0**-52
+#: Largest count (n, rounds, dimension) accepted at the command line: every integer up
+#: to 2^53 is exact in float64, larger ones are not.
+COUNT_MAX = 2**53
+#: Seeds are one unsigned 64-bit word (numpy's SeedSequence takes any such integer).
+SEED_MAX = 2**64 - 1
+
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float, or raise if it is not a finite number > 0."""
+    """Return ``epsilon`` as a float, or raise if it is not a finite number >= :data:`EPSILON_MIN`."""
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
-        raise PrivacyParameterError(f"{name} must be a finite number > 0, got {epsilon!r}") from None
-    if not math.isfinite(value) or value <= 0.0:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0.0):
         raise PrivacyParameterError(f"{name} must be a finite number > 0, got {epsilon!r}")
+    if value < EPSILON_MIN:
+        raise PrivacyParameterError(
+            f"{name} must be >= 2^-52 = {EPSILON_MIN:.3g} (below it e^epsilon rounds to 1 in float64), got {epsilon!r}"
+        )
     return value
 
 
@@ -58,16 +71,20 @@ def check_rtol(value: Any, name: str = "rtol", low: float = 1e-12, high: float =
     return rtol
 
 
-def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as an int >= ``minimum``."""
+def check_positive_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int in [``minimum``, ``maximum``] (no upper limit if None).
+
+    Integer-valued floats (``1e6``) are accepted.
+    """
+    allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+    number = value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, (float, np.floating)) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise PrivacyParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise PrivacyParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+        if not (isinstance(value, (float, np.floating)) and float(value).is_integer()):
+            raise PrivacyParameterError(f"{name} must be an integer {allowed}, got {value!r}")
+        number = int(value)
+    if number < minimum or (maximum is not None and number > maximum):
+        raise PrivacyParameterError(f"{name} must be an integer {allowed}, got {value!r}")
+    return int(number)
 
 
 def check_rng(rng: np.random.Generator | None) -> np.random.Generator:

@@ -1,7 +1,34 @@
-"""Privacy-amplification accounting for the shuffle model."""
+"""Privacy-amplification accounting for the shuffle model.
 
-from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
-from shuffledp.accounting.inverse import local_epsilon
-from shuffledp.accounting.params import VariationRatio
+Bounds (:func:`shuffle_epsilon`, :func:`shuffle_epsilon_lower`, :func:`available_methods`),
+their inverse (:func:`local_epsilon`), composition over rounds (``composed_*``,
+``*_composition``, :func:`shuffle_pld`) and the population left to hide among
+(:func:`anonymous_population`, :func:`matching_population`).  Modules are imported on
+first use (randomizers import :mod:`shuffledp.accounting.params` without paying for scipy).
+"""
 
-__all__ = ["VariationRatio", "available_methods", "local_epsilon", "shuffle_epsilon", "shuffle_epsilon_lower"]
+from shuffledp._util.lazy import lazy_exports
+
+_BOUNDS = "shuffledp.accounting.bounds"
+_COMPOSITION = "shuffledp.accounting.composition"
+_POPULATION = "shuffledp.accounting.population"
+_EXPORTS = {
+    "VariationRatio": "shuffledp.accounting.params",
+    "available_methods": _BOUNDS,
+    "shuffle_epsilon": _BOUNDS,
+    "shuffle_epsilon_lower": _BOUNDS,
+    "local_epsilon": "shuffledp.accounting.inverse",
+    "COMPOSITION_METHODS": _COMPOSITION,
+    "PrivacyLossDistribution": _COMPOSITION,
+    "advanced_composition": _COMPOSITION,
+    "basic_composition": _COMPOSITION,
+    "composed_local_epsilon": _COMPOSITION,
+    "composed_shuffle_epsilon": _COMPOSITION,
+    "group_composition": _COMPOSITION,
+    "shuffle_pld": _COMPOSITION,
+    "tight_composition_epsilon": _COMPOSITION,
+    "anonymous_population": _POPULATION,
+    "matching_population": _POPULATION,
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__all__ = sorted(_EXPORTS)

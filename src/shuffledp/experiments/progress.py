@@ -1,8 +1,15 @@
-"""Progress bars for long runs (rich), silenced when not on a terminal."""
+"""Progress on stderr (rich), silenced when stderr is not a terminal.
+
+:class:`ProgressReporter` draws bars for experiments; :class:`DelayedStatus` is a
+spinner for one long computation (e.g. ``shuffledp amplify``) that appears only once
+the computation has run for ``delay`` seconds, so quick answers never flicker.
+"""
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
+from types import TracebackType
 from typing import Iterable, Iterator, TypeVar
 
 from rich.console import Console
@@ -36,3 +43,49 @@ class ProgressReporter:
             return
         with self.console.status(message):
             yield
+
+
+class DelayedStatus:
+    """A rich spinner on ``console`` (stderr by default) shown only after ``delay`` seconds.
+
+    Use as a context manager and call :meth:`update` with what is being computed. Nothing
+    is drawn when the console is not a terminal (pipes, ``--json`` consumers, tests) or
+    when the block finishes within ``delay``; the spinner is transient (erased on exit).
+    """
+
+    def __init__(self, message: str, *, delay: float = 1.0, console: Console | None = None) -> None:
+        self.console = console if console is not None else Console(stderr=True)
+        self.message = message
+        self.delay = delay
+        self._lock = threading.Lock()
+        self._status = None
+        self._timer: threading.Timer | None = None
+        self._closed = False
+
+    def __enter__(self) -> "DelayedStatus":
+        if self.console.is_terminal:
+            self._timer = threading.Timer(self.delay, self._show)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def _show(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._status = self.console.status(self.message)
+                self._status.start()
+
+    def update(self, message: str) -> None:
+        """Say what is being computed now."""
+        with self._lock:
+            self.message = message
+            if self._status is not None:
+                self._status.update(message)
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        with self._lock:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._status is not None:
+                self._status.stop()

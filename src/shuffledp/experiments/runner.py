@@ -9,14 +9,18 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import platform
 import time
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 import scipy
 
 import shuffledp
+from shuffledp._util.validation import SEED_MAX, check_positive_int
+from shuffledp.errors import ExperimentError, ShuffleDPError
 from shuffledp.experiments.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, all_experiments, get_experiment
 
@@ -29,11 +33,34 @@ def _write_csv(path: Path, output: ExperimentOutput) -> None:
             writer.writerow({k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in row.items()})
 
 
+def check_seed(seed: int) -> int:
+    """A seed is one unsigned 64-bit integer (numpy's SeedSequence word)."""
+    try:
+        return check_positive_int(seed, "seed", minimum=0, maximum=SEED_MAX)
+    except ShuffleDPError as exc:  # the same rule, reported as an experiment option
+        raise ExperimentError(str(exc)) from None
+
+
+def writable_directory(path: Path, name: str = "out") -> Path:
+    """Create ``path`` (and parents) if needed; raise ExperimentError if it cannot be written.
+
+    Checked before an experiment runs, so a bad ``out`` fails at once, not after the run.
+    """
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExperimentError(f"{name} must be a writable directory: cannot create {str(path)!r} ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ExperimentError(f"{name} must be a writable directory: {str(path)!r} is not writable")
+    return path
+
+
 def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, progress: bool = True) -> Path:
     """Run one experiment; return the directory holding its artefacts."""
+    seed = check_seed(seed)
     experiment = get_experiment(name)
-    target = Path(out) / name
-    target.mkdir(parents=True, exist_ok=True)
+    target = writable_directory(Path(out) / name)
     ctx = ExperimentContext(quick=quick, seed=seed, out_dir=target, progress=ProgressReporter(progress))
     started = time.perf_counter()
     output = experiment.run(ctx)
@@ -66,11 +93,27 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
     return target
 
 
-def reproduce(out: Path, *, quick: bool = False, seed: int = 0, progress: bool = True) -> Path:
-    """Run every registered experiment and write ``out/REPORT.md``."""
-    out = Path(out)
-    lines = ["# shuffledp reproduction report", "", f"Mode: {'quick' if quick else 'full'}, seed {seed}.", ""]
-    for name, experiment in all_experiments().items():
+def reproduce(
+    out: Path, *, quick: bool = False, seed: int = 0, progress: bool = True, only: Iterable[str] | None = None
+) -> Path:
+    """Run every registered experiment (or those named in ``only``) and write ``out/REPORT.md``.
+
+    Names, seed and ``out`` are checked before anything runs.
+    """
+    seed = check_seed(seed)
+    experiments = all_experiments()
+    if only is not None:
+        names = list(dict.fromkeys(only))  # in the order given, once each
+        if not names:
+            raise ExperimentError("only must name at least one experiment")
+        unknown = [name for name in names if name not in experiments]
+        if unknown:
+            raise ExperimentError(f"only: unknown experiment(s) {', '.join(map(repr, unknown))}; available: {', '.join(experiments)}")
+        experiments = {name: experiments[name] for name in names}
+    out = writable_directory(Path(out))
+    selection = "" if only is None else f" Only: {', '.join(experiments)}."
+    lines = ["# shuffledp reproduction report", "", f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}", ""]
+    for name, experiment in experiments.items():
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
         lines.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s")

@@ -1,0 +1,202 @@
+"""Plumbing of the ``shuffledp`` command line: option parsers and one-line errors.
+
+* Option parsers validate every value at the boundary with the library's own
+  validators (:mod:`shuffledp._util.validation`), under the option's name
+  (``--eps0``), so a bad value never reaches the numerics.
+* :class:`OneLineGroup` prints every usage error and every
+  :class:`~shuffledp.errors.ShuffleDPError` as one ``error: ...`` line on stderr and
+  exits with status 2 (also under ``typer.testing.CliRunner``, which calls ``main``).
+* Help: boolean flags get no value placeholder, and ``{choices}`` placeholders in option
+  help are filled from the registries only when help is shown (so that parsing other
+  commands does not import every bound module).
+"""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from shuffledp._util import validation as V
+from shuffledp.errors import ShuffleDPError
+
+try:  # recent typer vendors click as typer._click; older releases depend on click itself
+    from typer._click import exceptions as _click_errors
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as _click_errors  # type: ignore[no-redef]
+
+
+# --- choices from the registries (imported on use) ---------------------------------------
+
+
+def bound_methods(kind: str | None = None) -> list[str]:
+    from shuffledp.accounting.bounds import available_methods
+
+    return list(available_methods(kind))
+
+
+def composition_methods() -> list[str]:
+    from shuffledp.accounting.composition import COMPOSITION_METHODS
+
+    return list(COMPOSITION_METHODS)
+
+
+def randomizer_names() -> list[str]:
+    from shuffledp.randomizers.registry import available_randomizers
+
+    return available_randomizers()
+
+
+#: ``{name}`` placeholders allowed in option help, and the lists they expand to.
+HELP_CHOICES: dict[str, Callable[[], list[str]]] = {
+    "bound_methods": lambda: ["all", *bound_methods()],
+    "upper_methods": lambda: bound_methods("upper"),
+    "composition_methods": composition_methods,
+    "composition_methods_or_all": lambda: ["all", *composition_methods()],
+    "randomizers": randomizer_names,
+}
+
+
+class _Choices(dict):
+    def __missing__(self, key: str) -> str:
+        return ", ".join(HELP_CHOICES[key]())
+
+
+# --- parsers ---------------------------------------------------------------------------
+
+
+def _checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A typer parser: ``check`` raises ShuffleDPError, reported as a bad option value."""
+
+    def parse(value: Any) -> Any:
+        if value is None:  # an optional option left out
+            return None
+        try:
+            return check(value)
+        except ShuffleDPError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return parse
+
+
+def _integer_text(value: Any) -> Any:
+    """``"1e6"`` -> 1000000 (exact integers only); anything else is returned for the validator to reject."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        return int(text, 10)
+    except ValueError:
+        pass
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return value
+    # exact and not absurdly long (int() of 1e1000000000 would take minutes)
+    if number.is_finite() and number == number.to_integral_value() and number.adjusted() < 400:
+        return int(number)
+    return value
+
+
+def epsilon_option(name: str) -> Callable[[Any], Any]:
+    return _checked(lambda v: V.check_epsilon(v, name))
+
+
+def probability_option(name: str) -> Callable[[Any], Any]:
+    return _checked(lambda v: V.check_probability(v, name))
+
+
+def count_option(name: str, minimum: int = 1, maximum: int = V.COUNT_MAX) -> Callable[[Any], Any]:
+    """Integers in [minimum, maximum]; float literals such as ``1e6`` are accepted if exact."""
+
+    def check(value: Any) -> int:
+        number = _integer_text(value)
+        if isinstance(number, int) and not minimum <= number <= maximum:
+            number = value  # out of range: the message quotes the user's own text ('1e308')
+        return V.check_positive_int(number, name, minimum, maximum)
+
+    return _checked(check)
+
+
+def seed_option(name: str) -> Callable[[Any], Any]:
+    return count_option(name, 0, V.SEED_MAX)
+
+
+def choice_option(name: str, choices: Callable[[], list[str]], what: str) -> Callable[[Any], Any]:
+    """A name from a registry (``choices`` is called only when the option is parsed)."""
+
+    def parse(value: Any) -> Any:
+        if value is None:
+            return None
+        allowed = choices()
+        if value not in allowed:
+            raise typer.BadParameter(f"{name}: unknown {what} {value!r}; allowed: {', '.join(allowed)}")
+        return value
+
+    return parse
+
+
+# --- help and errors -------------------------------------------------------------------
+
+
+class _HelpFormatting:
+    """Flags without a value placeholder; registry placeholders filled in."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        for param in self.get_params(ctx):  # type: ignore[attr-defined]
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""
+            help_text = getattr(param, "help", None)
+            if help_text and "{" in help_text:
+                param.help = help_text.format_map(_Choices())
+        super().format_help(ctx, formatter)  # type: ignore[misc]
+
+
+class OneLineCommand(_HelpFormatting, TyperCommand):
+    """A command whose help shows flags without placeholders."""
+
+
+def _hint(exc: Any) -> str:
+    ctx = getattr(exc, "ctx", None)
+    return f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+
+
+def _message(exc: Any) -> str:
+    """One line for a click usage error; our parsers' messages already name the option."""
+    param = getattr(exc, "param", None)
+    message = getattr(exc, "message", None)
+    if isinstance(exc, _click_errors.BadParameter) and param is not None and message:
+        if any(message.startswith(opt) for opt in getattr(param, "opts", ())):
+            return message + _hint(exc)
+    return exc.format_message() + _hint(exc)
+
+
+def _fail(message: str, status: int) -> None:
+    typer.echo("error: " + " ".join(message.split()), err=True)
+    sys.exit(status)
+
+
+class OneLineGroup(_HelpFormatting, TyperGroup):
+    """Root group: usage errors and library errors are one ``error:`` line, exit status 2."""
+
+    def main(
+        self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _click_errors.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `shuffledp` alone: the help text itself
+                if getattr(self, "rich_markup_mode", None) is None:  # rich help is printed while it is built
+                    exc.show()
+                sys.exit(exc.exit_code)
+            _fail(_message(exc), exc.exit_code)
+        except ShuffleDPError as exc:
+            _fail(str(exc), 2)
+        except typer.Abort:  # typer.Abort is click.Abort where typer uses click itself
+            _fail("aborted", 1)
+        sys.exit(status if isinstance(status, int) else 0)

@@ -1,0 +1,30 @@
+"""Lazy package exports (PEP 562), so ``import shuffledp`` stays cheap and cycle-free.
+
+A package lists ``name -> module`` and gets a module-level ``__getattr__`` importing the
+module on first access (``from shuffledp import shuffle_epsilon`` works as usual).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~20 ms): annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping
+
+
+def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for ``package``: ``exports[name]`` is the module defining ``name``."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value  # later lookups skip __getattr__
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *exports})
+
+    return __getattr__, __dir__
