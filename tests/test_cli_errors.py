@@ -141,23 +141,20 @@ def test_the_installed_entry_point_prints_one_line_and_exits_2():
 
 # --- valid inputs at the edge: a number, or one line with status 2 -------------------
 
-NUMERICS = pytest.mark.xfail(strict=False, reason="numerics engine, issue 6 deliverable 1")
-
 EDGE_ROWS = [
-    pytest.param(["amplify", "--eps0", "800", "--n", "10000", "--delta", "1e-6"], marks=NUMERICS, id="amplify eps0=800"),
-    pytest.param(["amplify", "--eps0", "1e308", "--n", "10000", "--delta", "1e-6"], marks=NUMERICS, id="amplify eps0=1e308"),
-    pytest.param(["amplify", "--eps0", "1", "--n", "10000", "--delta", "1e-300"], marks=NUMERICS, id="amplify delta=1e-300"),
-    pytest.param(["amplify", "--eps0", "1", "--n", "10000", "--delta", "5e-324"], marks=NUMERICS, id="amplify delta=5e-324"),
-    pytest.param(["amplify", "--eps0", "23.35", "--n", "10000", "--delta", "1e-6"], marks=NUMERICS, id="amplify eps0=23.35"),
+    pytest.param(["amplify", "--eps0", "800", "--n", "10000", "--delta", "1e-6"], id="amplify eps0=800"),
+    pytest.param(["amplify", "--eps0", "1e308", "--n", "10000", "--delta", "1e-6"], id="amplify eps0=1e308"),
+    pytest.param(["amplify", "--eps0", "1", "--n", "10000", "--delta", "1e-300"], id="amplify delta=1e-300"),
+    pytest.param(["amplify", "--eps0", "1", "--n", "10000", "--delta", "5e-324"], id="amplify delta=5e-324"),
+    pytest.param(["amplify", "--eps0", "23.35", "--n", "10000", "--delta", "1e-6"], id="amplify eps0=23.35"),
     pytest.param(
-        ["compose", "--eps0", "800", "--n", "10000", "--delta", "1e-6", "--rounds", "2"], marks=NUMERICS, id="compose eps0=800"
+        ["compose", "--eps0", "800", "--n", "10000", "--delta", "1e-6", "--rounds", "2"], id="compose eps0=800"
     ),
     pytest.param(
-        ["compose", "--eps0", "1", "--n", "10000", "--delta", "1e-300", "--rounds", "2"], marks=NUMERICS, id="compose delta=1e-300"
+        ["compose", "--eps0", "1", "--n", "10000", "--delta", "1e-300", "--rounds", "2"], id="compose delta=1e-300"
     ),
     pytest.param(
         ["local-budget", "--target", "1e308", "--n", "10000", "--delta", "1e-6", "--max-epsilon", "1e308"],
-        marks=NUMERICS,
         id="local-budget max-epsilon=1e308",
     ),
     pytest.param(["amplify", "--eps0", "2.220446049250313e-16", "--n", "1000", "--delta", "1e-6", "--method", "pic-eq1"], id="smallest eps0"),

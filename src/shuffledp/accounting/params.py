@@ -62,7 +62,9 @@ class VariationRatio:
         from shuffledp.accounting.bounds import check_eps0
 
         eps = check_eps0(epsilon)
-        p = math.exp(eps)
+        # p rounded up (exp is within an ulp): the stored (p, beta) then never describe a more
+        # private randomizer than eps0-LDP, and beta <= (p - 1)/(p + 1) holds for the stored p
+        p = math.nextafter(math.exp(eps), math.inf)
         beta = math.tanh(eps / 2.0)  # (e^eps - 1)/(e^eps + 1) without cancellation
         return cls(p=p, beta=beta, q0=p, q1=p)
 
