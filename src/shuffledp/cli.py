@@ -336,23 +336,40 @@ def compose_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
-    from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_shuffle_epsilon
+    from shuffledp.accounting.composition import COMPOSITION_METHODS, CompositionError, composed_shuffle_epsilon
     from shuffledp.experiments.progress import DelayedStatus
 
     params = _local_parameters(eps0, randomizer, dim)
     results: dict[str, dict[str, float]] = {"epsilon": {}, "seconds": {}}
+    reasons: dict[str, str] = {}
+
+    def composed(name: str) -> float:
+        try:
+            return composed_shuffle_epsilon(n, delta, rounds, params=params, method=name)
+        except CompositionError as exc:  # this method certifies nothing here: say why, keep the others
+            reasons[name] = str(exc)
+            return math.inf
+
     with DelayedStatus("composing") as status:
         for name in COMPOSITION_METHODS if method == "all" else (method,):
             status.update(f"composing {rounds} rounds: {name}")
-            _timed(results, "epsilon", name, partial(composed_shuffle_epsilon, n, delta, rounds, params=params, method=name))
+            _timed(results, "epsilon", name, partial(composed, name))
+    finite = {k: v for k, v in results["epsilon"].items() if math.isfinite(v)}
+    if not finite:
+        raise CompositionError("no composition method certifies a finite epsilon: " + "; ".join(reasons.values()))
+    best = min(finite, key=finite.__getitem__)
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "rounds": rounds, "randomizer": randomizer, "dim": dim, "method": method}
-        _emit_json(inputs, {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()})
+        payload = {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()}
+        _emit_json(inputs, {**payload, "best": best, "reasons": reasons})
         return
     table = Table("composition", "total epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}")
     for name, value in results["epsilon"].items():
-        table.add_row(name, f"{value:.6g}" if math.isfinite(value) else "inf", f"{results['seconds'][name]:.3g}")
+        shown = f"{value:.6g}" + (" (best)" if name == best else "") if math.isfinite(value) else "certifies nothing"
+        table.add_row(name, shown, f"{results['seconds'][name]:.3g}")
     console.print(table)
+    for name, reason in reasons.items():
+        console.print(f"{name}: {reason}")
 
 
 def main() -> None:

@@ -117,7 +117,7 @@ def test_compose_json_matches_the_library_and_orders_the_methods():
     result = run_cli("compose", "--eps0", "2", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--json")
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"inputs", "epsilon", "seconds"} and set(payload["epsilon"]) == set(COMPOSITION_METHODS)
+    assert set(payload) == {"inputs", "epsilon", "seconds", "best", "reasons"} and set(payload["epsilon"]) == set(COMPOSITION_METHODS)
     assert payload["inputs"] == {"eps0": 2.0, "n": 5000, "delta": 1e-6, "rounds": 10, "randomizer": None, "dim": 2, "method": "all"}
     for name, value in payload["epsilon"].items():
         assert value == composed_shuffle_epsilon(5_000, 1e-6, 10, eps0=2.0, method=name)
@@ -161,3 +161,9 @@ def test_amplification_bounds_experiment_quick_run(tmp_path):
     summary = (target / "summary.md").read_text()
     assert "| variation-ratio | upper |" in summary and "eps0=6" in summary
     assert math.isfinite(by_point[("0.25", "10000")]["erlingsson"])
+
+
+def test_compose_names_the_best_method_and_says_why_one_certifies_nothing():
+    payload = json.loads(run_cli("compose", "--eps0", "2", "--n", "10000", "--delta", "2e-7", "--rounds", "80", "--json").stdout)
+    assert payload["best"] == "tight" and payload["reasons"] == {}
+    assert payload["epsilon"]["tight"] == min(payload["epsilon"].values())
