@@ -42,3 +42,7 @@ class CryptoError(ShuffleDPError):
 
 class ExperimentError(ShuffleDPError, ValueError):
     """An unknown experiment or an invalid experiment option."""
+
+
+class AuditError(ShuffleDPError):
+    """A randomizer failed an audit: its sampler does not realize the law it declares."""
