@@ -106,5 +106,9 @@ class DiscreteRandomizer(LocalRandomizer):
         """The inputs of the rows of :meth:`transition_matrix`, as :meth:`randomize` accepts them."""
 
     @abstractmethod
+    def transition_outputs(self) -> np.ndarray:
+        """One report per column of :meth:`transition_matrix` (:meth:`output_index` inverts it)."""
+
+    @abstractmethod
     def output_index(self, Y: np.ndarray) -> np.ndarray:
         """Column of :meth:`transition_matrix` holding each report (-1: a report outside the table)."""

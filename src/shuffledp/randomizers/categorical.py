@@ -138,6 +138,10 @@ class KRandomizedResponse(DiscreteRandomizer):
         """The k categories."""
         return np.arange(self.k)
 
+    def transition_outputs(self) -> np.ndarray:
+        """The k categories (columns of :meth:`transition_matrix`)."""
+        return np.arange(self.k)
+
     def output_index(self, Y: np.ndarray) -> np.ndarray:
         """A report y is column y."""
         Y = np.asarray(Y, dtype=np.int64)
