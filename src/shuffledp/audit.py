@@ -108,15 +108,22 @@ def _audit_rows(count: int, max_rows: int) -> np.ndarray:
 
 
 def _pearson(cells: np.ndarray, log_p: np.ndarray, n: int) -> tuple[float, int]:
-    """Pearson statistic and df of cell indices against probabilities exp(log_p); cells expected < 5 pooled."""
+    """Pearson statistic and df of cell indices against probabilities exp(log_p).
+
+    Cells expected fewer than 5 times are pooled; a pool still expected fewer than
+    5 times joins the largest cell.
+    """
     counts = np.bincount(cells, minlength=len(log_p)).astype(np.float64)
     expected = n * np.exp(log_p)
     big = expected >= 5.0
-    obs = np.append(counts[big], counts[~big].sum())
-    exp = np.append(expected[big], expected[~big].sum())
-    keep = exp > 0
-    stat = float(np.sum((obs[keep] - exp[keep]) ** 2 / exp[keep]))
-    return stat, int(keep.sum()) - 1
+    obs, exp = counts[big], expected[big]
+    if expected[~big].sum() >= 5.0:
+        obs, exp = np.append(obs, counts[~big].sum()), np.append(exp, expected[~big].sum())
+    else:
+        top = int(np.argmax(exp))
+        obs[top] += counts[~big].sum()
+        exp[top] += expected[~big].sum()
+    return float(np.sum((obs - exp) ** 2 / exp)), len(exp) - 1
 
 
 def _log_sums(cells: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
