@@ -103,7 +103,10 @@ def bernoulli(
     return out
 
 
-def _subset(rows: np.ndarray | None, index: np.ndarray) -> np.ndarray:
+def _subset(rng: np.random.Generator, rows: np.ndarray | None, index: np.ndarray) -> np.ndarray | None:
+    """Batch rows of the draws ``index`` (only a TiltedGenerator reads them)."""
+    if not isinstance(rng, TiltedGenerator):
+        return None
     return index if rows is None else rows[index]
 
 
@@ -117,10 +120,11 @@ def geometric_tail(rate: float, size: int, rng: np.random.Generator, rows: np.nd
     """
     block = max(1, math.ceil(_LOG_BLOCK / rate))
     cont = math.exp(-rate * block)
-    K = np.zeros(size, dtype=np.int64)
-    active = np.arange(size)
+    first = bernoulli(cont, size, rng, rows)
+    K = first.astype(np.int64)
+    active = np.flatnonzero(first)
     while active.size:
-        more = bernoulli(cont, active.size, rng, _subset(rows, active))
+        more = bernoulli(cont, active.size, rng, _subset(rng, rows, active))
         active = active[more]
         K[active] += 1
     if block == 1:
@@ -151,7 +155,7 @@ def hazard_categorical(
     for j in range(len(pmf) - 1):
         if not active.size:
             break
-        stop = bernoulli(min(1.0, pmf[j] / tail[j]), active.size, rng, _subset(rows, active))
+        stop = bernoulli(min(1.0, pmf[j] / tail[j]), active.size, rng, _subset(rng, rows, active))
         J[active[stop]] = j
         active = active[~stop]
     return J

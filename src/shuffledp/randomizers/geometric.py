@@ -37,8 +37,10 @@ def _two_sided_geometric(rate: float, size: int, rng: np.random.Generator) -> np
     moved = np.flatnonzero(bernoulli(2.0 / (1.0 + math.exp(rate)), size, rng))
     magnitude = geometric_tail(rate, moved.size, rng, rows=moved)
     magnitude += 1
-    negative = rng.integers(0, 2, moved.size, dtype=np.int8).view(bool)
-    np.negative(magnitude, out=magnitude, where=negative)
+    sign = rng.integers(0, 2, moved.size, dtype=np.int8)
+    sign *= -2
+    sign += 1  # +1 or -1, each with probability 1/2
+    magnitude *= sign
     N = np.zeros(size, dtype=np.int64)
     N[moved] = magnitude
     return N
