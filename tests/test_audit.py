@@ -95,7 +95,13 @@ def test_sampler_audit_fails_closed_on_cells_it_never_saw():
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: KRandomizedResponse(38.0, 3), lambda: Geometric(40.0, 0, 2), lambda: UnaryEncoding(30.0, 3, "optimized")],
+    [
+        lambda: KRandomizedResponse(38.0, 3),
+        lambda: Geometric(40.0, 0, 2),
+        lambda: Geometric(2.0, 0, 3),  # lumped tails: weights vary within a cell (Wald test)
+        lambda: UnaryEncoding(30.0, 3, "optimized"),
+        lambda: UnaryEncoding(1.0, 8, "optimized"),  # 256 cells; the input's discarded coin
+    ],
 )
 def test_sampler_audit_p_values_are_calibrated(make):
     """Under a correct sampler the tilted and plain p-values are ~uniform (the tests keep their level)."""

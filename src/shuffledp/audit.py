@@ -68,7 +68,10 @@ def exact_audit(
     Reads the epsilon off the (log) transition matrix, then -- unless
     ``sample=False`` -- runs :func:`sampler_audit` and raises :class:`AuditError`
     when the sampler does not realize that matrix (so a sampler that never draws
-    its rare outputs cannot be certified at the matrix's epsilon).
+    its rare outputs cannot be certified at the matrix's epsilon).  Tables with
+    cells too improbable to draw even under tilting (e.g. unary encodings with
+    k >~ 12 at the default ``n_samples``) fail closed; ``sample=False`` then reads
+    the matrix only.
     """
     epsilon = exact_epsilon_log(randomizer.log_transition_matrix())
     if sample:
@@ -83,7 +86,7 @@ class SamplerAuditResult:
     """Outcome of :func:`sampler_audit` (chi-square statistics summed over the audited input rows)."""
 
     plain_pvalue: float  # direct samples against the matrix (Pearson, rare cells pooled)
-    tilted_pvalue: float  # importance-weighted tilted samples against the matrix (Wald)
+    tilted_pvalue: float  # tilted samples against the matrix, through their likelihood ratios
     unreached: int  # cells of positive probability never drawn, even under tilting
     outside: int  # reports outside the table or in a cell of probability 0
     rows: int
@@ -100,6 +103,7 @@ class SamplerAuditResult:
             f"plain chi-square p = {self.plain_pvalue:.3g}, tilted chi-square p = {self.tilted_pvalue:.3g} "
             f"(alpha = {self.alpha:g}), {self.unreached} cells never drawn under tilting, "
             f"{self.outside} impossible reports, over {self.rows} inputs x {self.n_samples} samples"
+            + (" (cells never drawn cannot be certified: raise n_samples, or audit a smaller table)" if self.unreached else "")
         )
 
 
@@ -107,17 +111,16 @@ def _audit_rows(count: int, max_rows: int) -> np.ndarray:
     return np.unique(np.linspace(0, count - 1, min(count, max_rows)).round().astype(int))
 
 
-def _pearson(cells: np.ndarray, log_p: np.ndarray, n: int) -> tuple[float, int]:
-    """Pearson statistic and df of cell indices against probabilities exp(log_p).
+def _pearson(counts: np.ndarray, expected: np.ndarray) -> tuple[float, int]:
+    """Pearson statistic and df of cell counts against expected counts.
 
     Cells expected fewer than 5 times are pooled; a pool still expected fewer than
     5 times joins the largest cell.
     """
-    counts = np.bincount(cells, minlength=len(log_p)).astype(np.float64)
-    expected = n * np.exp(log_p)
+    counts = np.asarray(counts, dtype=np.float64)
     big = expected >= 5.0
     obs, exp = counts[big], expected[big]
-    if expected[~big].sum() >= 5.0:
+    if expected[~big].sum() >= 5.0 or not big.any():
         obs, exp = np.append(obs, counts[~big].sum()), np.append(exp, expected[~big].sum())
     else:
         top = int(np.argmax(exp))
@@ -135,37 +138,53 @@ def _log_sums(cells: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
         return safe + np.log(np.bincount(cells, weights=np.exp(values - safe[cells]), minlength=size))
 
 
-def _tilted_wald(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, min_hits: int) -> tuple[float, int, int]:
-    """Wald chi-square of importance-sampling estimates of every cell probability.
+def _tilted_chi2(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, min_hits: int) -> tuple[float, int, int]:
+    """Chi-square of importance-weighted draws (likelihood ratios W) against cell probabilities P.
 
-    m_c = mean(1[cell = c] W) estimates P_c without bias; its covariance over one
-    draw is diag(m2) - m m^T with m2_c = mean(1[cell = c] W^2).  Cells with fewer
-    than ``min_hits`` draws are pooled.  Standardised, T = z^T (I - u u^T)^+ z with
-    z_c = sqrt(n)(m_c - P_c)/sqrt(m2_c) and u_c = m_c / sqrt(m2_c).  When W is
-    constant on each cell, |u| = 1 and the dropped direction is 1 - sum_c P_c/W_c,
-    which must then vanish exactly (checked to 1e-9).  Returns (T, df, unreached).
+    m_c = mean(1[cell = c] W) estimates P_c without bias.  When W is constant on
+    each cell (W = w_c: the report determines every tilted coin, as in all our
+    samplers), the tilted law is Q_c = P_c / w_c exactly, so the counts get a
+    Pearson test against n Q_c, and sum_c Q_c = 1 is checked (to 1e-9) when every
+    cell was reached.  Otherwise a Wald test (:func:`_wald`).  Returns (T, df, unreached).
     """
     n, size = len(cells), len(log_p)
     hits = np.bincount(cells, minlength=size)
     unreached = int(np.sum((hits == 0) & (log_p > -np.inf)))
+    if np.any(hits[log_p == -np.inf] > 0):
+        return math.inf, 1, unreached  # a draw in a cell of probability 0
+    reached = hits > 0
+    log_m = _log_sums(cells, log_w, size)[reached] - math.log(n)
+    log_m2 = _log_sums(cells, 2.0 * log_w, size)[reached] - math.log(n)
+    log_f = np.log(hits[reached] / n)
+    # Jensen: log m2 + log f - 2 log m >= 0, with equality iff W is constant on the cell.
+    if np.max(log_m2 + log_f - 2.0 * log_m) <= 1e-9:
+        expected = n * np.exp(log_p[reached] - (log_m - log_f))
+        if unreached == 0 and abs(expected.sum() / n - 1.0) > 1e-9:
+            return math.inf, 1, unreached
+        stat, df = _pearson(hits[reached], expected)
+        return stat, df, unreached
+    return (*_wald(cells, log_w, log_p, hits, min_hits), unreached)
+
+
+def _wald(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, hits: np.ndarray, min_hits: int) -> tuple[float, int]:
+    """Wald chi-square of the importance-sampling estimates m_c of P_c (cells hit < ``min_hits`` times pooled).
+
+    Over one draw the estimates have covariance diag(m2) - m m^T, m2_c = mean(1[cell = c] W^2).
+    Standardised, T = z^T (I - u u^T)^-1 z = |z|^2 + (u.z)^2 / (1 - |u|^2), with
+    z_c = sqrt(n)(m_c - P_c)/sqrt(m2_c) and u_c = m_c / sqrt(m2_c).
+    """
+    n, size = len(cells), len(log_p)
     sparse = (hits > 0) & (hits < min_hits)
     group = np.where(sparse[cells], size, cells)
-    log_pg = np.append(np.where(sparse, -np.inf, log_p), np.logaddexp.reduce(log_p[sparse]) if sparse.any() else -np.inf)
+    log_pg = np.append(log_p, np.logaddexp.reduce(log_p[sparse]) if sparse.any() else -np.inf)
     present = np.bincount(group, minlength=size + 1) > 0
     log_m = _log_sums(group, log_w, size + 1)[present] - math.log(n)
     log_m2 = _log_sums(group, 2.0 * log_w, size + 1)[present] - math.log(n)
     log_pg = log_pg[present]
-    if np.any(log_pg == -np.inf):
-        return math.inf, 1, unreached  # a draw in a cell of probability 0
-    z = math.sqrt(n) * (np.exp(log_m - 0.5 * log_m2) - np.exp(log_pg - 0.5 * log_m2))
     u = np.exp(log_m - 0.5 * log_m2)
-    slack = 1.0 - float(u @ u)
-    uz = float(u @ z)
-    if slack > 1e-8:
-        return float(z @ z) + uz**2 / slack, len(z), unreached
-    if abs(uz) > 1e-9 * math.sqrt(n):
-        return math.inf, len(z), unreached
-    return max(0.0, float(z @ z) - uz**2 / float(u @ u)), len(z) - 1, unreached
+    z = math.sqrt(n) * (u - np.exp(log_pg - 0.5 * log_m2))
+    slack = max(1.0 - float(u @ u), 1e-12)
+    return float(z @ z) + float(u @ z) ** 2 / slack, len(z)
 
 
 def sampler_audit(
@@ -175,7 +194,7 @@ def sampler_audit(
     alpha: float = 1e-6,
     seed: int = 0,
     max_rows: int = 8,
-    tilt_floor: float = 0.25,
+    tilt_floor: float = 0.5,
     min_hits: int = 20,
 ) -> SamplerAuditResult:
     """Does the sampler of a discrete randomizer realize its transition matrix, at every scale?
@@ -191,8 +210,10 @@ def sampler_audit(
        exact sampling primitives draw every coin of probability p with
        clip(p, tilt_floor, 1 - tilt_floor) and record the likelihood ratio W of
        each report.  mean(1[y = c] W) is an unbiased estimate of P[y = c] whose
-       *relative* error does not depend on how small P[y = c] is, so a Wald
-       chi-square of these estimates against the row sees e^-74 as easily as 1/2.
+       *relative* error does not depend on how small P[y = c] is, so the test
+       sees e^-74 as easily as 1/2.  When W is a function of the report (all our
+       samplers), the tilted law is exactly Q_c = P_c / W_c and the counts get a
+       Pearson test against it; otherwise a Wald test of the estimates.
 
     What it detects: any report law different from the matrix at any scale of
     probability, provided the sampler draws its randomness through the exact
@@ -223,9 +244,10 @@ def sampler_audit(
         outside += int(bad.sum()) + int(np.sum(tilted < 0))
         if bad.any() or np.any(tilted < 0):
             continue
-        stat, df = _pearson(direct, log_table[i], n_samples)
+        counts = np.bincount(direct, minlength=log_table.shape[1])
+        stat, df = _pearson(counts, n_samples * np.exp(log_table[i]))
         plain_stat, plain_df = plain_stat + stat, plain_df + df
-        stat, df, missing = _tilted_wald(tilted, tilted_rng.log_weight, log_table[i], min_hits)
+        stat, df, missing = _tilted_chi2(tilted, tilted_rng.log_weight, log_table[i], min_hits)
         tilted_stat, tilted_df, unreached = tilted_stat + stat, tilted_df + df, unreached + missing
 
     def pvalue(stat: float, df: int) -> float:

@@ -94,13 +94,27 @@ def bernoulli(
     p = np.asarray(p, dtype=np.float64)
     if not isinstance(rng, TiltedGenerator):
         return _exact_bernoulli(p, size, rng)
-    tilted = rng.tilt(p)
-    out = _exact_bernoulli(tilted, size, rng)
-    p, tilted = np.broadcast_to(p, size), np.broadcast_to(tilted, size)
-    with np.errstate(divide="ignore", invalid="ignore"):  # the branch np.where discards may be -inf - -inf
-        ratio = np.where(out, np.log(p) - np.log(tilted), np.log1p(-p) - np.log1p(-tilted))
-    rng.record(ratio, rows)
+    out = _exact_bernoulli(rng.tilt(p), size, rng)
+    rng.record(_log_ratio(rng, p, out), rows)
     return out
+
+
+def discard(p: float | np.ndarray, out: np.ndarray, rng: np.random.Generator, rows: np.ndarray | None = None) -> None:
+    """Forget coins of probability p drawn by :func:`bernoulli` whose outcomes ``out`` the report does not use.
+
+    Only a :class:`TiltedGenerator` reads this: it removes their likelihood ratios,
+    so that each report's weight depends on the report alone.
+    """
+    if isinstance(rng, TiltedGenerator):
+        rng.record(-_log_ratio(rng, np.asarray(p, dtype=np.float64), out), rows)
+
+
+def _log_ratio(rng: TiltedGenerator, p: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """log P[out] - log P'[out] per coin, P' the tilted law."""
+    tilted = np.broadcast_to(rng.tilt(p), out.shape)
+    p = np.broadcast_to(p, out.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the branch np.where discards may be -inf - -inf
+        return np.where(out, np.log(p) - np.log(tilted), np.log1p(-p) - np.log1p(-tilted))
 
 
 def _subset(rng: np.random.Generator, rows: np.ndarray | None, index: np.ndarray) -> np.ndarray | None:

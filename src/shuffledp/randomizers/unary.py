@@ -30,8 +30,8 @@ from scipy import stats
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.randomizers._sampling import bernoulli
-from shuffledp.randomizers.base import DiscreteRandomizer
+from shuffledp.randomizers._sampling import bernoulli, discard
+from shuffledp.randomizers.base import MAX_DISCRETE_EPSILON, DiscreteRandomizer
 from shuffledp.randomizers.categorical import binary_vectors, check_binary_matrix, check_enumerable, row_codes
 from shuffledp.randomizers.domains import Categorical, IntegerRange
 
@@ -79,6 +79,7 @@ class UnaryEncoding(DiscreteRandomizer):
         if self.variant == "symmetric":
             Y[rows, X] ^= True
         else:
+            discard(self.q, Y[rows, X], rng)  # the input's bit is redrawn with probability 1/2
             Y[rows, X] = bernoulli(0.5, n, rng)
         return Y.view(np.int8)
 
@@ -159,6 +160,12 @@ class UnaryRR(DiscreteRandomizer):
         """The randomizer whose bits use the paper's RR(., p): e^(eps/k) = (2 - p)/p, p in (0, 1)."""
         p = check_probability(p, "p (RR randomization probability)")
         k = check_positive_int(k, "k (largest value)", minimum=1)
+        smallest = 2.0 / (1.0 + math.exp(MAX_DISCRETE_EPSILON / k))  # e^(eps/k) = (2 - p)/p at the largest eps
+        if p < smallest:
+            raise PrivacyParameterError(
+                f"p (RR randomization probability) must be at least {smallest:.6g} for k={k} "
+                f"(epsilon = k log((2 - p)/p) <= {MAX_DISCRETE_EPSILON:g}), got {p!r}"
+            )
         return cls(k * check_epsilon(math.log((2.0 - p) / p)), k)
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
