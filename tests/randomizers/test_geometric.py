@@ -134,7 +134,7 @@ def test_tilted_noise_records_its_likelihood_ratio():
     """Conditioned on moving (probability 2a/(1+a)), |N| - 1 is geometric with ratio a, even for a = e^-40."""
     from shuffledp.randomizers._sampling import TiltedGenerator
 
-    rng = TiltedGenerator(7, 200_000)
+    rng = TiltedGenerator(7, 200_000, floor=0.25)
     N = discrete_laplace_noise(math.exp(-40.0), 200_000, rng)
     moved = N != 0
     # Under tilting every coin of probability e^-40 fires w.p. 1/4: |N| - 1 ~ Geometric(3/4) on the moved rows,

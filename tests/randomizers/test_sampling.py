@@ -82,7 +82,7 @@ def test_bernoulli_per_element_probabilities():
 def test_tilted_bernoulli_weights_undo_the_tilt(p):
     """Under a TiltedGenerator, mean(1[success] W) estimates p with relative error ~ 1/sqrt(n)."""
     n = 100_000
-    rng = TiltedGenerator(8, n)
+    rng = TiltedGenerator(8, n, floor=0.25)
     out = bernoulli(p, n, rng)
     estimate = np.mean(out * np.exp(rng.log_weight))
     tilted = min(max(p, 0.25), 0.75)
@@ -120,7 +120,7 @@ def test_hazard_categorical_law_and_tiny_category():
     J = hazard_categorical(pmf, n, np.random.default_rng(11))
     assert np.all(J >= 1)  # 1e-30 is not seen directly
     assert stats.chisquare(np.bincount(J, minlength=4)[1:], pmf[1:] / pmf[1:].sum() * n).pvalue > 1e-4
-    rng = TiltedGenerator(12, n)
+    rng = TiltedGenerator(12, n, floor=0.25)
     J = hazard_categorical(pmf, n, rng)
     W = np.exp(rng.log_weight)
     estimate = np.bincount(J, weights=W, minlength=4) / n

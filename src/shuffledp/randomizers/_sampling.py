@@ -45,7 +45,7 @@ class TiltedGenerator(np.random.Generator):
     first axis of the batch passed to ``randomize`` (``rows`` in the constructor).
     """
 
-    def __init__(self, seed: int | list[int], rows: int, floor: float = 0.25) -> None:
+    def __init__(self, seed: int | list[int], rows: int, floor: float = 0.5) -> None:
         super().__init__(np.random.PCG64(seed))
         if not 0.0 < floor <= 0.5:
             raise ValueError(f"floor must lie in (0, 0.5], got {floor!r}")
