@@ -2,6 +2,9 @@
 
 * :func:`exact_epsilon` — for discrete randomizers, the exact worst-case
   log-likelihood ratio read off their transition matrix.
+* :func:`sampler_audit` / :func:`exact_audit` — whether a discrete randomizer's
+  *sampler* realizes that matrix at every scale of probability (plain and
+  importance-sampled chi-square tests), and the matrix's epsilon only if it does.
 * :func:`audit_continuous` — for any randomizer that can be sampled, a
   statistically valid Monte-Carlo *lower bound* on the epsilon it really
   provides: outputs of two inputs are histogrammed over a fixed partition of
@@ -23,6 +26,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from shuffledp.errors import AuditError
+from shuffledp.randomizers._sampling import TiltedGenerator
 from shuffledp.randomizers.base import DiscreteRandomizer, LocalRandomizer
 from shuffledp.randomizers.domains import Box, L2Ball
 
@@ -34,19 +39,223 @@ def exact_epsilon(P: np.ndarray) -> float:
     output is possible for one input and impossible for another.
     """
     P = np.asarray(P, dtype=np.float64)
-    if P.ndim != 2 or P.shape[0] < 2:
-        raise ValueError(f"transition matrix must be 2-d with >= 2 rows, got shape {P.shape}")
-    col_max = P.max(axis=0)
-    col_min = P.min(axis=0)
-    used = col_max > 0
-    if np.any(col_min[used] == 0):
+    with np.errstate(divide="ignore"):
+        return exact_epsilon_log(np.log(P))
+
+
+def exact_epsilon_log(L: np.ndarray) -> float:
+    """:func:`exact_epsilon` from the log matrix ``L = log P`` (no underflow at any epsilon)."""
+    L = np.asarray(L, dtype=np.float64)
+    if L.ndim != 2 or L.shape[0] < 2:
+        raise ValueError(f"transition matrix must be 2-d with >= 2 rows, got shape {L.shape}")
+    col_max, col_min = L.max(axis=0), L.min(axis=0)
+    used = col_max > -np.inf
+    if np.any(col_min[used] == -np.inf):
         return math.inf
-    return float(np.max(np.log(col_max[used]) - np.log(col_min[used])))
+    return float(np.max(col_max[used] - col_min[used]))
 
 
-def exact_audit(randomizer: DiscreteRandomizer) -> float:
-    """Exact epsilon of a discrete randomizer from its own transition matrix."""
-    return exact_epsilon(randomizer.transition_matrix())
+def exact_audit(
+    randomizer: DiscreteRandomizer,
+    *,
+    sample: bool = True,
+    n_samples: int = 50_000,
+    alpha: float = 1e-6,
+    seed: int = 0,
+) -> float:
+    """Exact epsilon of a discrete randomizer, certified against its sampler.
+
+    Reads the epsilon off the (log) transition matrix, then -- unless
+    ``sample=False`` -- runs :func:`sampler_audit` and raises :class:`AuditError`
+    when the sampler does not realize that matrix (so a sampler that never draws
+    its rare outputs cannot be certified at the matrix's epsilon).  Tables with
+    cells too improbable to draw even under tilting (e.g. unary encodings with
+    k >~ 12 at the default ``n_samples``) fail closed; ``sample=False`` then reads
+    the matrix only.
+    """
+    epsilon = exact_epsilon_log(randomizer.log_transition_matrix())
+    if sample:
+        result = sampler_audit(randomizer, n_samples=n_samples, alpha=alpha, seed=seed)
+        if not result.passed:
+            raise AuditError(f"{randomizer!r} does not realize its transition matrix: {result.explain()}")
+    return epsilon
+
+
+@dataclass(frozen=True)
+class SamplerAuditResult:
+    """Outcome of :func:`sampler_audit` (chi-square statistics summed over the audited input rows)."""
+
+    plain_pvalue: float  # direct samples against the matrix (Pearson, rare cells pooled)
+    tilted_pvalue: float  # tilted samples against the matrix, through their likelihood ratios
+    unreached: int  # cells of positive probability never drawn, even under tilting
+    outside: int  # reports outside the table or in a cell of probability 0
+    rows: int
+    n_samples: int  # per audited row and per test
+    alpha: float
+
+    @property
+    def passed(self) -> bool:
+        """True when every cell was observed and neither chi-square test rejects at level alpha."""
+        return self.unreached == 0 and self.outside == 0 and min(self.plain_pvalue, self.tilted_pvalue) >= self.alpha
+
+    def explain(self) -> str:
+        return (
+            f"plain chi-square p = {self.plain_pvalue:.3g}, tilted chi-square p = {self.tilted_pvalue:.3g} "
+            f"(alpha = {self.alpha:g}), {self.unreached} cells never drawn under tilting, "
+            f"{self.outside} impossible reports, over {self.rows} inputs x {self.n_samples} samples"
+            + (" (cells never drawn cannot be certified: raise n_samples, or audit a smaller table)" if self.unreached else "")
+        )
+
+
+def _audit_rows(count: int, max_rows: int) -> np.ndarray:
+    return np.unique(np.linspace(0, count - 1, min(count, max_rows)).round().astype(int))
+
+
+def _pearson(counts: np.ndarray, expected: np.ndarray) -> tuple[float, int]:
+    """Pearson statistic and df of cell counts against expected counts.
+
+    Cells expected fewer than 5 times are pooled; a pool still expected fewer than
+    5 times joins the largest cell.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    big = expected >= 5.0
+    obs, exp = counts[big], expected[big]
+    if expected[~big].sum() >= 5.0 or not big.any():
+        obs, exp = np.append(obs, counts[~big].sum()), np.append(exp, expected[~big].sum())
+    else:
+        top = int(np.argmax(exp))
+        obs[top] += counts[~big].sum()
+        exp[top] += expected[~big].sum()
+    return float(np.sum((obs - exp) ** 2 / exp)), len(exp) - 1
+
+
+def _log_sums(cells: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """log sum of exp(values) per cell (-inf for empty cells), shifted per cell against overflow."""
+    top = np.full(size, -np.inf)
+    np.maximum.at(top, cells, values)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return safe + np.log(np.bincount(cells, weights=np.exp(values - safe[cells]), minlength=size))
+
+
+def _tilted_chi2(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, min_hits: int) -> tuple[float, int, int]:
+    """Chi-square of importance-weighted draws (likelihood ratios W) against cell probabilities P.
+
+    m_c = mean(1[cell = c] W) estimates P_c without bias.  When W is constant on
+    each cell (W = w_c: the report determines every tilted coin, as in all our
+    samplers), the tilted law is Q_c = P_c / w_c exactly, so the counts get a
+    Pearson test against n Q_c, and sum_c Q_c = 1 is checked (to 1e-9) when every
+    cell was reached.  Otherwise a Wald test (:func:`_wald`).  Returns (T, df, unreached).
+    """
+    n, size = len(cells), len(log_p)
+    hits = np.bincount(cells, minlength=size)
+    unreached = int(np.sum((hits == 0) & (log_p > -np.inf)))
+    if np.any(hits[log_p == -np.inf] > 0):
+        return math.inf, 1, unreached  # a draw in a cell of probability 0
+    reached = hits > 0
+    log_m = _log_sums(cells, log_w, size)[reached] - math.log(n)
+    log_m2 = _log_sums(cells, 2.0 * log_w, size)[reached] - math.log(n)
+    log_f = np.log(hits[reached] / n)
+    # Jensen: log m2 + log f - 2 log m >= 0, with equality iff W is constant on the cell.
+    if np.max(log_m2 + log_f - 2.0 * log_m) <= 1e-9:
+        expected = n * np.exp(log_p[reached] - (log_m - log_f))
+        if unreached == 0 and abs(expected.sum() / n - 1.0) > 1e-9:
+            return math.inf, 1, unreached
+        stat, df = _pearson(hits[reached], expected)
+        return stat, df, unreached
+    return (*_wald(cells, log_w, log_p, hits, min_hits), unreached)
+
+
+def _wald(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, hits: np.ndarray, min_hits: int) -> tuple[float, int]:
+    """Wald chi-square of the importance-sampling estimates m_c of P_c (cells hit < ``min_hits`` times pooled).
+
+    Over one draw the estimates have covariance diag(m2) - m m^T, m2_c = mean(1[cell = c] W^2).
+    Standardised, T = z^T (I - u u^T)^-1 z = |z|^2 + (u.z)^2 / (1 - |u|^2), with
+    z_c = sqrt(n)(m_c - P_c)/sqrt(m2_c) and u_c = m_c / sqrt(m2_c).
+    """
+    n, size = len(cells), len(log_p)
+    sparse = (hits > 0) & (hits < min_hits)
+    group = np.where(sparse[cells], size, cells)
+    log_pg = np.append(log_p, np.logaddexp.reduce(log_p[sparse]) if sparse.any() else -np.inf)
+    present = np.bincount(group, minlength=size + 1) > 0
+    log_m = _log_sums(group, log_w, size + 1)[present] - math.log(n)
+    log_m2 = _log_sums(group, 2.0 * log_w, size + 1)[present] - math.log(n)
+    log_pg = log_pg[present]
+    u = np.exp(log_m - 0.5 * log_m2)
+    z = math.sqrt(n) * (u - np.exp(log_pg - 0.5 * log_m2))
+    slack = max(1.0 - float(u @ u), 1e-12)
+    return float(z @ z) + float(u @ z) ** 2 / slack, len(z)
+
+
+def sampler_audit(
+    randomizer: DiscreteRandomizer,
+    *,
+    n_samples: int = 50_000,
+    alpha: float = 1e-6,
+    seed: int = 0,
+    max_rows: int = 8,
+    tilt_floor: float = 0.5,
+    min_hits: int = 20,
+) -> SamplerAuditResult:
+    """Does the sampler of a discrete randomizer realize its transition matrix, at every scale?
+
+    For up to ``max_rows`` inputs of :meth:`~DiscreteRandomizer.transition_inputs`
+    (evenly spaced; all when fewer), two chi-square tests, summed over the rows:
+
+    1. *Plain*: ``n_samples`` reports per input against the matrix row (Pearson;
+       cells expected fewer than 5 times pooled).  It sees the bulk of the law,
+       i.e. probabilities down to about 5 / n_samples.
+    2. *Tilted* (importance sampling): the same reports drawn with a
+       :class:`~shuffledp.randomizers._sampling.TiltedGenerator`, under which the
+       exact sampling primitives draw every coin of probability p with
+       clip(p, tilt_floor, 1 - tilt_floor) and record the likelihood ratio W of
+       each report.  mean(1[y = c] W) is an unbiased estimate of P[y = c] whose
+       *relative* error does not depend on how small P[y = c] is, so the test
+       sees e^-74 as easily as 1/2.  When W is a function of the report (all our
+       samplers), the tilted law is exactly Q_c = P_c / W_c and the counts get a
+       Pearson test against it; otherwise a Wald test of the estimates.
+
+    What it detects: any report law different from the matrix at any scale of
+    probability, provided the sampler draws its randomness through the exact
+    primitives (:func:`~shuffledp.randomizers._sampling.bernoulli` and friends).
+    A sampler that bypasses them -- e.g. ``rng.random() < 1 - 1e-17`` -- is not
+    tilted, never shows its rare cells, and fails: a cell of positive
+    probability never drawn is counted ``unreached`` and fails the audit
+    (fail closed), so it cannot certify what it did not observe.
+    What it cannot detect: an error of the primitives themselves below 2^-53
+    (they are exact by construction; tests/randomizers/test_sampling.py checks
+    their rare branch by conditioning on it), deviations smaller than the test's
+    statistical resolution (about 1/sqrt(n_samples) relative, per cell), and
+    cells whose tilted probability is below about 1/n_samples (reported as
+    unreached: raise ``n_samples`` or use a smaller table).
+    """
+    inputs = randomizer.transition_inputs()
+    log_table = randomizer.log_transition_matrix()
+    rows = _audit_rows(len(inputs), max_rows)
+    plain_stat = tilted_stat = 0.0
+    plain_df = tilted_df = 0
+    unreached = outside = 0
+    for offset, i in enumerate(rows):
+        X = np.repeat(inputs[i : i + 1], n_samples, axis=0)
+        direct = randomizer.output_index(randomizer.randomize(X, np.random.default_rng([seed, offset, 0])))
+        tilted_rng = TiltedGenerator([seed, offset, 1], n_samples, tilt_floor)
+        tilted = randomizer.output_index(randomizer.randomize(X, tilted_rng))
+        bad = (direct < 0) | (log_table[i][np.maximum(direct, 0)] == -np.inf)
+        outside += int(bad.sum()) + int(np.sum(tilted < 0))
+        if bad.any() or np.any(tilted < 0):
+            continue
+        counts = np.bincount(direct, minlength=log_table.shape[1])
+        stat, df = _pearson(counts, n_samples * np.exp(log_table[i]))
+        plain_stat, plain_df = plain_stat + stat, plain_df + df
+        stat, df, missing = _tilted_chi2(tilted, tilted_rng.log_weight, log_table[i], min_hits)
+        tilted_stat, tilted_df, unreached = tilted_stat + stat, tilted_df + df, unreached + missing
+
+    def pvalue(stat: float, df: int) -> float:
+        return 1.0 if df <= 0 and stat == 0.0 else float(stats.chi2.sf(stat, max(df, 1)))
+
+    return SamplerAuditResult(
+        pvalue(plain_stat, plain_df), pvalue(tilted_stat, tilted_df), unreached, outside, len(rows), n_samples, alpha
+    )
 
 
 @dataclass(frozen=True)

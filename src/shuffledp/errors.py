@@ -61,3 +61,7 @@ class MessageFormatError(ProtocolError, ValueError):
 
     def __reduce__(self):  # keep ``reason`` across pickling (e.g. to worker processes)
         return (type(self), (self.reason, str(self)))
+
+
+class AuditError(ShuffleDPError):
+    """A randomizer failed an audit: its sampler does not realize the law it declares."""

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from shuffledp.audit import exact_audit, exact_epsilon
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
@@ -32,11 +33,12 @@ def test_exact_audit_equals_epsilon(eps, low, high):
 def test_beta_is_max_tv_and_p_q(eps, low, high, max_tv):
     R = Geometric(eps, low, high)
     vr = R.amplification_parameters()
-    # A wide window makes the lumped tails negligible; lumping can only lower TV, so
-    # compare against the exact TV from the untruncated pmf over a window holding all but 1e-15.
-    assert vr.beta == pytest.approx(max_tv(R.transition_matrix()), abs=1e-8)
-    x0, x1 = low, high
+    # A wide window makes the lumped tails negligible (lumping can only lower TV), and the
+    # exact TV comes from the untruncated pmf over a window holding all but 1e-15.
     width = int(math.ceil(40 / R.epsilon_geo)) + (high - low)
+    assert vr.beta == pytest.approx(max_tv(R.transition_matrix(truncate=width)), abs=1e-12)
+    assert max_tv(R.transition_matrix()) <= vr.beta + 1e-12
+    x0, x1 = low, high
     y = np.arange(low - width, high + width + 1)
     tv = 0.5 * np.abs(_eq2(y, x0, R.epsilon_geo) - _eq2(y, x1, R.epsilon_geo)).sum()
     assert vr.beta == pytest.approx(tv, abs=1e-12)
@@ -54,14 +56,6 @@ def test_transition_matrix_matches_eq2_and_tails():
         far = np.arange(1, 4000)
         np.testing.assert_allclose(P[i, 0], _eq2(labels[0] - far + 1, x, R.epsilon_geo).sum(), rtol=1e-12)
         np.testing.assert_allclose(P[i, -1], _eq2(labels[-1] + far - 1, x, R.epsilon_geo).sum(), rtol=1e-12)
-
-
-def test_broken_variant_is_flagged():
-    """Noise calibrated to e^{2 eps} but claiming eps fails the exact audit."""
-    broken = Geometric(2.0, 0, 5)
-    broken.epsilon = 1.0
-    assert exact_audit(broken) > 1.5
-    assert exact_audit(Geometric(1.0, 0, 5)) == pytest.approx(1.0, abs=1e-12)
 
 
 @pytest.mark.parametrize("eps,low,high,x", [(1.0, 0, 4, 0), (1.0, 0, 4, 3), (3.0, -2, 0, -1), (0.3, 0, 1, 1)])
@@ -126,3 +120,29 @@ def test_bad_inputs():
         R.randomize([0.5, 1.0])
     with pytest.raises(ShapeError):
         R.estimate(np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("eps,low,high", [(40.0, 0, 1), (74.0, 0, 3), (700.0, -1, 1)])
+def test_large_epsilon_still_adds_noise(eps, low, high):
+    """Pr[N != 0] = 2/(1 + e^eps_geo) ~ 1e-17 at eps 40: the audit sees it (rng.geometric(1 - a) never did)."""
+    R = Geometric(eps, low, high)
+    assert exact_audit(R) == pytest.approx(eps, rel=1e-12)
+    assert np.all(np.isfinite(R.log_transition_matrix()))
+
+
+def test_tilted_noise_records_its_likelihood_ratio():
+    """Conditioned on moving (probability 2a/(1+a)), |N| - 1 is geometric with ratio a, even for a = e^-40."""
+    from shuffledp.randomizers._sampling import TiltedGenerator
+
+    rng = TiltedGenerator(7, 200_000, floor=0.25)
+    N = discrete_laplace_noise(math.exp(-40.0), 200_000, rng)
+    moved = N != 0
+    # Under tilting every coin of probability e^-40 fires w.p. 1/4: |N| - 1 ~ Geometric(3/4) on the moved rows,
+    # with a fair sign; the recorded weights undo the tilt exactly.
+    mags = np.abs(N[moved]) - 1
+    pmf = 0.75 * 0.25 ** np.arange(12)
+    pmf[-1] += 1 - pmf.sum()
+    assert stats.chisquare(np.bincount(np.minimum(mags, 11), minlength=12), pmf * mags.size).pvalue > 1e-3
+    assert abs(np.mean(N[moved] > 0) - 0.5) < 4 * 0.5 / math.sqrt(moved.sum())
+    weight = np.exp(rng.log_weight[moved] - np.log(2 * math.exp(-40.0) / (1 + math.exp(-40.0))))
+    np.testing.assert_allclose(weight, (1 - math.exp(-40.0)) * math.exp(-40.0) ** mags / pmf[0] / 0.25**mags / 0.25, rtol=1e-9)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.audit import audit_continuous
 from shuffledp.randomizers.squarewave import SquareWave
 
 POINTS = [(-1.0, -1.0), (1.0, 1.0), (1.0, -1.0), (0.0, 0.0), (0.3, -0.7)]
@@ -84,26 +83,6 @@ def test_beta_is_the_exact_total_variation_of_opposite_corners(dim, eps):
     assert exact <= vr.beta <= exact * (1 + 1e-8) + 1e-12
     assert vr.beta < math.tanh(eps / 2)
     assert vr.p == pytest.approx(math.exp(eps)) and vr.q == pytest.approx(math.exp(eps))
-
-
-def test_audit_passes():
-    R = SquareWave(2.0)
-    result = audit_continuous(R, n_samples=300_000, rng=np.random.default_rng(1))
-    assert result.passed, result
-    assert result.epsilon_lower > 0.5 * R.epsilon
-
-
-class _DoubleBudgetSquareWave(SquareWave):
-    """Samples with budget 2 eps while claiming eps."""
-
-    def __init__(self, epsilon, dim=2):
-        super().__init__(2 * epsilon, dim)
-        self.epsilon = epsilon
-
-
-def test_audit_catches_double_budget():
-    result = audit_continuous(_DoubleBudgetSquareWave(2.0), n_samples=300_000, rng=np.random.default_rng(1))
-    assert not result.passed, result
 
 
 def test_input_validation(check_box_input_contract):

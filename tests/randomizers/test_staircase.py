@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from shuffledp.audit import audit_continuous
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.staircase import Staircase, optimal_gamma, staircase_variance
 
@@ -98,26 +97,6 @@ def test_coordinate_tv_grows_with_the_shift():
     R = Staircase(2.0, dim=1)
     tv = [float(R.noise_cdf(t / 2) - R.noise_cdf(-t / 2)) for t in np.linspace(0, 2, 41)]
     assert np.all(np.diff(tv) >= 0) and tv[-1] == pytest.approx(R.coordinate_total_variation())
-
-
-def test_audit_passes():
-    R = Staircase(2.0)
-    result = audit_continuous(R, n_samples=300_000, rng=np.random.default_rng(1))
-    assert result.passed, result
-    assert result.epsilon_lower > 0.5 * R.epsilon
-
-
-class _DoubleBudgetStaircase(Staircase):
-    """Samples with budget 2 eps while claiming eps."""
-
-    def __init__(self, epsilon, dim=2):
-        super().__init__(2 * epsilon, dim)
-        self.epsilon = epsilon
-
-
-def test_audit_catches_double_budget():
-    result = audit_continuous(_DoubleBudgetStaircase(2.0), n_samples=300_000, rng=np.random.default_rng(1))
-    assert not result.passed, result
 
 
 def test_input_validation(check_box_input_contract):

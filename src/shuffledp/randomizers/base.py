@@ -15,6 +15,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_rng
 from shuffledp.accounting.params import VariationRatio
+from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.domains import Domain
 
 
@@ -66,14 +67,48 @@ class LocalRandomizer(ABC):
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, domain={self.domain.describe()!r})"
 
 
+#: Largest epsilon a discrete randomizer accepts: e^epsilon stays finite and e^-epsilon a
+#: normal float64, so every probability it draws (down to about e^-epsilon) is exact.
+MAX_DISCRETE_EPSILON = 700.0
+
+
 class DiscreteRandomizer(LocalRandomizer):
     """A randomizer with finitely many inputs and outputs we can tabulate.
 
     ``transition_matrix()`` returns P with P[i, j] = Pr[R(input_i) = output_j]
-    over a list of representative inputs (all inputs, or all inputs up to
-    symmetry), which the exact privacy audit reads.
+    over the representative inputs ``transition_inputs()`` (all inputs, or all
+    inputs up to symmetry); ``output_index(Y)`` maps reports to columns.  The
+    exact privacy audit reads the matrix and samples against it
+    (:mod:`shuffledp.audit`).  Rare events are drawn through the exact
+    primitives of :mod:`shuffledp.randomizers._sampling`, so every probability
+    of the matrix is realized at any accepted epsilon (<= ``MAX_DISCRETE_EPSILON``).
     """
+
+    def __init__(self, epsilon: float, domain: Domain) -> None:
+        super().__init__(epsilon, domain)
+        if self.epsilon > MAX_DISCRETE_EPSILON:
+            raise PrivacyParameterError(
+                f"epsilon must be at most {MAX_DISCRETE_EPSILON:g} for {type(self).__name__} "
+                f"(beyond it e^epsilon overflows float64), got {epsilon!r}"
+            )
 
     @abstractmethod
     def transition_matrix(self) -> np.ndarray:
         """Rows: inputs; columns: outputs; each row sums to 1."""
+
+    def log_transition_matrix(self) -> np.ndarray:
+        """Natural log of :meth:`transition_matrix` (subclasses override where it underflows)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.transition_matrix())
+
+    @abstractmethod
+    def transition_inputs(self) -> np.ndarray:
+        """The inputs of the rows of :meth:`transition_matrix`, as :meth:`randomize` accepts them."""
+
+    @abstractmethod
+    def transition_outputs(self) -> np.ndarray:
+        """One report per column of :meth:`transition_matrix` (:meth:`output_index` inverts it)."""
+
+    @abstractmethod
+    def output_index(self, Y: np.ndarray) -> np.ndarray:
+        """Column of :meth:`transition_matrix` holding each report (-1: a report outside the table)."""

@@ -27,6 +27,7 @@ from scipy import stats
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
+from shuffledp.randomizers._sampling import bernoulli, hazard_categorical
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import Categorical, Subsets
 
@@ -69,6 +70,15 @@ def row_codes(Y: np.ndarray) -> np.ndarray:
     return (Y.astype(np.int64) << np.arange(Y.shape[1], dtype=np.int64)).sum(axis=1)
 
 
+def table_index(table: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Row of ``table`` (0/1 rows, distinct) equal to each 0/1 row of ``Y``; -1 where none is."""
+    codes = row_codes(table)
+    order = np.argsort(codes)
+    wanted = row_codes(Y)
+    pos = np.minimum(np.searchsorted(codes[order], wanted), len(codes) - 1)
+    return np.where(codes[order][pos] == wanted, order[pos], -1)
+
+
 def check_binary_matrix(Y: Any, k: int, name: str = "Y") -> np.ndarray:
     """Return ``Y`` as an (n, k) int8 0/1 matrix, or raise ``ShapeError`` / ``DomainError`` naming the row."""
     arr = np.asarray(Y)
@@ -107,19 +117,35 @@ class KRandomizedResponse(DiscreteRandomizer):
         self.p_true = 1.0 / denom
         self.p_other = math.exp(-self.epsilon) / denom
         self._gap = z / denom  # p_true - p_other
+        self._p_move = (k - 1) * self.p_other  # Pr[y != x], not 1 - p_true (which rounds)
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        n = X.shape[0]
-        keep = rng.random(n) < self.p_true
-        # Otherwise a uniform category among the k-1 others: x + U{1..k-1} mod k.
-        other = (X + rng.integers(1, self.k, size=n)) % self.k
-        return np.where(keep, X, other)
+        # The rare branch "report another category" is drawn with its own probability
+        # (k-1) p_other, exactly (1 - that rounds to 1.0 once eps > ~37).
+        moved = np.flatnonzero(bernoulli(self._p_move, X.shape[0], rng))
+        Y = X.copy()
+        # A uniform category among the k-1 others: x + U{1..k-1} mod k.
+        Y[moved] = (X[moved] + rng.integers(1, self.k, size=moved.size)) % self.k
+        return Y
 
     def transition_matrix(self) -> np.ndarray:
         """P[x, y] over inputs and outputs {0, ..., k-1}."""
         P = np.full((self.k, self.k), self.p_other)
         np.fill_diagonal(P, self.p_true)
         return P
+
+    def transition_inputs(self) -> np.ndarray:
+        """The k categories."""
+        return np.arange(self.k)
+
+    def transition_outputs(self) -> np.ndarray:
+        """The k categories (columns of :meth:`transition_matrix`)."""
+        return np.arange(self.k)
+
+    def output_index(self, Y: np.ndarray) -> np.ndarray:
+        """A report y is column y."""
+        Y = np.asarray(Y, dtype=np.int64)
+        return np.where((Y >= 0) & (Y < self.k), Y, -1)
 
     def estimate(self, Y: Any) -> np.ndarray:
         """(onehot(y) - p_other)/(p_true - p_other): unbiased for the one-hot input, shape (n, k)."""
@@ -248,12 +274,13 @@ class SubsetExponential(DiscreteRandomizer):
         # Distribution of J = |z ∩ x|: hypergeometric pmf reweighted by e^eps for J >= 1.
         j = np.arange(min(s, m) + 1)
         w = stats.hypergeom.pmf(j, k, s, m) * np.where(j == 0, self._a, 1.0)
-        self._overlap_cdf = np.cumsum(w / w.sum())
+        self._overlap_pmf = w / w.sum()
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         n, k, s, m = X.shape[0], self.k, self.size_in, self.size_out
         X = X.astype(np.int8, copy=False)
-        J = np.minimum(np.searchsorted(self._overlap_cdf, rng.random(n), side="right"), len(self._overlap_cdf) - 1)
+        # J by exact coins: Pr[J = 0] ~ e^-eps is realized at any epsilon.
+        J = hazard_categorical(self._overlap_pmf, n, rng)
         # Uniform ranks within the input set (0..s-1) and within its complement (s..k-1):
         # sort random keys with the input items first, then invert the permutation.
         keys = rng.random((n, k)) + (1 - X)
@@ -270,6 +297,10 @@ class SubsetExponential(DiscreteRandomizer):
     def transition_outputs(self) -> np.ndarray:
         """The C(k, m) output sets (columns of :meth:`transition_matrix`)."""
         return subset_rows(self.k, self.size_out)
+
+    def output_index(self, Y: np.ndarray) -> np.ndarray:
+        """Position of each reported set among :meth:`transition_outputs` (-1: not an m-subset)."""
+        return table_index(self.transition_outputs(), Y)
 
     def transition_matrix(self) -> np.ndarray:
         """Pr[z | x] over all input sets and all output sets."""
@@ -319,7 +350,9 @@ class PoissonRandomizer(DiscreteRandomizer):
     Privacy.  An item is reported only by users who hold it, so the mechanism
     is not eps-LDP for any finite eps: :attr:`epsilon` is ``math.inf`` (the
     exact audit agrees).  Its privacy comes only from shuffling with uniform
-    blanket messages, through :meth:`amplification_parameters`.
+    blanket messages, through :meth:`item_amplification_parameters` (one item;
+    Lemma 3) and, for ``size_in`` > 1, group composition over the items
+    (Theorem 3; :meth:`amplification_parameters` refuses that case).
     """
 
     name = "poisson"
@@ -336,7 +369,7 @@ class PoissonRandomizer(DiscreteRandomizer):
         self.k, self.size_in = k, s
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        kept = rng.random(X.shape) < self.lam
+        kept = bernoulli(self.lam, X.shape, rng)  # exact even for a tiny lam
         return (X.astype(bool) & kept).astype(np.int8)
 
     def transition_inputs(self) -> np.ndarray:
@@ -346,6 +379,10 @@ class PoissonRandomizer(DiscreteRandomizer):
     def transition_outputs(self) -> np.ndarray:
         """All 2^k subsets (columns of :meth:`transition_matrix`; row c of :func:`binary_vectors`)."""
         return binary_vectors(self.k)
+
+    def output_index(self, Y: np.ndarray) -> np.ndarray:
+        """Report y is column sum_j y_j 2^j."""
+        return row_codes(Y)
 
     def transition_matrix(self) -> np.ndarray:
         """Pr[y | x] = lam^|y| (1 - lam)^(s - |y|) if y ⊆ x, else 0."""
@@ -363,8 +400,8 @@ class PoissonRandomizer(DiscreteRandomizer):
         """y / lam: unbiased for the 0/1 membership vector of the input, shape (n, k)."""
         return check_binary_matrix(Y, self.k).astype(np.float64) / self.lam
 
-    def amplification_parameters(self) -> VariationRatio:
-        """Lemma 3 of the segmented paper, for one input item (s = 1):
+    def item_amplification_parameters(self) -> VariationRatio:
+        """Lemma 3 of the segmented paper, for *one* input item (one message):
         p = inf, beta = lam, q0 = q1 = d * lam with d = k.
 
         q compares the victim's message with one *uniform blanket message*
@@ -373,11 +410,29 @@ class PoissonRandomizer(DiscreteRandomizer):
         the decomposition, and a larger q only shrinks r, i.e. weakens the
         amplification; :class:`VariationRatio` requires q >= 1, so when
         k * lam < 1 we report q = 1 (conservative).
-        Theorem 2 further divides q by the blanket rate gamma; Theorem 3
-        composes the s items of a user by group privacy.
+        Theorem 2 further divides q by the blanket rate gamma.
         """
         q = max(1.0, self.k * self.lam)
         return VariationRatio(p=math.inf, beta=self.lam, q0=q, q1=q)
+
+    def amplification_parameters(self) -> VariationRatio:
+        """The user's parameters: :meth:`item_amplification_parameters` when ``size_in`` = 1.
+
+        A user with s > 1 items is s virtual users (Theorem 3): the shuffled guarantee
+        (eps', delta') of one item composes by group privacy (Lemma 1) to
+        (s eps', s e^(s eps') delta').  No (p, beta, q) describes that composed
+        guarantee -- and since p = inf there is no pure local epsilon to group-compose
+        either -- so for s > 1 this refuses (``PrivacyParameterError``) instead of
+        presenting the per-message figure as the user's guarantee.
+        """
+        if self.size_in > 1:
+            raise PrivacyParameterError(
+                f"size_in={self.size_in}: no single (p, beta, q) describes a user with {self.size_in} items; "
+                "shuffle the per-item item_amplification_parameters() to (eps', delta') and compose them "
+                f"over the {self.size_in} items with shuffledp.accounting.composition.group_composition"
+                "(eps', delta', size_in) (segmented paper, Theorem 3)"
+            )
+        return self.item_amplification_parameters()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(lam={self.lam:g}, k={self.k}, size_in={self.size_in})"

@@ -5,7 +5,7 @@ i.e. y = x + N with N a two-sided geometric (discrete Laplace) variable.  In the
 metric paper's notation N ~ SGDL(1, a): the symmetric generalized discrete
 Laplace distribution SGDL(beta, a) is the difference of two independent negative
 binomials NB(beta, 1 - a) (§4.1, §5.1), and beta = 1 is the discrete Laplace
-law sampled by :func:`discrete_laplace_noise`.
+law sampled exactly at any eps_geo by :func:`discrete_laplace_noise`.
 
 :class:`Geometric` uses it as an eps-LDP randomizer on {low, ..., high}: the
 metric parameter is eps_geo = eps / (high - low), so that the two farthest inputs
@@ -22,23 +22,39 @@ import numpy as np
 from shuffledp._util.validation import as_index_array, check_probability
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.randomizers._sampling import bernoulli, geometric_tail
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import IntegerRange
 
-#: Default window of :meth:`Geometric.transition_matrix`: the lumped tails have
-#: mass at most this, unless the window would exceed ``_MAX_DEFAULT_COLUMNS``.
-_DEFAULT_TAIL_MASS = 1e-9
-_MAX_DEFAULT_COLUMNS = 1 << 16
+
+def _two_sided_geometric(rate: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    """N with Pr[N = r] = tanh(rate/2) e^(-rate |r|), r in Z, exact at any rate.
+
+    N = 0 unless an exact coin of probability 2a/(1+a) = 2/(1 + e^rate) fires
+    (a = e^-rate; at rate 40 that is 8e-18, which ``rng.geometric(1 - a)`` never
+    realizes); then a fair sign and |N| = 1 + G with Pr[G >= g] = a^g (untruncated).
+    """
+    moved = np.flatnonzero(bernoulli(2.0 / (1.0 + math.exp(rate)), size, rng))
+    magnitude = geometric_tail(rate, moved.size, rng, rows=moved)
+    magnitude += 1
+    sign = rng.integers(0, 2, moved.size, dtype=np.int8)
+    sign *= -2
+    sign += 1  # +1 or -1, each with probability 1/2
+    magnitude *= sign
+    N = np.zeros(size, dtype=np.int64)
+    N[moved] = magnitude
+    return N
 
 
 def discrete_laplace_noise(p: float, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Draws of N with Pr[N = r] = (1 - p)/(1 + p) p^|r|, r in Z (SGDL(1, p) of the metric paper).
 
     ``p`` = e^-eps_geo in (0, 1) is the metric paper's second SGDL parameter.
-    Sampled as the difference of two i.i.d. geometric variables (NB(1, 1 - p)).
+    Exact for every p (see :func:`_two_sided_geometric`).
     """
     p = check_probability(p, "p (discrete Laplace parameter e^-eps)")
-    return rng.geometric(1.0 - p, size) - rng.geometric(1.0 - p, size)
+    shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    return _two_sided_geometric(-math.log(p), math.prod(shape), rng).reshape(shape)
 
 
 class Geometric(DiscreteRandomizer):
@@ -65,7 +81,7 @@ class Geometric(DiscreteRandomizer):
         self.p = math.exp(-self.epsilon_geo)
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return X + discrete_laplace_noise(self.p, X.shape[0], rng)
+        return X + _two_sided_geometric(self.epsilon_geo, X.shape[0], rng)
 
     def estimate(self, Y: Any) -> np.ndarray:
         """The report itself (already unbiased), as float64 of shape (n,)."""
@@ -73,10 +89,7 @@ class Geometric(DiscreteRandomizer):
 
     def _window(self, truncate: int | None) -> int:
         if truncate is None:
-            # Smallest T with tail mass p^(T+1)/(1+p) <= _DEFAULT_TAIL_MASS, within the column cap.
-            need = math.ceil(math.log(_DEFAULT_TAIL_MASS) / math.log(self.p)) - 1
-            cap = (_MAX_DEFAULT_COLUMNS - self.sensitivity - 3) // 2
-            return max(0, min(need, cap))
+            return 0
         if isinstance(truncate, bool) or not isinstance(truncate, (int, np.integer)) or truncate < 0:
             raise PrivacyParameterError(f"truncate must be an integer >= 0, got {truncate!r}")
         return int(truncate)
@@ -89,6 +102,15 @@ class Geometric(DiscreteRandomizer):
         t = self._window(truncate)
         return np.arange(self.low - t - 1, self.high + t + 2)
 
+    def transition_inputs(self) -> np.ndarray:
+        """The integers low, ..., high."""
+        return np.arange(self.low, self.high + 1)
+
+    def output_index(self, Y: np.ndarray) -> np.ndarray:
+        """Column of each report in the default table (T = 0): the end columns lump the tails."""
+        labels = self.transition_outputs()
+        return np.clip(np.asarray(Y, dtype=np.int64), labels[0], labels[-1]) - labels[0]
+
     def transition_matrix(self, truncate: int | None = None) -> np.ndarray:
         """Exact law of clip(y, low - T - 1, high + T + 1) for each input low, ..., high.
 
@@ -97,16 +119,21 @@ class Geometric(DiscreteRandomizer):
         Pr[y >= high+T+1] = a^(high+T+1-x)/(1+a).  Clipping is post-processing,
         and the largest ratio, e^eps, is attained in every column outside
         (low, high), so the exact audit of this matrix is the mechanism's epsilon.
-        ``truncate=None`` picks T so that each tail holds at most 1e-9.
+        ``truncate=None`` means T = 0: the smallest table on which the exact audit is
+        exact, and one whose every cell a sampling audit can observe.
         """
+        return np.exp(self.log_transition_matrix(truncate))
+
+    def log_transition_matrix(self, truncate: int | None = None) -> np.ndarray:
+        """log of :meth:`transition_matrix`, computed in log space (no underflow at any epsilon)."""
         t = self._window(truncate)
         x = np.arange(self.low, self.high + 1)[:, None]
         y = self.transition_outputs(t)[None, :]
-        a, e = self.p, self.epsilon_geo
-        P = math.tanh(e / 2.0) * np.exp(-e * np.abs(y - x))  # (1-a)/(1+a) = tanh(eps_geo/2)
-        P[:, 0] = np.exp(-e * (x[:, 0] - self.low + t + 1)) / (1.0 + a)
-        P[:, -1] = np.exp(-e * (self.high + t + 1 - x[:, 0])) / (1.0 + a)
-        return P
+        e = self.epsilon_geo
+        L = math.log(math.tanh(e / 2.0)) - e * np.abs(y - x)  # (1-a)/(1+a) = tanh(eps_geo/2)
+        L[:, 0] = -e * (x[:, 0] - self.low + t + 1) - math.log1p(self.p)
+        L[:, -1] = -e * (self.high + t + 1 - x[:, 0]) - math.log1p(self.p)
+        return L
 
     def amplification_parameters(self) -> VariationRatio:
         """p = q = e^eps and beta = the exact TV distance of the inputs low and high.

@@ -30,20 +30,22 @@ from scipy import stats
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.randomizers.base import DiscreteRandomizer
-from shuffledp.randomizers.categorical import binary_vectors, check_binary_matrix, check_enumerable
+from shuffledp.randomizers._sampling import bernoulli, discard
+from shuffledp.randomizers.base import MAX_DISCRETE_EPSILON, DiscreteRandomizer
+from shuffledp.randomizers.categorical import binary_vectors, check_binary_matrix, check_enumerable, row_codes
 from shuffledp.randomizers.domains import Categorical, IntegerRange
 
 Variant = Literal["symmetric", "optimized"]
 
 
-def _bit_log_likelihood(outputs: np.ndarray, rates: np.ndarray) -> np.ndarray:
-    """log Pr[outputs] for independent bits, row i of ``rates`` giving Pr[bit j = 1] for input i.
+def _bit_log_likelihood(outputs: np.ndarray, log_rates: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """log Pr[outputs] for independent bits; ``log_rates`` = (log Pr[bit j = 1], log Pr[bit j = 0]) per input i.
 
-    Returns the (inputs, outputs) matrix sum_j y_j log r_ij + (1 - y_j) log(1 - r_ij).
+    Returns the (inputs, outputs) matrix sum_j y_j log r1_ij + (1 - y_j) log r0_ij.
     """
     B = outputs.astype(np.float64)
-    return np.log(rates) @ B.T + np.log1p(-rates) @ (1.0 - B).T
+    log_one, log_zero = log_rates
+    return log_one @ B.T + log_zero @ (1.0 - B).T
 
 
 class UnaryEncoding(DiscreteRandomizer):
@@ -68,27 +70,49 @@ class UnaryEncoding(DiscreteRandomizer):
             self._gap = 0.5 * math.tanh(self.epsilon / 2.0)  # 1/2 - 1/(e^eps + 1)
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # Every bit is drawn through its rare probability q (p = 1 - q rounds to 1.0 for SUE
+        # at large eps): SUE flips each bit of the one-hot vector with probability q; OUE
+        # sets each bit with probability q and the input's bit with probability 1/2.
         n = X.shape[0]
-        U = rng.random((n, self.k))
         rows = np.arange(n)
-        Y = U < self.q
-        Y[rows, X] = U[rows, X] < self.p
+        Y = bernoulli(self.q, (n, self.k), rng)
+        if self.variant == "symmetric":
+            Y[rows, X] ^= True
+        else:
+            discard(self.q, Y[rows, X], rng)  # the input's bit is redrawn with probability 1/2
+            Y[rows, X] = bernoulli(0.5, n, rng)
         return Y.view(np.int8)
 
-    def _rates(self) -> np.ndarray:
-        """Pr[bit j = 1 | input i] for the k inputs."""
-        R = np.full((self.k, self.k), self.q)
-        np.fill_diagonal(R, self.p)
-        return R
+    def _log_rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """log Pr[bit j = 1 | input i] and log Pr[bit j = 0 | input i] for the k inputs."""
+        log_q, log_not_q = math.log(self.q), math.log1p(-self.q)
+        # The input's own bit: 1 w.p. 1 - q (SUE) or 1/2 (OUE).
+        own_one, own_zero = (log_not_q, log_q) if self.variant == "symmetric" else (math.log(0.5), math.log(0.5))
+        one, zero = np.full((self.k, self.k), log_q), np.full((self.k, self.k), log_not_q)
+        np.fill_diagonal(one, own_one)
+        np.fill_diagonal(zero, own_zero)
+        return one, zero
 
     def transition_outputs(self) -> np.ndarray:
         """All 2^k output vectors (columns of :meth:`transition_matrix`)."""
         return binary_vectors(self.k)
 
+    def transition_inputs(self) -> np.ndarray:
+        """The k categories."""
+        return np.arange(self.k)
+
+    def output_index(self, Y: np.ndarray) -> np.ndarray:
+        """Report y is column sum_j y_j 2^j."""
+        return row_codes(Y)
+
     def transition_matrix(self) -> np.ndarray:
         """Pr[y | x] over the k inputs and the 2^k output vectors (k <= 16)."""
+        return np.exp(self.log_transition_matrix())
+
+    def log_transition_matrix(self) -> np.ndarray:
+        """log Pr[y | x], summed bit by bit in log space (k <= 16)."""
         check_enumerable(self.k, self.k, 1 << self.k)
-        return np.exp(_bit_log_likelihood(self.transition_outputs(), self._rates()))
+        return _bit_log_likelihood(self.transition_outputs(), self._log_rates())
 
     def estimate(self, Y: Any) -> np.ndarray:
         """(y - q)/(p - q): unbiased for the one-hot input, shape (n, k)."""
@@ -136,10 +160,16 @@ class UnaryRR(DiscreteRandomizer):
         """The randomizer whose bits use the paper's RR(., p): e^(eps/k) = (2 - p)/p, p in (0, 1)."""
         p = check_probability(p, "p (RR randomization probability)")
         k = check_positive_int(k, "k (largest value)", minimum=1)
+        smallest = 2.0 / (1.0 + math.exp(MAX_DISCRETE_EPSILON / k))  # e^(eps/k) = (2 - p)/p at the largest eps
+        if p < smallest:
+            raise PrivacyParameterError(
+                f"p (RR randomization probability) must be at least {smallest:.6g} for k={k} "
+                f"(epsilon = k log((2 - p)/p) <= {MAX_DISCRETE_EPSILON:g}), got {p!r}"
+            )
         return cls(k * check_epsilon(math.log((2.0 - p) / p)), k)
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        flips = rng.random((X.shape[0], self.k)) < self.flip
+        flips = bernoulli(self.flip, (X.shape[0], self.k), rng)  # exact: flip ~ e^-eps/k can be tiny
         return (thermometer_encode(X, self.k).view(bool) ^ flips).view(np.int8)
 
     def transition_inputs(self) -> np.ndarray:
@@ -150,12 +180,21 @@ class UnaryRR(DiscreteRandomizer):
         """All 2^k output vectors (columns of :meth:`transition_matrix`)."""
         return binary_vectors(self.k)
 
+    def output_index(self, Y: np.ndarray) -> np.ndarray:
+        """Report y is column sum_j y_j 2^j."""
+        return row_codes(Y)
+
     def transition_matrix(self) -> np.ndarray:
         """Pr[y | x] over the inputs 0..k and the 2^k output vectors (k <= 16)."""
+        return np.exp(self.log_transition_matrix())
+
+    def log_transition_matrix(self) -> np.ndarray:
+        """log Pr[y | x], summed bit by bit in log space (k <= 16)."""
         check_enumerable(self.k, self.k + 1, 1 << self.k)
-        bits = thermometer_encode(self.transition_inputs(), self.k)
-        rates = np.where(bits == 1, 1.0 - self.flip, self.flip)
-        return np.exp(_bit_log_likelihood(self.transition_outputs(), rates))
+        bits = thermometer_encode(self.transition_inputs(), self.k) == 1
+        log_flip, log_keep = math.log(self.flip), math.log1p(-self.flip)
+        log_one = np.where(bits, log_keep, log_flip)
+        return _bit_log_likelihood(self.transition_outputs(), (log_one, np.where(bits, log_flip, log_keep)))
 
     def estimate(self, Y: Any) -> np.ndarray:
         """(sum_j y_j - k f)/(1 - 2 f): unbiased for x, shape (n,) (the per-report form of
