@@ -111,7 +111,7 @@ def test_bad_gamma(gamma):
 
 
 def test_budget_too_large_for_float64():
-    with pytest.raises(PrivacyParameterError, match="epsilon/dim"):
+    with pytest.raises(PrivacyParameterError, match="epsilon must be at most 700"):
         Staircase(2000.0, dim=2)
 
 

@@ -34,8 +34,17 @@ class LocalRandomizer(ABC):
     #: Short registry name used by the CLI and experiments.
     name: str = ""
 
+    #: Largest epsilon the class computes exactly (None: no limit of its own).  Classes whose
+    #: parameters use e^epsilon set 700, so an overflow becomes a named error.
+    max_epsilon: float | None = None
+
     def __init__(self, epsilon: float, domain: Domain) -> None:
         self.epsilon = check_epsilon(epsilon)
+        if self.max_epsilon is not None and self.epsilon > self.max_epsilon:
+            raise PrivacyParameterError(
+                f"epsilon must be at most {self.max_epsilon:g} for {type(self).__name__} "
+                f"(beyond it e^epsilon overflows float64), got {epsilon!r}"
+            )
         self.domain = domain
 
     def randomize(self, X: Any, rng: np.random.Generator | None = None, *, clip: bool = False) -> np.ndarray:

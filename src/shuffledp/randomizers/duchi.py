@@ -85,6 +85,8 @@ def _total_variation(epsilon: float, dim: int) -> float:
 class PrivHS(LocalRandomizer):
     """Duchi et al.'s l-infinity (hypercube sampling) mechanism on [-1,1]^d; reports in {-B, B}^d."""
 
+    max_epsilon = 700.0
+
     name = "privhs"
 
     def __init__(self, epsilon: float, dim: int = 2) -> None:

@@ -58,6 +58,8 @@ def laplace_total_variation(epsilon: float, dim: int) -> float:
 class Laplace(LocalRandomizer):
     """Per-coordinate Laplace noise with scale (l1 diameter of [-1,1]^d) / eps = 2d / eps."""
 
+    max_epsilon = 700.0
+
     name = "laplace"
 
     def __init__(self, epsilon: float, dim: int = 2) -> None:
@@ -105,6 +107,8 @@ class PlanarLaplace(LocalRandomizer):
     radius with density eps'^2 r e^{-eps' r}, i.e. Gamma(2, 1/eps') — drawn as
     (E_1 + E_2)/eps' with E_i iid Exp(1).
     """
+
+    max_epsilon = 700.0
 
     name = "planar_laplace"
 

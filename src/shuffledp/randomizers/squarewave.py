@@ -42,6 +42,8 @@ def square_wave_half_width(epsilon: float) -> float:
 class SquareWave(LocalRandomizer):
     """Square Wave per coordinate with budget eps/d; reports on [-b, 1+b]^d, estimates on [-1,1]^d."""
 
+    max_epsilon = 700.0
+
     name = "square_wave"
 
     def __init__(self, epsilon: float, dim: int = 2) -> None:

@@ -66,6 +66,8 @@ class Staircase(LocalRandomizer):
     ``gamma``: ``"mse"`` (default), ``"l1"`` or a float in (0, 1) (module docstring).
     """
 
+    max_epsilon = 700.0
+
     name = "staircase"
 
     def __init__(self, epsilon: float, dim: int = 2, gamma: str | float = "mse") -> None:
