@@ -1,10 +1,10 @@
 """Seconds per variation-ratio upper bound and per inverse (issue: amplification accounting).
 
 Upper bound: ``variation_ratio_epsilon`` for generic eps0-LDP at delta = 1e-6, to the
-acceptance precision rtol = 1e-6 and to the library default, for n = 10^4, 10^6, 10^8.
+acceptance precision rtol = 1e-6 and to the library default, for n = 10^4 ... 10^12.
 Inverse: ``local_epsilon(target, n, 1e-6)`` (generic family, default upper bound).
 Each time is the best of three calls after a warm-up; nothing is cached between calls.
-Targets (2 cores): upper bound at n = 10^6 <= 0.5 s and at 10^8 <= 5 s; inverse at
+Targets (2 cores): upper bound at n = 10^6 <= 0.5 s, at 10^8 <= 5 s and at 10^12 <= 10 s; inverse at
 10^6 <= 2 s.  Run: ``python benchmarks/bench_accounting.py``.
 """
 
@@ -18,10 +18,10 @@ from shuffledp.accounting import VariationRatio, local_epsilon
 from shuffledp.accounting.variation_ratio import DEFAULT_RTOL, variation_ratio_epsilon
 
 DELTA = 1e-6
-SIZES = (10**4, 10**6, 10**8)
+SIZES = (10**4, 10**6, 10**8, 10**10, 10**12)
 EPS0 = (0.5, 1.0, 4.0)
 TARGETS = (0.1, 1.0)
-LIMITS = {"upper": {10**6: 0.5, 10**8: 5.0}, "inverse": {10**6: 2.0}}
+LIMITS = {"upper": {10**6: 0.5, 10**8: 5.0, 10**12: 10.0}, "inverse": {10**6: 2.0}}
 
 
 def main() -> None:
