@@ -65,3 +65,11 @@ class MessageFormatError(ProtocolError, ValueError):
 
 class AuditError(ShuffleDPError):
     """A randomizer failed an audit: its sampler does not realize the law it declares."""
+
+
+class UnsupportedEventError(PrivacyParameterError):
+    """An accountant cannot price this privacy event (wrong kind, or outside its method's regime)."""
+
+
+class OutsideRegimeError(UnsupportedEventError):
+    """The event is of a supported kind, but the method certifies no finite epsilon at these parameters."""

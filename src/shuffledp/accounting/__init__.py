@@ -1,10 +1,13 @@
 """Privacy-amplification accounting for the shuffle model.
 
-Bounds (:func:`shuffle_epsilon`, :func:`shuffle_epsilon_lower`, :func:`available_methods`),
+Privacy events (:mod:`~shuffledp.accounting.events`) describe what a protocol released;
+accountants (:class:`VariationRatioAccountant`, :class:`CloneAccountant`,
+:class:`ClosedFormAccountant`, :class:`PLDAccountant`) price them, and :func:`calibrate` is
+the one inverse.  Bounds (:func:`shuffle_epsilon`, :func:`shuffle_epsilon_lower`, :func:`available_methods`),
 their inverse (:func:`local_epsilon`), composition over rounds (``composed_*``,
 ``*_composition``, :func:`shuffle_pld`) and the population left to hide among
 (:func:`anonymous_population`, :func:`matching_population`).  Modules are imported on
-first use (randomizers import :mod:`shuffledp.accounting.params` without paying for scipy).
+first use (randomizers import :mod:`shuffledp.params` and never this package).
 """
 
 from shuffledp._util.lazy import lazy_exports
@@ -12,8 +15,22 @@ from shuffledp._util.lazy import lazy_exports
 _BOUNDS = "shuffledp.accounting.bounds"
 _COMPOSITION = "shuffledp.accounting.composition"
 _POPULATION = "shuffledp.accounting.population"
+_ACCOUNTANTS = "shuffledp.accounting.accountants"
+_EVENTS = "shuffledp.accounting.events"
 _EXPORTS = {
-    "VariationRatio": "shuffledp.accounting.params",
+    "VariationRatio": "shuffledp.params",
+    "Accountant": _ACCOUNTANTS,
+    "CloneAccountant": _ACCOUNTANTS,
+    "ClosedFormAccountant": _ACCOUNTANTS,
+    "PLDAccountant": _ACCOUNTANTS,
+    "VariationRatioAccountant": _ACCOUNTANTS,
+    "calibrate": _ACCOUNTANTS,
+    "ShuffleEvent": _EVENTS,
+    "LinkedEvent": _EVENTS,
+    "GroupEvent": _EVENTS,
+    "ComposedEvent": _EVENTS,
+    "SelfComposedEvent": _EVENTS,
+    "best_composed_epsilon": _COMPOSITION,
     "available_methods": _BOUNDS,
     "shuffle_epsilon": _BOUNDS,
     "shuffle_epsilon_lower": _BOUNDS,

@@ -18,12 +18,6 @@ import math
 DELTA_MIN = 1e-300
 #: Largest epsilon ever searched: e^eps stays finite in float64 (e^709.78 overflows).
 EPS_CEILING = 700.0
-#: Largest local epsilon accepted: e^eps0 must be a finite float64 with room for the
-#: (p + 1) and p * q products of the pair's weights.
-EPS0_MAX = 700.0
-#: Smallest local epsilon accepted: below it p = e^eps0 carries too few bits in float64
-#: for p - 1 (relative error ~2e-16 / eps0) to give the pair's weights to 1e-10.
-EPS0_MIN = 1e-6
 #: Largest number of reports: counts up to 2^53 are exact in float64.
 N_MAX = 2**53
 
@@ -58,4 +52,4 @@ def floor_positive(value: float, delta: float) -> float:
     return max(value, delta * 1e-12, 5e-324)
 
 
-__all__ = ["DELTA_MIN", "EPS0_MAX", "EPS0_MIN", "EPS_CEILING", "N_MAX", "floor_positive", "grid_step", "rel_slack", "tail_budget"]
+__all__ = ["DELTA_MIN", "EPS_CEILING", "N_MAX", "floor_positive", "grid_step", "rel_slack", "tail_budget"]

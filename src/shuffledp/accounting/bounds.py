@@ -21,10 +21,10 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.accounting._rounding import DELTA_MIN, EPS0_MAX, EPS0_MIN, N_MAX
-from shuffledp.accounting.params import VariationRatio
-from shuffledp.errors import PrivacyParameterError
+from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting._rounding import DELTA_MIN, N_MAX
+from shuffledp.params import VariationRatio, check_eps0
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 
 BoundFunc = Callable[[VariationRatio, int, float], float]
 
@@ -94,22 +94,6 @@ def check_delta(delta: float, name: str = "delta") -> float:
     return delta
 
 
-def check_eps0(eps0: float, name: str = "eps0") -> float:
-    """A local epsilon in [1e-6, 700]: e^eps0 must be a finite float64 that differs from 1 by enough bits."""
-    eps0 = check_epsilon(eps0, name)
-    if eps0 < EPS0_MIN:
-        raise PrivacyParameterError(
-            f"{name} must be at least {EPS0_MIN:g} (and at most {EPS0_MAX:g}), got {name}={eps0!r}; "
-            f"below it shuffling cannot be accounted in float64, and {name} itself is a valid shuffled epsilon"
-        )
-    if eps0 > EPS0_MAX:
-        raise PrivacyParameterError(
-            f"{name} must be at most {EPS0_MAX:g} (e^{name} must fit in float64), got {name}={eps0!r}; "
-            f"at such a budget the shuffled epsilon is {name} itself for any practical n"
-        )
-    return eps0
-
-
 def check_n_delta(n: int, delta: float) -> tuple[int, float]:
     return check_n(n), check_delta(delta)
 
@@ -136,13 +120,22 @@ def shuffle_epsilon(
     params: VariationRatio | None = None,
     method: str = "variation-ratio",
 ) -> float:
-    """Upper bound on the central epsilon after shuffling ``n`` reports (at ``delta``)."""
+    """Upper bound on the central epsilon after shuffling ``n`` reports (at ``delta``).
+
+    A thin wrapper: prices ``ShuffleEvent(params, n)`` with the accountant of ``method``
+    (:func:`~shuffledp.accounting.accountants.accountant_for`); ``math.inf`` where the
+    method certifies nothing (its accountant raises OutsideRegimeError, saying why).
+    """
+    from shuffledp.accounting.accountants import accountant_for
+    from shuffledp.accounting.events import ShuffleEvent
+
     n, delta = check_n_delta(n, delta)
     vr = resolve_params(eps0, params)
-    m = _method(method, "upper")
-    if m.generic_only and not _is_generic(vr):
-        raise PrivacyParameterError(f"method {method!r} applies only to generic eps0-LDP parameters")
-    return m.func(vr, n, delta)
+    _method(method, "upper")
+    try:
+        return accountant_for(method).compose(ShuffleEvent(vr, n)).get_epsilon(delta)
+    except OutsideRegimeError:
+        return math.inf  # documented: a bound outside its regime is math.inf here
 
 
 def shuffle_epsilon_lower(

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 
 #: A blanket delta is accepted at eps only if delta_B(eps) * (1 + _DELTA_SLACK) <= delta

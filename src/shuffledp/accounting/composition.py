@@ -37,15 +37,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import fft as sp_fft
-from scipy import optimize, stats
+from scipy import optimize
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting.bounds import check_n_delta, resolve_params
 from shuffledp.accounting.inverse import Family, check_inverse_problem, largest_within, parameters_of
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.accounting.dominating_pair import DominatingPair, pair_cells
-from shuffledp.accounting.variation_ratio import variation_ratio_epsilon
-from shuffledp.errors import PrivacyParameterError
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 
 #: Ways :func:`composed_shuffle_epsilon` composes k rounds.
 COMPOSITION_METHODS = ("tight", "advanced", "basic")
@@ -155,6 +154,44 @@ class PrivacyLossDistribution:
             roundoff=k * self.roundoff + allowance,
         )
 
+    @staticmethod
+    def compose_all(parts: list[tuple["PrivacyLossDistribution", int]]) -> "PrivacyLossDistribution":
+        """The PLD of the product of ``count`` copies of each PLD (one loss grid), by one FFT.
+
+        Round-off: the product of the spectra is charged, per frequency, the sum over
+        factors of (count * c u log2 N) times the product of the other moduli, plus the
+        powers' and the inverse transform's own errors (:func:`_fft_roundoff` for one factor).
+        """
+        step = parts[0][0].step
+        if any(pld.step != step for pld, _ in parts):
+            raise PrivacyParameterError("PLDs composed together must share one loss step")
+        length = sum(c * (pld.pmf.size - 1) for pld, c in parts) + 1
+        size = sp_fft.next_fast_len(length, real=True)
+        spectra = [(sp_fft.rfft(pld.pmf, size), c) for pld, c in parts]
+        product = np.ones(size // 2 + 1, dtype=np.complex128)
+        for spectrum, c in spectra:
+            product *= spectrum**c
+        out = sp_fft.irfft(product, size)[:length]
+        c_log = 4.0 * _ULP * math.log2(size)
+        modulus = np.abs(product)
+        total_count = sum(c for _, c in spectra)
+        allowance = (total_count * _ULP + c_log) * modulus
+        for i, (spectrum, c) in enumerate(spectra):
+            others = np.abs(spectrum) ** (c - 1)
+            for j, (other, c_other) in enumerate(spectra):
+                if j != i:
+                    others = others * np.abs(other) ** c_other
+            allowance = allowance + c_log * c * others
+        np.maximum(out, 0.0, out=out)
+        survive = math.prod((1.0 - pld.inf_mass) ** c for pld, c in parts)
+        return PrivacyLossDistribution(
+            step=step,
+            offset=sum(c * pld.offset for pld, c in parts),
+            pmf=out,
+            inf_mass=1.0 - survive,
+            roundoff=sum(c * pld.roundoff for pld, c in parts) + 2.0 * float(np.sum(allowance)),
+        )
+
     def delta(self, epsilon: float) -> float:
         """Upper bound on D_{e^eps}(P || Q) = E_P[(1 - e^(eps - L))_+] + P[L = inf]."""
         eps = float(epsilon)
@@ -201,6 +238,7 @@ def shuffle_pld(
     step: float | None = None,
     tail_mass: float = 1e-15,
     max_bins: int = _MAX_BINS,
+    gamma: float = 1.0,
 ) -> PrivacyLossDistribution:
     """Pessimistic PLD of one shuffled round (dominating pair of Theorem 1).
 
@@ -225,7 +263,7 @@ def shuffle_pld(
     tail_mass = check_probability(tail_mass, "tail_mass")
     loss_parts, mass_parts = [], []
     inf_mass = 0.0
-    cells = pair_cells(DominatingPair.from_params(vr, n), _ENUM_TAIL)
+    cells = pair_cells(DominatingPair.from_params(vr, n, gamma), _ENUM_TAIL)
     while True:
         try:
             p_mass, q_mass = next(cells)
@@ -266,7 +304,7 @@ def shuffle_pld(
     return PrivacyLossDistribution(step=step, offset=cut_lo, pmf=pmf, inf_mass=min(inf_mass, 1.0))
 
 
-class CompositionError(PrivacyParameterError):
+class CompositionError(OutsideRegimeError):
     """A composition method cannot certify any finite epsilon for the asked (n, delta, rounds)."""
 
 
@@ -290,24 +328,12 @@ def tight_composition_epsilon(
     deterministic losses, e.g. eps0 >= 12 with n = 10^4 and 80 rounds; very many
     rounds; delta below ~1e-11).  :func:`best_composed_epsilon` then picks another method.
     """
+    from shuffledp.accounting.accountants import PLDAccountant
+    from shuffledp.accounting.events import ShuffleEvent
+
     n, delta = check_n_delta(n, delta)
     k = check_positive_int(rounds, "rounds")
-    vr = resolve_params(eps0, params)
-    if k == 1 and step is None:
-        # one round: the pair's epsilon itself, without the PLD's discretisation bias
-        return variation_ratio_epsilon(vr, n, delta)
-    bins = max(1_000, _MAX_COMPOSED_BINS // k)  # the k-fold PLD has about k times as many bins
-    pld = shuffle_pld(n, params=vr, step=step, tail_mass=1e-4 * delta / k, max_bins=bins).compose(k)
-    cap = k * DominatingPair.from_params(vr, n).eps_cap
-    if pld.inf_mass + pld.roundoff >= delta:
-        if math.isfinite(cap):
-            return cap
-        raise CompositionError(
-            f"tight composition certifies nothing for rounds={k}, n={n}, delta={delta:g}: the PLD's mass at "
-            f"infinite loss ({pld.inf_mass:.3g}) plus its FFT round-off allowance ({pld.roundoff:.3g}) reaches "
-            f"delta; use method='best' (or 'basic'/'advanced'), fewer rounds or a larger delta"
-        )
-    return float(min(pld.epsilon(delta), cap))
+    return PLDAccountant(step).compose(ShuffleEvent(resolve_params(eps0, params), n), k).get_epsilon(delta)
 
 
 @dataclass(frozen=True)
@@ -434,7 +460,15 @@ def composed_local_epsilon(
     if method not in (*COMPOSITION_METHODS, "best"):
         allowed = ", ".join((*COMPOSITION_METHODS, "best"))
         raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {allowed}")
+    from shuffledp.accounting.accountants import PLDAccountant, VariationRatioAccountant, calibrate
+    from shuffledp.accounting.events import SelfComposedEvent, ShuffleEvent
+
     params_of = parameters_of(family)
+    context = f"over rounds={k} of n={n} reports at delta={delta:g}"
+    if method in ("tight", "basic"):  # PLD / basic composition are accountants: the one calibrate
+        accountant = PLDAccountant() if method == "tight" else VariationRatioAccountant()
+        make = lambda eps0: SelfComposedEvent(ShuffleEvent(params_of(eps0), n), k)  # noqa: E731
+        return calibrate(make, target, delta, accountant=accountant, bracket=(lo, hi), context=context)
 
     def composed(eps0: float) -> float:
         try:
@@ -442,7 +476,7 @@ def composed_local_epsilon(
         except CompositionError:
             return math.inf  # this eps0 certifies nothing: too large
 
-    return largest_within(composed, target, lo, hi, context=f"over rounds={k} of n={n} reports at delta={delta:g}")
+    return largest_within(composed, target, lo, hi, context=context)
 
 
 __all__ = [

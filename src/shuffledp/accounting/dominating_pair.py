@@ -70,7 +70,7 @@ from shuffledp._util.validation import check_probability
 from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
 from shuffledp.accounting._rounding import EPS_CEILING, floor_positive, grid_step, rel_slack, tail_budget
 from shuffledp.accounting.bounds import check_n
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 
 #: Below this many blanket trials every count C is summed (no truncation).

@@ -14,8 +14,8 @@ from typing import Callable, Literal, Union
 from scipy import optimize
 
 from shuffledp._util.validation import check_epsilon
-from shuffledp.accounting.bounds import check_n_delta, shuffle_epsilon
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.accounting.bounds import check_n_delta
+from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 
 #: A family of local randomizers indexed by their local epsilon: "generic" (any
@@ -85,13 +85,21 @@ def local_epsilon(
     :class:`PrivacyParameterError` when even ``min_epsilon`` does not (n or delta too
     small for the target).
     """
+    from shuffledp.accounting.accountants import accountant_for, calibrate
+    from shuffledp.accounting.bounds import _method
+    from shuffledp.accounting.events import ShuffleEvent
+
     target, n, delta, lo, hi = check_inverse_problem(target_epsilon, n, delta, min_epsilon, max_epsilon)
     params_of = parameters_of(family)
-
-    def amplified(eps0: float) -> float:
-        return shuffle_epsilon(n, delta, params=params_of(eps0), method=method)
-
-    return largest_within(amplified, target, lo, hi, context=f"with n={n}, delta={delta:g}")
+    _method(method, "upper")
+    return calibrate(
+        lambda eps0: ShuffleEvent(params_of(eps0), n),
+        target,
+        delta,
+        accountant=accountant_for(method),
+        bracket=(lo, hi),
+        context=f"with n={n}, delta={delta:g}",
+    )
 
 
 def largest_within(amplified: Callable[[float], float], target: float, lo: float, hi: float, *, context: str = "") -> float:

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from shuffledp.accounting.bounds import BoundMethod, check_n_delta, register_method
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, pair_epsilon
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
 
 #: Default relative precision of the returned epsilons.

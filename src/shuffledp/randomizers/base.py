@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_rng
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.domains import Domain
 
@@ -71,6 +71,17 @@ class LocalRandomizer(ABC):
         override with tighter ones where the mechanism allows.
         """
         return VariationRatio.from_ldp(self.epsilon)
+
+    def shuffle_event(self, n: int, gamma: float = 1.0):
+        """The privacy event of one shuffled release of ``n`` reports of this randomizer.
+
+        Returns ``shuffledp.accounting.events.ShuffleEvent(self.amplification_parameters(), n, gamma)``,
+        to be priced by an accountant of :mod:`shuffledp.accounting.accountants`.  (The events
+        module is imported on call, so importing the randomizers never loads the accountant.)
+        """
+        from shuffledp.accounting.events import ShuffleEvent
+
+        return ShuffleEvent(self.amplification_parameters(), n, gamma)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, domain={self.domain.describe()!r})"

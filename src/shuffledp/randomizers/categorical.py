@@ -25,7 +25,7 @@ import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_positive_int, check_probability
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
 from shuffledp.randomizers._sampling import bernoulli, hazard_categorical
 from shuffledp.randomizers.base import DiscreteRandomizer

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import special
 
 from shuffledp._util.validation import check_positive_int
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers._total_variation import _FLOAT_SLACK
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box

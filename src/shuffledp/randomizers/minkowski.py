@@ -49,7 +49,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special
 
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box, L2Ball

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.accounting.params import VariationRatio
+from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers._sampling import bernoulli, discard
 from shuffledp.randomizers.base import MAX_DISCRETE_EPSILON, DiscreteRandomizer

@@ -1,0 +1,444 @@
+"""Accountants: price privacy events (:mod:`shuffledp.accounting.events`) with one kind of bound.
+
+Every accountant has the same small interface (the shape of Google's dp-accounting):
+
+* ``supports(event)`` — whether it can price the event;
+* ``compose(event, count=1)`` — record ``count`` repetitions of the event (returns itself);
+* ``get_epsilon(delta)`` / ``get_delta(epsilon)`` — an upper bound for everything recorded;
+* ``get_epsilon_lower(delta)`` — a lower bound, where the method has one.
+
+An event outside an accountant's reach raises :class:`~shuffledp.errors.UnsupportedEventError`
+(never a silent ``inf``); a supported event at parameters where the method certifies
+nothing raises its subclass :class:`~shuffledp.errors.OutsideRegimeError`, saying why.
+
+* :class:`VariationRatioAccountant` (default) — the numerical variation-ratio bound of
+  every single release (segmented paper Theorems 1-2), group privacy (Lemma 1) and
+  composition by the basic theorem.
+* :class:`CloneAccountant` — the (stronger) clone bounds of Feldman, McMillan, Talwar, for
+  generic eps0-LDP releases; same structure.
+* :class:`ClosedFormAccountant` — one closed form of the literature, single releases only.
+* :class:`PLDAccountant` — tight composition of possibly different rounds through the
+  privacy-loss distribution of each round's dominating pair.
+
+Examples
+--------
+>>> from shuffledp.params import VariationRatio
+>>> from shuffledp.accounting.events import ShuffleEvent
+>>> acc = VariationRatioAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000))
+>>> round(acc.get_epsilon(1e-6), 4)
+0.1144
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import Counter
+from typing import Callable
+
+from shuffledp.accounting import events as E
+from shuffledp.accounting.bounds import _is_generic, check_delta
+from shuffledp.accounting.clones import clone_divergence, clone_epsilon, stronger_clone_epsilon
+from shuffledp.accounting.composition import _MAX_COMPOSED_BINS, PrivacyLossDistribution, shuffle_pld
+from shuffledp.accounting.dominating_pair import DominatingPair
+from shuffledp.accounting.inverse import largest_within
+from shuffledp.accounting.variation_ratio import (
+    DEFAULT_RTOL,
+    hockey_stick_divergence,
+    variation_ratio_epsilon,
+    variation_ratio_epsilon_lower,
+)
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
+from shuffledp._util.validation import check_nonnegative, check_positive_int
+
+#: Iterations of the group-privacy fixed point (each one a bound evaluation).
+_GROUP_ITERATIONS = 60
+
+
+def _single(event: E.Event) -> E.ShuffleEvent | None:
+    """The one shuffled release an event amounts to (a linked event is one product release)."""
+    if isinstance(event, E.ShuffleEvent):
+        return event
+    if isinstance(event, E.LinkedEvent):
+        return event.as_shuffle_event()
+    return None
+
+
+class Accountant:
+    """Base class: records events; subclasses price them (see the module docstring)."""
+
+    name = "accountant"
+
+    def __init__(self) -> None:
+        self._events: list[E.Event] = []
+
+    def fresh(self) -> "Accountant":
+        """A new accountant with this one's configuration and nothing recorded."""
+        clone = copy.copy(self)
+        clone._events = []
+        return clone
+
+    @property
+    def event(self) -> E.Event:
+        """Everything recorded, as one event."""
+        if not self._events:
+            raise UnsupportedEventError(f"{type(self).__name__} has recorded no event: call compose(event) first")
+        return self._events[0] if len(self._events) == 1 else E.ComposedEvent(tuple(self._events))
+
+    def supports(self, event: E.Event) -> bool:
+        """Whether :meth:`compose` accepts ``event``."""
+        try:
+            self._check_supported(event)
+        except UnsupportedEventError:
+            return False
+        return True
+
+    def compose(self, event: E.Event, count: int = 1) -> "Accountant":
+        """Record ``count`` repetitions of ``event``; raises UnsupportedEventError if it cannot be priced."""
+        count = check_positive_int(count, "count")
+        recorded = event if count == 1 else E.SelfComposedEvent(event, count)
+        self._check_supported(recorded)
+        self._events.append(recorded)
+        return self
+
+    def get_epsilon(self, delta: float) -> float:
+        """Upper bound on epsilon at ``delta`` for everything recorded."""
+        return self._epsilon(self.event, check_delta(delta))
+
+    def get_delta(self, epsilon: float) -> float:
+        """Upper bound on delta at ``epsilon`` for everything recorded."""
+        return self._delta(self.event, check_nonnegative(epsilon, "epsilon"))
+
+    def get_epsilon_lower(self, delta: float) -> float:
+        """Lower bound on epsilon at ``delta``: no analysis of these parameters certifies less."""
+        raise UnsupportedEventError(f"{type(self).__name__} has no lower bound")
+
+    # subclasses
+    def _check_supported(self, event: E.Event) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _epsilon(self, event: E.Event, delta: float) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _delta(self, event: E.Event, epsilon: float) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class _PairAccountant(Accountant):
+    """Single releases by a dominating-pair bound; group privacy (Lemma 1) and basic composition on top."""
+
+    def _single_supported(self, event: E.ShuffleEvent) -> None:
+        """Raise UnsupportedEventError if this bound does not apply to ``event``."""
+
+    def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _single_delta(self, event: E.ShuffleEvent, epsilon: float) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_supported(self, event: E.Event) -> None:
+        single = _single(event)
+        if single is not None:
+            self._single_supported(single)
+        elif isinstance(event, E.GroupEvent):
+            if _single(event.event) is None:
+                raise UnsupportedEventError(f"{type(self).__name__} prices group privacy of one release only")
+            self._check_supported(event.event)
+        elif isinstance(event, E.SelfComposedEvent):
+            self._check_supported(event.event)
+        else:
+            for inner in event.events:
+                self._check_supported(inner)
+
+    def _epsilon(self, event: E.Event, delta: float) -> float:
+        single = _single(event)
+        if single is not None:
+            value = self._single_epsilon(single, delta)
+            if not math.isfinite(value):
+                raise OutsideRegimeError(
+                    f"{self.name} certifies no finite epsilon for n={single.n} at delta={delta:g} "
+                    f"(no blanket can cover the victim's report often enough)"
+                )
+            return value
+        if isinstance(event, E.GroupEvent):
+            return self._group_epsilon(event, delta) if event.size > 1 else self._epsilon(event.event, delta)
+        # basic composition: every part at an equal share of delta
+        parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
+        total = sum(count for _, count in parts)
+        return sum(count * self._epsilon(inner, delta / total) for inner, count in parts)
+
+    def _delta(self, event: E.Event, epsilon: float) -> float:
+        single = _single(event)
+        if single is not None:
+            return self._single_delta(single, epsilon)
+        if isinstance(event, E.GroupEvent):
+            size = event.size
+            if size == 1:
+                return self._delta(event.event, epsilon)
+            return min(1.0, size * math.exp(min(epsilon, 700.0)) * self._delta(event.event, epsilon / size))
+        parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
+        total = sum(count for _, count in parts)
+        return min(1.0, sum(count * self._delta(inner, epsilon / total) for inner, count in parts))
+
+    def _group_epsilon(self, event: E.GroupEvent, delta: float) -> float:
+        """Smallest size * eps with size e^(size eps) delta_1(eps) <= delta (segmented Lemma 1).
+
+        Fixed point eps <- epsilon_1(delta / (size e^(size eps))) from epsilon_1(delta / size),
+        certified at the end through delta_1; falls back to size * log p (pure group privacy,
+        always valid for finite p).
+        """
+        single, size = _single(event.event), event.size
+        cap = size * DominatingPair.from_params(single.params, single.n, single.gamma).eps_cap
+        eps = 0.0
+        for _ in range(_GROUP_ITERATIONS):
+            target = delta / (size * math.exp(min(size * eps, 700.0)))
+            if target < 1e-300:
+                break
+            new = self._single_epsilon(single, target)
+            if not math.isfinite(new) or new <= eps * (1.0 + 1e-12):
+                eps = max(eps, new)
+                break
+            eps = new
+        if math.isfinite(eps) and self._delta(event, size * eps) <= delta:
+            return size * eps
+        if math.isfinite(cap):
+            return cap
+        raise OutsideRegimeError(f"{self.name} certifies no group epsilon for size={size} at delta={delta:g}")
+
+
+class VariationRatioAccountant(_PairAccountant):
+    """The numerical variation-ratio bound (segmented paper Theorems 1-2; the package default).
+
+    Parameters
+    ----------
+    rtol : float
+        Relative precision of the returned epsilons (always rounded up).
+    """
+
+    name = "variation-ratio"
+
+    def __init__(self, rtol: float = DEFAULT_RTOL) -> None:
+        super().__init__()
+        self.rtol = rtol
+
+    def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
+        return variation_ratio_epsilon(event.params, event.n, delta, gamma=event.gamma, rtol=self.rtol)
+
+    def _single_delta(self, event: E.ShuffleEvent, epsilon: float) -> float:
+        return hockey_stick_divergence(event.params, event.n, epsilon, gamma=event.gamma)[1]
+
+    def get_epsilon_lower(self, delta: float) -> float:
+        """Lower bound for one (possibly linked) release (segmented paper Proposition 1)."""
+        single = _single(self.event)
+        if single is None:
+            raise UnsupportedEventError("VariationRatioAccountant has a lower bound for one release only")
+        delta = check_delta(delta)
+        return variation_ratio_epsilon_lower(single.params, single.n, delta, gamma=single.gamma, rtol=self.rtol)
+
+
+class CloneAccountant(_PairAccountant):
+    """Feldman-McMillan-Talwar clone bounds (``stronger=True``: SODA 2023; else FOCS 2021).
+
+    Applies to generic eps0-LDP releases (``VariationRatio.from_ldp``) with one report per user.
+    """
+
+    def __init__(self, stronger: bool = True, rtol: float = DEFAULT_RTOL) -> None:
+        super().__init__()
+        self.stronger, self.rtol = bool(stronger), rtol
+        self.name = "stronger-clones" if self.stronger else "clones"
+
+    def _single_supported(self, event: E.ShuffleEvent) -> None:
+        if not _is_generic(event.params) or event.gamma != 1.0:
+            raise UnsupportedEventError(
+                f"method {self.name!r} applies only to generic eps0-LDP parameters with gamma = 1 "
+                f"(got p={event.params.p:g}, beta={event.params.beta:g}, gamma={event.gamma:g})"
+            )
+
+    def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
+        bound = stronger_clone_epsilon if self.stronger else clone_epsilon
+        return bound(math.log(event.params.p), event.n, delta, rtol=self.rtol)
+
+    def _single_delta(self, event: E.ShuffleEvent, epsilon: float) -> float:
+        return clone_divergence(math.log(event.params.p), event.n, epsilon, stronger=self.stronger)
+
+
+class ClosedFormAccountant(Accountant):
+    """One closed-form bound of :mod:`shuffledp.accounting.closed_form`, for single releases.
+
+    Parameters
+    ----------
+    method : str
+        A registered upper-bound method other than the numerical ones (e.g. "pic-eq1",
+        "fmt-closed-form", "blanket-bennett", "variation-ratio-closed-form").
+    """
+
+    def __init__(self, method: str) -> None:
+        from shuffledp.accounting.bounds import _method
+
+        super().__init__()
+        self.method = _method(method, "upper")
+        self.name = method
+
+    def _check_supported(self, event: E.Event) -> None:
+        single = _single(event)
+        if single is None:
+            raise UnsupportedEventError(f"the closed form {self.name!r} prices one release, not {type(event).__name__}")
+        if self.method.generic_only and not _is_generic(single.params):
+            raise UnsupportedEventError(f"method {self.name!r} applies only to generic eps0-LDP parameters")
+        if single.gamma != 1.0:
+            raise UnsupportedEventError(f"the closed form {self.name!r} has no random-count (gamma < 1) version")
+
+    def _epsilon(self, event: E.Event, delta: float) -> float:
+        single = _single(event)
+        value = self.method.func(single.params, single.n, delta)
+        if not math.isfinite(value):
+            raise OutsideRegimeError(f"{self.name} is outside its regime at n={single.n}, delta={delta:g}")
+        return value
+
+    def _delta(self, event: E.Event, epsilon: float) -> float:
+        raise UnsupportedEventError(f"the closed form {self.name!r} gives epsilon at a delta, not delta at an epsilon")
+
+
+class PLDAccountant(Accountant):
+    """Tight composition of shuffled rounds through privacy-loss distributions (pessimistic rounding).
+
+    Supports single (possibly linked) releases and any composition of them, with different
+    n and parameters per round; the PLD of each round is that of its dominating pair
+    (:func:`~shuffledp.accounting.composition.shuffle_pld`), all on one loss grid, convolved
+    by one FFT.  The result is capped by the sum of the rounds' log p.
+
+    Parameters
+    ----------
+    step : float or None
+        Loss grid; ``None`` picks the coarsest of the rounds' default steps.
+    """
+
+    name = "pld"
+
+    def __init__(self, step: float | None = None) -> None:
+        super().__init__()
+        self.step = step
+
+    def _check_supported(self, event: E.Event) -> None:
+        self._rounds(event)
+
+    def _rounds(self, event: E.Event) -> Counter:
+        """Every round as (ShuffleEvent, count), in a Counter."""
+        single = _single(event)
+        if single is not None:
+            return Counter({single: 1})
+        if isinstance(event, E.GroupEvent):
+            raise UnsupportedEventError("PLDAccountant does not price group privacy: use VariationRatioAccountant")
+        if isinstance(event, E.SelfComposedEvent):
+            return Counter({k: v * event.count for k, v in self._rounds(event.event).items()})
+        total: Counter = Counter()
+        for inner in event.events:
+            total.update(self._rounds(inner))
+        return total
+
+    def _pld(self, event: E.Event, tail: float) -> tuple[PrivacyLossDistribution, float]:
+        """The composed PLD and the cap sum(count * log p)."""
+        rounds = self._rounds(event)
+        total = sum(rounds.values())
+        bins = max(1_000, _MAX_COMPOSED_BINS // total)  # the composed PLD has about `total` times as many bins
+        tail_mass = tail / total
+
+        def build(ev: E.ShuffleEvent, step: float | None) -> PrivacyLossDistribution:
+            return shuffle_pld(ev.n, params=ev.params, step=step, tail_mass=tail_mass, max_bins=bins, gamma=ev.gamma)
+
+        cap = sum(c * DominatingPair.from_params(ev.params, ev.n, ev.gamma).eps_cap for ev, c in rounds.items())
+        if len(rounds) == 1:
+            (ev, count), = rounds.items()
+            return build(ev, self.step).compose(count), cap
+        plds = {ev: build(ev, self.step) for ev in rounds}
+        step = max(pld.step for pld in plds.values())
+        plds = {ev: pld if pld.step == step else build(ev, step) for ev, pld in plds.items()}
+        return PrivacyLossDistribution.compose_all([(plds[ev], c) for ev, c in rounds.items()]), cap
+
+    def _epsilon(self, event: E.Event, delta: float) -> float:
+        from shuffledp.accounting.composition import CompositionError
+
+        rounds = self._rounds(event)
+        if sum(rounds.values()) == 1 and self.step is None:
+            # one round: the pair's epsilon itself, without the PLD's discretisation bias
+            (ev,) = rounds
+            return variation_ratio_epsilon(ev.params, ev.n, delta, gamma=ev.gamma)
+        pld, cap = self._pld(event, 1e-4 * delta)
+        if pld.inf_mass + pld.roundoff >= delta:
+            if math.isfinite(cap):
+                return cap
+            raise CompositionError(
+                f"tight composition certifies nothing for {sum(rounds.values())} rounds at delta={delta:g}: the PLD's "
+                f"mass at infinite loss ({pld.inf_mass:.3g}) plus its FFT round-off allowance ({pld.roundoff:.3g}) "
+                f"reaches delta; use method='best' (or 'basic'/'advanced'), fewer rounds or a larger delta"
+            )
+        return float(min(pld.epsilon(delta), cap))
+
+    def _delta(self, event: E.Event, epsilon: float) -> float:
+        pld, cap = self._pld(event, 1e-15)
+        return 0.0 if epsilon >= cap else pld.delta(epsilon)
+
+
+def accountant_for(method: str) -> Accountant:
+    """The accountant behind a :func:`~shuffledp.accounting.bounds.shuffle_epsilon` method name."""
+    if method == "variation-ratio":
+        return VariationRatioAccountant()
+    if method in ("clones", "stronger-clones"):
+        return CloneAccountant(stronger=method == "stronger-clones")
+    return ClosedFormAccountant(method)
+
+
+def calibrate(
+    make_event: Callable[[float], E.Event],
+    target_epsilon: float,
+    target_delta: float,
+    *,
+    accountant: Accountant | None = None,
+    bracket: tuple[float, float] = (1e-3, 50.0),
+    context: str = "",
+) -> float:
+    """Largest x in ``bracket`` whose event ``make_event(x)`` costs at most ``target_epsilon`` at ``target_delta``.
+
+    The one inverse behind every budget search (local epsilon, composed local epsilon, a
+    protocol's per-group budget): ``make_event`` must describe a release whose cost does not
+    decrease in x.  The answer is verified to meet the target (never above it) and, where
+    the cost is continuous in x, lies within a relative 1e-7 of reaching it.  Returns the
+    bracket's upper end when even it meets the target; raises PrivacyParameterError when its
+    lower end does not.  An x whose event the accountant certifies nothing for counts as too large.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> from shuffledp.accounting.events import ShuffleEvent
+    >>> eps0 = calibrate(lambda e: ShuffleEvent(VariationRatio.from_ldp(e), 10_000), 1.0, 1e-6)
+    >>> acc = VariationRatioAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(eps0), 10_000))
+    >>> acc.get_epsilon(1e-6) <= 1.0
+    True
+    """
+    target = check_nonnegative(target_epsilon, "target_epsilon")
+    if target <= 0.0:
+        raise PrivacyParameterError(f"target_epsilon must be > 0, got {target_epsilon!r}")
+    delta = check_delta(target_delta, "target_delta")
+    lo, hi = (float(b) for b in bracket)
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 < lo < hi):
+        raise PrivacyParameterError(f"bracket must be (lo, hi) with 0 < lo < hi finite, got {bracket!r}")
+    base = accountant if accountant is not None else VariationRatioAccountant()
+
+    def cost(x: float) -> float:
+        try:
+            return base.fresh().compose(make_event(x)).get_epsilon(delta)
+        except OutsideRegimeError:
+            return math.inf
+
+    return largest_within(cost, target, lo, hi, context=context)
+
+
+__all__ = [
+    "Accountant",
+    "CloneAccountant",
+    "ClosedFormAccountant",
+    "PLDAccountant",
+    "VariationRatioAccountant",
+    "accountant_for",
+    "calibrate",
+]
