@@ -1,0 +1,208 @@
+"""The privacy ledger of a protocol run: per round and group, what was released, as events.
+
+Each :class:`LedgerRow` records one group of one round of PIC (pic-usenix25 §5): the
+reports received and accepted, the assumed corrupted users |C|, the users exposed after
+the computation |U|, the board's bucket rule, the resulting anonymous population n'
+(§5.2-5.3, :func:`anonymous_population`), the randomizer with its local epsilon and
+parameters, delta (default 0.01 / n_i as in §7) and key reuse (§8).  Its
+:attr:`LedgerRow.event` is the privacy event of that release; the ledger prices rows with
+an accountant (the variation-ratio bound by default) and shows PIC's Eq. 1 beside it, and
+composes a user's rounds (:meth:`PrivacyLedger.user_event`) for its total guarantee.
+
+**The bucket rule.**  A user who downloads only its board bucket (the first b bits of
+SHA-256 of its pseudonym, Remark 2) tells the server which bucket holds its output, so its
+report hides only among that bucket's reports.  The conservative n' is then the smallest
+bucket's count minus |C| and |U| (every corrupted or exposed user may sit in the victim's
+bucket), and never below 1.  b = 0 (full download) leaves n' = |valid| - |C| - |U|.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting import events as E
+from shuffledp.accounting.accountants import Accountant, ClosedFormAccountant, PLDAccountant, VariationRatioAccountant, calibrate
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
+from shuffledp.params import VariationRatio
+
+
+def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int = 0, smallest_bucket: int | None = None) -> tuple[int, str]:
+    """n' of one group and the rule that gave it (module docstring), never below 1 (the victim)."""
+    valid = check_positive_int(valid, "valid", minimum=0)
+    corrupted = check_positive_int(corrupted, "corrupted", minimum=0)
+    exposed = check_positive_int(exposed, "exposed", minimum=0)
+    if bucket_bits == 0:
+        return max(1, valid - corrupted - exposed), "full download: n' = valid - |C| - |U|"
+    if smallest_bucket is None:
+        raise PrivacyParameterError("bucketed retrieval (bucket_bits > 0) needs smallest_bucket, the fewest entries in a bucket")
+    pool = min(valid, check_positive_int(smallest_bucket, "smallest_bucket", minimum=0))
+    return max(1, pool - corrupted - exposed), f"bucketed download (b={bucket_bits}): n' = smallest bucket - |C| - |U|"
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One group of one round (see the module docstring)."""
+
+    round_id: str
+    group: str
+    randomizer: str
+    local_epsilon: float
+    params: VariationRatio
+    received: int
+    valid: int
+    corrupted: int
+    exposed: int
+    bucket_bits: int
+    n_prime: int
+    rule: str
+    delta: float
+    key_reuse: int = 1
+    invalid: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def event(self) -> E.Event:
+        """The release as a privacy event: n' reports of the randomizer, linked if a key was reused."""
+        release = E.ShuffleEvent(self.params, self.n_prime)
+        return release if self.key_reuse == 1 else E.LinkedEvent(release, self.key_reuse)
+
+    def epsilon_c(self, accountant: Accountant | None = None) -> float:
+        """The amplified epsilon of this release at the row's delta (variation-ratio bound by default)."""
+        base = accountant if accountant is not None else VariationRatioAccountant()
+        return base.fresh().compose(self.event).get_epsilon(self.delta)
+
+    def eq1_epsilon(self) -> float:
+        """PIC's Eq. 1 (Theorem 5.2) for the same n', local epsilon and delta; ``math.inf`` outside its regime."""
+        try:
+            generic = E.ShuffleEvent(VariationRatio.from_ldp(self.local_epsilon * self.key_reuse), self.n_prime)
+            return ClosedFormAccountant("pic-eq1").compose(generic).get_epsilon(self.delta)
+        except OutsideRegimeError:
+            return math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["params"] = E.event_to_dict(E.ShuffleEvent(self.params, 1))["params"]
+        return data
+
+
+class PrivacyLedger:
+    """Per round and group privacy record of a protocol run; serialises to JSON, renders as a table."""
+
+    def __init__(self) -> None:
+        self.rows: list[LedgerRow] = []
+
+    def record(
+        self,
+        *,
+        round_id: str,
+        group: str,
+        randomizer: str,
+        local_epsilon: float,
+        params: VariationRatio,
+        received: int,
+        valid: int,
+        corrupted: int = 0,
+        exposed: int = 0,
+        bucket_bits: int = 0,
+        smallest_bucket: int | None = None,
+        delta: float | None = None,
+        key_reuse: int = 1,
+        invalid: dict[str, int] | None = None,
+    ) -> LedgerRow:
+        """Record one group of one round; n' follows the rules of the module docstring."""
+        received = check_positive_int(received, "received", minimum=0)
+        if valid > received:
+            raise PrivacyParameterError(f"valid = {valid} exceeds received = {received}")
+        n_prime, rule = anonymous_count(valid, corrupted, exposed, bucket_bits, smallest_bucket)
+        delta = check_probability(delta if delta is not None else 0.01 / max(received, 1), "delta")
+        row = LedgerRow(
+            round_id=str(round_id),
+            group=str(group),
+            randomizer=randomizer,
+            local_epsilon=float(local_epsilon),
+            params=params,
+            received=received,
+            valid=int(valid),
+            corrupted=int(corrupted),
+            exposed=int(exposed),
+            bucket_bits=int(bucket_bits),
+            n_prime=n_prime,
+            rule=rule,
+            delta=delta,
+            key_reuse=check_positive_int(key_reuse, "key_reuse"),
+            invalid=dict(invalid or {}),
+        )
+        self.rows.append(row)
+        return row
+
+    def user_event(self, group: str) -> E.Event:
+        """A member of ``group`` across every recorded round: the composition of its rows' events."""
+        events = [row.event for row in self.rows if row.group == str(group)]
+        if not events:
+            raise PrivacyParameterError(f"no round recorded for group {group!r}")
+        return events[0] if len(events) == 1 else E.ComposedEvent(tuple(events))
+
+    def user_epsilon(self, group: str, delta: float, accountant: Accountant | None = None) -> float:
+        """Total epsilon of a member of ``group`` over all rounds (PLD composition by default)."""
+        base = accountant if accountant is not None else PLDAccountant()
+        return base.fresh().compose(self.user_event(group)).get_epsilon(delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for row in self.rows:
+            eq1 = row.eq1_epsilon()
+            rows.append({**row.to_dict(), "epsilon_c": row.epsilon_c(), "eq1_epsilon": eq1 if math.isfinite(eq1) else None})
+        return {"rows": rows}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PrivacyLedger":
+        ledger = cls()
+        for raw in data.get("rows", []):
+            raw = {k: v for k, v in raw.items() if k not in ("epsilon_c", "eq1_epsilon")}
+            params = E.event_from_dict({"type": "shuffle", "params": raw.pop("params"), "n": 1}).params
+            ledger.rows.append(LedgerRow(params=params, **raw))
+        return ledger
+
+    def table(self):
+        """The ledger as a rich Table (one line per round and group)."""
+        from rich.table import Table
+
+        table = Table("round", "group", "randomizer", "eps_local", "valid", "|C|", "|U|", "n'", "delta", "eps_c", "Eq. 1")
+        for row in self.rows:
+            eq1 = row.eq1_epsilon()
+            table.add_row(
+                row.round_id, row.group, row.randomizer, f"{row.local_epsilon:.4g}", str(row.valid), str(row.corrupted),
+                str(row.exposed), str(row.n_prime), f"{row.delta:.2g}", f"{row.epsilon_c():.4g}",
+                f"{eq1:.4g}" if math.isfinite(eq1) else "n/a",
+            )
+        return table
+
+
+def local_epsilon_for(
+    target_epsilon: float,
+    delta: float,
+    n_prime: int,
+    family: Callable[[float], Any],
+    *,
+    key_reuse: int = 1,
+    bracket: tuple[float, float] = (1e-3, 50.0),
+) -> float:
+    """The server's per-group budget: the largest local epsilon whose release of n' reports
+    (linked over ``key_reuse`` rounds) meets (target_epsilon, delta); ``family(eps)`` is a randomizer."""
+    n_prime = check_positive_int(n_prime, "n_prime")
+    key_reuse = check_positive_int(key_reuse, "key_reuse")
+
+    def make(eps: float) -> E.Event:
+        release = family(eps).shuffle_event(n_prime)
+        return release if key_reuse == 1 else E.LinkedEvent(release, key_reuse)
+
+    return calibrate(make, target_epsilon, delta, bracket=bracket, context=f"for n'={n_prime} at delta={delta:g}")
+
+
+__all__ = ["LedgerRow", "PrivacyLedger", "anonymous_count", "local_epsilon_for"]

@@ -1,0 +1,80 @@
+"""The privacy ledger (PIC §5.2-5.3, §7, §8) priced through events and accountants."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from shuffledp.accounting import events as E
+from shuffledp.accounting.accountants import PLDAccountant, VariationRatioAccountant
+from shuffledp.accounting.bounds import shuffle_epsilon
+from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count, local_epsilon_for
+from shuffledp.accounting.population import anonymous_population
+from shuffledp.errors import PrivacyParameterError
+from shuffledp.randomizers import MinkowskiResponse
+
+
+def _record(ledger, round_id="r1", group="A", **kw):
+    R = MinkowskiResponse(2.0, dim=2)
+    args = dict(round_id=round_id, group=group, randomizer="minkowski", local_epsilon=2.0,
+                params=R.amplification_parameters(), received=1_000, valid=990, corrupted=20, exposed=5)
+    args.update(kw)
+    return ledger.record(**args)
+
+
+def test_n_prime_follows_the_rules():
+    assert anonymous_count(990, 20, 5) == (anonymous_population(990, 20, 5), "full download: n' = valid - |C| - |U|")
+    # bucketed download: the victim hides among its bucket only; every corrupted user may be in it
+    assert anonymous_count(990, 20, 5, bucket_bits=3, smallest_bucket=100)[0] == 75
+    assert anonymous_count(990, 200, 5, bucket_bits=3, smallest_bucket=100)[0] == 1  # never below the victim
+    with pytest.raises(PrivacyParameterError, match="smallest_bucket"):
+        anonymous_count(990, 20, 5, bucket_bits=3)
+
+
+def test_row_prices_its_release_and_shows_eq1_beside_it():
+    ledger = PrivacyLedger()
+    row = _record(ledger)
+    assert row.n_prime == 965 and row.delta == pytest.approx(0.01 / 1_000)  # §7's default delta
+    assert row.epsilon_c() == shuffle_epsilon(965, row.delta, params=row.params)
+    assert row.eq1_epsilon() == math.inf or row.eq1_epsilon() >= row.epsilon_c()
+    invalid = _record(ledger, group="B", valid=900, invalid={"tampered": 60, "duplicate": 40})
+    assert invalid.n_prime == 875 and invalid.epsilon_c() > row.epsilon_c()  # fewer valid reports: less amplification
+
+
+def test_key_reuse_is_a_linked_event_and_rounds_compose():
+    ledger = PrivacyLedger()
+    first = _record(ledger)
+    reused = _record(ledger, round_id="r2", key_reuse=3)
+    assert reused.event == E.LinkedEvent(E.ShuffleEvent(reused.params, reused.n_prime), 3)
+    assert reused.epsilon_c() > first.epsilon_c()
+    total = ledger.user_epsilon("A", 1e-5)
+    assert total == PLDAccountant().compose(E.ComposedEvent((first.event, reused.event))).get_epsilon(1e-5)
+    assert max(r.epsilon_c(VariationRatioAccountant()) for r in ledger.rows) <= total
+
+
+def test_ledger_round_trips_through_json_and_renders():
+    ledger = PrivacyLedger()
+    _record(ledger)
+    _record(ledger, group="B", bucket_bits=2, smallest_bucket=200)
+    text = ledger.to_json()
+    back = PrivacyLedger.from_dict(json.loads(text))
+    assert back.rows == ledger.rows
+    assert ledger.table().row_count == 2
+
+
+def test_server_budget_meets_the_target():
+    family = lambda e: MinkowskiResponse(e, dim=2)  # noqa: E731
+    eps = local_epsilon_for(1.0, 1e-5, 965, family)
+    reached = VariationRatioAccountant().compose(family(eps).shuffle_event(965)).get_epsilon(1e-5)
+    assert 1.0 * (1 - 1e-6) <= reached <= 1.0
+    with pytest.raises(PrivacyParameterError, match="no local epsilon"):
+        local_epsilon_for(1e-4, 1e-5, 10, family)
+
+
+def test_bad_rows_are_named_errors():
+    with pytest.raises(PrivacyParameterError, match="valid"):
+        _record(PrivacyLedger(), valid=2_000)
+    with pytest.raises(PrivacyParameterError, match="no round"):
+        PrivacyLedger().user_event("Z")
