@@ -288,3 +288,51 @@ def test_zero_when_the_total_variation_is_already_below_delta(eps0):
     # just below the total variation, eps must be positive again
     tv_low = hockey_stick_divergence(vr, n, 0.0)[0]
     assert variation_ratio_epsilon(vr, n, tv_low * 0.9) > 0.0
+
+
+WIDE_CASES = [
+    pytest.param(VariationRatio.from_ldp(12.0), id="ldp-12"),
+    pytest.param(VariationRatio.from_ldp(20.0), id="ldp-20"),
+    pytest.param(VariationRatio.from_ldp(30.0), id="ldp-30"),
+    pytest.param(VariationRatio.from_pq(1e6, 0.9, 2e6), id="p1e6-b0.9"),
+    pytest.param(VariationRatio.from_pq(math.inf, 0.9, 1e9), id="poisson-b0.9-q1e9"),
+]
+
+
+def mp_brute_divergence(params: VariationRatio, n: int, eps: float) -> float:
+    """max of both directions of the Theorem 1 pair in 50-digit arithmetic (float64 loses ~1e-8 near log p)."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    p, beta, q = (mpmath.mpf(v) if math.isfinite(v) else mpmath.inf for v in (params.p, params.beta, params.q))
+    w1 = beta if mpmath.isinf(p) else beta * p / (p - 1)
+    w0 = mpmath.mpf(0) if mpmath.isinf(p) else beta / (p - 1)
+    w00 = max(mpmath.mpf(0), 1 - w1 - w0)
+    rho, e = 2 * w1 / q, mpmath.exp(eps)
+    P, Q = {}, {}
+    for c in range(n):
+        weight = mpmath.binomial(n - 1, c) * rho**c * (1 - rho) ** (n - 1 - c)
+        for a in range(c + 1):
+            m = weight * mpmath.binomial(c, a) / mpmath.mpf(2) ** c
+            for d1, d2, w in ((1, 0, w1), (0, 1, w0), (0, 0, w00)):
+                P[(a + d1, c - a + d2)] = P.get((a + d1, c - a + d2), 0) + w * m
+                Q[(a + d2, c - a + d1)] = Q.get((a + d2, c - a + d1), 0) + w * m
+    keys = set(P) | set(Q)
+    forward = sum(max(P.get(k, 0) - e * Q.get(k, 0), 0) for k in keys)
+    backward = sum(max(Q.get(k, 0) - e * P.get(k, 0), 0) for k in keys)
+    return float(max(forward, backward))
+
+
+@pytest.mark.parametrize("params", WIDE_CASES)
+@pytest.mark.parametrize("n", [2, 17, 40])
+def test_matches_brute_force_at_large_eps0(params, n):
+    # Near log p almost all the divergence sits on the victim's own message: the term the old
+    # engine dropped.  Reference: exact enumeration in mpmath.
+    cap = math.log(params.p) if math.isfinite(params.p) else 60.0
+    for gap in (3.0, 1.0, 0.1, 1e-3, 1e-7):
+        eps = cap - gap
+        exact = mp_brute_divergence(params, n, eps)
+        lower, upper = hockey_stick_divergence(params, n, eps)
+        assert lower <= exact * (1 + 1e-10) + 1e-300 and upper >= exact * (1 - 1e-10) - 1e-300, (eps, lower, exact, upper)
+        # and tight, up to the outward rounding of log p (relative ~ L * 1e-15 / gap)
+        assert upper <= exact * (1 + 1e-9 + cap * 3e-15 / gap) + 1e-290

@@ -18,6 +18,9 @@ import math
 DELTA_MIN = 1e-300
 #: Largest epsilon ever searched: e^eps stays finite in float64 (e^709.78 overflows).
 EPS_CEILING = 700.0
+#: Relative error allowed on a computed log-odds log(alpha / (1 - alpha)) (math.log / log1p
+#: of an argument good to a few ulps): rounded outward before A = alpha (1 - e^(eps - L)).
+LOG_ODDS_SLACK = 1e-15
 #: Largest number of reports: counts up to 2^53 are exact in float64.
 N_MAX = 2**53
 
@@ -52,4 +55,4 @@ def floor_positive(value: float, delta: float) -> float:
     return max(value, delta * 1e-12, 5e-324)
 
 
-__all__ = ["DELTA_MIN", "EPS_CEILING", "N_MAX", "floor_positive", "grid_step", "rel_slack", "tail_budget"]
+__all__ = ["DELTA_MIN", "LOG_ODDS_SLACK", "EPS_CEILING", "N_MAX", "floor_positive", "grid_step", "rel_slack", "tail_budget"]

@@ -51,6 +51,8 @@ from shuffledp.accounting.variation_ratio import (
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
 from shuffledp._util.validation import check_nonnegative, check_positive_int
 
+#: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
+_MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
 #: Iterations of the group-privacy fixed point (each one a bound evaluation).
 _GROUP_ITERATIONS = 60
 
@@ -363,18 +365,24 @@ class PLDAccountant(Accountant):
             # one round: the pair's epsilon itself, without the PLD's discretisation bias
             (ev,) = rounds
             return variation_ratio_epsilon(ev.params, ev.n, delta, gamma=ev.gamma)
+        total = sum(rounds.values())
+        if total > _MAX_PLD_ROUNDS:
+            raise CompositionError(
+                f"tight composition of {total} rounds needs more than {_MAX_COMPOSED_BINS} PLD bins (at least 1,000 per "
+                f"round); at most {_MAX_PLD_ROUNDS} rounds: use method='best' (or 'advanced'/'basic')"
+            )
         pld, cap = self._pld(event, 1e-4 * delta)
         if pld.inf_mass + pld.roundoff >= delta:
-            if math.isfinite(cap):
-                return cap
             raise CompositionError(
-                f"tight composition certifies nothing for {sum(rounds.values())} rounds at delta={delta:g}: the PLD's "
+                f"tight composition certifies nothing for {total} rounds at delta={delta:g}: the PLD's "
                 f"mass at infinite loss ({pld.inf_mass:.3g}) plus its FFT round-off allowance ({pld.roundoff:.3g}) "
                 f"reaches delta; use method='best' (or 'basic'/'advanced'), fewer rounds or a larger delta"
             )
         return float(min(pld.epsilon(delta), cap))
 
     def _delta(self, event: E.Event, epsilon: float) -> float:
+        if sum(self._rounds(event).values()) > _MAX_PLD_ROUNDS:
+            raise OutsideRegimeError(f"tight composition is limited to {_MAX_PLD_ROUNDS} rounds (PLD memory)")
         pld, cap = self._pld(event, 1e-15)
         return 0.0 if epsilon >= cap else pld.delta(epsilon)
 
@@ -423,14 +431,21 @@ def calibrate(
     if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 < lo < hi):
         raise PrivacyParameterError(f"bracket must be (lo, hi) with 0 < lo < hi finite, got {bracket!r}")
     base = accountant if accountant is not None else VariationRatioAccountant()
+    reasons: list[str] = []
 
     def cost(x: float) -> float:
         try:
             return base.fresh().compose(make_event(x)).get_epsilon(delta)
-        except OutsideRegimeError:
+        except OutsideRegimeError as exc:
+            reasons.append(str(exc))
             return math.inf
 
-    return largest_within(cost, target, lo, hi, context=context)
+    try:
+        return largest_within(cost, target, lo, hi, context=context)
+    except PrivacyParameterError as exc:
+        if reasons and not math.isfinite(cost(lo)):  # nothing certified even at the low end: say why
+            raise OutsideRegimeError(f"{exc}; {base.name} certifies nothing there: {reasons[-1]}") from None
+        raise
 
 
 __all__ = [

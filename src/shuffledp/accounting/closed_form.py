@@ -100,8 +100,10 @@ def variation_ratio_closed_form(params: VariationRatio, n: int, delta: float) ->
         return 0.0  # (p, 0)-variation: the two inputs' output distributions coincide
     if math.isinf(p):
         r, ratio = beta / q, 1.0
-    else:
-        r, ratio = beta * p / ((p - 1.0) * q), (p + 1.0) / (p - 1.0)
+    else:  # beta p / ((p - 1) q) without forming p q (it overflows for eps0 >~ 355)
+        r, ratio = beta / (-math.expm1(-math.log(p)) * q), (p + 1.0) / (p - 1.0)
+    if r <= 0.0:
+        return math.inf
     log4 = math.log(4.0 / delta)
     if not n > 8.0 * log4 / r:
         return math.inf
@@ -154,9 +156,9 @@ def blanket_hoeffding_delta(eps: np.ndarray | float, eps0: float, n: int) -> np.
     """
     eps = np.asarray(eps, dtype=np.float64)
     gamma = math.exp(-eps0)
-    a = np.expm1(eps)
-    b = (np.exp(eps) + 1.0) * (math.exp(eps0) - math.exp(-eps0))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow -> inf/nan -> not certified
+        a = np.expm1(eps)
+        b = (np.exp(eps) + 1.0) * (math.exp(eps0) - math.exp(-eps0))
         log_delta = 2.0 * np.log(b) - np.log(4.0 * a) - math.log(gamma * n) + _log_mgf_binomial(2.0 * a * a / (b * b), n, gamma)
         out = np.exp(log_delta)
     return np.where((eps > 0.0) & (eps < eps0), np.minimum(out, 1.0), 1.0)
@@ -170,10 +172,10 @@ def blanket_bennett_delta(eps: np.ndarray | float, eps0: float, n: int) -> np.nd
     """
     eps = np.asarray(eps, dtype=np.float64)
     gamma = math.exp(-eps0)
-    a = np.expm1(eps)
-    b_plus = math.exp(eps0) - np.exp(eps - eps0)
-    v = math.exp(eps0) * (np.exp(2.0 * eps) + 1.0) - 2.0 * np.exp(eps - 3.0 * eps0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow -> inf/nan -> not certified
+        a = np.expm1(eps)
+        b_plus = math.exp(eps0) - np.exp(eps - eps0)
+        v = math.exp(eps0) * (np.exp(2.0 * eps) + 1.0) - 2.0 * np.exp(eps - 3.0 * eps0)
         u = a * b_plus / v
         k = v / (b_plus * b_plus) * _phi(u)
         # E[e^(-kM)] - (1 - gamma)^n = (1 - gamma)^n expm1(n log1p(gamma e^-k / (1 - gamma))): no cancellation

@@ -325,8 +325,9 @@ def tight_composition_epsilon(
     explicit ``step``, the variation-ratio bound of the round itself.  Raises
     :class:`CompositionError`, saying why, when the PLD certifies nothing: its FFT
     round-off allowance or the mass it puts at loss +infinity reaches ``delta`` (nearly
-    deterministic losses, e.g. eps0 >= 12 with n = 10^4 and 80 rounds; very many
-    rounds; delta below ~1e-11).  :func:`best_composed_epsilon` then picks another method.
+    deterministic losses, e.g. eps0 >= 12 with n = 10^4 and 80 rounds; delta below
+    ~1e-11), or more than 16,777 rounds (memory).  :func:`best_composed_epsilon` then
+    picks another method.
     """
     from shuffledp.accounting.accountants import PLDAccountant
     from shuffledp.accounting.events import ShuffleEvent

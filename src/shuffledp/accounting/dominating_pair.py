@@ -68,7 +68,7 @@ from scipy import optimize, stats
 
 from shuffledp._util.validation import check_probability
 from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
-from shuffledp.accounting._rounding import EPS_CEILING, floor_positive, grid_step, rel_slack, tail_budget
+from shuffledp.accounting._rounding import EPS_CEILING, LOG_ODDS_SLACK, floor_positive, grid_step, rel_slack, tail_budget
 from shuffledp.accounting.bounds import check_n
 from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
@@ -250,8 +250,12 @@ class PairDivergence:
         self._lower = self._upper if self.exact else _mixture(pair, s_a, s_b, upper=False)
         self.slack = rel_slack(float(pair.trials))
 
-    def _terms(self, mix: _CloneMixture, eps: float) -> tuple[np.ndarray, np.ndarray]:
-        """Per block: K(alpha, c, eps) (the best of three thresholds) and its magnitude |pos| + |neg|."""
+    def _terms(self, mix: _CloneMixture, eps: float, up: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Per block: K(alpha, c, eps) (the best of three thresholds) and its magnitude |pos| + |neg|.
+
+        The log-odds L is rounded outward (up for an upper bound, down for a lower one) by
+        ``LOG_ODDS_SLACK`` relative: near eps = L one ulp of L moves A by ulp / (L - eps).
+        """
         pair = self.pair
         e, em1 = math.exp(eps), math.expm1(eps)
         c = mix.clones
@@ -259,6 +263,7 @@ class PairDivergence:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # log-odds of alpha: log p exactly when h = 0, else log1p(w_diff / (w_other + h)) < log p
             log_odds = np.where(mix.h > 0.0, np.log1p(pair.w_diff / w0h), pair.log_p)
+            log_odds = log_odds * (1.0 + LOG_ODDS_SLACK if up else 1.0 - LOG_ODDS_SLACK)
             gain = np.where(np.isinf(log_odds), 1.0, -np.expm1(eps - log_odds))
             coef = np.where(gain > 0.0, w1h * gain / (w1h + w0h), 0.0)  # A = alpha - e (1 - alpha), stably
             slope = (pair.w_diff + em1 * w1h) / (pair.w_diff * (1.0 + e))  # u* = floor((c + 1) slope) + 1
@@ -281,7 +286,7 @@ class PairDivergence:
     def upper(self, eps: float) -> float:
         """Certified upper bound on the divergence at ``eps``."""
         mix = self._upper
-        value, magnitude = self._terms(mix, eps)
+        value, magnitude = self._terms(mix, eps, up=True)
         total = float(np.sum((mix.weight + mix.weight_err) * value))
         slack = self.slack * float(np.sum((mix.weight + mix.weight_err) * magnitude))
         return min(1.0, (total + slack) * (1.0 + 1e-15) + self.tail)
@@ -289,7 +294,7 @@ class PairDivergence:
     def lower(self, eps: float) -> float:
         """Certified lower bound on the divergence at ``eps``."""
         mix = self._lower
-        value, magnitude = self._terms(mix, eps)
+        value, magnitude = self._terms(mix, eps, up=False)
         weight = np.maximum(mix.weight - mix.weight_err, 0.0)
         total = float(np.sum(weight * value)) - self.slack * float(np.sum(mix.weight * magnitude))
         return max(0.0, total * (1.0 - 1e-15))
