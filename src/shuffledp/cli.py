@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from shuffledp import _cli_support as S
+from shuffledp.params import EPS0_MAX
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError
 
 
@@ -50,7 +51,7 @@ def _root(
 
 
 #: Options shared by several commands (each validated when parsed, under its own name).
-Eps0Opt = Annotated[float, typer.Option("--eps0", parser=S.epsilon_option("--eps0"), help="Local epsilon of each report (every round).")]
+Eps0Opt = Annotated[float, typer.Option("--eps0", parser=S.epsilon_option("--eps0"), help="Local epsilon of each report.")]
 QuickOpt = Annotated[bool, typer.Option("--quick", help="Fewer repetitions, for a fast look.")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Directory for the artefacts (created if needed).")]
 SeedOpt = Annotated[
@@ -61,7 +62,7 @@ ReportsOpt = Annotated[
     typer.Option("--n", parser=S.count_option("--n"), help="Number of shuffled reports (uncorrupted users), per round; 1e6 is accepted."),
 ]
 DeltaOpt = Annotated[
-    float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta of the shuffled guarantee (total over rounds), in (0, 1).")
+    float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta of the shuffled guarantee (with --rounds: the total over all rounds), in [1e-300, 1).")
 ]
 RandomizerOpt = Annotated[
     Optional[str],
@@ -284,8 +285,10 @@ def local_budget_cmd(
     parameters = signature(solver.func).parameters
     low = parameters["min_epsilon"].default
     cap = parameters["max_epsilon"].default if max_epsilon is None else max_epsilon
-    if cap <= low:
-        raise PrivacyParameterError(f"--max-epsilon must be > {low:g} (the lower end of the search), got {cap:g}")
+    if not low < cap <= EPS0_MAX:
+        raise PrivacyParameterError(
+            f"--max-epsilon must lie in ({low:g}, {EPS0_MAX:g}] (above the search's lower end; e^eps0 must fit in float64), got {cap:g}"
+        )
     with DelayedStatus(f"searching the local epsilon ({label})"):
         value = solver(max_epsilon=cap)
         achieved = amplified(value)

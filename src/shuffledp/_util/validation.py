@@ -92,7 +92,7 @@ def check_rng(rng: np.random.Generator | None) -> np.random.Generator:
     if rng is None:
         return np.random.default_rng()
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
+        raise ShapeError(f"rng must be a numpy.random.Generator or None (e.g. numpy.random.default_rng(0)), got {type(rng).__name__}")
     return rng
 
 
