@@ -20,15 +20,27 @@ from shuffledp.randomizers.domains import Domain
 
 
 class LocalRandomizer(ABC):
-    """An epsilon-LDP local randomizer R: domain -> outputs.
+    """An epsilon-LDP local randomizer R: domain -> outputs (DESIGN.md, "Core contracts").
+
+    For all inputs x, x' and output sets S, P[R(x) in S] <= e^epsilon P[R(x') in S].
+    Subclasses implement ``_randomize`` and, where reports are biased, ``estimate``.
 
     Attributes
     ----------
-    epsilon:
-        The local guarantee: for all inputs x, x' and output sets S,
-        P[R(x) in S] <= e^epsilon P[R(x') in S].
-    domain:
+    epsilon : float
+        The local guarantee, finite and > 0 (at most ``max_epsilon`` where set).
+    domain : Domain
         The input domain (:mod:`shuffledp.randomizers.domains`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.randomizers import Laplace, LocalRandomizer
+    >>> R = Laplace(epsilon=1.0, dim=2)
+    >>> isinstance(R, LocalRandomizer), R.epsilon, R.domain.describe()
+    (True, 1.0, '[-1, 1]^2')
+    >>> R.randomize(np.zeros((5, 2)), np.random.default_rng(0)).shape
+    (5, 2)
     """
 
     #: Short registry name used by the CLI and experiments.
