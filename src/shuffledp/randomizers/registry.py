@@ -48,7 +48,19 @@ _ENTRIES: dict[str, _Entry] = {
 
 
 def randomizer_class(name: str) -> type[LocalRandomizer]:
-    """The class registered under ``name``."""
+    """The class registered under ``name``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown name (the message lists the available ones).
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers.registry import randomizer_class
+    >>> randomizer_class("privhs").__name__
+    'PrivHS'
+    """
     if name not in _ENTRIES:
         raise PrivacyParameterError(f"unknown randomizer {name!r}; available: {', '.join(available_randomizers())}")
     entry = _ENTRIES[name]
@@ -98,7 +110,19 @@ def make_randomizer(name: str, epsilon: float, dim: int = 2, **kwargs: Any) -> L
 
 
 def size_argument(name: str) -> str | None:
-    """The keyword that receives ``make_randomizer``'s size ("dim", "k", "high"), or None."""
+    """The keyword that receives ``make_randomizer``'s size ("dim", "k", "high"), or None.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers.registry import size_argument
+    >>> size_argument("minkowski"), size_argument("krr"), size_argument("binary_rr")
+    ('dim', 'k', None)
+    """
     randomizer_class(name)  # unknown names fail with the list of names
     return _ENTRIES[name].size
 
