@@ -1,10 +1,11 @@
-# Quick start: `make demo` (set up + main job), `make test` (set up + tests).
+# Quick start: `make demo` (set up + main job), `make test` (set up + tests), `make docs` (API reference in site/).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test bench bench-record clean
+.PHONY: demo test docs bench bench-record clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +19,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# The API reference site (mkdocs + mkdocstrings, numpy docstrings) in site/ (git-ignored).
+# --strict: any warning (a broken reference, a malformed docstring section) fails the build.
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
+
 # Benchmarks. `make bench` writes results/bench/*.json (git-ignored): running it never
 # dirties tracked files. The numbers of record, benchmarks/results/*.json (tracked, quoted
 # in the README), change only through `make bench-record`; review and commit them on purpose.
@@ -29,4 +39,4 @@ bench-record: $(STAMP)
 	SHUFFLEDP_BENCH_RECORD=1 $(MAKE) bench
 
 clean:
-	rm -rf $(VENV) results
+	rm -rf $(VENV) results site

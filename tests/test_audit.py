@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from shuffledp.audit import exact_audit, exact_epsilon, exact_epsilon_log, extreme_pair, sampler_audit
-from shuffledp.errors import AuditError
+from shuffledp.errors import AuditError, ShapeError
 from shuffledp.randomizers._sampling import bernoulli
 from shuffledp.randomizers.categorical import KRandomizedResponse
 from shuffledp.randomizers.domains import Box, Categorical, L2Ball
@@ -50,6 +50,12 @@ def test_exact_epsilon_log_matches_and_survives_underflow():
     assert exact_epsilon(np.exp(L)) == math.inf
     assert exact_epsilon_log(L) == pytest.approx(800.0)
     assert exact_epsilon_log(np.array([[0.0, -np.inf], [-1.0, -2.0]])) == math.inf
+
+
+@pytest.mark.parametrize("bad", [np.zeros(3), np.zeros((1, 3)), np.zeros((2, 2, 2))])
+def test_exact_epsilon_refuses_a_matrix_without_two_input_rows(bad):
+    with pytest.raises(ShapeError, match=r"2-d with >= 2 rows .*got shape"):
+        exact_epsilon(bad)
 
 
 class _WrongRareProbability(KRandomizedResponse):

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from shuffledp.errors import AuditError
+from shuffledp.errors import AuditError, ShapeError
 from shuffledp.randomizers._sampling import TiltedGenerator
 from shuffledp.randomizers.base import DiscreteRandomizer, LocalRandomizer
 from shuffledp.randomizers.domains import Box, L2Ball
@@ -35,8 +35,35 @@ from shuffledp.randomizers.domains import Box, L2Ball
 def exact_epsilon(P: np.ndarray) -> float:
     """Exact epsilon of a randomizer with transition matrix ``P[input, output]``.
 
-    Returns ``max_{j, i, i'} log(P[i, j] / P[i', j])``; ``math.inf`` when some
-    output is possible for one input and impossible for another.
+    The smallest epsilon with P[i, j] <= e^epsilon P[i', j] for all inputs i, i'
+    and outputs j (the definition of epsilon-LDP for finitely many outputs):
+    max over j, i, i' of log(P[i, j] / P[i', j]), over the outputs some input can
+    produce.
+
+    Parameters
+    ----------
+    P : array_like, shape (inputs, outputs)
+        Transition probabilities, at least two rows; rows should sum to 1.
+
+    Returns
+    -------
+    float
+        The exact epsilon; ``math.inf`` when some output is possible for one input
+        and impossible for another.
+
+    Raises
+    ------
+    ShapeError
+        When ``P`` is not 2-d with at least two rows.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.audit import exact_epsilon
+    >>> exact_epsilon([[0.75, 0.25], [0.25, 0.75]])    # binary RR with e^eps = 3
+    1.0986122886681...
+    >>> exact_epsilon([[1.0, 0.0], [0.5, 0.5]])
+    inf
     """
     P = np.asarray(P, dtype=np.float64)
     with np.errstate(divide="ignore"):
@@ -44,10 +71,34 @@ def exact_epsilon(P: np.ndarray) -> float:
 
 
 def exact_epsilon_log(L: np.ndarray) -> float:
-    """:func:`exact_epsilon` from the log matrix ``L = log P`` (no underflow at any epsilon)."""
+    """:func:`exact_epsilon` from the log matrix ``L = log P`` (no underflow at any epsilon).
+
+    Parameters
+    ----------
+    L : array_like, shape (inputs, outputs)
+        Natural logs of the transition probabilities (-inf for impossible outputs),
+        at least two rows.
+
+    Returns
+    -------
+    float
+        max over used columns of (max L - min L); ``math.inf`` as for :func:`exact_epsilon`.
+
+    Raises
+    ------
+    ShapeError
+        When ``L`` is not 2-d with at least two rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.audit import exact_epsilon_log
+    >>> exact_epsilon_log(np.array([[0.0, -800.0], [-800.0, 0.0]]))   # e^-800 underflows as a probability
+    800.0
+    """
     L = np.asarray(L, dtype=np.float64)
     if L.ndim != 2 or L.shape[0] < 2:
-        raise ValueError(f"transition matrix must be 2-d with >= 2 rows, got shape {L.shape}")
+        raise ShapeError(f"the transition matrix must be 2-d with >= 2 rows (inputs), got shape {L.shape}")
     col_max, col_min = L.max(axis=0), L.min(axis=0)
     used = col_max > -np.inf
     if np.any(col_min[used] == -np.inf):
@@ -72,6 +123,36 @@ def exact_audit(
     cells too improbable to draw even under tilting (e.g. unary encodings with
     k >~ 12 at the default ``n_samples``) fail closed; ``sample=False`` then reads
     the matrix only.
+
+    Parameters
+    ----------
+    randomizer : DiscreteRandomizer
+        The randomizer to audit.
+    sample : bool, default True
+        Whether to certify the sampler against the matrix (:func:`sampler_audit`).
+    n_samples : int, default 50000
+        Reports per audited input and per test, >= 1.
+    alpha : float, default 1e-6
+        Level of the chi-square tests, in (0, 1).
+    seed : int, default 0
+        Seed of the audit's generators (the audit is reproducible).
+
+    Returns
+    -------
+    float
+        The exact epsilon of the transition matrix (:func:`exact_epsilon_log`).
+
+    Raises
+    ------
+    AuditError
+        When the sampler does not realize its matrix.
+
+    Examples
+    --------
+    >>> from shuffledp.audit import exact_audit
+    >>> from shuffledp.randomizers import KRandomizedResponse
+    >>> exact_audit(KRandomizedResponse(epsilon=1.0, k=3), n_samples=2_000)
+    1.0
     """
     epsilon = exact_epsilon_log(randomizer.log_transition_matrix())
     if sample:
@@ -83,7 +164,25 @@ def exact_audit(
 
 @dataclass(frozen=True)
 class SamplerAuditResult:
-    """Outcome of :func:`sampler_audit` (chi-square statistics summed over the audited input rows)."""
+    """Outcome of :func:`sampler_audit` (chi-square statistics summed over the audited input rows).
+
+    Attributes
+    ----------
+    plain_pvalue : float
+        p-value of the direct samples against the matrix (Pearson, rare cells pooled).
+    tilted_pvalue : float
+        p-value of the tilted samples against the matrix, through their likelihood ratios.
+    unreached : int
+        Cells of positive probability never drawn, even under tilting.
+    outside : int
+        Reports outside the table or in a cell of probability 0.
+    rows : int
+        Number of audited inputs.
+    n_samples : int
+        Reports per audited input and per test.
+    alpha : float
+        Level of the tests.
+    """
 
     plain_pvalue: float  # direct samples against the matrix (Pearson, rare cells pooled)
     tilted_pvalue: float  # tilted samples against the matrix, through their likelihood ratios
@@ -99,6 +198,7 @@ class SamplerAuditResult:
         return self.unreached == 0 and self.outside == 0 and min(self.plain_pvalue, self.tilted_pvalue) >= self.alpha
 
     def explain(self) -> str:
+        """One line stating the p-values, unreached cells and impossible reports."""
         return (
             f"plain chi-square p = {self.plain_pvalue:.3g}, tilted chi-square p = {self.tilted_pvalue:.3g} "
             f"(alpha = {self.alpha:g}), {self.unreached} cells never drawn under tilting, "
@@ -228,6 +328,37 @@ def sampler_audit(
     statistical resolution (about 1/sqrt(n_samples) relative, per cell), and
     cells whose tilted probability is below about 1/n_samples (reported as
     unreached: raise ``n_samples`` or use a smaller table).
+
+    Parameters
+    ----------
+    randomizer : DiscreteRandomizer
+        The randomizer whose sampler is tested.
+    n_samples : int, default 50000
+        Reports per audited input and per test, >= 1.
+    alpha : float, default 1e-6
+        Level of the tests, in (0, 1).
+    seed : int, default 0
+        Seed of the audit's generators.
+    max_rows : int, default 8
+        Largest number of inputs audited (evenly spaced over the table's rows).
+    tilt_floor : float, default 0.5
+        Every coin of the tilted sampler is drawn with a probability in
+        [tilt_floor, 1 - tilt_floor], 0 < tilt_floor <= 1/2.
+    min_hits : int, default 20
+        Cells hit fewer times are pooled in the Wald test.
+
+    Returns
+    -------
+    SamplerAuditResult
+        The statistics; ``.passed`` says whether the sampler is certified.
+
+    Examples
+    --------
+    >>> from shuffledp.audit import sampler_audit
+    >>> from shuffledp.randomizers import UnaryRR
+    >>> result = sampler_audit(UnaryRR(epsilon=2.0, k=2), n_samples=2_000)
+    >>> result.passed, result.rows
+    (True, 3)
     """
     inputs = randomizer.transition_inputs()
     log_table = randomizer.log_transition_matrix()
@@ -260,7 +391,23 @@ def sampler_audit(
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of a Monte-Carlo audit."""
+    """Outcome of :func:`audit_continuous`.
+
+    Attributes
+    ----------
+    epsilon_lower : float
+        Lower bound on the true epsilon, valid with probability >= 1 - alpha.
+    epsilon_point : float
+        Plug-in estimate over well-populated cells (for reading only; NaN if none).
+    claimed : float
+        The randomizer's declared epsilon.
+    n_samples : int
+        Reports drawn per input.
+    cells : int
+        Cells of the partition of the output space.
+    alpha : float
+        Error probability of the lower bound.
+    """
 
     epsilon_lower: float  # valid lower bound on the true epsilon, w.p. >= 1 - alpha
     epsilon_point: float  # plug-in estimate over well-populated cells (for reading only)
@@ -276,7 +423,30 @@ class AuditResult:
 
 
 def extreme_pair(domain: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Two inputs at maximal distance: opposite corners of a box, antipodes of a ball."""
+    """Two inputs at maximal distance: opposite corners of a box, antipodes of a ball.
+
+    Parameters
+    ----------
+    domain : Box or L2Ball
+        The input domain.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(x0, x1)``, each of shape (dim,).
+
+    Raises
+    ------
+    TypeError
+        For other domains (pass ``x0`` and ``x1`` to :func:`audit_continuous` instead).
+
+    Examples
+    --------
+    >>> from shuffledp.audit import extreme_pair
+    >>> from shuffledp.randomizers import Box
+    >>> extreme_pair(Box(2))
+    (array([-1., -1.]), array([1., 1.]))
+    """
     if isinstance(domain, Box):
         return np.full(domain.dim, domain.low), np.full(domain.dim, domain.high)
     if isinstance(domain, L2Ball):
@@ -314,7 +484,41 @@ def audit_continuous(
 
     Outputs are projected on their first ``coords`` coordinates (post-processing,
     so the bound stays valid) and binned on a grid whose edges are quantiles
-    of an independent pilot sample.
+    of an independent pilot sample.  Each cell's probability under x0 and x1 gets
+    a one-sided Clopper-Pearson interval at level alpha / (2 cells) (Bonferroni);
+    the bound is the largest log ratio of a lower limit to the other input's upper
+    limit, so with probability >= 1 - alpha the true epsilon is at least
+    ``epsilon_lower``.
+
+    Parameters
+    ----------
+    randomizer : LocalRandomizer
+        Any randomizer that can be sampled.
+    x0, x1 : array_like or None
+        The two inputs; default :func:`extreme_pair` of the randomizer's domain.
+    n_samples : int, default 400000
+        Reports per input.
+    bins_per_dim : int, default 16
+        Grid cells per projected coordinate.
+    coords : int, default 2
+        Number of leading output coordinates kept.
+    alpha : float, default 1e-3
+        Error probability of the lower bound, in (0, 1).
+    rng : numpy.random.Generator or None
+        Source of randomness (None: a generator seeded with 0, so audits repeat).
+
+    Returns
+    -------
+    AuditResult
+        The bound and its context; ``.passed`` is False when the data refute the claim.
+
+    Examples
+    --------
+    >>> from shuffledp.audit import audit_continuous
+    >>> from shuffledp.randomizers import Laplace
+    >>> result = audit_continuous(Laplace(epsilon=1.0, dim=1), n_samples=20_000, bins_per_dim=8, coords=1)
+    >>> result.passed, 0.0 < result.epsilon_lower <= 1.0
+    (True, True)
     """
     rng = np.random.default_rng(0) if rng is None else rng
     if x0 is None or x1 is None:

@@ -9,35 +9,96 @@ from __future__ import annotations
 
 
 class ShuffleDPError(Exception):
-    """Root of every error raised on purpose by shuffledp."""
+    """Root of every error raised on purpose by shuffledp.
+
+    Catch it to handle any refusal of the library; each subclass also derives from
+    the closest builtin (``ValueError`` for bad values), so existing handlers work.
+    Messages name the user's parameter, the offending value and what is allowed.
+
+    Examples
+    --------
+    >>> from shuffledp import ShuffleDPError
+    >>> from shuffledp.randomizers import KRandomizedResponse
+    >>> try:
+    ...     KRandomizedResponse(epsilon=1.0, k=1)
+    ... except ShuffleDPError as exc:
+    ...     print(type(exc).__name__, isinstance(exc, ValueError))
+    PrivacyParameterError True
+    """
 
 
 class DomainError(ShuffleDPError, ValueError):
-    """An input lies outside a randomizer's (or task's) input domain."""
+    """An input lies outside a randomizer's (or task's) input domain.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.randomizers import Laplace
+    >>> Laplace(epsilon=1.0, dim=2).randomize(np.array([[0.0, 0.0], [2.0, 0.0]]))
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.DomainError: X[1] = ...
+    """
 
 
 class PrivacyParameterError(ShuffleDPError, ValueError):
-    """A privacy parameter (epsilon, delta, n, p, beta, q, ...) is out of range."""
+    """A privacy parameter (epsilon, delta, n, p, beta, q, ...) is out of range.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import Laplace
+    >>> Laplace(epsilon=-1.0)
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.PrivacyParameterError: epsilon must be ...
+    """
 
 
 class ShapeError(ShuffleDPError, ValueError):
-    """An array has the wrong shape or dtype for the call."""
+    """An array has the wrong shape or dtype for the call.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import radius_neighbors
+    >>> radius_neighbors([1.0, 2.0], radius=0.5)
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.ShapeError: reports must have shape (n, d) with d >= 1, got shape (2,)
+    """
 
 
 class DataError(ShuffleDPError, ValueError):
-    """A data file is missing or malformed."""
+    """A data file is missing or malformed (the message names the file and line).
+
+    Examples
+    --------
+    >>> from shuffledp.datasets import crowdsourcing_path
+    >>> crowdsourcing_path("nosuchset")
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.DataError: dataset must be one of ['everysender', 'gmission'], got 'nosuchset'
+    """
 
 
 class ProtocolError(ShuffleDPError):
-    """A protocol message or step violates the protocol."""
+    """A protocol message or step violates the protocol (PIC §5)."""
 
 
 class AnonymityThresholdError(ProtocolError):
-    """Too few honest users in a group to reach the promised amplification."""
+    """Too few honest users in a group to reach the promised amplification (PIC §5.3)."""
 
 
 class CryptoError(ShuffleDPError):
-    """Encryption, decryption or signature verification failed."""
+    """Encryption, decryption or signature verification failed, or a key is malformed.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import get_suite
+    >>> get_suite("rsa")
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.CryptoError: suite must be one of x25519, pq-hybrid; got 'rsa'
+    """
 
 
 class ExperimentError(ShuffleDPError, ValueError):
@@ -45,7 +106,16 @@ class ExperimentError(ShuffleDPError, ValueError):
 
 
 class EnvelopeSizeError(CryptoError, ValueError):
-    """A plaintext is longer than the fixed envelope size the round declared."""
+    """A plaintext is longer than the fixed envelope size the round declared.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import pad
+    >>> pad(b"too long", 4)
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.EnvelopeSizeError: plaintext is 8 bytes but the declared payload_size is 4; ...
+    """
 
 
 class MessageFormatError(ProtocolError, ValueError):
@@ -53,6 +123,20 @@ class MessageFormatError(ProtocolError, ValueError):
 
     Codes: "magic", "version", "type", "length", "field", "canonical", "round", "group",
     "pseudonym", "digest".
+
+    Parameters
+    ----------
+    reason : str
+        One of the codes above.
+    message : str
+        The one-line explanation.
+
+    Examples
+    --------
+    >>> from shuffledp.errors import MessageFormatError, ProtocolError
+    >>> exc = MessageFormatError("magic", "message does not start with b'PIC'")
+    >>> exc.reason, isinstance(exc, ProtocolError), str(exc)
+    ('magic', True, "message does not start with b'PIC'")
     """
 
     def __init__(self, reason: str, message: str) -> None:

@@ -34,6 +34,31 @@ class HpkeContext:
     """What an envelope is for; bound into HPKE ``info`` so it cannot be replayed elsewhere.
 
     ``group_id=None`` marks a message that belongs to a round but to no group.
+
+    Parameters
+    ----------
+    protocol : str
+        Protocol name, non-empty (e.g. ``"pic"``).
+    version : int
+        Protocol version, in [0, 65535].
+    purpose : str
+        What the envelope carries, non-empty (e.g. ``"report"``).
+    round_id : bytes
+        The round's identifier, non-empty.
+    group_id : int or None, default None
+        The group, in [0, 2^32), or None.
+
+    Raises
+    ------
+    CryptoError
+        For any field outside these ranges.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import HpkeContext
+    >>> ctx = HpkeContext("pic", 1, "report", round_id=bytes(16), group_id=0)
+    >>> ctx.info().startswith(bytes([0, 0, 0, 19]) + b"shuffledp/hpke-info")
+    True
     """
 
     protocol: str
@@ -72,7 +97,33 @@ class HpkeContext:
 
 
 def sealed_size(suite: str | Suite, payload_size: int) -> int:
-    """Length of every sealed envelope for ``payload_size``: enc + (payload_size + 1) + AEAD tag."""
+    """Length of every sealed envelope for ``payload_size``: enc + (payload_size + 1) + AEAD tag.
+
+    Parameters
+    ----------
+    suite : str or Suite
+        The suite (see :func:`get_suite`).
+    payload_size : int
+        The round's declared payload size, >= 0.
+
+    Returns
+    -------
+    int
+        The envelope length in bytes.
+
+    Raises
+    ------
+    CryptoError
+        For an unknown suite or an invalid payload size.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import sealed_size
+    >>> sealed_size("x25519", 100)      # 32 + 101 + 16
+    149
+    >>> sealed_size("pq-hybrid", 100)   # 1120 + 101 + 16
+    1237
+    """
     s = get_suite(suite)
     return s.enc_size + padded_size(payload_size) + s.tag_size
 
@@ -80,8 +131,40 @@ def sealed_size(suite: str | Suite, payload_size: int) -> int:
 def seal(recipient: KemPublicKey, payload: bytes, context: HpkeContext, payload_size: int) -> bytes:
     """Encrypt ``payload`` (at most ``payload_size`` bytes) to ``recipient`` under ``context``.
 
-    Raises :class:`~shuffledp.errors.EnvelopeSizeError` if the payload is too long and
-    :class:`~shuffledp.errors.CryptoError` if the recipient key is unusable.
+    The payload is padded to ``payload_size + 1`` bytes (:func:`pad`) and sealed with
+    HPKE base mode, single shot, with ``context.info()`` as ``info``.
+
+    Parameters
+    ----------
+    recipient : KemPublicKey
+        The recipient's public key.
+    payload : bytes
+        The plaintext, at most ``payload_size`` bytes.
+    context : HpkeContext
+        What the envelope is for; opening it under any other context fails.
+    payload_size : int
+        The round's declared payload size, >= 0.
+
+    Returns
+    -------
+    bytes
+        ``enc || ciphertext``, exactly ``sealed_size(suite, payload_size)`` bytes.
+
+    Raises
+    ------
+    EnvelopeSizeError
+        When the payload is longer than ``payload_size``.
+    CryptoError
+        When the recipient is not a usable key.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import HpkeContext, KemKeyPair, seal, sealed_size, unseal
+    >>> kp = KemKeyPair.generate()
+    >>> ctx = HpkeContext("pic", 1, "report", round_id=bytes(16), group_id=0)
+    >>> envelope = seal(kp.public_key, b"hi", ctx, payload_size=16)
+    >>> len(envelope) == sealed_size("x25519", 16), unseal(kp, envelope, ctx, payload_size=16)
+    (True, b'hi')
     """
     if not isinstance(recipient, KemPublicKey):
         raise CryptoError(f"recipient must be a KemPublicKey, got {type(recipient).__name__}")
@@ -93,7 +176,41 @@ def seal(recipient: KemPublicKey, payload: bytes, context: HpkeContext, payload_
 
 
 def unseal(key_pair: KemKeyPair, sealed: bytes, context: HpkeContext, payload_size: int) -> bytes:
-    """Decrypt and unpad a :func:`seal` output; any failure is a one-line :class:`CryptoError`."""
+    """Decrypt and unpad a :func:`seal` output; any failure is a one-line :class:`CryptoError`.
+
+    Parameters
+    ----------
+    key_pair : KemKeyPair
+        The recipient's key pair.
+    sealed : bytes
+        The envelope, ``sealed_size(suite, payload_size)`` bytes.
+    context : HpkeContext
+        The context it was sealed under.
+    payload_size : int
+        The round's declared payload size.
+
+    Returns
+    -------
+    bytes
+        The payload.
+
+    Raises
+    ------
+    CryptoError
+        For a wrong length, a tampered envelope, another key or another context.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import HpkeContext, KemKeyPair, seal, unseal
+    >>> kp = KemKeyPair.generate()
+    >>> ctx = HpkeContext("pic", 1, "report", round_id=bytes(16), group_id=0)
+    >>> envelope = seal(kp.public_key, b"hi", ctx, payload_size=16)
+    >>> other_group = HpkeContext("pic", 1, "report", round_id=bytes(16), group_id=1)
+    >>> unseal(kp, envelope, other_group, payload_size=16)
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.CryptoError: decryption failed: the envelope was tampered with, or is for another key, round, group or purpose
+    """
     if not isinstance(key_pair, KemKeyPair):
         raise CryptoError(f"key_pair must be a KemKeyPair, got {type(key_pair).__name__}")
     expected = sealed_size(key_pair.suite, payload_size)

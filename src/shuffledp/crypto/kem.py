@@ -131,7 +131,28 @@ class _HybridKeys:
 
 @dataclass(frozen=True, eq=False)
 class Suite:
-    """One HPKE ciphersuite: its name, the ``cryptography`` suite object and wire sizes."""
+    """One HPKE ciphersuite (RFC 9180): its name, the ``cryptography`` suite object and wire sizes.
+
+    Obtain one with :func:`get_suite`; the table of the module docstring lists both.
+
+    Attributes
+    ----------
+    name : str
+        ``"x25519"`` or ``"pq-hybrid"``.
+    hpke_suite : cryptography.hazmat.primitives.hpke.Suite
+        The suite object that encrypts and decrypts.
+    keys : object
+        The suite's raw key format (internal).
+    enc_size : int
+        Length in bytes of the encapsulated key that starts every envelope.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import get_suite
+    >>> s = get_suite("x25519")
+    >>> s.enc_size, s.public_key_size, s.secret_key_size, s.tag_size
+    (32, 32, 32, 16)
+    """
 
     name: str
     hpke_suite: Any
@@ -140,14 +161,17 @@ class Suite:
 
     @property
     def public_key_size(self) -> int:
+        """Length in bytes of a raw public key of this suite."""
         return self.keys.public_size
 
     @property
     def secret_key_size(self) -> int:
+        """Length in bytes of a raw secret key of this suite."""
         return self.keys.secret_size
 
     @property
     def tag_size(self) -> int:
+        """Length in bytes of the AEAD tag (AES-256-GCM: 16)."""
         return _AEAD_TAG
 
     def __repr__(self) -> str:
@@ -163,12 +187,38 @@ def _make_suites() -> dict[str, Suite]:
 
 
 _SUITES = _make_suites()
+#: Names of the available suites, for :func:`get_suite`.
 SUITE_NAMES: tuple[str, ...] = tuple(_SUITES)
+#: The suite a round uses unless it names another.
 DEFAULT_SUITE = "x25519"
 
 
 def get_suite(suite: str | Suite) -> Suite:
-    """The suite named ``suite`` (one of :data:`SUITE_NAMES`), or ``suite`` itself."""
+    """The suite named ``suite`` (one of :data:`SUITE_NAMES`), or ``suite`` itself.
+
+    Parameters
+    ----------
+    suite : str or Suite
+        A suite name, or a suite (returned as it is).
+
+    Returns
+    -------
+    Suite
+        The suite.
+
+    Raises
+    ------
+    CryptoError
+        For an unknown name (the message lists the names).
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import SUITE_NAMES, get_suite
+    >>> SUITE_NAMES
+    ('x25519', 'pq-hybrid')
+    >>> get_suite("pq-hybrid").public_key_size    # ML-KEM-768 (1184 B) || X25519 (32 B)
+    1216
+    """
     if isinstance(suite, Suite):
         return suite
     if suite not in _SUITES:
@@ -189,7 +239,23 @@ def _unsupported(suite: Suite, exc: Exception) -> CryptoError:
 
 
 class KemPublicKey:
-    """A recipient's HPKE public key for one suite (compare and hash by suite and bytes)."""
+    """A recipient's HPKE public key for one suite (compare and hash by suite and bytes).
+
+    Load one with :meth:`from_bytes`, or take :attr:`KemKeyPair.public_key`.
+
+    Attributes
+    ----------
+    suite : Suite
+        The suite the key belongs to.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import KemKeyPair, KemPublicKey
+    >>> kp = KemKeyPair.generate("x25519")
+    >>> raw = kp.public_key.to_bytes()
+    >>> len(raw), KemPublicKey.from_bytes("x25519", raw) == kp.public_key
+    (32, True)
+    """
 
     __slots__ = ("_key", "_raw", "suite")
 
@@ -201,7 +267,13 @@ class KemPublicKey:
 
     @classmethod
     def from_bytes(cls, suite: str | Suite, data: bytes) -> KemPublicKey:
-        """Load a raw public key (length checked against the suite)."""
+        """Load a raw public key (length checked against the suite).
+
+        Raises
+        ------
+        CryptoError
+            For an unknown suite, a wrong length or invalid key bytes.
+        """
         s = get_suite(suite)
         raw = _check_length("public key", data, s.public_key_size, s)
         try:
@@ -234,7 +306,26 @@ class KemPublicKey:
 
 
 class KemKeyPair:
-    """An HPKE key pair; the secret half never appears in ``repr``, ``str`` or logs."""
+    """An HPKE key pair; the secret half never appears in ``repr``, ``str`` or logs, nor pickles.
+
+    Create one with :meth:`generate` (OS CSPRNG) or :meth:`from_secret_bytes`.
+
+    Attributes
+    ----------
+    suite : Suite
+        The suite of the key pair.
+    public_key : KemPublicKey
+        The public half, to publish.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import KemKeyPair
+    >>> kp = KemKeyPair.generate()
+    >>> kp.suite.name, repr(kp).startswith("KemKeyPair(suite='x25519', public=")
+    ('x25519', True)
+    >>> KemKeyPair.from_secret_bytes("x25519", kp.secret_bytes()).public_key == kp.public_key
+    True
+    """
 
     __slots__ = ("_secret", "public_key", "suite")
 

@@ -16,7 +16,19 @@ _MARKER = b"\x80"
 
 
 def padded_size(payload_size: int) -> int:
-    """Length of every padded plaintext for a declared ``payload_size``."""
+    """Length of every padded plaintext for a declared ``payload_size``: ``payload_size + 1``.
+
+    Raises
+    ------
+    EnvelopeSizeError
+        When ``payload_size`` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import padded_size
+    >>> padded_size(4)
+    5
+    """
     return check_payload_size(payload_size) + 1
 
 
@@ -28,7 +40,31 @@ def check_payload_size(payload_size: int) -> int:
 
 
 def pad(payload: bytes, payload_size: int) -> bytes:
-    """Pad ``payload`` to ``payload_size + 1`` bytes; refuse a payload longer than ``payload_size``."""
+    """Pad ``payload`` to ``payload_size + 1`` bytes: payload || 0x80 || zeros.
+
+    Parameters
+    ----------
+    payload : bytes
+        At most ``payload_size`` bytes.
+    payload_size : int
+        The declared size, >= 0.
+
+    Returns
+    -------
+    bytes
+        The padded plaintext.
+
+    Raises
+    ------
+    EnvelopeSizeError
+        When the payload is longer than ``payload_size`` or the size is invalid.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import pad
+    >>> pad(b"ab", 4)
+    b'ab\\x80\\x00\\x00'
+    """
     check_payload_size(payload_size)
     if len(payload) > payload_size:
         raise EnvelopeSizeError(
@@ -39,7 +75,31 @@ def pad(payload: bytes, payload_size: int) -> bytes:
 
 
 def unpad(padded: bytes, payload_size: int) -> bytes:
-    """Invert :func:`pad`; raise ``CryptoError`` if ``padded`` is not a valid padding of that size."""
+    """Invert :func:`pad`.
+
+    Parameters
+    ----------
+    padded : bytes
+        A padded plaintext of ``payload_size + 1`` bytes.
+    payload_size : int
+        The declared size, >= 0.
+
+    Returns
+    -------
+    bytes
+        The payload.
+
+    Raises
+    ------
+    CryptoError
+        When ``padded`` is not a valid padding of that size.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import pad, unpad
+    >>> unpad(pad(b"ab\\x80\\x00", 8), 8)     # any payload is recovered exactly
+    b'ab\\x80\\x00'
+    """
     if len(padded) != padded_size(payload_size):
         raise CryptoError(f"padded plaintext is {len(padded)} bytes, expected {payload_size + 1}")
     body = bytes(padded).rstrip(b"\x00")

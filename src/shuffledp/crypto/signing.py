@@ -20,6 +20,7 @@ from shuffledp.errors import CryptoError
 
 VERIFY_KEY_SIZE = 32
 SECRET_KEY_SIZE = 32
+#: Length in bytes of an Ed25519 signature.
 SIGNATURE_SIZE = 64
 _LABEL = b"shuffledp/signature"
 
@@ -39,7 +40,17 @@ def _check_bytes(what: str, data: Any, size: int) -> bytes:
 
 
 class VerifyKey:
-    """An Ed25519 public key (compare and hash by its bytes)."""
+    """An Ed25519 public key (RFC 8032; compare and hash by its bytes).
+
+    Load one with :meth:`from_bytes`, or take :attr:`SigningKeyPair.verify_key`.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import SigningKeyPair, VerifyKey
+    >>> pair = SigningKeyPair.generate()
+    >>> VerifyKey.from_bytes(pair.verify_key.to_bytes()) == pair.verify_key
+    True
+    """
 
     __slots__ = ("_key", "_raw")
 
@@ -62,7 +73,22 @@ class VerifyKey:
         return self._raw
 
     def verify(self, signature: bytes, message: bytes, *, context: str) -> None:
-        """Return if ``signature`` is this key's signature of ``message`` under ``context``; else raise."""
+        """Return if ``signature`` is this key's signature of ``message`` under ``context``; else raise.
+
+        Parameters
+        ----------
+        signature : bytes
+            64 bytes.
+        message : bytes
+            The signed message.
+        context : str
+            What kind of message was signed (non-empty, e.g. ``"pic/board"``).
+
+        Raises
+        ------
+        CryptoError
+            For a malformed or invalid signature, or one made under another context.
+        """
         sig = _check_bytes("signature", signature, SIGNATURE_SIZE)
         try:
             self._key.verify(sig, _signed_bytes(context, message))
@@ -82,7 +108,28 @@ class VerifyKey:
 
 
 class SigningKeyPair:
-    """An Ed25519 key pair; the secret half never appears in ``repr``, ``str`` or logs."""
+    """An Ed25519 key pair; the secret half never appears in ``repr``, ``str`` or logs, nor pickles.
+
+    Signatures are domain-separated by a context string (module docstring).
+
+    Attributes
+    ----------
+    verify_key : VerifyKey
+        The public half.
+
+    Examples
+    --------
+    >>> from shuffledp.crypto import SIGNATURE_SIZE, SigningKeyPair
+    >>> pair = SigningKeyPair.generate()
+    >>> signature = pair.sign(b"board v1", context="pic/board")
+    >>> len(signature) == SIGNATURE_SIZE
+    True
+    >>> pair.verify_key.verify(signature, b"board v1", context="pic/board")   # returns None: valid
+    >>> pair.verify_key.verify(signature, b"board v1", context="pic/report")
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.CryptoError: invalid pic/report signature for verify key ...
+    """
 
     __slots__ = ("_secret", "verify_key")
 

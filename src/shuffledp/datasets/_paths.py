@@ -18,7 +18,30 @@ DATA_ENV_VAR = "SHUFFLEDP_DATA"
 
 
 def data_root(root: str | os.PathLike[str] | None = None) -> Path:
-    """The data root: ``root`` if given, else ``$SHUFFLEDP_DATA``, else the nearest ``shared/data`` above."""
+    """The data root: ``root`` if given, else ``$SHUFFLEDP_DATA``, else the nearest ``shared/data`` above.
+
+    Parameters
+    ----------
+    root : str or os.PathLike or None, default None
+        An explicit data root (``~`` is expanded); it need not exist yet.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder holding ``spatial_crowdsourcing/`` and ``locations/``.
+
+    Raises
+    ------
+    DataError
+        When no root is given, the variable is unset and no ``shared/data`` folder
+        lies above the current directory or the package.
+
+    Examples
+    --------
+    >>> from shuffledp.datasets import data_root
+    >>> data_root("/srv/data").as_posix()
+    '/srv/data'
+    """
     if root is not None:
         return Path(root).expanduser()
     env = os.environ.get(DATA_ENV_VAR)

@@ -37,7 +37,33 @@ _FIELDS = {"w": 8, "t": 6}  # worker and task line lengths
 
 
 def crowdsourcing_path(name: str, instance: int = 0, root: str | os.PathLike[str] | None = None) -> Path:
-    """Path of instance ``instance`` of data set ``name`` ('gmission' or 'everysender', any case)."""
+    """Path of instance ``instance`` of data set ``name`` ('gmission' or 'everysender', any case).
+
+    Parameters
+    ----------
+    name : str
+        ``"gmission"`` or ``"everysender"`` (any case).
+    instance : int, default 0
+        File number, >= 0 (the shared data hold 0..9).
+    root : str or os.PathLike or None
+        The data root (see :func:`data_root`).
+
+    Returns
+    -------
+    pathlib.Path
+        ``root/spatial_crowdsourcing/<folder>/data_<instance>.txt`` (not checked to exist).
+
+    Raises
+    ------
+    DataError
+        For an unknown name or a negative or non-integer instance.
+
+    Examples
+    --------
+    >>> from shuffledp.datasets import crowdsourcing_path
+    >>> crowdsourcing_path("gMission", 3, root="/data").as_posix()
+    '/data/spatial_crowdsourcing/gMission/data_03.txt'
+    """
     folder = CROWDSOURCING_DATASETS.get(str(name).lower())
     if folder is None:
         raise DataError(f"dataset must be one of {sorted(CROWDSOURCING_DATASETS)}, got {name!r}")
@@ -49,7 +75,43 @@ def crowdsourcing_path(name: str, instance: int = 0, root: str | os.PathLike[str
 def load_crowdsourcing(
     name: str, instance: int = 0, root: str | os.PathLike[str] | None = None, *, normalize: bool = True
 ) -> SpatialInstance:
-    """Load one instance of gMission or EverySender (normalised to [-1,1]^2 unless ``normalize=False``)."""
+    """Load one instance of gMission or EverySender (PIC §7.1, Table 2).
+
+    Parameters
+    ----------
+    name : str
+        ``"gmission"`` or ``"everysender"`` (any case).
+    instance : int, default 0
+        File number, >= 0.
+    root : str or os.PathLike or None
+        The data root (see :func:`data_root`).
+    normalize : bool, default True
+        Map locations from [0, 5]^2 to [-1, 1]^2 and radii by 2/5, as §7.1 does.
+
+    Returns
+    -------
+    SpatialInstance
+        Tasks as users (group G_a), workers as group G_b, with their radii.
+
+    Raises
+    ------
+    DataError
+        For an unknown data set, a missing file or a malformed line (see
+        :func:`read_crowdsourcing_file`).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from shuffledp.datasets import crowdsourcing_path, load_crowdsourcing
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> path = crowdsourcing_path("gmission", 0, root=root)
+    >>> path.parent.mkdir(parents=True)
+    >>> _ = path.write_text("1 2 20 1\\n10 t 0 5 300 1.0\\n11 w 2.5 2.5 1.0 1 300 1.0\\n12 t 5 0 300 2.0\\n")
+    >>> inst = load_crowdsourcing("gmission", 0, root=root)
+    >>> inst.users, inst.workers, inst.serving_radius
+    (array([[-1.,  1.],
+           [ 1., -1.]]), array([[0., 0.]]), 0.4)
+    """
     path = crowdsourcing_path(name, instance, root)
     return read_crowdsourcing_file(path, normalize=normalize, name=f"{str(name).lower()}[{int(instance)}]")
 
@@ -70,7 +132,38 @@ def _numbers(fields: list[str], where: str) -> list[float]:
 def read_crowdsourcing_file(
     path: str | os.PathLike[str], *, normalize: bool = True, name: str | None = None
 ) -> SpatialInstance:
-    """Parse one GOMA-format file; every malformed line raises DataError naming file and line."""
+    """Parse one GOMA-format spatial crowdsourcing file (format in the module docstring).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    normalize : bool, default True
+        Map [0, 5]^2 to [-1, 1]^2 (radii by 2/5).
+    name : str or None
+        Name of the instance (default: the file's stem).
+
+    Returns
+    -------
+    SpatialInstance
+        The tasks (users) and workers with their serving radii.
+
+    Raises
+    ------
+    DataError
+        For a missing file, a bad header, a line of the wrong kind or length, a
+        non-number, a location outside [0, 5]^2, a radius <= 0, or counts that
+        disagree with the header; the message names file and line.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from shuffledp.datasets import read_crowdsourcing_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "data_00.txt"
+    >>> _ = path.write_text("1 1 20 1\\n10 t 0 5 300 1.0\\n11 w 2.5 2.5 1.0 1 300 1.0\\n")
+    >>> read_crowdsourcing_file(path, normalize=False).users
+    array([[0., 5.]])
+    """
     path = existing_file(Path(path), "spatial crowdsourcing file")
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     header = lines[0].split() if lines else []

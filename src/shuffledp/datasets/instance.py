@@ -14,6 +14,29 @@ class SpatialInstance:
     """Users (group G_a, the tasks) and workers (group G_b) with the workers' serving radii.
 
     Locations are rows of shape-(n, 2) arrays in ``domain``^2 ((-1, 1) once normalised).
+
+    Attributes
+    ----------
+    name : str
+        Name of the instance (e.g. ``"gmission[0]"``).
+    users : numpy.ndarray, shape (n_users, 2)
+        The users' (tasks') locations, group G_a.
+    workers : numpy.ndarray, shape (n_workers, 2)
+        The workers' locations, group G_b.
+    worker_radii : numpy.ndarray, shape (n_workers,)
+        Each worker's serving radius, in the units of the locations.
+    domain : tuple of float
+        ``(low, high)``: locations lie in [low, high]^2.
+    source : str
+        Where the data came from (a path or a description).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.datasets import synthetic_instance
+    >>> inst = synthetic_instance(5, 3, np.random.default_rng(0))
+    >>> inst.n_users, inst.n_workers, inst.serving_radius
+    (5, 3, 0.4)
     """
 
     name: str
@@ -25,10 +48,12 @@ class SpatialInstance:
 
     @property
     def n_users(self) -> int:
+        """Number of users (tasks), group G_a."""
         return len(self.users)
 
     @property
     def n_workers(self) -> int:
+        """Number of workers, group G_b."""
         return len(self.workers)
 
     @property

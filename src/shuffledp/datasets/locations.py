@@ -24,7 +24,24 @@ EARTH_RADIUS_M = 6_371_008.8
 
 
 def austin_path(root: str | os.PathLike[str] | None = None) -> Path:
-    """Path of the Austin addresses file under the data root."""
+    """Path of the Austin addresses file under the data root (``locations/austin_sparse.csv``).
+
+    Parameters
+    ----------
+    root : str or os.PathLike or None
+        The data root (see :func:`data_root`).
+
+    Returns
+    -------
+    pathlib.Path
+        The file's path (not checked to exist).
+
+    Examples
+    --------
+    >>> from shuffledp.datasets import austin_path
+    >>> austin_path("/data").as_posix()
+    '/data/locations/austin_sparse.csv'
+    """
     return data_root(root) / "locations" / "austin_sparse.csv"
 
 
@@ -37,6 +54,33 @@ def load_austin(
     a header without LATITUDE and LONGITUDE columns, or a line with the wrong
     number of fields, a non-number or an impossible coordinate raises DataError
     naming the file and line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike or None
+        The CSV file; default :func:`austin_path` of ``root``.
+    root : str or os.PathLike or None
+        The data root, when ``path`` is not given.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, 2)
+        Latitudes in [-90, 90] and longitudes in [-180, 180], in degrees.
+
+    Raises
+    ------
+    DataError
+        For a missing or malformed file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from shuffledp.datasets import load_austin
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "austin.csv"
+    >>> _ = path.write_text(",LATITUDE,LONGITUDE\\n0,30.0,-97.0\\n1,30.5,-97.5\\n")
+    >>> load_austin(path)
+    array([[ 30. , -97. ],
+           [ 30.5, -97.5]])
     """
     file = existing_file(Path(path) if path is not None else austin_path(root), "Austin addresses file")
     with file.open(newline="", encoding="utf-8", errors="replace") as handle:
@@ -71,6 +115,33 @@ def project_to_metres(latlon: Any, origin: tuple[float, float] | None = None) ->
     around ``origin`` = (lat0, lon0) (default: the centre of the bounding box).
     Over a city-sized box (about 1 degree) distances are within about 1% of the
     great-circle distance; it is meant for such boxes, not for continents.
+
+    Parameters
+    ----------
+    latlon : array_like, shape (n, 2)
+        Finite (latitude, longitude) pairs in degrees.
+    origin : tuple of float or None
+        ``(lat0, lon0)`` with lat0 in (-90, 90) and lon0 in [-180, 180].
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, 2)
+        (east, north) in metres.
+
+    Raises
+    ------
+    ShapeError
+        When ``latlon`` is not (n, 2).
+    DomainError
+        For non-finite degrees or an invalid origin.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.datasets import EARTH_RADIUS_M, project_to_metres
+    >>> xy = project_to_metres([[30.0, -97.0], [30.5, -97.0]], origin=(30.0, -97.0))
+    >>> float(xy[1, 0]), math.isclose(xy[1, 1], EARTH_RADIUS_M * 0.5 * math.pi / 180)
+    (0.0, True)
     """
     X = np.asarray(latlon, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != 2:

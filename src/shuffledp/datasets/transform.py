@@ -21,6 +21,35 @@ def to_unit_box(points: Any, low: Any, high: Any, name: str = "points") -> np.nd
     """Map the box [low, high] (scalars or one bound per column) affinely onto [-1,1]^d.
 
     A point outside the box raises DomainError naming its row: nothing is clipped.
+    x maps to 2 (x - low) / (high - low) - 1.
+
+    Parameters
+    ----------
+    points : array_like, shape (n, d)
+        The points.
+    low, high : float or array_like of shape (d,)
+        The box, finite with low < high in every coordinate.
+    name : str, default "points"
+        Name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+        The points in [-1,1]^d.
+
+    Raises
+    ------
+    ShapeError
+        When ``points`` is not 2-d.
+    DomainError
+        For an invalid box or a point outside it.
+
+    Examples
+    --------
+    >>> from shuffledp.datasets import to_unit_box
+    >>> to_unit_box([[0.0, 5.0], [2.5, 2.5]], 0.0, 5.0)
+    array([[-1.,  1.],
+           [ 0.,  0.]])
     """
     X = np.asarray(points, dtype=np.float64)
     if X.ndim != 2:
@@ -37,7 +66,29 @@ def to_unit_box(points: Any, low: Any, high: Any, name: str = "points") -> np.nd
 
 
 def bounding_box(points: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column (low, high) of a non-empty (n, d) array: the box for ``to_unit_box``."""
+    """Per-column (low, high) of a non-empty (n, d) array: the box for ``to_unit_box``.
+
+    Parameters
+    ----------
+    points : array_like, shape (n, d)
+        The points, n >= 1.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(low, high)``, each of shape (d,).
+
+    Raises
+    ------
+    ShapeError
+        When ``points`` is not a non-empty 2-d array.
+
+    Examples
+    --------
+    >>> from shuffledp.datasets import bounding_box
+    >>> bounding_box([[0, 1], [2, 3]])
+    (array([0., 1.]), array([2., 3.]))
+    """
     X = np.asarray(points, dtype=np.float64)
     if X.ndim != 2 or len(X) == 0:
         raise ShapeError(f"points must be a non-empty array of shape (n, d), got shape {X.shape}")
@@ -48,6 +99,29 @@ def scale_length(length: Any, low: float, high: float) -> float | np.ndarray:
     """A length (e.g. a serving radius) in the units of a square box [low, high]^d, measured in [-1,1]^d.
 
     §7.1: radius 1.0 in [0, 5]^2 becomes 1.0 * 2 / 5 = 0.4.
+
+    Parameters
+    ----------
+    length : float or array_like
+        Length(s) in the box's units.
+    low, high : float
+        The box [low, high]^d, finite with low < high.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``length * 2 / (high - low)``.
+
+    Raises
+    ------
+    DomainError
+        For an invalid box.
+
+    Examples
+    --------
+    >>> from shuffledp.datasets import scale_length
+    >>> scale_length(1.0, 0.0, 5.0)
+    0.4
     """
     if not (np.isfinite(low) and np.isfinite(high) and low < high):
         raise DomainError(f"the box needs finite low < high, got low={low!r}, high={high!r}")

@@ -20,15 +20,27 @@ from shuffledp.randomizers.domains import Domain
 
 
 class LocalRandomizer(ABC):
-    """An epsilon-LDP local randomizer R: domain -> outputs.
+    """An epsilon-LDP local randomizer R: domain -> outputs (DESIGN.md, "Core contracts").
+
+    For all inputs x, x' and output sets S, P[R(x) in S] <= e^epsilon P[R(x') in S].
+    Subclasses implement ``_randomize`` and, where reports are biased, ``estimate``.
 
     Attributes
     ----------
-    epsilon:
-        The local guarantee: for all inputs x, x' and output sets S,
-        P[R(x) in S] <= e^epsilon P[R(x') in S].
-    domain:
+    epsilon : float
+        The local guarantee, finite and > 0 (at most ``max_epsilon`` where set).
+    domain : Domain
         The input domain (:mod:`shuffledp.randomizers.domains`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.randomizers import Laplace, LocalRandomizer
+    >>> R = Laplace(epsilon=1.0, dim=2)
+    >>> isinstance(R, LocalRandomizer), R.epsilon, R.domain.describe()
+    (True, 1.0, '[-1, 1]^2')
+    >>> R.randomize(np.zeros((5, 2)), np.random.default_rng(0)).shape
+    (5, 2)
     """
 
     #: Short registry name used by the CLI and experiments.
@@ -48,10 +60,31 @@ class LocalRandomizer(ABC):
         self.domain = domain
 
     def randomize(self, X: Any, rng: np.random.Generator | None = None, *, clip: bool = False) -> np.ndarray:
-        """Randomize every row of ``X`` independently.
+        """Randomize every row of ``X`` independently (vectorised: no loop per report).
 
-        Raises ``DomainError`` (naming the first offending row) for inputs
-        outside :attr:`domain`, unless ``clip=True`` asks to project them.
+        Parameters
+        ----------
+        X : array_like
+            The inputs, one per row, in :attr:`domain` (shape (n, d) for vector
+            domains, (n,) for categories and integers, (n, k) 0/1 for sets).
+        rng : numpy.random.Generator or None
+            Source of randomness; None draws a fresh generator from OS entropy.
+        clip : bool, default False
+            Project inputs outside the domain onto it instead of raising (the
+            only way data is ever changed, and only on request).
+
+        Returns
+        -------
+        numpy.ndarray
+            One report per row.
+
+        Raises
+        ------
+        DomainError
+            For an input outside :attr:`domain` (naming the first offending row),
+            unless ``clip=True``.
+        ShapeError
+            When ``X`` does not have the domain's shape.
         """
         X = self.domain.check(X, clip=clip)
         return self._randomize(X, check_rng(rng))
@@ -61,14 +94,34 @@ class LocalRandomizer(ABC):
         """Randomize validated inputs."""
 
     def estimate(self, Y: Any) -> np.ndarray:
-        """Unbiased per-report estimates of the inputs (identity by default)."""
+        """Unbiased per-report estimates of the inputs (identity by default).
+
+        Parameters
+        ----------
+        Y : array_like
+            Reports of :meth:`randomize`.
+
+        Returns
+        -------
+        numpy.ndarray
+            Estimates with E[estimate(R(x))] = x (one-hot or membership vectors for
+            categorical and set-valued randomizers).
+        """
         return np.asarray(Y, dtype=np.float64)
 
     def amplification_parameters(self) -> VariationRatio:
-        """The tightest known (p, beta, q0, q1) for this randomizer.
+        """The tightest known (p, beta, q0, q1) for this randomizer (segmented paper, Theorem 1).
 
-        The generic epsilon-LDP parameters are always valid; subclasses
-        override with tighter ones where the mechanism allows.
+        p bounds the density ratio between two inputs, beta their total variation
+        distance, q0 and q1 the ratio to a blanket message.  The generic
+        epsilon-LDP parameters p = q = e^epsilon, beta = (e^epsilon - 1)/(e^epsilon + 1)
+        are always valid; subclasses override with tighter ones where the
+        mechanism allows.
+
+        Returns
+        -------
+        VariationRatio
+            The parameters, for the amplification bounds of :mod:`shuffledp.accounting`.
         """
         return VariationRatio.from_ldp(self.epsilon)
 

@@ -99,10 +99,33 @@ def _check_k(k: Any) -> int:
 
 
 class KRandomizedResponse(DiscreteRandomizer):
-    """Generalized randomized response on the categories {0, ..., k-1}.
+    """Generalized (k-ary) randomized response on the categories {0, ..., k-1}.
 
-    Reports the true category with probability e^eps/(e^eps + k - 1) and each
-    other category with probability 1/(e^eps + k - 1); exactly eps-LDP.
+    Reports the true category with probability ``p_true`` = e^eps/(e^eps + k - 1)
+    and each other category with probability ``p_other`` = 1/(e^eps + k - 1), so
+    every column of the transition matrix has ratio e^eps: exactly eps-LDP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    k : int
+        Number of categories, >= 2.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700] or k < 2.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.randomizers import KRandomizedResponse
+    >>> R = KRandomizedResponse(epsilon=math.log(3), k=3)   # e^eps = 3
+    >>> R.p_true, R.p_other
+    (0.6, 0.2)
+    >>> R.amplification_parameters().beta   # (e^eps - 1)/(e^eps + k - 1)
+    0.4
     """
 
     name = "krr"
@@ -164,9 +187,30 @@ class KRandomizedResponse(DiscreteRandomizer):
 
 
 class BinaryRandomizedResponse(KRandomizedResponse):
-    """Binary randomized response on {0, 1}: k-RR with k = 2.
+    """Binary randomized response on {0, 1} (Warner 1965; metric paper §3): k-RR with k = 2.
 
-    :meth:`estimate` returns the unbiased estimate of the bit itself, shape (n,).
+    Keeps the bit with probability e^eps/(e^eps + 1).  :meth:`estimate` returns the
+    unbiased estimate of the bit itself, shape (n,).
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700].
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.randomizers import BinaryRandomizedResponse
+    >>> R = BinaryRandomizedResponse(epsilon=math.log(3))
+    >>> R.p_true
+    0.75
+    >>> R.estimate([0, 1])   # (y - 1/4) / (1/2)
+    array([-0.5,  1.5])
     """
 
     name = "binary_rr"
@@ -243,6 +287,32 @@ class SubsetExponential(DiscreteRandomizer):
     the probability that an item inside (resp. outside) x is reported.  PrivSet
     selects m by minimising its error bound; for s = 1 the two criteria
     coincide, and for s > 1 ours is the exact variance of what we estimate.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    k : int
+        Number of items, >= 2.
+    size_in : int
+        Items per input set s, in {1, ..., k-1}.
+    size_out : int or None, default None
+        Items per output set m, in {1, ..., k - size_in}; None picks the
+        variance-optimal m.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For parameters outside these ranges, or an m that leaves no signal.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import SubsetExponential
+    >>> from shuffledp.audit import exact_epsilon
+    >>> R = SubsetExponential(epsilon=1.0, k=5, size_in=2)
+    >>> P = R.transition_matrix()
+    >>> P.shape, exact_epsilon(P)   # C(5, 2) input sets; exactly eps-LDP
+    ((10, 5), 1.0)
     """
 
     name = "subset_exponential"
@@ -319,9 +389,9 @@ class SubsetExponential(DiscreteRandomizer):
     def amplification_parameters(self) -> VariationRatio:
         """p = q = e^eps and the exact largest TV distance between two inputs.
 
-        TV(x0, x1) = (e^eps - 1) #{z : z meets x0, misses x1} / Omega, with
-        #{...} = C(k-s, m) - C(k - |x0 ∪ x1|, m), largest for disjoint inputs
-        (|x0 ∪ x1| = min(2s, k)).
+        TV(x0, x1) = (e^eps - 1) N / Omega, where the number N of outputs z that
+        meet x0 and miss x1 is C(k-s, m) - C(k - |x0 ∪ x1|, m), largest for
+        disjoint inputs (|x0 ∪ x1| = min(2s, k)).
         """
         k, s, m, a, r0 = self.k, self.size_in, self.size_out, self._a, self._r0
         r2 = _zero_overlap(k, min(2 * s, k), m)
@@ -353,6 +423,31 @@ class PoissonRandomizer(DiscreteRandomizer):
     blanket messages, through :meth:`item_amplification_parameters` (one item;
     Lemma 3) and, for ``size_in`` > 1, group composition over the items
     (Theorem 3; :meth:`amplification_parameters` refuses that case).
+
+    Parameters
+    ----------
+    lam : float
+        Sampling rate lambda, in (0, 1].
+    k : int
+        Number of items d, >= 2.
+    size_in : int, default 1
+        Items per input set s, in {1, ..., k}.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For parameters outside these ranges.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import PoissonRandomizer
+    >>> R = PoissonRandomizer(lam=0.25, k=3)
+    >>> R.epsilon                                  # not eps-LDP for any finite eps
+    inf
+    >>> R.transition_matrix()[0, :2]               # input {0}: Phi w.p. 3/4, {0} w.p. 1/4
+    array([0.75, 0.25])
+    >>> R.item_amplification_parameters()          # Lemma 3: p = inf, beta = lam, q = max(1, k lam)
+    VariationRatio(p=inf, beta=0.25, q0=1.0, q1=1.0)
     """
 
     name = "poisson"

@@ -20,7 +20,11 @@ from shuffledp.errors import DomainError, ShapeError
 
 
 class Domain(ABC):
-    """A set of admissible inputs, vectorised over rows."""
+    """A set of admissible inputs, vectorised over rows.
+
+    Concrete domains: :class:`Box`, :class:`L2Ball`, :class:`UnitSphere`,
+    :class:`Categorical`, :class:`IntegerRange`, :class:`Subsets`.
+    """
 
     @abstractmethod
     def coerce(self, X: Any) -> np.ndarray:
@@ -50,6 +54,38 @@ class Domain(ABC):
 
         With ``clip=True`` rows outside are projected onto the domain instead
         (the only way data is ever changed, and only on request).
+
+        Parameters
+        ----------
+        X : array_like
+            The rows to check.
+        clip : bool, default False
+            Project rows outside onto the domain instead of raising.
+        name : str, default "X"
+            Name of the argument in error messages.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``X`` coerced to the domain's array type (projected if ``clip``).
+
+        Raises
+        ------
+        ShapeError
+            When ``X`` does not have the domain's shape.
+        DomainError
+            For a row outside the domain (naming the first one), unless ``clip``;
+            also when ``clip`` is asked of a domain that cannot project.
+
+        Examples
+        --------
+        >>> from shuffledp.randomizers import Box
+        >>> Box(2).check([[0.5, 2.0]], clip=True)
+        array([[0.5, 1. ]])
+        >>> Box(2).check([[0.5, 0.5], [0.5, 2.0]])
+        Traceback (most recent call last):
+            ...
+        shuffledp.errors.DomainError: X[1] = [0.5 2. ] lies outside the input domain [-1, 1]^2 ...
         """
         arr = self.coerce(X)
         if self._quick_all_inside(arr):
@@ -69,7 +105,15 @@ class Domain(ABC):
 
 @dataclass(frozen=True)
 class Box(Domain):
-    """The cube [low, high]^dim (the l-infinity ball; [-1,1]^d by default)."""
+    """The cube [low, high]^dim (the l-infinity ball; [-1,1]^d by default), rows of an (n, dim) array.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import Box
+    >>> box = Box(2)
+    >>> box.describe(), box.l1_diameter
+    ('[-1, 1]^2', 4.0)
+    """
 
     dim: int
     low: float = -1.0
@@ -102,16 +146,25 @@ class Box(Domain):
 
     @property
     def l1_diameter(self) -> float:
+        """Largest l1 distance between two points: dim (high - low)."""
         return self.dim * (self.high - self.low)
 
     @property
     def l2_diameter(self) -> float:
+        """Largest l2 distance between two points: sqrt(dim) (high - low)."""
         return float(np.sqrt(self.dim) * (self.high - self.low))
 
 
 @dataclass(frozen=True)
 class L2Ball(Domain):
-    """The Euclidean ball {x : ||x||_2 <= radius} in R^dim."""
+    """The Euclidean ball {x : ||x||_2 <= radius} in R^dim, rows of an (n, dim) array.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import L2Ball
+    >>> L2Ball(2).contains(L2Ball(2).coerce([[0.6, 0.8], [0.8, 0.8]]))
+    array([ True, False])
+    """
 
     dim: int
     radius: float = 1.0
@@ -146,6 +199,12 @@ class UnitSphere(Domain):
     """Unit vectors {x : ||x||_2 = 1} in R^dim; a norm within ``atol`` of 1 is accepted.
 
     Randomizers that need exact unit vectors (PrivUnit) renormalise accepted rows.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import UnitSphere
+    >>> UnitSphere(2).check([[0.6, 0.8]])
+    array([[0.6, 0.8]])
     """
 
     dim: int
@@ -177,7 +236,14 @@ class UnitSphere(Domain):
 
 @dataclass(frozen=True)
 class Categorical(Domain):
-    """The categories {0, ..., k-1}, given as a 1-d integer array."""
+    """The categories {0, ..., k-1}, given as a 1-d integer array.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import Categorical
+    >>> Categorical(3).check([0, 2, 1])
+    array([0, 2, 1])
+    """
 
     k: int
 
@@ -200,7 +266,14 @@ class Categorical(Domain):
 
 @dataclass(frozen=True)
 class IntegerRange(Domain):
-    """The integers {low, ..., high}, given as a 1-d integer array."""
+    """The integers {low, ..., high}, given as a 1-d integer array.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import IntegerRange
+    >>> IntegerRange(0, 4).check([5, 2], clip=True)
+    array([4, 2])
+    """
 
     low: int
     high: int
@@ -227,7 +300,14 @@ class IntegerRange(Domain):
 
 @dataclass(frozen=True)
 class Subsets(Domain):
-    """Subsets of {0, ..., k-1} of exactly ``size`` items, as an (n, k) 0/1 matrix."""
+    """Subsets of {0, ..., k-1} of exactly ``size`` items, as an (n, k) 0/1 matrix.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import Subsets
+    >>> Subsets(4, 2).contains(Subsets(4, 2).coerce([[1, 0, 1, 0], [1, 1, 1, 0]]))
+    array([ True, False])
+    """
 
     k: int
     size: int

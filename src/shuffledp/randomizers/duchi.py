@@ -83,7 +83,35 @@ def _total_variation(epsilon: float, dim: int) -> float:
 
 
 class PrivHS(LocalRandomizer):
-    """Duchi et al.'s l-infinity (hypercube sampling) mechanism on [-1,1]^d; reports in {-B, B}^d."""
+    """Duchi et al.'s l-infinity (hypercube sampling) mechanism on [-1,1]^d (JASA 2018, §4.2.3; PIC Appendix B).
+
+    Randomized rounding of x to a vertex v, then a report z = B s with s in
+    {-1, 1}^d from the half {<s, v> > 0} with the larger probability; reports lie in
+    {-B, B}^d and are unbiased.  For odd d this is Duchi et al.'s mechanism with
+    B = C_d (e^eps + 1)/(e^eps - 1), C_d = 2^(d-1) / C(d-1, (d-1)/2); for even d the
+    ties are put in the negative half only (the papers' rule is not eps-LDP; module
+    docstring), which is exactly eps-LDP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    dim : int, default 2
+        Dimension d >= 1.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700] or dim < 1.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.randomizers import PrivHS
+    >>> R = PrivHS(epsilon=1.0, dim=3)   # C_3 = 4 / 2 = 2
+    >>> abs(R.bound - 2 * (math.e + 1) / (math.e - 1)) < 1e-12
+    True
+    """
 
     max_epsilon = 700.0
 

@@ -58,11 +58,35 @@ def discrete_laplace_noise(p: float, size: int | tuple[int, ...], rng: np.random
 
 
 class Geometric(DiscreteRandomizer):
-    """Geometric mechanism y = x + N on the integers {low, ..., high}, eps-LDP.
+    """Geometric mechanism y = x + N on the integers {low, ..., high}, eps-LDP (metric paper §4, Eq. 2).
 
-    N is discrete Laplace with a = e^(-eps/(high - low)); outputs are unbounded
-    integers and unbiased (E[y] = x).  ``epsilon_geo`` is the metric-privacy
-    parameter of the metric paper (eps_geo-d_R-privacy).
+    N is discrete Laplace, Pr[N = r] = (1 - a)/(1 + a) a^|r| with
+    a = e^(-eps_geo), eps_geo = eps / (high - low), so the two farthest inputs are
+    eps apart and G is eps_geo-d_R-private.  Outputs are unbounded integers and
+    unbiased (E[y] = x).
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    low, high : int
+        The input range, low < high.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700], non-integer bounds or low >= high.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.randomizers import Geometric
+    >>> from shuffledp.audit import exact_epsilon
+    >>> R = Geometric(epsilon=2.0, low=0, high=4)
+    >>> R.epsilon_geo, abs(R.p - math.exp(-0.5)) < 1e-15
+    (0.5, True)
+    >>> exact_epsilon(R.transition_matrix())
+    2.0
     """
 
     name = "geometric"

@@ -56,7 +56,38 @@ def laplace_total_variation(epsilon: float, dim: int) -> float:
 
 
 class Laplace(LocalRandomizer):
-    """Per-coordinate Laplace noise with scale (l1 diameter of [-1,1]^d) / eps = 2d / eps."""
+    """Per-coordinate Laplace noise on [-1,1]^d (Dwork et al. 2006; PIC Appendix B).
+
+    y = x + (L_1, ..., L_d) with L_j iid Laplace(0, b), b = Delta / eps and Delta =
+    2d the l1 diameter of the cube, so the density ratio e^(||x - x'||_1 / b) is at
+    most e^eps: eps-LDP.  Reports are unbiased.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    dim : int, default 2
+        Dimension d >= 1.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700] or dim < 1.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import Laplace
+    >>> Laplace(epsilon=1.0, dim=2).scale   # 2d / eps
+    4.0
+
+    In one dimension the largest total variation is exactly 1 - e^(-eps/2); the
+    amplification parameters bound it from above (rounded up by at most eps/K):
+
+    >>> import math
+    >>> beta = Laplace(epsilon=1.0, dim=1).amplification_parameters().beta
+    >>> 1 - math.exp(-0.5) <= beta < 1 - math.exp(-0.5) + 1e-4
+    True
+    """
 
     max_epsilon = 700.0
 
@@ -101,11 +132,32 @@ def planar_laplace_total_variation(epsilon: float) -> float:
 
 
 class PlanarLaplace(LocalRandomizer):
-    """Geo-indistinguishable planar Laplace with eps' = eps / (2 sqrt 2) on [-1,1]^2.
+    """Geo-indistinguishable planar Laplace on [-1,1]^2 (Andrés et al., CCS 2013; PIC Appendix B).
 
-    Exact polar sampling (Andrés et al. 2013, §4): angle uniform on [0, 2pi),
-    radius with density eps'^2 r e^{-eps' r}, i.e. Gamma(2, 1/eps') — drawn as
-    (E_1 + E_2)/eps' with E_i iid Exp(1).
+    The noise density is proportional to exp(-eps' ||y - x||_2) with
+    eps' = eps / (2 sqrt 2) (2 sqrt 2 is the l2 diameter of the square), so any two
+    inputs are eps-indistinguishable.  Exact polar sampling (Andrés et al. §4):
+    angle uniform on [0, 2pi), radius Gamma(2, 1/eps') drawn as (E_1 + E_2)/eps'
+    with E_i iid Exp(1).  Reports are unbiased.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    dim : int, default 2
+        Must be 2 (the mechanism is planar).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700] or dim != 2.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import PlanarLaplace
+    >>> R = PlanarLaplace(epsilon=2.0)
+    >>> R.geo_epsilon   # eps / (2 sqrt 2)
+    0.70710678118654...
     """
 
     max_epsilon = 700.0

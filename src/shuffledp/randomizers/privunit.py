@@ -405,14 +405,42 @@ class _CapRandomizer(LocalRandomizer):
 
 
 class PrivUnit(_CapRandomizer):
-    """PrivUnit (Bhowmick et al. 2018, Alg. 1), eps-LDP; see the module docstring.
+    """PrivUnit (Bhowmick et al. 2018, Alg. 1 "PrivUnit2"), exactly eps-LDP.
+
+    A unit vector u is reported as V uniform on the cap {<v, u> >= gamma} with
+    probability p, else uniform on the rest of the sphere.  The worst density ratio
+    is e^(eps0 + eps1) with eps0 = log(p/(1-p)) and eps1 = log((1-q)/q), q the cap's
+    uniform mass; the split of eps between them minimises the worst-case MSE of the
+    unbiased estimate V / m (module docstring).
 
     Parameters
     ----------
-    epsilon: local privacy budget.
-    dim: input dimension (the report lives in R^{dim+1} for the box, R^dim for the sphere).
-    domain: ``"box"`` ([-1,1]^dim, lifted to the sphere; PIC Appendix B) or ``"sphere"``.
-    calibration: ``"exact"`` (default) or ``"bhowmick"`` (the PIC paper's recipe via [36]).
+    epsilon : float
+        Local privacy budget, finite and > 0.
+    dim : int, default 2
+        Input dimension: >= 1 for the box, >= 2 for the sphere.  The report lives
+        in R^(dim+1) for the box and in R^dim for the sphere.
+    domain : {"box", "sphere"}, default "box"
+        ``"box"``: [-1,1]^dim, lifted to the sphere (PIC Appendix B);
+        ``"sphere"``: unit vectors of R^dim.
+    calibration : {"exact", "bhowmick"}, default "exact"
+        ``"exact"``: the cap of mass 1/(1 + e^eps1); ``"bhowmick"``: Bhowmick et
+        al.'s sufficient condition, the PIC paper's recipe (via its ref. [36]).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an invalid epsilon, dim, domain or calibration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.randomizers import PrivUnit
+    >>> R = PrivUnit(epsilon=2.0, dim=2)
+    >>> R.params.privacy_loss <= 2.0        # exact loss eps0 + eps1
+    True
+    >>> R.randomize(np.zeros((3, 2)), np.random.default_rng(0)).shape   # reports in R^3
+    (3, 3)
     """
 
     name = "privunit"
@@ -446,13 +474,32 @@ class PrivUnit(_CapRandomizer):
 
 
 class PrivUnitG(_CapRandomizer):
-    """PrivUnitG (Asi, Feldman, Talwar 2022), eps-LDP; see the module docstring.
+    """PrivUnitG (Asi, Feldman, Talwar, ICML 2022), exactly eps-LDP.
+
+    V = alpha u + V_perp with alpha ~ N(0, 1) conditioned on alpha >= gamma
+    (probability p) or alpha < gamma, and V_perp ~ N(0, I - u u^T).  The privacy
+    loss is eps0 + eps1 as for :class:`PrivUnit`, with q = P[N(0,1) >= gamma].
 
     Parameters
     ----------
-    epsilon: local privacy budget.
-    dim: input dimension (the report lives in R^{dim+1} for the box, R^dim for the sphere).
-    domain: ``"box"`` ([-1,1]^dim, lifted to the sphere) or ``"sphere"``.
+    epsilon : float
+        Local privacy budget, finite and > 0.
+    dim : int, default 2
+        Input dimension: >= 1 for the box, >= 2 for the sphere.
+    domain : {"box", "sphere"}, default "box"
+        ``"box"``: [-1,1]^dim, lifted to the sphere; ``"sphere"``: unit vectors.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an invalid epsilon, dim or domain.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import PrivUnitG
+    >>> R = PrivUnitG(epsilon=2.0, dim=2)
+    >>> R.params.privacy_loss <= 2.0
+    True
     """
 
     name = "privunit_g"

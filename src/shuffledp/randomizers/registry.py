@@ -48,7 +48,19 @@ _ENTRIES: dict[str, _Entry] = {
 
 
 def randomizer_class(name: str) -> type[LocalRandomizer]:
-    """The class registered under ``name``."""
+    """The class registered under ``name``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown name (the message lists the available ones).
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers.registry import randomizer_class
+    >>> randomizer_class("privhs").__name__
+    'PrivHS'
+    """
     if name not in _ENTRIES:
         raise PrivacyParameterError(f"unknown randomizer {name!r}; available: {', '.join(available_randomizers())}")
     entry = _ENTRIES[name]
@@ -56,11 +68,40 @@ def randomizer_class(name: str) -> type[LocalRandomizer]:
 
 
 def make_randomizer(name: str, epsilon: float, dim: int = 2, **kwargs: Any) -> LocalRandomizer:
-    """Build the randomizer ``name`` with local budget ``epsilon`` and size ``dim``.
+    """Build the randomizer registered as ``name`` with local budget ``epsilon`` and size ``dim``.
 
-    ``dim`` is the dimension of vector randomizers, the number of categories k of
-    categorical ones and the largest integer of the geometric one; binary randomized
-    response ignores it.  ``kwargs`` override the entry's defaults.
+    Parameters
+    ----------
+    name : str
+        A registry name, one of :func:`available_randomizers`.
+    epsilon : float
+        Local privacy budget (the class checks its own range).
+    dim : int, default 2
+        The size: the dimension of vector randomizers, the number of categories k
+        of categorical ones, the largest integer of the geometric one (inputs
+        0..dim); binary randomized response ignores it.
+    **kwargs
+        Further keyword arguments of the class; they override the registry's
+        defaults (e.g. ``size_in=1`` of the subset exponential mechanism).
+
+    Returns
+    -------
+    LocalRandomizer
+        The randomizer.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown name (the message lists the available ones) or parameters
+        the class refuses.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import make_randomizer
+    >>> make_randomizer("krr", 1.0, dim=4)
+    KRandomizedResponse(epsilon=1, k=4)
+    >>> make_randomizer("minkowski", 3.0, dim=2, norm="l2")
+    MinkowskiResponse(epsilon=3, domain='the l2 ball of radius 1 in R^2')
     """
     cls = randomizer_class(name)
     entry = _ENTRIES[name]
@@ -69,11 +110,40 @@ def make_randomizer(name: str, epsilon: float, dim: int = 2, **kwargs: Any) -> L
 
 
 def size_argument(name: str) -> str | None:
-    """The keyword that receives ``make_randomizer``'s size ("dim", "k", "high"), or None."""
+    """The keyword that receives ``make_randomizer``'s size ("dim", "k", "high"), or None.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers.registry import size_argument
+    >>> size_argument("minkowski"), size_argument("krr"), size_argument("binary_rr")
+    ('dim', 'k', None)
+    """
     randomizer_class(name)  # unknown names fail with the list of names
     return _ENTRIES[name].size
 
 
 def available_randomizers() -> list[str]:
-    """Registered names, sorted."""
+    """The registry names accepted by :func:`make_randomizer`, sorted.
+
+    The Poisson randomizer is not listed: it is parameterised by a sampling rate,
+    not by a local epsilon.
+
+    Returns
+    -------
+    list of str
+        The names.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import available_randomizers
+    >>> available_randomizers()[:4]
+    ['binary_rr', 'geometric', 'krr', 'laplace']
+    >>> "minkowski" in available_randomizers()
+    True
+    """
     return sorted(_ENTRIES)

@@ -40,7 +40,35 @@ def square_wave_half_width(epsilon: float) -> float:
 
 
 class SquareWave(LocalRandomizer):
-    """Square Wave per coordinate with budget eps/d; reports on [-b, 1+b]^d, estimates on [-1,1]^d."""
+    """Square Wave per coordinate with budget eps/d (Li et al., SIGMOD 2020, §4; PIC Appendix B).
+
+    Coordinate x in [-1, 1] maps to v = (x + 1)/2; the report has density
+    p = e^e / (2b e^e + 1) on [v - b, v + b] and q = 1 / (2b e^e + 1) elsewhere on
+    [-b, 1 + b], with e = eps/d and b = (e e^e - e^e + 1) / (2 e^e (e^e - 1 - e)),
+    so p/q = e^(eps/d) per coordinate and the product is eps-LDP.  Reports are on
+    SW's scale [-b, 1+b]^d; :meth:`estimate` maps them to unbiased estimates on
+    [-1,1]^d.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    dim : int, default 2
+        Dimension d >= 1.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700] or dim < 1.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.randomizers import SquareWave
+    >>> R = SquareWave(epsilon=2.0, dim=2)
+    >>> abs(R.p / R.q - math.e) < 1e-12   # e^(eps/d)
+    True
+    """
 
     max_epsilon = 700.0
 

@@ -61,9 +61,34 @@ def staircase_variance(epsilon: float, gamma: float, sensitivity: float) -> floa
 
 
 class Staircase(LocalRandomizer):
-    """Staircase noise per coordinate with budget eps/d and sensitivity 2.
+    """Staircase noise per coordinate with budget eps/d and sensitivity 2 (Geng & Viswanath 2016; PIC Appendix B).
 
-    ``gamma``: ``"mse"`` (default), ``"l1"`` or a float in (0, 1) (module docstring).
+    Each coordinate gets noise of density a e^(-k eps/d) on [k Delta, (k + gamma) Delta)
+    and a e^(-(k+1) eps/d) on [(k + gamma) Delta, (k + 1) Delta) (symmetric, Delta = 2),
+    so each coordinate is (eps/d)-DP and the product eps-LDP.  Reports are unbiased.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    dim : int, default 2
+        Dimension d >= 1.
+    gamma : {"mse", "l1"} or float, default "mse"
+        The staircase shape: ``"mse"`` minimises the noise variance, ``"l1"``
+        minimises E|X| (gamma = 1 / (1 + e^(eps/(2d)))), a float must lie in (0, 1).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700], dim < 1 or gamma outside (0, 1).
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.randomizers import Staircase
+    >>> R = Staircase(epsilon=2.0, dim=2, gamma="l1")
+    >>> R.coordinate_epsilon, abs(R.gamma - 1 / (1 + math.exp(0.5))) < 1e-15
+    (1.0, True)
     """
 
     max_epsilon = 700.0

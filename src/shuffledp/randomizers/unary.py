@@ -49,7 +49,38 @@ def _bit_log_likelihood(outputs: np.ndarray, log_rates: tuple[np.ndarray, np.nda
 
 
 class UnaryEncoding(DiscreteRandomizer):
-    """SUE / OUE on the categories {0, ..., k-1} (Wang et al. 2017, §4.3)."""
+    """Unary encoding, SUE or OUE, on the categories {0, ..., k-1} (Wang et al., USENIX Security 2017, §4.3).
+
+    The one-hot vector of x is reported bit by bit: bit x is 1 with probability p,
+    every other bit with probability q, with p(1-q)/((1-p)q) = e^eps (exactly
+    eps-LDP): SUE p = e^(eps/2)/(e^(eps/2) + 1), q = 1 - p; OUE p = 1/2,
+    q = 1/(e^eps + 1).  Reports are (n, k) 0/1 int8 matrices.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget, in (0, 700].
+    k : int
+        Number of categories, >= 2 (the transition matrix needs k <= 16).
+    variant : {"symmetric", "optimized"}, default "symmetric"
+        SUE (basic RAPPOR) or OUE.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700], k < 2 or an unknown variant.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.randomizers import UnaryEncoding
+    >>> from shuffledp.audit import exact_epsilon
+    >>> R = UnaryEncoding(epsilon=1.0, k=4, variant="optimized")
+    >>> R.p, abs(R.q - 1 / (math.e + 1)) < 1e-15
+    (0.5, True)
+    >>> exact_epsilon(R.transition_matrix())
+    1.0
+    """
 
     name = "unary"
 
@@ -142,6 +173,29 @@ class UnaryRR(DiscreteRandomizer):
     (eps/k)-d_R-private (``epsilon_per_unit``) and eps-LDP over the whole range.
     The paper's RR parameter p (report a uniform bit with probability p) is
     ``rr_probability`` = 2 f; :meth:`from_rr_probability` builds the randomizer from it.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy budget over the whole range, in (0, 700].
+    k : int
+        Largest input value (inputs 0, ..., k), >= 1; the transition matrix needs k <= 16.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For epsilon outside (0, 700] or k < 1.
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> from shuffledp.randomizers import UnaryRR
+    >>> R = UnaryRR(epsilon=2.0, k=2)    # each bit is (eps/k)-LDP
+    >>> abs(R.flip - 1 / (math.e + 1)) < 1e-15
+    True
+    >>> R.randomize(np.array([0, 1, 2]), np.random.default_rng(0)).shape
+    (3, 2)
     """
 
     name = "unary_rr"

@@ -30,9 +30,29 @@ from shuffledp.tasks.base import NO_MATCH, PAIR_DTYPE, as_reports, canonical_ord
 class Matching:
     """A one-to-one matching between group A (``n_a`` reports) and group B (``n_b``).
 
-    ``partner_a[i]`` is the index in B matched to report ``i`` of A, or
-    ``NO_MATCH``; ``distance_a[i]`` is the Euclidean distance between the two
-    *reports* (NaN if unmatched).  ``partner_b`` / ``distance_b`` likewise.
+    The output of the matching tasks (PIC §4.1 step III): report ``i`` of A gets
+    ``(partner_a[i], distance_a[i])``, report ``j`` of B gets ``(partner_b[j],
+    distance_b[j])``.
+
+    Attributes
+    ----------
+    partner_a : numpy.ndarray of int64, shape (n_a,)
+        Index in B matched to report ``i`` of A, or ``NO_MATCH`` (-1).
+    partner_b : numpy.ndarray of int64, shape (n_b,)
+        Index in A matched to report ``j`` of B, or ``NO_MATCH``.
+    distance_a, distance_b : numpy.ndarray of float64
+        Euclidean distance between the two matched *reports* (NaN if unmatched).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.tasks import min_weight_matching
+    >>> m = min_weight_matching([[0.0, 0.0], [1.0, 0.0]], [[0.9, 0.0], [0.1, 0.0], [5.0, 5.0]])
+    >>> m.size, m.partner_a, m.partner_b
+    (2, array([1, 0]), array([ 1,  0, -1]))
+    >>> m.pairs()
+    array([[0, 1],
+           [1, 0]])
     """
 
     partner_a: np.ndarray
@@ -101,6 +121,31 @@ def min_weight_matching(group_a: Any, group_b: Any) -> Matching:
     larger one so that the sum of Euclidean distances is minimal; the surplus
     of the larger group gets ``NO_MATCH``.  Dense: O(n_a n_b) memory, cubic time
     (``scipy.optimize.linear_sum_assignment``), meant for groups of thousands.
+    Permutation-equivariant: each group is solved in its canonical order.
+
+    Parameters
+    ----------
+    group_a, group_b : array_like, shape (n_a, d) and (n_b, d)
+        The two groups of reports (finite coordinates, same d >= 1; either may be empty).
+
+    Returns
+    -------
+    Matching
+        The minimum-weight matching of the reports.
+
+    Raises
+    ------
+    ShapeError
+        When an input is not an (n, d) numeric array or the dimensions differ.
+    DomainError
+        When a report has a NaN or infinite coordinate (the message names the row).
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import min_weight_matching
+    >>> m = min_weight_matching([[0.0, 0.0], [1.0, 0.0]], [[0.9, 0.0], [0.1, 0.0]])
+    >>> m.partner_a, m.distance_a
+    (array([1, 0]), array([0.1, 0.1]))
     """
     A, B = _groups(group_a, group_b)
     oa, ob = canonical_order(A), canonical_order(B)
@@ -117,6 +162,32 @@ def radius_matching(group_a: Any, group_b: Any, radius: float) -> Matching:
     sparse graph of allowed pairs found with k-d trees).  Which maximum matching
     is returned is fixed by the canonical order (see ``tasks.base``), not by the
     input order.
+
+    Parameters
+    ----------
+    group_a, group_b : array_like, shape (n_a, d) and (n_b, d)
+        The two groups of reports (finite coordinates, same d >= 1).
+    radius : float
+        The serving radius tau, finite and >= 0.
+
+    Returns
+    -------
+    Matching
+        A maximum matching among the allowed pairs.
+
+    Raises
+    ------
+    ShapeError
+        When an input is not an (n, d) numeric array or the dimensions differ.
+    DomainError
+        For a non-finite report or a radius that is negative or not finite.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import radius_matching
+    >>> m = radius_matching([[0.0, 0.0], [1.0, 0.0]], [[0.9, 0.0], [5.0, 5.0]], radius=0.2)
+    >>> m.size, m.partner_a
+    (1, array([-1,  0]))
     """
     A, B = _groups(group_a, group_b)
     r = check_radius(radius, "radius")

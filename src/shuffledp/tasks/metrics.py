@@ -18,7 +18,33 @@ from shuffledp.tasks.neighbors import Neighbors
 
 
 def mean_l2_error(reported: Any, true: Any) -> float:
-    """Mean Euclidean distance between each report and its true value (Fig. 5)."""
+    """Mean Euclidean distance between each report and its true value (PIC §7.1, Fig. 5).
+
+    mean over i of ||reported_i - true_i||_2.
+
+    Parameters
+    ----------
+    reported, true : array_like, shape (n, d)
+        Reports (or estimates) and the true values, row by row.
+
+    Returns
+    -------
+    float
+        The mean l2 error (NaN for n = 0).
+
+    Raises
+    ------
+    ShapeError
+        When the arrays are not (n, d) or their shapes differ.
+    DomainError
+        For a non-finite value.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import mean_l2_error
+    >>> mean_l2_error([[0.0, 1.0], [3.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]])   # (1 + 5) / 2
+    3.0
+    """
     X = as_reports(true, "true")
     Y = as_reports(reported, "reported", dim=X.shape[1])
     if Y.shape != X.shape:
@@ -39,12 +65,58 @@ def _true_pair_distances(matching: Matching, true_a: Any, true_b: Any) -> np.nda
 
 
 def travel_cost(matching: Matching, true_a: Any, true_b: Any) -> float:
-    """Total travel cost (§7.1, Fig. 6): sum over matched pairs of the true distance ||l_i - l_j||_2."""
+    """Total travel cost (PIC §7.1, Fig. 6): sum over matched pairs of the true distance ||l_i - l_j||_2.
+
+    Parameters
+    ----------
+    matching : Matching
+        A matching computed on the reports.
+    true_a, true_b : array_like, shape (n_a, d) and (n_b, d)
+        The true locations of the two groups, in the matching's order.
+
+    Returns
+    -------
+    float
+        The total true distance of the matched pairs.
+
+    Raises
+    ------
+    ShapeError
+        When the true locations do not have the matching's group sizes.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import min_weight_matching, travel_cost
+    >>> A, B = [[0.0, 0.0], [1.0, 0.0]], [[0.9, 0.0], [0.1, 0.0]]
+    >>> travel_cost(min_weight_matching(A, B), A, B)
+    0.2
+    """
     return float(_true_pair_distances(matching, true_a, true_b).sum())
 
 
 def travel_cost_ratio(private: Matching, reference: Matching, true_a: Any, true_b: Any) -> float:
-    """Travel cost of ``private`` over that of ``reference`` (the matching of the true locations)."""
+    """Travel cost of ``private`` over that of ``reference`` (the matching of the true locations).
+
+    Parameters
+    ----------
+    private, reference : Matching
+        The matching of the reports and the matching of the true locations.
+    true_a, true_b : array_like
+        The true locations of the two groups.
+
+    Returns
+    -------
+    float
+        ``travel_cost(private) / travel_cost(reference)``; NaN when the reference costs 0.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import min_weight_matching, travel_cost_ratio
+    >>> A, B = [[0.0, 0.0], [1.0, 0.0]], [[0.9, 0.0], [0.1, 0.0]]
+    >>> best = min_weight_matching(A, B)
+    >>> travel_cost_ratio(best, best, A, B)
+    1.0
+    """
     cost = travel_cost(reference, true_a, true_b)
     return travel_cost(private, true_a, true_b) / cost if cost > 0 else float("nan")
 
@@ -53,6 +125,34 @@ def success_ratio(matching: Matching, true_a: Any, true_b: Any, radius: float) -
     """Successful matching ratio (§7.1, Fig. 7).
 
     Matched pairs whose *true* distance is <= ``radius``, over min(|G_a|, |G_b|).
+
+    Parameters
+    ----------
+    matching : Matching
+        A matching computed on the reports.
+    true_a, true_b : array_like
+        The true locations of the two groups.
+    radius : float
+        The serving radius, finite and >= 0.
+
+    Returns
+    -------
+    float
+        The ratio, in [0, 1]; NaN when a group is empty.
+
+    Raises
+    ------
+    ShapeError
+        When the true locations do not have the matching's group sizes.
+    DomainError
+        For a negative or non-finite radius.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import min_weight_matching, success_ratio
+    >>> A, B = [[0.0, 0.0], [1.0, 0.0]], [[0.9, 0.0], [0.1, 0.0]]
+    >>> success_ratio(min_weight_matching(A, B), A, B, radius=0.2)
+    1.0
     """
     tau = check_radius(radius, "radius")
     dist = _true_pair_distances(matching, true_a, true_b)
@@ -61,14 +161,43 @@ def success_ratio(matching: Matching, true_a: Any, true_b: Any, radius: float) -
 
 
 def matching_size_ratio(private: Matching, reference: Matching) -> float:
-    """Number of pairs of ``private`` over that of ``reference``."""
+    """Number of pairs of ``private`` over that of ``reference`` (PIC §7.1).
+
+    Parameters
+    ----------
+    private, reference : Matching
+        Matchings of groups of the same sizes.
+
+    Returns
+    -------
+    float
+        ``private.size / reference.size``; NaN when the reference is empty.
+
+    Raises
+    ------
+    ShapeError
+        When the matchings cover groups of different sizes.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import matching_size_ratio, min_weight_matching, radius_matching
+    >>> A, B = [[0.0, 0.0], [1.0, 0.0]], [[0.9, 0.0], [5.0, 5.0]]
+    >>> matching_size_ratio(radius_matching(A, B, 0.2), min_weight_matching(A, B))
+    0.5
+    """
     if (private.partner_a.size, private.partner_b.size) != (reference.partner_a.size, reference.partner_b.size):
         raise ShapeError("private and reference must match groups of the same sizes")
     return private.size / reference.size if reference.size else float("nan")
 
 
 class NeighborScores(NamedTuple):
-    """Micro-averaged precision, recall and F1 of neighbour sets (§7.2)."""
+    """Micro-averaged precision, recall and F1 of neighbour sets (PIC §7.2); see :func:`neighbor_scores`.
+
+    Attributes
+    ----------
+    precision, recall, f1 : float
+        The three scores (NaN where undefined).
+    """
 
     precision: float
     recall: float
@@ -82,6 +211,28 @@ def neighbor_scores(retrieved: Neighbors, true: Neighbors) -> NeighborScores:
     the N^_i found on the reports.  A ratio with a zero denominator (nothing
     retrieved, or no true neighbours at all) is undefined and returned as NaN,
     and so is F1 then.
+
+    Parameters
+    ----------
+    retrieved, true : Neighbors
+        Neighbour tables of the same reports.
+
+    Returns
+    -------
+    NeighborScores
+        ``(precision, recall, f1)``.
+
+    Raises
+    ------
+    ShapeError
+        When the tables cover different numbers of reports.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import k_nearest_neighbors, neighbor_scores, radius_neighbors
+    >>> X = [[0.0, 0.0], [0.1, 0.0], [1.0, 0.0]]
+    >>> neighbor_scores(k_nearest_neighbors(X, 1), radius_neighbors(X, 0.5))   # 2 of 3 found are true
+    NeighborScores(precision=0.666..., recall=1.0, f1=0.8)
     """
     if len(retrieved) != len(true):
         raise ShapeError(f"retrieved and true must cover the same reports, got {len(retrieved)} and {len(true)}")

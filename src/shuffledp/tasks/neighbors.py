@@ -25,6 +25,22 @@ class Neighbors:
 
     Row ``i`` is ``indices[indptr[i]:indptr[i+1]]`` (indices of other reports of
     the same group) with their reported ``distances``, by increasing distance.
+
+    Attributes
+    ----------
+    indptr : numpy.ndarray of int64, shape (n + 1,)
+        Row offsets.
+    indices : numpy.ndarray of int64, shape (nnz,)
+        Neighbour indices, row by row.
+    distances : numpy.ndarray of float64, shape (nnz,)
+        Distances between the reports, aligned with ``indices``.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import radius_neighbors
+    >>> nb = radius_neighbors([[0.0, 0.0], [0.1, 0.0], [1.0, 0.0]], radius=0.5)
+    >>> len(nb), nb.counts, nb.row(0)
+    (3, array([1, 1, 0]), array([1]))
     """
 
     indptr: np.ndarray
@@ -71,7 +87,35 @@ def _table(rows: np.ndarray, cols: np.ndarray, X: np.ndarray, rank: np.ndarray) 
 
 
 def radius_neighbors(reports: Any, radius: float) -> Neighbors:
-    """For each report, the other reports at Euclidean distance <= ``radius`` (§7.2)."""
+    """For each report, the other reports at Euclidean distance <= ``radius`` (PIC §7.2).
+
+    Parameters
+    ----------
+    reports : array_like, shape (n, d)
+        The reports of one group (finite coordinates).
+    radius : float
+        The radius tau (§7.2 uses 0.2), finite and >= 0.
+
+    Returns
+    -------
+    Neighbors
+        Row ``i``: the other reports within ``radius`` of report ``i``, nearest
+        first (ties by canonical order, so the result is permutation-equivariant).
+
+    Raises
+    ------
+    ShapeError
+        When ``reports`` is not an (n, d) numeric array.
+    DomainError
+        For a non-finite report or a negative or non-finite radius.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import radius_neighbors
+    >>> radius_neighbors([[0.0, 0.0], [0.1, 0.0], [1.0, 0.0]], radius=0.5).pairs()
+    array([[0, 1],
+           [1, 0]])
+    """
     X = as_reports(reports, "reports")
     r = check_radius(radius, "radius")
     order = canonical_order(X)
@@ -89,6 +133,32 @@ def k_nearest_neighbors(reports: Any, k: int) -> Neighbors:
 
     Ties at the k-th distance are resolved by the k-d tree built on the
     canonical order, so the result does not depend on the input order.
+
+    Parameters
+    ----------
+    reports : array_like, shape (n, d)
+        The reports of one group (finite coordinates), n >= 2.
+    k : int
+        Neighbours per report, in [1, n - 1].
+
+    Returns
+    -------
+    Neighbors
+        Row ``i``: the ``k`` reports nearest to report ``i``, nearest first.
+
+    Raises
+    ------
+    ShapeError
+        When ``reports`` is not an (n, d) numeric array.
+    DomainError
+        For a non-finite report or k outside [1, n - 1].
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import k_nearest_neighbors
+    >>> nb = k_nearest_neighbors([[0.0, 0.0], [0.1, 0.0], [1.0, 0.0]], k=1)
+    >>> nb.row(2), nb.distances
+    (array([1]), array([0.1, 0.1, 0.9]))
     """
     X = as_reports(reports, "reports")
     n = len(X)
