@@ -69,6 +69,11 @@ class Accountant:
 
     Subclasses decide which events they support and how they price them (see the module
     docstring); use :class:`VariationRatioAccountant` unless a specific bound is wanted.
+
+    Examples
+    --------
+    >>> issubclass(PLDAccountant, Accountant), Accountant.get_epsilon is PLDAccountant.get_epsilon
+    (True, True)
     """
 
     name = "accountant"
