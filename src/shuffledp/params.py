@@ -33,7 +33,33 @@ EPS0_MAX = 700.0
 
 
 def check_eps0(eps0: float, name: str = "eps0") -> float:
-    """A local epsilon in [1e-6, 700]: e^eps0 must be a finite float64 that differs from 1 by enough bits."""
+    """A local epsilon in [1e-6, 700]: e^eps0 must be a finite float64 that differs from 1 by enough bits.
+
+    Parameters
+    ----------
+    eps0 : float, in [1e-6, 700]
+        The local epsilon to validate.
+    name : str
+        The user's parameter name, used in the error message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``eps0`` is not a finite number in [1e-6, 700].
+
+    Examples
+    --------
+    >>> check_eps0(1.5)
+    1.5
+    >>> check_eps0(800.0)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: eps0 must be at most 700 (e^eps0 must fit in float64), ...
+    """
     eps0 = check_epsilon(eps0, name)
     if eps0 < EPS0_MIN:
         raise PrivacyParameterError(
@@ -54,7 +80,40 @@ _BETA_SLACK = 1e-12
 
 @dataclass(frozen=True)
 class VariationRatio:
-    """Immutable (p, beta, q0, q1) of the variation-ratio reduction."""
+    """Immutable (p, beta, q0, q1) of the variation-ratio reduction (segmented paper Theorem 1).
+
+    The victim's randomizer has the (p, beta)-variation property (output densities on any
+    two inputs differ by a factor <= p, total variation <= beta) and the q-ratio property
+    (its density on x0 / x1 is <= q0 / q1 times that of any other user's randomizer).
+
+    Parameters
+    ----------
+    p : float, in (1, inf]
+        Density-ratio bound; ``math.inf`` for the Poisson randomizer (Lemma 3).
+    beta : float, in [0, (p - 1)/(p + 1)] (in [0, 1] for p = inf)
+        Total-variation bound (clipped to the bound when one ulp above it).
+    q0, q1 : float, in [1, inf]
+        Ratio bounds for the victim's two inputs.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If a parameter is outside its range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1, §5.1.2 Lemma 3.
+
+    Examples
+    --------
+    >>> vr = VariationRatio(p=3.0, beta=0.4, q0=3.0, q1=2.0)
+    >>> vr.q
+    3.0
+    >>> VariationRatio(p=3.0, beta=0.6, q0=3.0, q1=3.0)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: beta must lie in [0, (p-1)/(p+1)] = [0, 0.5] for p=3, got beta=0.6
+    """
 
     p: float
     beta: float
@@ -80,12 +139,45 @@ class VariationRatio:
 
     @property
     def q(self) -> float:
-        """The single q of Theorem 1: the larger (conservative) of q0 and q1."""
+        """The single q of Theorem 1: the larger (conservative) of q0 and q1.
+
+        Examples
+        --------
+        >>> VariationRatio(p=3.0, beta=0.4, q0=2.5, q1=3.5).q
+        3.5
+        """
         return max(self.q0, self.q1)
 
     @classmethod
     def from_ldp(cls, epsilon: float) -> "VariationRatio":
-        """Generic epsilon-LDP randomizer: p = q = e^eps, beta = (e^eps - 1)/(e^eps + 1)."""
+        """Generic epsilon-LDP randomizer: p = q = e^eps, beta = (e^eps - 1)/(e^eps + 1).
+
+        p is rounded up by one ulp, so the stored parameters never describe a more private
+        randomizer than eps-LDP.
+
+        Parameters
+        ----------
+        epsilon : float, in [1e-6, 700]
+
+        Returns
+        -------
+        VariationRatio
+
+        Raises
+        ------
+        PrivacyParameterError
+            If ``epsilon`` is outside [1e-6, 700].
+
+        References
+        ----------
+        segmented-multimessage-shuffle.txt §3.3 (any eps-LDP randomizer has these properties).
+
+        Examples
+        --------
+        >>> vr = VariationRatio.from_ldp(2.0)
+        >>> round(vr.p, 4), round(vr.beta, 4), vr.q == vr.p
+        (7.3891, 0.7616, True)
+        """
         eps = check_eps0(epsilon)
         # p rounded up (exp is within an ulp): the stored (p, beta) then never describe a more
         # private randomizer than eps0-LDP, and beta <= (p - 1)/(p + 1) holds for the stored p
@@ -103,6 +195,32 @@ class VariationRatio:
         ratio is at most p^k has total variation at most (p^k - 1)/(p^k + 1), so the smaller
         of the two is kept.  For generic eps0-LDP this is at least as tight as the paper's
         "k eps0-LDP message" (PIC §8).
+
+        Parameters
+        ----------
+        k : int, >= 1
+            Number of linked reports.
+
+        Returns
+        -------
+        VariationRatio
+            ``self`` when k = 1.
+
+        Raises
+        ------
+        PrivacyParameterError
+            If ``k`` < 1.
+
+        References
+        ----------
+        pic-usenix25.txt §8 ("Multiple executions and reuse keys").
+
+        Examples
+        --------
+        >>> import math
+        >>> vr = VariationRatio.from_ldp(2.0).linked(3)
+        >>> round(math.log(vr.p), 4), round(vr.beta, 4)
+        (6.0, 0.9864)
         """
         from shuffledp._util.validation import check_positive_int
 
@@ -117,5 +235,26 @@ class VariationRatio:
 
     @classmethod
     def from_pq(cls, p: float, beta: float, q: float) -> "VariationRatio":
-        """Convenience constructor with a single q (q0 = q1 = q)."""
+        """Convenience constructor with a single q (q0 = q1 = q).
+
+        Parameters
+        ----------
+        p : float, in (1, inf]
+        beta : float, in [0, (p - 1)/(p + 1)]
+        q : float, in [1, inf]
+
+        Returns
+        -------
+        VariationRatio
+
+        Raises
+        ------
+        PrivacyParameterError
+            If a parameter is outside its range.
+
+        Examples
+        --------
+        >>> VariationRatio.from_pq(3.0, 0.4, 3.0) == VariationRatio(p=3.0, beta=0.4, q0=3.0, q1=3.0)
+        True
+        """
         return cls(p=p, beta=beta, q0=q, q1=q)

@@ -8,6 +8,18 @@ their inverse (:func:`local_epsilon`), composition over rounds (``composed_*``,
 ``*_composition``, :func:`shuffle_pld`) and the population left to hide among
 (:func:`anonymous_population`, :func:`matching_population`).  Modules are imported on
 first use (randomizers import :mod:`shuffledp.params` and never this package).
+
+Examples
+--------
+>>> from shuffledp.accounting import (
+...     ComposedEvent, PLDAccountant, ShuffleEvent, VariationRatio, local_epsilon, shuffle_epsilon)
+>>> round(shuffle_epsilon(10_000, 1e-6, eps0=2.0), 4)
+0.1144
+>>> round(local_epsilon(1.0, 10_000, 1e-6), 3)
+5.47
+>>> rounds = ComposedEvent([ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)] * 2)
+>>> round(PLDAccountant().compose(rounds).get_epsilon(1e-6), 3)
+0.166
 """
 
 from shuffledp._util.lazy import lazy_exports

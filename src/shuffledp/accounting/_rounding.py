@@ -32,12 +32,41 @@ def rel_slack(size: float) -> float:
     arithmetic and mpmath: <= 1e-13 relative up to 2e5 trials, <= 4.3e-13 at 1e6 and
     4e6 trials (see the tests).  The allowance, 2e-12 * max(1, sqrt(size / 1e4)), is
     >= 50x those errors and grows with the problem size; float64 pairwise sums add < 1e-14.
+
+    Parameters
+    ----------
+    size : float, >= 0
+        Number of binomial trials.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> rel_slack(100), rel_slack(1e6)
+    (2e-12, 2e-11)
     """
     return 2e-12 * max(1.0, math.sqrt(size / 1e4))
 
 
 def grid_step(rtol: float) -> float:
-    """Spacing h = log(1 + rtol) of the epsilon grid exp(k h), k integer."""
+    """Spacing h = log(1 + rtol) of the epsilon grid exp(k h), k integer.
+
+    Parameters
+    ----------
+    rtol : float, in [1e-12, 1e-2]
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import math
+    >>> math.isclose(math.exp(grid_step(1e-3)), 1.001)
+    True
+    """
     return math.log1p(rtol)
 
 
@@ -46,12 +75,43 @@ def tail_budget(delta: float, rtol: float) -> float:
 
     A fraction rtol/100 of delta, so the charge moves epsilon by far less than rtol;
     never below 1e-305, where float64 stops holding probabilities to full precision.
+
+    Parameters
+    ----------
+    delta : float, in [1e-300, 1)
+    rtol : float, in [1e-12, 1e-2]
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(tail_budget(1e-6, 1e-7) / 1e-15, 9), tail_budget(1e-300, 1e-7)
+    (1.0, 1e-305)
     """
     return max(delta * rtol * 1e-2, 1e-305)
 
 
 def floor_positive(value: float, delta: float) -> float:
-    """A strictly positive stand-in for a divergence that may be 0, for logarithms."""
+    """A strictly positive stand-in for a divergence that may be 0, for logarithms.
+
+    max(value, 1e-12 delta, 5e-324).
+
+    Parameters
+    ----------
+    value : float, >= 0
+    delta : float, in (0, 1)
+
+    Returns
+    -------
+    float, > 0
+
+    Examples
+    --------
+    >>> floor_positive(0.5, 1e-6), floor_positive(0.0, 1.0)
+    (0.5, 1e-12)
+    """
     return max(value, delta * 1e-12, 5e-324)
 
 

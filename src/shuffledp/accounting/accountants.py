@@ -67,7 +67,16 @@ def _single(event: E.Event) -> E.ShuffleEvent | None:
 
 
 class Accountant:
-    """Base class: records events; subclasses price them (see the module docstring)."""
+    """Base class: records events with :meth:`compose`, prices everything recorded.
+
+    Subclasses decide which events they support and how they price them (see the module
+    docstring); use :class:`VariationRatioAccountant` unless a specific bound is wanted.
+
+    Examples
+    --------
+    >>> issubclass(PLDAccountant, Accountant), Accountant.get_epsilon is PLDAccountant.get_epsilon
+    (True, True)
+    """
 
     name = "accountant"
 
@@ -75,20 +84,67 @@ class Accountant:
         self._events: list[E.Event] = []
 
     def fresh(self) -> "Accountant":
-        """A new accountant with this one's configuration and nothing recorded."""
+        """A new accountant with this one's configuration and nothing recorded.
+
+        Returns
+        -------
+        Accountant
+            A shallow copy with an empty event list.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> acc = VariationRatioAccountant(rtol=1e-5).compose(ShuffleEvent(VariationRatio.from_ldp(1.0), 100))
+        >>> new = acc.fresh()
+        >>> new.rtol, new.supports(ShuffleEvent(VariationRatio.from_ldp(1.0), 100))
+        (1e-05, True)
+        """
         clone = copy.copy(self)
         clone._events = []
         return clone
 
     @property
     def event(self) -> E.Event:
-        """Everything recorded, as one event."""
+        """Everything recorded, as one event (a :class:`ComposedEvent` when several were recorded).
+
+        Raises
+        ------
+        UnsupportedEventError
+            If nothing has been recorded yet.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> ev = ShuffleEvent(VariationRatio.from_ldp(1.0), 100)
+        >>> VariationRatioAccountant().compose(ev).compose(ev).event.events == (ev, ev)
+        True
+        """
         if not self._events:
             raise UnsupportedEventError(f"{type(self).__name__} has recorded no event: call compose(event) first")
         return self._events[0] if len(self._events) == 1 else E.ComposedEvent(tuple(self._events))
 
     def supports(self, event: E.Event) -> bool:
-        """Whether :meth:`compose` accepts ``event``."""
+        """Whether :meth:`compose` accepts ``event``.
+
+        Parameters
+        ----------
+        event : Event
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> from shuffledp.accounting.events import GroupEvent
+        >>> ev = GroupEvent(ShuffleEvent(VariationRatio.from_ldp(1.0), 100), 2)
+        >>> VariationRatioAccountant().supports(ev), PLDAccountant().supports(ev)
+        (True, False)
+        """
         try:
             self._check_supported(event)
         except UnsupportedEventError:
@@ -96,7 +152,35 @@ class Accountant:
         return True
 
     def compose(self, event: E.Event, count: int = 1) -> "Accountant":
-        """Record ``count`` repetitions of ``event``; raises UnsupportedEventError if it cannot be priced."""
+        """Record ``count`` repetitions of ``event`` (as a SelfComposedEvent when count > 1).
+
+        Parameters
+        ----------
+        event : Event
+            The release to record.
+        count : int, >= 1
+            Number of independent repetitions.
+
+        Returns
+        -------
+        Accountant
+            ``self``, so that calls chain.
+
+        Raises
+        ------
+        UnsupportedEventError
+            If this accountant cannot price ``event``.
+        PrivacyParameterError
+            If ``count`` < 1.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> acc = VariationRatioAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000), 2)
+        >>> round(acc.get_epsilon(1e-6), 4)
+        0.2392
+        """
         count = check_positive_int(count, "count")
         recorded = event if count == 1 else E.SelfComposedEvent(event, count)
         self._check_supported(recorded)
@@ -104,15 +188,86 @@ class Accountant:
         return self
 
     def get_epsilon(self, delta: float) -> float:
-        """Upper bound on epsilon at ``delta`` for everything recorded."""
+        """Upper bound on epsilon at ``delta`` for everything recorded.
+
+        Parameters
+        ----------
+        delta : float, in [1e-300, 1)
+
+        Returns
+        -------
+        float
+            An epsilon such that the recorded releases are (epsilon, delta)-DP.
+
+        Raises
+        ------
+        UnsupportedEventError
+            If nothing has been recorded.
+        OutsideRegimeError
+            If the method certifies no finite epsilon at these parameters.
+        PrivacyParameterError
+            If ``delta`` is out of range.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> acc = VariationRatioAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000))
+        >>> round(acc.get_epsilon(1e-6), 4)
+        0.1144
+        """
         return self._epsilon(self.event, check_delta(delta))
 
     def get_delta(self, epsilon: float) -> float:
-        """Upper bound on delta at ``epsilon`` for everything recorded."""
+        """Upper bound on delta at ``epsilon`` for everything recorded.
+
+        Parameters
+        ----------
+        epsilon : float, >= 0
+
+        Returns
+        -------
+        float, in [0, 1]
+
+        Raises
+        ------
+        UnsupportedEventError
+            If nothing has been recorded, or the accountant has no delta-at-epsilon form
+            (:class:`ClosedFormAccountant`).
+        PrivacyParameterError
+            If ``epsilon`` is negative or not finite.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> acc = VariationRatioAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000))
+        >>> acc.get_delta(0.1144) <= 1e-6 < acc.get_delta(0.1)
+        True
+        """
         return self._delta(self.event, check_nonnegative(epsilon, "epsilon"))
 
     def get_epsilon_lower(self, delta: float) -> float:
-        """Lower bound on epsilon at ``delta``: no analysis of these parameters certifies less."""
+        """Lower bound on epsilon at ``delta``: no analysis of these parameters certifies less.
+
+        Parameters
+        ----------
+        delta : float, in [1e-300, 1)
+
+        Raises
+        ------
+        UnsupportedEventError
+            Always in the base class (only :class:`VariationRatioAccountant` has a lower bound).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> CloneAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(1.0), 100)).get_epsilon_lower(1e-6)
+        Traceback (most recent call last):
+        ...
+        shuffledp.errors.UnsupportedEventError: CloneAccountant has no lower bound
+        """
         raise UnsupportedEventError(f"{type(self).__name__} has no lower bound")
 
     # subclasses
@@ -209,12 +364,32 @@ class _PairAccountant(Accountant):
 
 
 class VariationRatioAccountant(_PairAccountant):
-    """The numerical variation-ratio bound (segmented paper Theorems 1-2; the package default).
+    """The numerical variation-ratio bound (the package default).
+
+    A single release costs the smallest eps with D_{e^eps}(P || Q) <= delta for the
+    dominating pair of Theorem 1 (Theorem 2 when gamma < 1), computed exactly up to
+    directed rounding; a linked release is one release of the product randomizer; a
+    group of s items uses Lemma 1, (s eps, s e^(s eps) delta); compositions use the basic
+    theorem with delta split equally over the rounds.
 
     Parameters
     ----------
-    rtol : float
+    rtol : float, in [1e-12, 1e-2]
         Relative precision of the returned epsilons (always rounded up).
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1, §5.1.1 Theorem 2, §5.1.2 Lemma 3,
+    §3.1 Lemma 1.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> from shuffledp.accounting.events import ShuffleEvent
+    >>> from shuffledp.accounting.events import GroupEvent
+    >>> ev = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
+    >>> round(VariationRatioAccountant().compose(GroupEvent(ev, 2)).get_epsilon(1e-6), 4)
+    0.2427
     """
 
     name = "variation-ratio"
@@ -230,7 +405,32 @@ class VariationRatioAccountant(_PairAccountant):
         return hockey_stick_divergence(event.params, event.n, epsilon, gamma=event.gamma)[1]
 
     def get_epsilon_lower(self, delta: float) -> float:
-        """Lower bound for one (possibly linked) release (segmented paper Proposition 1)."""
+        """Lower bound for one (possibly linked) release (segmented paper Proposition 1).
+
+        The exact eps of the same pair built from randomizers that attain it (beta capped
+        at q - 1), rounded down: for generic eps0-LDP it equals the upper bound up to rtol.
+
+        Parameters
+        ----------
+        delta : float, in [1e-300, 1)
+
+        Raises
+        ------
+        UnsupportedEventError
+            If more than one release is recorded (or a group event).
+
+        References
+        ----------
+        segmented-multimessage-shuffle.txt §5.1.3 Proposition 1.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> from shuffledp.accounting.events import ShuffleEvent
+        >>> acc = VariationRatioAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000))
+        >>> acc.get_epsilon_lower(1e-6) <= acc.get_epsilon(1e-6)
+        True
+        """
         single = _single(self.event)
         if single is None:
             raise UnsupportedEventError("VariationRatioAccountant has a lower bound for one release only")
@@ -241,7 +441,37 @@ class VariationRatioAccountant(_PairAccountant):
 class CloneAccountant(_PairAccountant):
     """Feldman-McMillan-Talwar clone bounds (``stronger=True``: SODA 2023; else FOCS 2021).
 
-    Applies to generic eps0-LDP releases (``VariationRatio.from_ldp``) with one report per user.
+    Dominating pair with C ~ Binom(n - 1, r) clones, r = 2/(e^eps0 + 1) (stronger) or
+    e^-eps0, and the victim's D ~ Bernoulli(e^eps0/(e^eps0 + 1)). Applies to generic
+    eps0-LDP releases (``VariationRatio.from_ldp``) with gamma = 1; groups and
+    compositions as in :class:`VariationRatioAccountant`.
+
+    Parameters
+    ----------
+    stronger : bool
+        Stronger clones (SODA 2023) or clones (FOCS 2021).
+    rtol : float, in [1e-12, 1e-2]
+        Relative precision of the returned epsilons (rounded up).
+
+    Raises
+    ------
+    UnsupportedEventError
+        From :meth:`compose`, for non-generic parameters or gamma < 1.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, FOCS 2021 and SODA 2023 (not in /work/shared/papers); their
+    closed form is pic-usenix25.txt §5.2 Eq. (1).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> from shuffledp.accounting.events import ShuffleEvent
+    >>> ev = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
+    >>> round(CloneAccountant(stronger=False).compose(ev).get_epsilon(1e-6), 4)
+    0.155
+    >>> CloneAccountant().supports(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 3.0), 100))
+    False
     """
 
     def __init__(self, stronger: bool = True, rtol: float = DEFAULT_RTOL) -> None:
@@ -270,8 +500,31 @@ class ClosedFormAccountant(Accountant):
     Parameters
     ----------
     method : str
-        A registered upper-bound method other than the numerical ones (e.g. "pic-eq1",
-        "fmt-closed-form", "blanket-bennett", "variation-ratio-closed-form").
+        A registered upper-bound method (:func:`~shuffledp.accounting.bounds.available_methods`),
+        e.g. "pic-eq1", "fmt-closed-form", "blanket-bennett", "variation-ratio-closed-form".
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``method`` is not a registered upper bound.
+    UnsupportedEventError
+        From :meth:`compose` for compositions, groups, gamma < 1, or non-generic parameters
+        with a generic-only method; from :meth:`get_delta` always.
+    OutsideRegimeError
+        From :meth:`get_epsilon` outside the formula's regime.
+
+    References
+    ----------
+    pic-usenix25.txt §5.2 Theorem 5.2, Eq. (1) ("pic-eq1"); the others in
+    :mod:`~shuffledp.accounting.closed_form`.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> from shuffledp.accounting.events import ShuffleEvent
+    >>> acc = ClosedFormAccountant("pic-eq1").compose(ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000))
+    >>> round(acc.get_epsilon(1e-6), 4)
+    0.3982
     """
 
     def __init__(self, method: str) -> None:
@@ -307,12 +560,37 @@ class PLDAccountant(Accountant):
     Supports single (possibly linked) releases and any composition of them, with different
     n and parameters per round; the PLD of each round is that of its dominating pair
     (:func:`~shuffledp.accounting.composition.shuffle_pld`), all on one loss grid, convolved
-    by one FFT.  The result is capped by the sum of the rounds' log p.
+    by one FFT: delta(eps) = E_P[(1 - e^(eps - L))_+] + P[L = inf] of the summed losses.
+    The result is capped by the sum of the rounds' log p. One round without ``step`` is
+    priced by the variation-ratio bound itself.
 
     Parameters
     ----------
-    step : float or None
+    step : float, in [1e-8, 0.1], or None
         Loss grid; ``None`` picks the coarsest of the rounds' default steps.
+
+    Raises
+    ------
+    UnsupportedEventError
+        From :meth:`compose` for group events.
+    CompositionError
+        From :meth:`get_epsilon` when the mass at infinite loss plus the FFT round-off
+        allowance reaches delta (and the log p cap is infinite).
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1 (the per-round pair); Meiser and
+    Mohammadi, CCS 2018 (pessimistic PLD; not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> from shuffledp.accounting.events import ShuffleEvent
+    >>> from shuffledp.accounting.events import ComposedEvent
+    >>> a = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
+    >>> b = ShuffleEvent(VariationRatio.from_ldp(1.0), 5_000)
+    >>> round(PLDAccountant().compose(ComposedEvent([a, b])).get_epsilon(1e-6), 3)
+    0.133
     """
 
     name = "pld"
@@ -388,7 +666,27 @@ class PLDAccountant(Accountant):
 
 
 def accountant_for(method: str) -> Accountant:
-    """The accountant behind a :func:`~shuffledp.accounting.bounds.shuffle_epsilon` method name."""
+    """The accountant behind a :func:`~shuffledp.accounting.bounds.shuffle_epsilon` method name.
+
+    Parameters
+    ----------
+    method : str
+        "variation-ratio", "clones", "stronger-clones" or any registered closed form.
+
+    Returns
+    -------
+    Accountant
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``method`` is not a registered upper bound.
+
+    Examples
+    --------
+    >>> type(accountant_for("pic-eq1")).__name__, accountant_for("clones").name
+    ('ClosedFormAccountant', 'clones')
+    """
     if method == "variation-ratio":
         return VariationRatioAccountant()
     if method in ("clones", "stronger-clones"):
@@ -410,15 +708,39 @@ def calibrate(
     The one inverse behind every budget search (local epsilon, composed local epsilon, a
     protocol's per-group budget): ``make_event`` must describe a release whose cost does not
     decrease in x.  The answer is verified to meet the target (never above it) and, where
-    the cost is continuous in x, lies within a relative 1e-7 of reaching it.  Returns the
-    bracket's upper end when even it meets the target; raises PrivacyParameterError when its
-    lower end does not.  An x whose event the accountant certifies nothing for counts as too large.
+    the cost is continuous in x, lies within a relative 1e-7 of reaching it.  An x whose
+    event the accountant certifies nothing for counts as too large.
+
+    Parameters
+    ----------
+    make_event : callable float -> Event
+        The release at parameter x (typically a local epsilon, then x in [1e-6, 700]).
+    target_epsilon : float, > 0
+    target_delta : float, in [1e-300, 1)
+    accountant : Accountant, optional
+        Prices the events (a fresh copy per evaluation); default :class:`VariationRatioAccountant`.
+    bracket : (float, float), 0 < lo < hi finite
+        Search interval for x.
+    context : str
+        Appended to the error message.
+
+    Returns
+    -------
+    float
+        The bracket's upper end when even it meets the target, else the largest x found.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If an argument is out of range, or even the bracket's lower end misses the target.
 
     Examples
     --------
     >>> from shuffledp.params import VariationRatio
     >>> from shuffledp.accounting.events import ShuffleEvent
     >>> eps0 = calibrate(lambda e: ShuffleEvent(VariationRatio.from_ldp(e), 10_000), 1.0, 1e-6)
+    >>> round(eps0, 3)
+    5.47
     >>> acc = VariationRatioAccountant().compose(ShuffleEvent(VariationRatio.from_ldp(eps0), 10_000))
     >>> acc.get_epsilon(1e-6) <= 1.0
     True

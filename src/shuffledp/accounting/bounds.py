@@ -31,6 +31,25 @@ BoundFunc = Callable[[VariationRatio, int, float], float]
 
 @dataclass(frozen=True)
 class BoundMethod:
+    """A registered amplification bound: name, kind, regime and the function computing it.
+
+    Parameters
+    ----------
+    name : str
+        The ``method`` name accepted by :func:`shuffle_epsilon`.
+    kind : {"upper", "lower"}
+    generic_only : bool
+        True when valid only for generic eps0-LDP parameters (p = q = e^eps0).
+    func : callable (VariationRatio, int, float) -> float
+        ``func(params, n, delta)``; ``math.inf`` outside the bound's regime.
+    reference : str
+        Paper and theorem.
+
+    Examples
+    --------
+    >>> available_methods()["pic-eq1"].generic_only
+    True
+    """
     name: str
     kind: Literal["upper", "lower"]
     generic_only: bool  # True: valid only for generic eps0-LDP parameters (p = q = e^eps0)
@@ -45,6 +64,24 @@ _METHOD_MODULES = ("variation_ratio", "closed_form", "clones")
 
 
 def register_method(method: BoundMethod) -> None:
+    """Add ``method`` to the registry (called by each bound module at import time).
+
+    Parameters
+    ----------
+    method : BoundMethod
+
+    Raises
+    ------
+    ValueError
+        If a method of that name is already registered.
+
+    Examples
+    --------
+    >>> register_method(available_methods()["pic-eq1"])
+    Traceback (most recent call last):
+    ...
+    ValueError: bound method 'pic-eq1' registered twice
+    """
     if method.name in METHODS:
         raise ValueError(f"bound method {method.name!r} registered twice")
     METHODS[method.name] = method
@@ -62,13 +99,52 @@ def _load_methods() -> None:
 
 
 def available_methods(kind: Literal["upper", "lower"] | None = None) -> dict[str, BoundMethod]:
-    """Registered bound methods (all, or only upper / lower bounds), by name."""
+    """Registered bound methods (all, or only upper / lower bounds), by name.
+
+    Parameters
+    ----------
+    kind : {"upper", "lower"} or None
+        Filter by kind; ``None`` for all.
+
+    Returns
+    -------
+    dict of str to BoundMethod
+        Sorted by name.
+
+    Examples
+    --------
+    >>> sorted(available_methods("lower"))
+    ['variation-ratio-lower']
+    >>> "stronger-clones" in available_methods("upper")
+    True
+    """
     _load_methods()
     return {name: m for name, m in sorted(METHODS.items()) if kind is None or m.kind == kind}
 
 
 def resolve_params(eps0: float | None, params: VariationRatio | None) -> VariationRatio:
-    """Exactly one of eps0 / params; eps0 means the generic eps0-LDP parameters."""
+    """Exactly one of eps0 / params; eps0 means the generic eps0-LDP parameters.
+
+    Parameters
+    ----------
+    eps0 : float, in [1e-6, 700], or None
+    params : VariationRatio or None
+
+    Returns
+    -------
+    VariationRatio
+        ``params``, or ``VariationRatio.from_ldp(eps0)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If both or neither are given, or the given one is invalid.
+
+    Examples
+    --------
+    >>> resolve_params(2.0, None) == VariationRatio.from_ldp(2.0)
+    True
+    """
     if (eps0 is None) == (params is None):
         raise PrivacyParameterError("give exactly one of eps0 (generic eps0-LDP) or params (VariationRatio)")
     if params is not None:
@@ -79,7 +155,28 @@ def resolve_params(eps0: float | None, params: VariationRatio | None) -> Variati
 
 
 def check_n(n: int, name: str = "n") -> int:
-    """A count of reports in [1, 2^53] (exact in float64)."""
+    """A count of reports in [1, 2^53] (exact in float64).
+
+    Parameters
+    ----------
+    n : int, in [1, 2^53]
+    name : str
+        The user's parameter name, for the error message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``n`` is not an integer in range.
+
+    Examples
+    --------
+    >>> check_n(10)
+    10
+    """
     n = check_positive_int(n, name)
     if n > N_MAX:
         raise PrivacyParameterError(f"{name} must be at most 2^53 = {N_MAX} (exact in float64), got {name}={n}")
@@ -87,7 +184,32 @@ def check_n(n: int, name: str = "n") -> int:
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
-    """A delta in [1e-300, 1): below 1e-300 neglected masses can no longer be charged in float64."""
+    """A delta in [1e-300, 1): below 1e-300 neglected masses can no longer be charged in float64.
+
+    Parameters
+    ----------
+    delta : float, in [1e-300, 1)
+    name : str
+        The user's parameter name, for the error message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``delta`` is out of range.
+
+    Examples
+    --------
+    >>> check_delta(1e-6)
+    1e-06
+    >>> check_delta(1e-320)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: delta must be at least 1e-300 (and below 1), got delta=1e-320
+    """
     delta = check_probability(delta, name)
     if delta < DELTA_MIN:
         raise PrivacyParameterError(f"{name} must be at least {DELTA_MIN:g} (and below 1), got {name}={delta!r}")
@@ -95,6 +217,13 @@ def check_delta(delta: float, name: str = "delta") -> float:
 
 
 def check_n_delta(n: int, delta: float) -> tuple[int, float]:
+    """:func:`check_n` and :func:`check_delta` together.
+
+    Examples
+    --------
+    >>> check_n_delta(100, 0.01)
+    (100, 0.01)
+    """
     return check_n(n), check_delta(delta)
 
 
@@ -123,8 +252,46 @@ def shuffle_epsilon(
     """Upper bound on the central epsilon after shuffling ``n`` reports (at ``delta``).
 
     A thin wrapper: prices ``ShuffleEvent(params, n)`` with the accountant of ``method``
-    (:func:`~shuffledp.accounting.accountants.accountant_for`); ``math.inf`` where the
-    method certifies nothing (its accountant raises OutsideRegimeError, saying why).
+    (:func:`~shuffledp.accounting.accountants.accountant_for`).  For "variation-ratio",
+    the smallest eps on the grid exp(k log(1 + 1e-7)) with D_{e^eps}(P || Q) <= delta for
+    the dominating pair of Theorem 1.
+
+    Parameters
+    ----------
+    n : int, in [1, 2^53]
+        Reports shuffled together, the victim's included.
+    delta : float, in [1e-300, 1)
+    eps0 : float, in [1e-6, 700], optional
+        Local epsilon of a generic eps0-LDP randomizer (give this or ``params``).
+    params : VariationRatio, optional
+        Parameters of the victim's randomizer (give this or ``eps0``).
+    method : str
+        A registered upper bound (:func:`available_methods` ("upper")).
+
+    Returns
+    -------
+    float
+        The shuffled epsilon; ``math.inf`` where the method certifies nothing (outside
+        its regime).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an out-of-range argument, both or neither of eps0 / params, or an unknown method.
+    UnsupportedEventError
+        If the method does not apply to ``params`` (e.g. a generic-only method).
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1; pic-usenix25.txt §5.2 Eq. (1)
+    ("pic-eq1").
+
+    Examples
+    --------
+    >>> round(shuffle_epsilon(10_000, 1e-6, eps0=2.0), 4)
+    0.1144
+    >>> round(shuffle_epsilon(10_000, 1e-6, eps0=2.0, method="pic-eq1"), 4)
+    0.3982
     """
     from shuffledp.accounting.accountants import accountant_for
     from shuffledp.accounting.events import ShuffleEvent
@@ -145,7 +312,36 @@ def shuffle_epsilon_lower(
     params: VariationRatio | None = None,
     method: str = "variation-ratio-lower",
 ) -> float:
-    """Lower bound: no valid analysis of these parameters can certify a smaller epsilon."""
+    """Lower bound: no valid analysis of these parameters can certify a smaller epsilon.
+
+    Parameters
+    ----------
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    eps0 : float, in [1e-6, 700], optional
+    params : VariationRatio, optional
+        Exactly one of ``eps0`` / ``params``.
+    method : str
+        A registered lower bound (:func:`available_methods` ("lower")).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an out-of-range argument or an unknown method.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1.3 Proposition 1.
+
+    Examples
+    --------
+    >>> shuffle_epsilon_lower(10_000, 1e-6, eps0=2.0) <= shuffle_epsilon(10_000, 1e-6, eps0=2.0)
+    True
+    """
     n, delta = check_n_delta(n, delta)
     vr = resolve_params(eps0, params)
     return _method(method, "lower").func(vr, n, delta)

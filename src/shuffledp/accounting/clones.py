@@ -35,7 +35,39 @@ DEFAULT_RTOL = 1e-7
 
 
 def clone_divergence(eps0: float, n: int, eps: float, *, stronger: bool = False, tail_mass: float = 1e-18) -> float:
-    """Certified upper bound on D_{e^eps}(P || Q) of the (stronger) clone pair."""
+    """Certified upper bound on D_{e^eps}(P || Q) of the (stronger) clone pair.
+
+    P = (A + D, C - A + 1 - D), Q = (A + 1 - D, C - A + D), C ~ Binom(n - 1, r),
+    r = e^-eps0 (clones) or 2/(e^eps0 + 1) (stronger), D ~ Bernoulli(e^eps0/(e^eps0 + 1)).
+
+    Parameters
+    ----------
+    eps0 : float, in [1e-6, 700]
+    n : int, in [1, 2^53]
+    eps : float, >= 0
+    stronger : bool
+    tail_mass : float, in (0, 1)
+        Mass of the clone count that may be skipped (and is added).
+
+    Returns
+    -------
+    float, in [0, 1]
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar FOCS 2021 / SODA 2023 (not in /work/shared/papers);
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1 at p = q = e^eps0 (stronger clones).
+
+    Examples
+    --------
+    >>> clone_divergence(2.0, 10_000, 0.2) < 1e-8 < clone_divergence(2.0, 10_000, 0.1)
+    True
+    """
     pair = DominatingPair.clones(check_eps0(eps0), n, stronger=stronger)
     eps = check_nonnegative(eps, "eps")
     return PairDivergence(pair, check_probability(tail_mass, "tail_mass")).upper(eps)
@@ -48,12 +80,71 @@ def _epsilon(eps0: float, n: int, delta: float, rtol: float, stronger: bool) -> 
 
 
 def clone_epsilon(eps0: float, n: int, delta: float, *, rtol: float = DEFAULT_RTOL) -> float:
-    """FMT (FOCS 2021) numerical clone bound: clones with probability e^-eps0."""
+    """FMT (FOCS 2021) numerical clone bound: clones with probability e^-eps0.
+
+    Smallest grid eps exp(k log(1 + rtol)) whose :func:`clone_divergence` is <= delta.
+
+    Parameters
+    ----------
+    eps0 : float, in [1e-6, 700]
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    rtol : float, in [1e-12, 1e-2]
+
+    Returns
+    -------
+    float, at most eps0
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, "Hiding among the clones", FOCS 2021 (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> round(clone_epsilon(2.0, 10_000, 1e-6), 4)
+    0.155
+    """
     return _epsilon(eps0, n, delta, rtol, stronger=False)
 
 
 def stronger_clone_epsilon(eps0: float, n: int, delta: float, *, rtol: float = DEFAULT_RTOL) -> float:
-    """FMT (SODA 2023) stronger-clone bound: clones with probability 2/(e^eps0 + 1)."""
+    """FMT (SODA 2023) stronger-clone bound: clones with probability 2/(e^eps0 + 1).
+
+    Equal to the variation-ratio bound at the generic eps0-LDP parameters (module docstring).
+
+    Parameters
+    ----------
+    eps0 : float, in [1e-6, 700]
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    rtol : float, in [1e-12, 1e-2]
+
+    Returns
+    -------
+    float, at most eps0
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, SODA 2023 (not in /work/shared/papers); its closed form is
+    pic-usenix25.txt §5.2 Eq. (1).
+
+    Examples
+    --------
+    >>> round(stronger_clone_epsilon(2.0, 10_000, 1e-6), 4)
+    0.1144
+    >>> stronger_clone_epsilon(2.0, 10_000, 1e-6) <= clone_epsilon(2.0, 10_000, 1e-6)
+    True
+    """
     return _epsilon(eps0, n, delta, rtol, stronger=True)
 
 

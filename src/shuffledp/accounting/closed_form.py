@@ -42,6 +42,36 @@ def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Regime: eps0 < 1/2, n >= 1000 and delta < 1/100; ``math.inf`` otherwise.
     (eps0 = 1/2 exactly is excluded: the theorem's hypothesis is strict.)
+
+    Parameters
+    ----------
+    eps0 : float, in [2^-52, 700]
+        Local epsilon of the generic eps0-LDP randomizer.
+    n : int, >= 1
+        Number of shuffled reports.
+    delta : float, in (0, 1)
+
+    Returns
+    -------
+    float
+        The shuffled epsilon, or ``math.inf`` outside the regime.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, SODA 2019, Theorem 7
+    (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> round(erlingsson_epsilon(0.25, 10_000, 1e-6), 4)
+    0.1115
+    >>> erlingsson_epsilon(0.6, 10_000, 1e-6)
+    inf
     """
     eps0, n, delta = _check(eps0, n, delta)
     if not (eps0 < 0.5 and n >= 1000 and delta < 0.01):
@@ -50,10 +80,37 @@ def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
 
 
 def fmt_epsilon(eps0: float, n: int, delta: float) -> float:
-    """Feldman–McMillan–Talwar (FOCS 2021), Theorem 3.1 (the clone reduction's closed form).
+    """Feldman-McMillan-Talwar (FOCS 2021), Theorem 3.1 (the clone reduction's closed form).
 
     eps = log(1 + (e^eps0 - 1)/(e^eps0 + 1) * (8 sqrt(e^eps0 log(4/delta) / n) + 8 e^eps0 / n)).
     Regime: eps0 <= log(n / (16 log(2/delta))); ``math.inf`` otherwise.
+
+    Parameters
+    ----------
+    eps0 : float, in [2^-52, 700]
+        Local epsilon of the generic eps0-LDP randomizer.
+    n : int, >= 1
+        Number of shuffled reports.
+    delta : float, in (0, 1)
+
+    Returns
+    -------
+    float
+        The shuffled epsilon, or ``math.inf`` outside the regime.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, FOCS 2021, Theorem 3.1 (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> round(fmt_epsilon(1.0, 10_000, 1e-6), 4)
+    0.214
     """
     eps0, n, delta = _check(eps0, n, delta)
     if eps0 > math.log(n / (16.0 * math.log(2.0 / delta))):
@@ -68,6 +125,35 @@ def pic_eq1_epsilon(eps0: float, n: int, delta: float) -> float:
     eps = log(1 + (e^eps0 - 1)/(e^eps0 + 1) * (sqrt(32 (e^eps0 + 1) log(4/delta) / n) + 4 (e^eps0 + 1) / n)),
     with ``n`` the number n' of uncorrupted users of the victim's group.
     Regime: n >= 8 (e^eps0 + 1) log(2/delta); ``math.inf`` otherwise.
+
+    Parameters
+    ----------
+    eps0 : float, in [2^-52, 700]
+        Local epsilon of the generic eps0-LDP randomizer.
+    n : int, >= 1
+        Number of shuffled reports.
+    delta : float, in (0, 1)
+
+    Returns
+    -------
+    float
+        The shuffled epsilon eps_c, or ``math.inf`` outside the regime.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    pic-usenix25.txt §5.2 Theorem 5.2, Eq. (1).
+
+    Examples
+    --------
+    >>> round(pic_eq1_epsilon(2.0, 10_000, 1e-6), 4)
+    0.3982
+    >>> pic_eq1_epsilon(2.0, 100, 1e-6)
+    inf
     """
     eps0, n, delta = _check(eps0, n, delta)
     e1 = math.exp(eps0) + 1.0
@@ -91,6 +177,33 @@ def variation_ratio_closed_form(params: VariationRatio, n: int, delta: float) ->
     max(q0, q1); for r >= 1/3 the weight c is 0 (the formula's c would be <= 0 for
     1/3 <= r < 1/2 and is meaningless for r >= 1/2), which maximises the
     coefficient.  p = infinity uses the limits beta p/(p - 1) -> beta, (p + 1)/(p - 1) -> 1.
+
+    Parameters
+    ----------
+    params : VariationRatio
+    n : int, >= 1
+    delta : float, in (0, 1)
+
+    Returns
+    -------
+    float
+        The shuffled epsilon (0 when beta = 0), or ``math.inf`` outside the regime.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``params`` is not a VariationRatio or ``n`` / ``delta`` is out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Eq. (1) (the order); Wang et al., VLDB 2024,
+    §4.1 (the constants; not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> round(variation_ratio_closed_form(VariationRatio.from_ldp(2.0), 10_000, 1e-6), 4)
+    0.2966
     """
     if not isinstance(params, VariationRatio):
         raise PrivacyParameterError(f"params must be a VariationRatio, got {type(params).__name__}")
@@ -152,7 +265,33 @@ def _log_mgf_binomial(k: np.ndarray, n: int, gamma: float) -> np.ndarray:
 def blanket_hoeffding_delta(eps: np.ndarray | float, eps0: float, n: int) -> np.ndarray:
     """Blanket delta(eps) with Hoeffding's inequality, generic eps0-LDP randomizer (vectorised in eps).
 
+    delta = b^2/(4 a gamma n) E[e^(-2 M a^2 / b^2)], M ~ Bin(n, gamma), gamma = e^-eps0,
+    a = e^eps - 1, b = (e^eps + 1)(e^eps0 - e^-eps0) (derivation above this function).
     Valid for 0 < eps < eps0; returns 1 elsewhere (the bound says nothing there).
+
+    Parameters
+    ----------
+    eps : float or ndarray
+        Central epsilons.
+    eps0 : float, in [2^-52, 700]
+    n : int, >= 1
+
+    Returns
+    -------
+    ndarray
+        delta(eps), in (0, 1], the shape of ``eps``.
+
+    References
+    ----------
+    Balle, Bell, Gascon, Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019
+    (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = blanket_hoeffding_delta(np.array([0.5, 1.0, 3.0]), 2.0, 10_000)
+    >>> bool(d[0] > d[1]), float(d[2])
+    (True, 1.0)
     """
     eps = np.asarray(eps, dtype=np.float64)
     gamma = math.exp(-eps0)
@@ -167,8 +306,32 @@ def blanket_hoeffding_delta(eps: np.ndarray | float, eps0: float, n: int) -> np.
 def blanket_bennett_delta(eps: np.ndarray | float, eps0: float, n: int) -> np.ndarray:
     """Blanket delta(eps) with Bennett's inequality, generic eps0-LDP randomizer (vectorised in eps).
 
-    Valid for 0 < eps < eps0; returns 1 elsewhere.  M = 0 contributes nothing
-    ((S_0)_+ = 0), so E[e^(-kM); M >= 1] = E[e^(-kM)] - (1 - gamma)^n.
+    delta = b+ / (gamma n log(1 + a b+/v)) E[e^(-M v/b+^2 phi(a b+/v)); M >= 1], with
+    b+ = e^eps0 - e^(eps - eps0), v = e^eps0 (e^2eps + 1) - 2 e^(eps - 3 eps0),
+    phi(u) = (1 + u) log(1 + u) - u.  Valid for 0 < eps < eps0; returns 1 elsewhere.
+    M = 0 contributes nothing ((S_0)_+ = 0), so E[e^(-kM); M >= 1] = E[e^(-kM)] - (1 - gamma)^n.
+
+    Parameters
+    ----------
+    eps : float or ndarray
+    eps0 : float, in [2^-52, 700]
+    n : int, >= 1
+
+    Returns
+    -------
+    ndarray
+        delta(eps), in (0, 1], the shape of ``eps``.
+
+    References
+    ----------
+    Balle, Bell, Gascon, Nissim, CRYPTO 2019 (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = blanket_bennett_delta(np.array([0.5, 1.0]), 2.0, 10_000)
+    >>> bool(d[0] < blanket_hoeffding_delta(0.5, 2.0, 10_000)), bool(d[1] < 1e-14)
+    (True, True)
     """
     eps = np.asarray(eps, dtype=np.float64)
     gamma = math.exp(-eps0)
@@ -218,8 +381,35 @@ def _smallest_certified_eps(delta_of, eps0: float, delta: float) -> float:
 def blanket_hoeffding_epsilon(eps0: float, n: int, delta: float) -> float:
     """Privacy blanket with Hoeffding's inequality (Balle et al. 2019), generic eps0-LDP.
 
-    The smallest eps < eps0 whose blanket delta is <= ``delta`` (rounded up);
-    ``math.inf`` when no eps < eps0 is certified (no amplification from this bound).
+    The smallest eps < eps0 (to relative 1e-9, rounded up) with
+    :func:`blanket_hoeffding_delta` (eps) <= ``delta``; ``math.inf`` when no eps < eps0
+    is certified (no amplification from this bound).
+
+    Parameters
+    ----------
+    eps0 : float, in [2^-52, 700]
+        Local epsilon of the generic eps0-LDP randomizer.
+    n : int, >= 1
+        Number of shuffled reports.
+    delta : float, in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Balle, Bell, Gascon, Nissim, CRYPTO 2019 (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> round(blanket_hoeffding_epsilon(2.0, 10_000, 1e-6), 4)
+    1.0171
     """
     eps0, n, delta = _check(eps0, n, delta)
     return _smallest_certified_eps(lambda e: blanket_hoeffding_delta(e, eps0, n), eps0, delta)
@@ -228,8 +418,37 @@ def blanket_hoeffding_epsilon(eps0: float, n: int, delta: float) -> float:
 def blanket_bennett_epsilon(eps0: float, n: int, delta: float) -> float:
     """Privacy blanket with Bennett's inequality (Balle et al. 2019), generic eps0-LDP.
 
-    The smallest eps < eps0 whose blanket delta is <= ``delta`` (rounded up);
-    ``math.inf`` when no eps < eps0 is certified.
+    The smallest eps < eps0 (to relative 1e-9, rounded up) with
+    :func:`blanket_bennett_delta` (eps) <= ``delta``; ``math.inf`` when no eps < eps0
+    is certified.
+
+    Parameters
+    ----------
+    eps0 : float, in [2^-52, 700]
+        Local epsilon of the generic eps0-LDP randomizer.
+    n : int, >= 1
+        Number of shuffled reports.
+    delta : float, in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Balle, Bell, Gascon, Nissim, CRYPTO 2019 (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> round(blanket_bennett_epsilon(2.0, 10_000, 1e-6), 4)
+    0.5175
+    >>> blanket_bennett_epsilon(2.0, 10, 1e-6)
+    inf
     """
     eps0, n, delta = _check(eps0, n, delta)
     return _smallest_certified_eps(lambda e: blanket_bennett_delta(e, eps0, n), eps0, delta)

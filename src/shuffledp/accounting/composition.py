@@ -84,7 +84,35 @@ def _check_eps_delta(epsilon: float, delta: float) -> tuple[float, float]:
 
 
 def group_composition(epsilon: float, delta: float, size: int) -> tuple[float, float]:
-    """Lemma 1 (segmented paper): (eps, delta)-DP gives (s eps, s e^(s eps) delta) for s = ``size`` differing entries."""
+    """Lemma 1 (segmented paper): (eps, delta)-DP gives (s eps, s e^(s eps) delta) for s = ``size`` differing entries.
+
+    Parameters
+    ----------
+    epsilon : float, >= 0
+    delta : float, in [0, 1)
+    size : int, >= 1
+        Number s of entries in which the datasets differ.
+
+    Returns
+    -------
+    (float, float)
+        (s eps, min(1, s e^(s eps) delta)).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.1 Lemma 1.
+
+    Examples
+    --------
+    >>> eps, delta = group_composition(0.1, 1e-6, 3)
+    >>> round(eps, 6), round(delta * 1e6, 4)
+    (0.3, 4.0496)
+    """
     eps, delta = _check_eps_delta(epsilon, delta)
     size = check_positive_int(size, "size")
     with np.errstate(over="ignore"):
@@ -93,7 +121,35 @@ def group_composition(epsilon: float, delta: float, size: int) -> tuple[float, f
 
 
 def basic_composition(epsilon: float, delta: float, rounds: int) -> tuple[float, float]:
-    """Composition of ``rounds`` (eps, delta)-DP mechanisms: (rounds * eps, rounds * delta)."""
+    """Composition of ``rounds`` (eps, delta)-DP mechanisms: (rounds * eps, rounds * delta).
+
+    Parameters
+    ----------
+    epsilon : float, >= 0
+    delta : float, in [0, 1)
+    rounds : int, >= 1
+
+    Returns
+    -------
+    (float, float)
+        (k eps, min(1, k delta)).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Dwork and Roth, The Algorithmic Foundations of DP, Theorem 3.16 (not in
+    /work/shared/papers); pic-usenix25.txt §8 (sequential composition of executions).
+
+    Examples
+    --------
+    >>> eps, delta = basic_composition(0.1, 1e-6, 10)
+    >>> round(eps, 6), round(delta, 12)
+    (1.0, 1e-05)
+    """
     eps, delta = _check_eps_delta(epsilon, delta)
     k = check_positive_int(rounds, "rounds")
     return k * eps, min(1.0, k * delta)
@@ -105,6 +161,33 @@ def advanced_composition(epsilon: float, delta: float, rounds: int, delta_slack:
     Returns (sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1), k delta + delta') for k =
     ``rounds`` and the slack delta' = ``delta_slack`` in (0, 1), capped by basic composition's
     k eps (valid at k delta <= k delta + delta').
+
+    Parameters
+    ----------
+    epsilon : float, >= 0
+    delta : float, in [0, 1)
+    rounds : int, >= 1
+    delta_slack : float, in (0, 1)
+
+    Returns
+    -------
+    (float, float)
+        The composed (epsilon, delta); delta capped at 1.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    Dwork, Rothblum, Vadhan, FOCS 2010; Dwork and Roth, Theorem 3.20 (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> eps, delta = advanced_composition(0.01, 1e-7, 1000, 1e-6)
+    >>> round(eps, 4), round(delta, 10)
+    (1.7628, 0.000101)
     """
     eps, delta = _check_eps_delta(epsilon, delta)
     k = check_positive_int(rounds, "rounds")
@@ -121,8 +204,36 @@ def advanced_composition(epsilon: float, delta: float, rounds: int, delta_slack:
 class PrivacyLossDistribution:
     """A discretised privacy-loss distribution under P: mass ``pmf[i]`` at loss (offset + i) * step.
 
-    ``inf_mass`` is the mass at loss +infinity; ``roundoff`` an absolute error allowance
-    on the total of the finite masses (from FFT round-off), charged to delta.
+    The privacy loss is L = log(P(z)/Q(z)) for z ~ P; the hockey-stick divergence is
+    D_{e^eps}(P || Q) = E_P[(1 - e^(eps - L))_+] + P[L = inf], and composing mechanisms
+    adds their losses (convolves their PLDs).
+
+    Parameters
+    ----------
+    step : float, > 0
+        Spacing of the loss grid.
+    offset : int
+        Grid index of ``pmf[0]``.
+    pmf : ndarray of float, >= 0
+        Masses of the finite losses.
+    inf_mass : float, in [0, 1]
+        Mass at loss +infinity.
+    roundoff : float, >= 0
+        Absolute error allowance on the total of the finite masses (FFT round-off),
+        charged to delta.
+
+    References
+    ----------
+    Meiser and Mohammadi, CCS 2018; Koskela et al. 2021 (not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pld = PrivacyLossDistribution(step=0.5, offset=-1, pmf=np.array([0.25, 0.25, 0.5]), inf_mass=0.0)
+    >>> pld.losses
+    array([-0.5,  0. ,  0.5])
+    >>> round(pld.delta(0.0), 4)
+    0.1967
     """
 
     step: float
@@ -133,10 +244,45 @@ class PrivacyLossDistribution:
 
     @property
     def losses(self) -> np.ndarray:
+        """The loss of each ``pmf`` cell, (offset + i) * step.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> PrivacyLossDistribution(step=0.25, offset=2, pmf=np.array([0.5, 0.5]), inf_mass=0.0).losses
+        array([0.5 , 0.75])
+        """
         return (self.offset + np.arange(self.pmf.size)) * self.step
 
     def compose(self, k: int) -> "PrivacyLossDistribution":
-        """The PLD of the k-fold product pair (k-fold convolution by FFT)."""
+        """The PLD of the k-fold product pair (k-fold convolution by FFT).
+
+        The finite masses are clipped at 0; the FFT's round-off is bounded by
+        ``_fft_roundoff`` and added to ``roundoff``; the mass at +infinity becomes
+        1 - (1 - inf_mass)^k.
+
+        Parameters
+        ----------
+        k : int, >= 1
+
+        Returns
+        -------
+        PrivacyLossDistribution
+            ``self`` when k = 1.
+
+        Raises
+        ------
+        PrivacyParameterError
+            If ``k`` < 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> pld = PrivacyLossDistribution(step=0.5, offset=-1, pmf=np.array([0.25, 0.25, 0.5]), inf_mass=0.0)
+        >>> twice = pld.compose(2)
+        >>> twice.offset, np.round(twice.pmf, 6)
+        (-2, array([0.0625, 0.125 , 0.3125, 0.25  , 0.25  ]))
+        """
         k = check_positive_int(k, "k")
         if k == 1:
             return self
@@ -161,6 +307,29 @@ class PrivacyLossDistribution:
         Round-off: the product of the spectra is charged, per frequency, the sum over
         factors of (count * c u log2 N) times the product of the other moduli, plus the
         powers' and the inverse transform's own errors (:func:`_fft_roundoff` for one factor).
+
+        Parameters
+        ----------
+        parts : list of (PrivacyLossDistribution, int)
+            PLDs sharing one ``step``, with their counts (>= 1).
+
+        Returns
+        -------
+        PrivacyLossDistribution
+
+        Raises
+        ------
+        PrivacyParameterError
+            If the PLDs do not share one loss step.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> a = PrivacyLossDistribution(step=0.5, offset=-1, pmf=np.array([0.25, 0.25, 0.5]), inf_mass=0.0)
+        >>> b = PrivacyLossDistribution(step=0.5, offset=0, pmf=np.array([0.5, 0.5]), inf_mass=0.0)
+        >>> ab = PrivacyLossDistribution.compose_all([(a, 1), (b, 1)])
+        >>> ab.offset, np.round(ab.pmf, 6)
+        (-1, array([0.125, 0.25 , 0.375, 0.25 ]))
         """
         step = parts[0][0].step
         if any(pld.step != step for pld, _ in parts):
@@ -193,7 +362,23 @@ class PrivacyLossDistribution:
         )
 
     def delta(self, epsilon: float) -> float:
-        """Upper bound on D_{e^eps}(P || Q) = E_P[(1 - e^(eps - L))_+] + P[L = inf]."""
+        """Upper bound on D_{e^eps}(P || Q) = E_P[(1 - e^(eps - L))_+] + P[L = inf], plus ``roundoff``.
+
+        Parameters
+        ----------
+        epsilon : float
+
+        Returns
+        -------
+        float, in [0, 1]
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> pld = PrivacyLossDistribution(step=0.5, offset=-1, pmf=np.array([0.25, 0.25, 0.5]), inf_mass=0.01)
+        >>> round(pld.delta(0.0), 4), round(pld.delta(0.5), 4)
+        (0.2067, 0.01)
+        """
         eps = float(epsilon)
         losses = self.losses
         above = losses > eps
@@ -201,7 +386,33 @@ class PrivacyLossDistribution:
         return min(1.0, finite + self.inf_mass + self.roundoff)
 
     def epsilon(self, delta: float) -> float:
-        """Smallest eps >= 0 with :meth:`delta` (eps) <= ``delta`` (rounded up); inf if none."""
+        """Smallest eps >= 0 with :meth:`delta` (eps) <= ``delta`` (rounded up); inf if none.
+
+        Solved exactly on the piecewise form delta(eps) = S1 - e^eps S2 between consecutive
+        losses (S1, S2 suffix sums of w_i and w_i e^(-l_i)).
+
+        Parameters
+        ----------
+        delta : float, in (0, 1)
+
+        Returns
+        -------
+        float
+            ``math.inf`` when ``inf_mass + roundoff`` >= delta.
+
+        Raises
+        ------
+        PrivacyParameterError
+            If ``delta`` is not in (0, 1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> pld = PrivacyLossDistribution(step=0.5, offset=-1, pmf=np.array([0.25, 0.25, 0.5]), inf_mass=0.0)
+        >>> eps = pld.epsilon(0.1)
+        >>> round(float(eps), 4), pld.delta(eps) <= 0.1
+        (0.2769, True)
+        """
         delta = check_probability(delta, "delta")
         budget = delta - self.inf_mass - self.roundoff
         if budget <= 0.0:
@@ -245,13 +456,43 @@ def shuffle_pld(
     ``step`` is the loss grid; ``None`` picks 1/1000 of the standard deviation of the
     loss (clipped to [1e-8, 1e-3]), so that the rounding bias (at most one step per
     round) stays a small fraction of any composed epsilon, but never so fine that the
-    loss range needs more than ``max_bins`` bins (memory: a nearly deterministic loss,
-    as at large eps0, has a tiny spread but a range of 2 eps0); an explicit ``step``
-    that would need more raises :class:`PrivacyParameterError`.  Losses above the point
-    where at most ``tail_mass`` of P lies are moved to +infinity and the lowest losses
-    holding at most ``tail_mass`` are raised (both only increase delta).  The pair is
-    symmetric under swapping its coordinates, so D(P||Q) = D(Q||P) and this one PLD
-    covers both directions.
+    loss range needs more than ``max_bins`` bins.  Every loss is rounded up to the grid;
+    losses above the point where at most ``tail_mass`` of P lies are moved to +infinity
+    and the lowest losses holding at most ``tail_mass`` are raised (both only increase
+    delta).  The pair is symmetric under swapping its coordinates, so D(P||Q) = D(Q||P)
+    and this one PLD covers both directions.
+
+    Parameters
+    ----------
+    n : int, >= 1
+    eps0 : float, in [1e-6, 700], optional
+    params : VariationRatio, optional
+        Exactly one of ``eps0`` / ``params``.
+    step : float, in [1e-8, 0.1], or None
+    tail_mass : float, in (0, 1)
+    max_bins : int, >= 1
+    gamma : float, in [0, 1]
+        Blanket-slot probability (segmented Theorem 2).
+
+    Returns
+    -------
+    PrivacyLossDistribution
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, or an explicit ``step`` needing more than ``max_bins`` bins.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1; Meiser and Mohammadi, CCS 2018
+    (pessimistic discretisation; not in /work/shared/papers).
+
+    Examples
+    --------
+    >>> pld = shuffle_pld(1000, eps0=1.0)
+    >>> round(float(pld.epsilon(1e-6)), 3), pld.inf_mass < 1e-14
+    (0.149, True)
     """
     n = check_positive_int(n, "n")
     max_bins = check_positive_int(max_bins, "max_bins")
@@ -305,7 +546,17 @@ def shuffle_pld(
 
 
 class CompositionError(OutsideRegimeError):
-    """A composition method cannot certify any finite epsilon for the asked (n, delta, rounds)."""
+    """A composition method cannot certify any finite epsilon for the asked (n, delta, rounds).
+
+    A subclass of :class:`~shuffledp.errors.OutsideRegimeError` (hence of
+    :class:`~shuffledp.errors.ShuffleDPError`).
+
+    Examples
+    --------
+    >>> from shuffledp.errors import ShuffleDPError
+    >>> issubclass(CompositionError, ShuffleDPError)
+    True
+    """
 
 
 def tight_composition_epsilon(
@@ -322,12 +573,40 @@ def tight_composition_epsilon(
     Above the exact epsilon of the k-fold product of the dominating pair by at most
     about k * step (see :func:`shuffle_pld` for the default step), and never above
     k * log p (each round's privacy loss is at most log p); for one round without an
-    explicit ``step``, the variation-ratio bound of the round itself.  Raises
-    :class:`CompositionError`, saying why, when the PLD certifies nothing: its FFT
-    round-off allowance or the mass it puts at loss +infinity reaches ``delta`` (nearly
-    deterministic losses, e.g. eps0 >= 12 with n = 10^4 and 80 rounds; delta below
-    ~1e-11), or more than 16,777 rounds (memory).  :func:`best_composed_epsilon` then
-    picks another method.
+    explicit ``step``, the variation-ratio bound of the round itself.
+
+    Parameters
+    ----------
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    rounds : int, >= 1
+    eps0 : float, in [1e-6, 700], optional
+    params : VariationRatio, optional
+        Exactly one of ``eps0`` / ``params``.
+    step : float, in [1e-8, 0.1], or None
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    CompositionError
+        When the PLD certifies nothing: its FFT round-off allowance or the mass it puts at
+        loss +infinity reaches ``delta`` (nearly deterministic losses, e.g. eps0 >= 12 with
+        n = 10^4 and 80 rounds; delta below ~1e-11), or more than 16,777 rounds (memory).
+        :func:`best_composed_epsilon` then picks another method.
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1; pic-usenix25.txt §8 (k executions).
+
+    Examples
+    --------
+    >>> round(tight_composition_epsilon(1000, 1e-6, 3, eps0=1.0), 3)
+    0.267
     """
     from shuffledp.accounting.accountants import PLDAccountant
     from shuffledp.accounting.events import ShuffleEvent
@@ -341,8 +620,20 @@ def tight_composition_epsilon(
 class ComposedBound:
     """The best composed epsilon, the method that gave it, and what every method gave.
 
-    ``candidates`` maps each method to its epsilon (``math.inf`` where it certified
-    nothing); ``reasons`` says why for those methods.
+    Parameters
+    ----------
+    epsilon : float
+    method : str
+        One of :data:`COMPOSITION_METHODS`.
+    candidates : dict of str to float
+        Each method's epsilon (``math.inf`` where it certified nothing).
+    reasons : dict of str to str
+        Why, for those methods.
+
+    Examples
+    --------
+    >>> ComposedBound(0.5, "basic", {"basic": 0.5}, {}).method
+    'basic'
     """
 
     epsilon: float
@@ -364,15 +655,49 @@ def composed_shuffle_epsilon(
 ) -> float:
     """Total epsilon of ``rounds`` shuffled rounds at total ``delta`` by ``method``.
 
-    * ``"tight"``: :func:`tight_composition_epsilon` (raises :class:`CompositionError`
-      with the reason when it certifies nothing);
+    * ``"tight"``: :func:`tight_composition_epsilon`;
     * ``"basic"``: k times the per-round bound at delta / k;
     * ``"advanced"``: :func:`advanced_composition` with the split of delta into k per-round
       deltas and the slack delta' chosen by a bounded scalar search (any split is valid),
       capped by basic composition;
     * ``"best"``: the smallest of the three (:func:`best_composed_epsilon` also says which).
+
     Per-round bounds come from :func:`~shuffledp.accounting.bounds.shuffle_epsilon`
     with ``per_round_method``.
+
+    Parameters
+    ----------
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    rounds : int, >= 1
+    eps0 : float, in [1e-6, 700], optional
+    params : VariationRatio, optional
+        Exactly one of ``eps0`` / ``params``.
+    method : {"tight", "advanced", "basic", "best"}
+    per_round_method : str
+        A registered upper bound.
+    step : float, in [1e-8, 0.1], or None
+        Loss grid of the tight method.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    CompositionError
+        When the method certifies nothing (for "best": when none does).
+    PrivacyParameterError
+        For an argument out of range or an unknown method.
+
+    References
+    ----------
+    pic-usenix25.txt §8 (k executions with fresh keys compose sequentially).
+
+    Examples
+    --------
+    >>> round(composed_shuffle_epsilon(10_000, 1e-6, 10, eps0=2.0, method="basic"), 4)
+    1.3098
     """
     from shuffledp.accounting.bounds import shuffle_epsilon
 
@@ -418,8 +743,29 @@ def best_composed_epsilon(
     """The smallest valid composed epsilon among tight, advanced and basic, and which method gave it.
 
     Every method is a valid upper bound, so their minimum is one too; a method that
-    certifies nothing is listed with ``math.inf`` and its reason.  Raises
-    :class:`CompositionError` only when no method certifies a finite epsilon.
+    certifies nothing is listed with ``math.inf`` and its reason.
+
+    Parameters
+    ----------
+    n, delta, rounds, eps0, params, per_round_method, step
+        As in :func:`composed_shuffle_epsilon`.
+
+    Returns
+    -------
+    ComposedBound
+
+    Raises
+    ------
+    CompositionError
+        Only when no method certifies a finite epsilon.
+    PrivacyParameterError
+        For an argument out of range.
+
+    Examples
+    --------
+    >>> best = best_composed_epsilon(1000, 1e-6, 3, eps0=1.0)
+    >>> best.method, round(best.epsilon, 3), best.candidates["basic"] >= best.epsilon
+    ('tight', 0.267, True)
     """
     candidates: dict[str, float] = {}
     reasons: dict[str, str] = {}
@@ -450,11 +796,43 @@ def composed_local_epsilon(
 ) -> float:
     """Largest per-round local eps0 whose composed shuffled rounds stay within (target, delta).
 
-    The inverse of :func:`composed_shuffle_epsilon` (``method`` = "tight", "basic",
-    "advanced" or "best") over ``rounds`` rounds for a randomizer ``family`` (as in
-    :func:`~shuffledp.accounting.inverse.local_epsilon`); the result is verified to
-    compose to at most ``target_epsilon``.  PIC §8: each round uses fresh one-time keys,
-    so rounds compose as independent shuffled mechanisms.
+    The inverse of :func:`composed_shuffle_epsilon` over ``rounds`` rounds for a randomizer
+    ``family`` (as in :func:`~shuffledp.accounting.inverse.local_epsilon`); the result is
+    verified to compose to at most ``target_epsilon``.  PIC §8: each round uses fresh
+    one-time keys, so rounds compose as independent shuffled mechanisms.
+
+    Parameters
+    ----------
+    target_epsilon : float, > 0
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    rounds : int, >= 1
+    family : "generic" or callable
+        Randomizer family eps0 -> LocalRandomizer (or VariationRatio).
+    method : {"tight", "advanced", "basic", "best"}
+    min_epsilon, max_epsilon : float, 0 < min_epsilon < max_epsilon
+        Search bracket for eps0 (within [1e-6, 700]).
+
+    Returns
+    -------
+    float
+        ``max_epsilon`` when even it meets the target.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, an unknown method, or when even ``min_epsilon``
+        misses the target.
+
+    References
+    ----------
+    pic-usenix25.txt §8 ("Multiple executions and reuse keys").
+
+    Examples
+    --------
+    >>> eps0 = composed_local_epsilon(0.5, 1000, 1e-6, 3, method="basic")
+    >>> round(eps0, 3), composed_shuffle_epsilon(1000, 1e-6, 3, eps0=eps0, method="basic") <= 0.5
+    (1.037, True)
     """
     target, n, delta, lo, hi = check_inverse_problem(target_epsilon, n, delta, min_epsilon, max_epsilon)
     k = check_positive_int(rounds, "rounds")

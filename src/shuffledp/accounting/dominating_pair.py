@@ -88,11 +88,32 @@ _UNDERFLOW = 1e-323
 class DominatingPair:
     """The pair (P, Q) of the module docstring.
 
-    ``w_same``/``w_other``/``w_none``: the victim's message on its own symbol / the other
-    input's symbol / on neither; ``w_diff`` = w_same - w_other, given exactly (beta for the
-    variation ratio, tanh(eps0/2) for clones); ``log_p``: sup log(P/Q) (math.inf for
-    p = infinity); ``rho``: probability that one of the ``trials`` blanket slots lands on
-    either symbol.
+    P = (A + D1, C - A + D2), Q = (A + D2, C - A + D1), C ~ Binom(trials, rho),
+    A | C ~ Binom(C, 1/2), (D1, D2) = (1, 0), (0, 1), (0, 0) w.p. w_same, w_other, w_none.
+
+    Parameters
+    ----------
+    w_same, w_other, w_none : float, in [0, 1], summing to 1
+        The victim's message on its own symbol / the other input's symbol / on neither.
+    w_diff : float, in [0, 1]
+        w_same - w_other, given exactly (beta for the variation ratio, tanh(eps0/2) for clones).
+    log_p : float, > 0
+        sup log(P/Q) (math.inf for p = infinity).
+    rho : float, in [0, 1]
+        Probability that one of the ``trials`` blanket slots lands on either symbol.
+    trials : int, >= 0
+        Blanket slots t = n - 1.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1, §5.1.1 Theorem 2, §5.1.2 Lemma 3.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> pair = DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000)
+    >>> round(pair.w_same, 4), round(pair.w_other, 4), round(pair.rho, 4), pair.trials
+    (0.8808, 0.1192, 0.2384, 9999)
     """
 
     w_same: float
@@ -105,15 +126,51 @@ class DominatingPair:
 
     @property
     def eps_cap(self) -> float:
-        """log p rounded up: P <= p Q pointwise, so log p is always a valid epsilon."""
+        """log p rounded up: P <= p Q pointwise, so log p is always a valid epsilon.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> pair = DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000)
+        >>> pair.eps_cap > 2.0
+        True
+        """
         return math.inf if math.isinf(self.log_p) else math.nextafter(self.log_p, math.inf)
 
     @classmethod
     def from_params(cls, params: VariationRatio, n: int, gamma: float = 1.0, *, attainable: bool = False) -> "DominatingPair":
         """Theorem 1 (gamma = 1) / Theorem 2 pair for ``n`` participants.
 
+        w_same = beta p/(p - 1), w_other = beta/(p - 1), rho = gamma 2 beta p/((p - 1) q)
+        (p = infinity: w_same = beta, w_other = 0, rho = gamma 2 beta / q).
         ``attainable=True`` caps beta at q - 1 so that actual randomizers realise the
         pair (the lower-bound construction of :mod:`shuffledp.accounting.variation_ratio`).
+
+        Parameters
+        ----------
+        params : VariationRatio
+        n : int, in [1, 2^53]
+        gamma : float, in [0, 1]
+        attainable : bool
+
+        Returns
+        -------
+        DominatingPair
+
+        Raises
+        ------
+        PrivacyParameterError
+            For an argument out of range, or (p, beta, q) with 2 beta p/((p - 1) q) > 1.
+
+        References
+        ----------
+        segmented-multimessage-shuffle.txt §3.3 Theorem 1, §5.1.1 Theorem 2, §5.1.2 Lemma 3.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> round(DominatingPair.from_params(VariationRatio.from_pq(3.0, 0.4, 3.0), 100, gamma=0.5).rho, 12)
+        0.2
         """
         if not isinstance(params, VariationRatio):
             raise PrivacyParameterError(f"params must be a VariationRatio, got {type(params).__name__}")
@@ -138,7 +195,38 @@ class DominatingPair:
 
     @classmethod
     def clones(cls, eps0: float, n: int, *, stronger: bool) -> "DominatingPair":
-        """Clone pair of generic eps0-LDP randomizers: clone probability e^-eps0, or 2/(e^eps0 + 1)."""
+        """Clone pair of generic eps0-LDP randomizers: clone probability e^-eps0, or 2/(e^eps0 + 1).
+
+        w_same = e^eps0/(e^eps0 + 1), w_other = 1 - w_same, w_none = 0.
+
+        Parameters
+        ----------
+        eps0 : float, in [1e-6, 700]
+        n : int, in [1, 2^53]
+        stronger : bool
+            Stronger clones (SODA 2023) or clones (FOCS 2021).
+
+        Returns
+        -------
+        DominatingPair
+
+        Raises
+        ------
+        PrivacyParameterError
+            If ``n`` is out of range.
+
+        References
+        ----------
+        Feldman, McMillan, Talwar FOCS 2021 / SODA 2023 (not in /work/shared/papers).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> pair = DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000)
+        >>> strong = DominatingPair.clones(2.0, 10_000, stronger=True)
+        >>> abs(strong.rho - pair.rho) < 1e-15, strong.w_none
+        (True, 0.0)
+        """
         n = check_n(n)
         w_other = 1.0 / (1.0 + math.exp(eps0))
         rho = 2.0 * w_other if stronger else math.exp(-eps0)
@@ -151,7 +239,27 @@ def count_window(t: int, rho: float, tail: float) -> tuple[int, int, float]:
     Both ends start from quantiles (the upper one through the mirrored count
     t - C ~ Binom(t, 1 - rho): ``binom.isf`` loses tails below ~1e-16), or from
     Bernstein's inequality where Boost's quantile search fails (t near 2^53); they are
-    then widened until the exact (Boost) tails are below ``tail``.
+    then widened until the exact (Boost) tails are below ``tail``.  For t <= 1000 the
+    whole range [0, t] is returned.
+
+    Parameters
+    ----------
+    t : int, >= 0
+    rho : float, in [0, 1]
+    tail : float, in (0, 1)
+
+    Returns
+    -------
+    (int, int, float)
+        lo, hi and the certified outside mass (with rounding slack).
+
+    Examples
+    --------
+    >>> lo, hi, mass = count_window(9_999, 0.25, 1e-12)
+    >>> lo < 2_500 < hi, mass < 3e-12
+    (True, True)
+    >>> count_window(500, 0.25, 1e-12)
+    (0, 500, 0.0)
     """
     if t <= _FULL_RANGE or rho <= 0.0 or rho >= 1.0:
         return 0, t, 0.0
@@ -236,7 +344,25 @@ def _mixture(pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool
 
 
 class PairDivergence:
-    """Certified lower and upper bounds on D_{e^eps}(P || Q) of one pair, reusing its blocks."""
+    """Certified lower and upper bounds on D_{e^eps}(P || Q) of one pair, reusing its blocks.
+
+    D_{e^eps}(P || Q) = sum_s P(s) K(alpha_s, s - 1, eps) over the totals s in the window
+    of C (module docstring); blocks of totals bound K from both sides.
+
+    Parameters
+    ----------
+    pair : DominatingPair
+    tail : float, in (0, 1)
+        Mass of the blanket count that may be left outside the window (added to the upper bound).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> pair = DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000)
+    >>> lo, hi = PairDivergence(pair, 1e-12)(0.1)
+    >>> round(hi * 1e6, 3), lo <= hi
+    (6.021, True)
+    """
 
     def __init__(self, pair: DominatingPair, tail: float) -> None:
         self.pair = pair
@@ -284,7 +410,24 @@ class PairDivergence:
         return np.maximum(best, 0.0), magnitude
 
     def upper(self, eps: float) -> float:
-        """Certified upper bound on the divergence at ``eps``."""
+        """Certified upper bound on the divergence at ``eps``.
+
+        Parameters
+        ----------
+        eps : float, >= 0
+
+        Returns
+        -------
+        float, in [0, 1]
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> pair = DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000)
+        >>> div = PairDivergence(pair, 1e-12)
+        >>> round(div.upper(0.0), 4), div.upper(0.05) < div.upper(0.0)
+        (0.0124, True)
+        """
         mix = self._upper
         value, magnitude = self._terms(mix, eps, up=True)
         total = float(np.sum((mix.weight + mix.weight_err) * value))
@@ -292,7 +435,24 @@ class PairDivergence:
         return min(1.0, (total + slack) * (1.0 + 1e-15) + self.tail)
 
     def lower(self, eps: float) -> float:
-        """Certified lower bound on the divergence at ``eps``."""
+        """Certified lower bound on the divergence at ``eps``.
+
+        Parameters
+        ----------
+        eps : float, >= 0
+
+        Returns
+        -------
+        float, in [0, 1]
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> pair = DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000)
+        >>> div = PairDivergence(pair, 1e-12)
+        >>> div.lower(0.2) <= div.upper(0.2)
+        True
+        """
         mix = self._lower
         value, magnitude = self._terms(mix, eps, up=False)
         weight = np.maximum(mix.weight - mix.weight_err, 0.0)
@@ -310,6 +470,26 @@ def infinite_divergence(pair: DominatingPair) -> float:
     and no "none" message can explain them: for w_none > 0 that is D1 = 1 and all
     t blankets on o0 (mass w_same (rho/2)^t); for w_none = 0 it is every outcome with
     y = 0 (mass E[2^-C] = (1 - rho/2)^t).
+
+    Parameters
+    ----------
+    pair : DominatingPair
+
+    Returns
+    -------
+    float, in [0, 1]
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1.2 Lemma 3 (Poisson randomizer, p = infinity).
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.params import VariationRatio
+    >>> poisson = VariationRatio(p=math.inf, beta=0.5, q0=2.0, q1=2.0)
+    >>> infinite_divergence(DominatingPair.from_params(poisson, 10)) == 0.5 * 0.25 ** 9
+    True
     """
     if pair.w_other > 0.0:
         return 0.0
@@ -329,6 +509,27 @@ def pair_epsilon(pair: DominatingPair, delta: float, rtol: float, upper: bool) -
     Upper: the smallest grid point exp(k h), h = log1p(rtol), whose divergence upper bound
     is <= delta (or log p, always valid for finite p); lower: the largest grid point whose
     divergence lower bound is > delta (so the true eps is above it), or 0.
+
+    Parameters
+    ----------
+    pair : DominatingPair
+    delta : float, in [1e-300, 1)
+    rtol : float, in [1e-12, 1e-2]
+    upper : bool
+
+    Returns
+    -------
+    float
+        ``math.inf`` (upper) when p = infinity and the divergence at eps = infinity reaches delta.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> pair = DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000)
+    >>> hi = pair_epsilon(pair, 1e-6, 1e-7, upper=True)
+    >>> lo = pair_epsilon(pair, 1e-6, 1e-7, upper=False)
+    >>> round(hi, 4), lo < hi
+    (0.1144, True)
     """
     if pair.w_diff <= 0.0:
         return 0.0  # beta = 0: P = Q
@@ -360,6 +561,32 @@ def solve_epsilon(
     point with divergence > delta (0 if even eps = 0 is certified).  The root is located
     by Brent's method on log(divergence) and the grid boundary then verified by bisection
     on the grid index, so the result is certified whatever Brent returns.
+
+    Parameters
+    ----------
+    divergence : callable float -> float
+        Non-increasing in eps.
+    delta : float, in (0, 1)
+    ceiling : float, > 0
+        Largest eps searched.
+    guess : float
+        Starting point.
+    rtol : float, in [1e-12, 1e-2]
+        Grid spacing log(1 + rtol).
+    upper : bool
+    cap : float
+        Returned (upper) when no grid point below ``ceiling`` is certified.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import math
+    >>> eps = solve_epsilon(lambda e: math.exp(-e), 0.5, 10.0, 1.0, 1e-7, upper=True)
+    >>> math.log(2.0) <= eps <= math.log(2.0) * (1 + 1e-7)
+    True
     """
     if divergence(0.0) <= delta:
         return 0.0
@@ -421,6 +648,26 @@ def pair_cells(pair: DominatingPair, tail: float, chunk_cells: int = 2_000_000) 
     Totals outside the window of C (mass ``tail`` / 2) and x given s outside
     s/2 +- sqrt(s log(4/tail) / 2) (Hoeffding: mass <= tail / 2) are skipped; the
     generator's return value (StopIteration.value) bounds the neglected mass.
+
+    Parameters
+    ----------
+    pair : DominatingPair
+    tail : float, in (0, 1)
+    chunk_cells : int, >= 1
+        Cells per chunk (memory bound).
+
+    Yields
+    ------
+    (ndarray, ndarray)
+        P and Q masses of the cells of one chunk.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> small = DominatingPair.from_params(VariationRatio.from_ldp(1.0), 50)
+    >>> cells = list(pair_cells(small, 1e-15))
+    >>> round(sum(float(p.sum()) for p, q in cells), 12), round(sum(float(q.sum()) for p, q in cells), 12)
+    (1.0, 1.0)
     """
     t, rho = pair.trials, pair.rho
     c_lo, c_hi, tail_c = count_window(t, rho, tail / 4.0)

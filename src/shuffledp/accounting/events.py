@@ -42,15 +42,40 @@ _N_MAX = 2**53
 class ShuffleEvent:
     """One shuffled release of ``n`` reports; the victim's randomizer has parameters ``params``.
 
+    Priced through the dominating pair (P, Q) of the variation-ratio reduction:
+    C ~ Binom(n - 1, gamma * 2 beta p / ((p - 1) q)) blanket messages and
+    P = (A + D1, C - A + D2), Q = (A + D2, C - A + D1).
+
     Parameters
     ----------
     params : VariationRatio
         (p, beta, q0, q1) of the victim's randomizer (``R.amplification_parameters()``).
-    n : int
-        Reports shuffled together, the victim's included (n' of PIC §5.2), in [1, 2^53].
-    gamma : float
-        Probability in [0, 1] that each of the other n - 1 blanket slots is used (segmented
-        paper Theorem 2); 1 for one report per user.
+    n : int, in [1, 2^53]
+        Reports shuffled together, the victim's included (n' of PIC §5.2).
+    gamma : float, in [0, 1]
+        Probability that each of the other n - 1 blanket slots is used (segmented paper
+        Theorem 2); 1 for one report per user.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``params`` is not a VariationRatio, or ``n`` or ``gamma`` is out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1 and §5.1.1 Theorem 2;
+    pic-usenix25.txt §5.2 Theorem 5.2 (n' = |G - C|).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> ev = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
+    >>> ev.n, ev.gamma
+    (10000, 1.0)
+    >>> ShuffleEvent(VariationRatio.from_ldp(2.0), 0)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: n must be an integer >= 1, got 0
     """
 
     params: VariationRatio
@@ -71,8 +96,33 @@ class ShuffleEvent:
 class LinkedEvent:
     """``count`` shuffled releases that the adversary links through one reused key (PIC §8).
 
-    Equivalent to one release of the product randomizer: :meth:`as_shuffle_event` uses
-    :meth:`VariationRatio.linked`.
+    Joined by key, the k = ``count`` reports are one message of the k-fold product
+    randomizer, so the event prices as one release with parameters
+    ``params.linked(k)``: p^k, q^k and beta_k = min(1 - (1 - beta)^k, (p^k - 1)/(p^k + 1)).
+
+    Parameters
+    ----------
+    event : ShuffleEvent
+        The release repeated with the same key.
+    count : int, >= 1
+        Number of linked releases k.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``event`` is not a ShuffleEvent or ``count`` < 1.
+
+    References
+    ----------
+    pic-usenix25.txt §8 ("Multiple executions and reuse keys": k eps-LDP messages).
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.params import VariationRatio
+    >>> ev = ShuffleEvent(VariationRatio.from_ldp(1.0), 10_000)
+    >>> round(math.log(LinkedEvent(ev, 3).as_shuffle_event().params.p), 6)
+    3.0
     """
 
     event: ShuffleEvent
@@ -84,13 +134,52 @@ class LinkedEvent:
         object.__setattr__(self, "count", check_positive_int(self.count, "count"))
 
     def as_shuffle_event(self) -> ShuffleEvent:
-        """The single release of the count-fold product randomizer."""
+        """The single release of the count-fold product randomizer (:meth:`VariationRatio.linked`).
+
+        Returns
+        -------
+        ShuffleEvent
+            Same ``n`` and ``gamma``, parameters ``event.params.linked(count)``.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ev = ShuffleEvent(VariationRatio.from_ldp(1.0), 100)
+        >>> LinkedEvent(ev, 1).as_shuffle_event() == ev
+        True
+        """
         return ShuffleEvent(self.event.params.linked(self.count), self.event.n, self.event.gamma)
 
 
 @dataclass(frozen=True)
 class GroupEvent:
-    """Privacy of ``event`` for datasets that differ in ``size`` items of one user (segmented Lemma 1)."""
+    """Privacy of ``event`` for datasets that differ in ``size`` items of one user.
+
+    Group composition (segmented Lemma 1): an (eps, delta)-DP mechanism is
+    (s eps, s e^(s eps) delta)-indistinguishable on datasets differing in s = ``size`` entries.
+
+    Parameters
+    ----------
+    event : Event
+        Any privacy event (accountants price groups of one, possibly linked, release).
+    size : int, >= 1
+        Number of differing items s.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``event`` is not a privacy event or ``size`` < 1.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.1 Lemma 1 (used in §5.1.3 Theorem 3).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> GroupEvent(ShuffleEvent(VariationRatio.from_ldp(1.0), 100), 3).size
+    3
+    """
 
     event: "Event"
     size: int
@@ -102,7 +191,30 @@ class GroupEvent:
 
 @dataclass(frozen=True)
 class ComposedEvent:
-    """Sequential (possibly adaptive) composition of ``events``, which may differ in n and parameters."""
+    """Sequential (possibly adaptive) composition of ``events``, which may differ in n and parameters.
+
+    Parameters
+    ----------
+    events : sequence of Event, non-empty
+        The composed events, in order (stored as a tuple).
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``events`` is empty or holds something that is not a privacy event.
+
+    References
+    ----------
+    pic-usenix25.txt §8 (sequential composition of executions with fresh keys).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> a = ShuffleEvent(VariationRatio.from_ldp(1.0), 10_000)
+    >>> b = ShuffleEvent(VariationRatio.from_ldp(2.0), 5_000)
+    >>> len(ComposedEvent([a, b]).events)
+    2
+    """
 
     events: tuple["Event", ...]
 
@@ -117,7 +229,30 @@ class ComposedEvent:
 
 @dataclass(frozen=True)
 class SelfComposedEvent:
-    """``count`` independent repetitions of ``event`` (rounds with fresh keys, PIC §8)."""
+    """``count`` independent repetitions of ``event`` (rounds with fresh keys, PIC §8).
+
+    Parameters
+    ----------
+    event : Event
+        The repeated event.
+    count : int, >= 1
+        Number of repetitions k.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``event`` is not a privacy event or ``count`` < 1.
+
+    References
+    ----------
+    pic-usenix25.txt §8 ("Multiple executions and reuse keys").
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> SelfComposedEvent(ShuffleEvent(VariationRatio.from_ldp(1.0), 100), 80).count
+    80
+    """
 
     event: "Event"
     count: int
@@ -142,7 +277,31 @@ def _number(value: float) -> float | str:
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
-    """A JSON-ready dict of ``event`` (``math.inf`` parameters as the string "inf")."""
+    """A JSON-ready dict of ``event`` (``math.inf`` parameters as the string "inf").
+
+    Parameters
+    ----------
+    event : Event
+        Any privacy event.
+
+    Returns
+    -------
+    dict
+        ``{"type": ..., ...}`` with nested events as nested dicts.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``event`` is not a privacy event.
+
+    Examples
+    --------
+    >>> import math
+    >>> from shuffledp.params import VariationRatio
+    >>> d = event_to_dict(ShuffleEvent(VariationRatio(p=math.inf, beta=0.5, q0=2.0, q1=2.0), 10))
+    >>> d["type"], d["n"], d["params"]["p"]
+    ('shuffle', 10, 'inf')
+    """
     _check_event(event, "event")
     if isinstance(event, ShuffleEvent):
         p = event.params
@@ -158,7 +317,32 @@ def event_to_dict(event: Event) -> dict[str, Any]:
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """The event described by :func:`event_to_dict`'s output; a malformed dict is a named error."""
+    """The event described by :func:`event_to_dict`'s output.
+
+    Parameters
+    ----------
+    data : dict
+        A dict with a ``"type"`` in shuffle, linked, group, self_composed, composed.
+
+    Returns
+    -------
+    Event
+
+    Raises
+    ------
+    PrivacyParameterError
+        If the dict is malformed, its type unknown or its values out of range.
+
+    Examples
+    --------
+    >>> ev = event_from_dict({"type": "shuffle", "params": {"p": 3, "beta": 0.4, "q0": 3, "q1": 3}, "n": 50})
+    >>> ev.n, ev.params.beta
+    (50, 0.4)
+    >>> event_from_dict({"type": "laplace"})
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: unknown event type 'laplace'; allowed: shuffle, linked, group, self_composed, composed
+    """
     try:
         kind = data["type"]
         if kind == "shuffle":
@@ -182,12 +366,54 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 
 def event_to_json(event: Event) -> str:
-    """``event`` as a JSON string (deterministic: sorted keys)."""
+    """``event`` as a JSON string (deterministic: sorted keys).
+
+    Parameters
+    ----------
+    event : Event
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``event`` is not a privacy event.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> event_to_json(LinkedEvent(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 3.0), 5), 2))
+    '{"count": 2, "event": {"gamma": 1.0, "n": 5, "params": {"beta": 0.4, "p": 3.0, "q0": 3.0, "q1": 3.0}, "type": "shuffle"}, "type": "linked"}'
+    """
     return json.dumps(event_to_dict(event), sort_keys=True)
 
 
 def event_from_json(text: str) -> Event:
-    """The event encoded by :func:`event_to_json`."""
+    """The event encoded by :func:`event_to_json`.
+
+    Parameters
+    ----------
+    text : str
+        A JSON object as written by :func:`event_to_json`.
+
+    Returns
+    -------
+    Event
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``text`` is not valid JSON, not an object, or not a valid event description.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> ev = GroupEvent(ShuffleEvent(VariationRatio.from_ldp(1.0), 100), 2)
+    >>> event_from_json(event_to_json(ev)) == ev
+    True
+    """
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

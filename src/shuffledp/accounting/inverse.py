@@ -29,7 +29,30 @@ ROUND_TRIP_RTOL = 1e-7
 
 
 def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
-    """The map eps0 -> VariationRatio of a :data:`Family`."""
+    """The map eps0 -> VariationRatio of a :data:`Family`.
+
+    Parameters
+    ----------
+    family : "generic" or callable
+        "generic" (any eps0-LDP randomizer, :meth:`VariationRatio.from_ldp`), or a callable
+        eps0 -> LocalRandomizer (its ``amplification_parameters()``) or eps0 -> VariationRatio.
+
+    Returns
+    -------
+    callable float -> VariationRatio
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``family`` is neither; from the returned map, if the callable returns something else.
+
+    Examples
+    --------
+    >>> parameters_of("generic")(1.0) == VariationRatio.from_ldp(1.0)
+    True
+    >>> parameters_of(lambda e: VariationRatio.from_pq(3.0, 0.4, 3.0))(1.0).beta
+    0.4
+    """
     if isinstance(family, str):
         if family != "generic":
             raise PrivacyParameterError(f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}")
@@ -54,7 +77,29 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
 def check_inverse_problem(
     target_epsilon: float, n: int, delta: float, min_epsilon: float, max_epsilon: float
 ) -> tuple[float, int, float, float, float]:
-    """Validated (target, n, delta, min_epsilon, max_epsilon) of an inverse problem."""
+    """Validated (target, n, delta, min_epsilon, max_epsilon) of an inverse problem.
+
+    Parameters
+    ----------
+    target_epsilon : float, > 0
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    min_epsilon, max_epsilon : float, > 0, min_epsilon < max_epsilon
+
+    Returns
+    -------
+    tuple (float, int, float, float, float)
+
+    Raises
+    ------
+    PrivacyParameterError
+        If an argument is out of range or min_epsilon >= max_epsilon.
+
+    Examples
+    --------
+    >>> check_inverse_problem(1, 100, 1e-6, 1e-3, 50)
+    (1.0, 100, 1e-06, 0.001, 50.0)
+    """
     target = check_epsilon(target_epsilon, "target_epsilon")
     n, delta = check_n_delta(n, delta)
     lo, hi = check_epsilon(min_epsilon, "min_epsilon"), check_epsilon(max_epsilon, "max_epsilon")
@@ -75,15 +120,48 @@ def local_epsilon(
 ) -> float:
     """Largest local eps0 in [min_epsilon, max_epsilon] whose amplified epsilon is <= the target.
 
-    The amplified epsilon is ``shuffle_epsilon(n, delta, params=..., method=method)`` with
-    the family's parameters at eps0 (assumed non-decreasing in eps0, as it is for the
-    generic family).  The result satisfies ``shuffle_epsilon(result) <= target_epsilon``
-    (checked) and, for families whose amplified epsilon is continuous in eps0, is within
-    a relative ``ROUND_TRIP_RTOL`` of reaching it.
+    Solves shuffle_epsilon(n, delta, params=family(eps0), method=method) <= target_epsilon
+    through :func:`~shuffledp.accounting.accountants.calibrate` (the amplified epsilon is
+    assumed non-decreasing in eps0, as it is for the generic family).  The result is
+    checked to meet the target and, for families whose amplified epsilon is continuous in
+    eps0, is within a relative ``ROUND_TRIP_RTOL`` of reaching it.
 
-    Returns ``max_epsilon`` when even it meets the target (e.g. a huge n); raises
-    :class:`PrivacyParameterError` when even ``min_epsilon`` does not (n or delta too
-    small for the target).
+    Parameters
+    ----------
+    target_epsilon : float, > 0
+        Central epsilon to reach.
+    n : int, in [1, 2^53]
+        Reports shuffled together (n' of PIC §5.2).
+    delta : float, in [1e-300, 1)
+    family : "generic" or callable
+        See :func:`parameters_of`.
+    method : str
+        A registered upper bound (``shuffle_epsilon``'s method).
+    min_epsilon, max_epsilon : float, 0 < min_epsilon < max_epsilon
+        Search bracket (evaluated eps0 must lie in [1e-6, 700]).
+
+    Returns
+    -------
+    float
+        ``max_epsilon`` when even it meets the target (e.g. a huge n).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, or when even ``min_epsilon`` misses the target
+        (n or delta too small for it).
+
+    References
+    ----------
+    pic-usenix25.txt §3.2 (Amplify) and §5.2 Theorem 5.2.
+
+    Examples
+    --------
+    >>> eps0 = local_epsilon(1.0, 10_000, 1e-6)
+    >>> round(eps0, 3)
+    5.47
+    >>> round(local_epsilon(1.0, 10_000, 1e-6, method="pic-eq1"), 3)
+    4.126
     """
     from shuffledp.accounting.accountants import accountant_for, calibrate
     from shuffledp.accounting.bounds import _method
@@ -105,11 +183,35 @@ def local_epsilon(
 def largest_within(amplified: Callable[[float], float], target: float, lo: float, hi: float, *, context: str = "") -> float:
     """Largest eps0 in [lo, hi] with ``amplified(eps0) <= target``, for a non-decreasing ``amplified``.
 
-    The shared solver behind :func:`local_epsilon` and the composed inverse
-    (:func:`~shuffledp.accounting.composition.composed_local_epsilon`): the result is
-    verified to meet the target and, where ``amplified`` is continuous, lies within a
-    relative ``ROUND_TRIP_RTOL`` of reaching it.  Returns ``hi`` when even it meets the
-    target; raises :class:`PrivacyParameterError` (mentioning ``context``) when ``lo`` does not.
+    The shared solver behind :func:`~shuffledp.accounting.accountants.calibrate`: it
+    brackets by halving down from ``hi``, solves by Brent's method in log(eps0), then steps
+    down until the target is met.  The result is verified to meet the target and, where
+    ``amplified`` is continuous, lies within a relative ``ROUND_TRIP_RTOL`` of reaching it.
+
+    Parameters
+    ----------
+    amplified : callable float -> float
+        Non-decreasing cost (``math.inf`` allowed).
+    target : float
+    lo, hi : float, 0 < lo < hi
+    context : str
+        Appended to the error message.
+
+    Returns
+    -------
+    float
+        ``hi`` when even it meets the target.
+
+    Raises
+    ------
+    PrivacyParameterError
+        When even ``lo`` misses the target.
+
+    Examples
+    --------
+    >>> x = largest_within(lambda x: x * x, 4.0, 0.1, 10.0)
+    >>> round(x, 6), x * x <= 4.0
+    (2.0, True)
     """
     if amplified(hi) <= target:
         return hi

@@ -31,7 +31,45 @@ from shuffledp.params import VariationRatio
 
 
 def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int = 0, smallest_bucket: int | None = None) -> tuple[int, str]:
-    """n' of one group and the rule that gave it (module docstring), never below 1 (the victim)."""
+    """n' of one group and the rule that gave it (module docstring), never below 1 (the victim).
+
+    Full download (b = 0): n' = valid - |C| - |U|; bucketed download (b > 0):
+    n' = min(valid, smallest bucket) - |C| - |U|.
+
+    Parameters
+    ----------
+    valid : int, >= 0
+        Accepted reports of the group.
+    corrupted : int, >= 0
+        |C|, assumed corrupted users.
+    exposed : int, >= 0
+        |U|, users exposed after the computation.
+    bucket_bits : int, >= 0
+        b, the board's bucket bits (0: full download).
+    smallest_bucket : int, >= 0, required when bucket_bits > 0
+        Fewest entries in any bucket.
+
+    Returns
+    -------
+    (int, str)
+        n' >= 1 and the rule applied.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If a count is negative, or ``smallest_bucket`` is missing for b > 0.
+
+    References
+    ----------
+    pic-usenix25.txt §5.1 Remark 2 (retrieval), §5.2 Theorem 5.2 and §5.3 (n' = |G - C - U|).
+
+    Examples
+    --------
+    >>> anonymous_count(100, 5, 3)[0]
+    92
+    >>> anonymous_count(100, 5, 3, bucket_bits=2, smallest_bucket=20)[0]
+    12
+    """
     valid = check_positive_int(valid, "valid", minimum=0)
     corrupted = check_positive_int(corrupted, "corrupted", minimum=0)
     exposed = check_positive_int(exposed, "exposed", minimum=0)
@@ -45,7 +83,41 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
 
 @dataclass(frozen=True)
 class LedgerRow:
-    """One group of one round (see the module docstring)."""
+    """One group of one round (see the module docstring).
+
+    Parameters
+    ----------
+    round_id, group : str
+        Identify the round and the group.
+    randomizer : str
+        Name of the local randomizer.
+    local_epsilon : float
+        Its local epsilon.
+    params : VariationRatio
+        Its amplification parameters.
+    received, valid : int, 0 <= valid <= received
+        Reports received and accepted.
+    corrupted, exposed : int, >= 0
+        |C| and |U|.
+    bucket_bits : int, >= 0
+    n_prime : int, >= 1
+        n' from :func:`anonymous_count`, with the ``rule`` that gave it.
+    rule : str
+    delta : float, in (0, 1)
+    key_reuse : int, >= 1
+        Rounds linked by one reused key (PIC §8).
+    invalid : dict of str to int
+        Rejected reports by reason.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> ledger = PrivacyLedger()
+    >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+    ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+    >>> row.n_prime, row.delta
+    (9980, 1e-06)
+    """
 
     round_id: str
     group: str
@@ -65,17 +137,71 @@ class LedgerRow:
 
     @property
     def event(self) -> E.Event:
-        """The release as a privacy event: n' reports of the randomizer, linked if a key was reused."""
+        """The release as a privacy event: n' reports of the randomizer, linked if a key was reused.
+
+        Returns
+        -------
+        ShuffleEvent or LinkedEvent
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> row.event.n
+        9980
+        """
         release = E.ShuffleEvent(self.params, self.n_prime)
         return release if self.key_reuse == 1 else E.LinkedEvent(release, self.key_reuse)
 
     def epsilon_c(self, accountant: Accountant | None = None) -> float:
-        """The amplified epsilon of this release at the row's delta (variation-ratio bound by default)."""
+        """The amplified epsilon of this release at the row's delta.
+
+        Parameters
+        ----------
+        accountant : Accountant, optional
+            Default :class:`~shuffledp.accounting.accountants.VariationRatioAccountant`.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        UnsupportedEventError
+            If the accountant cannot price the event (OutsideRegimeError where it certifies nothing).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> round(row.epsilon_c(), 4)
+        0.1145
+        """
         base = accountant if accountant is not None else VariationRatioAccountant()
         return base.fresh().compose(self.event).get_epsilon(self.delta)
 
     def eq1_epsilon(self) -> float:
-        """PIC's Eq. 1 (Theorem 5.2) for the same n', local epsilon and delta; ``math.inf`` outside its regime."""
+        """PIC's Eq. 1 (Theorem 5.2) for the same n', local epsilon and delta; ``math.inf`` outside its regime.
+
+        With key reuse k, the local epsilon is k eps (PIC §8).
+
+        References
+        ----------
+        pic-usenix25.txt §5.2 Eq. (1), §8.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> round(row.eq1_epsilon(), 4)
+        0.3985
+        """
         try:
             generic = E.ShuffleEvent(VariationRatio.from_ldp(self.local_epsilon * self.key_reuse), self.n_prime)
             return ClosedFormAccountant("pic-eq1").compose(generic).get_epsilon(self.delta)
@@ -83,13 +209,34 @@ class LedgerRow:
             return math.inf
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as a JSON-ready dict (params as in :func:`~shuffledp.accounting.events.event_to_dict`).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> row.to_dict()["params"]["beta"] == row.params.beta
+        True
+        """
         data = asdict(self)
         data["params"] = E.event_to_dict(E.ShuffleEvent(self.params, 1))["params"]
         return data
 
 
 class PrivacyLedger:
-    """Per round and group privacy record of a protocol run; serialises to JSON, renders as a table."""
+    """Per round and group privacy record of a protocol run; serialises to JSON, renders as a table.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> ledger = PrivacyLedger()
+    >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+    ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+    >>> len(ledger.rows), round(ledger.user_epsilon("g1", 1e-6), 4)
+    (1, 0.1145)
+    """
 
     def __init__(self) -> None:
         self.rows: list[LedgerRow] = []
@@ -112,7 +259,46 @@ class PrivacyLedger:
         key_reuse: int = 1,
         invalid: dict[str, int] | None = None,
     ) -> LedgerRow:
-        """Record one group of one round; n' follows the rules of the module docstring."""
+        """Record one group of one round; n' follows the rules of the module docstring.
+
+        Parameters
+        ----------
+        round_id, group, randomizer : str
+        local_epsilon : float
+        params : VariationRatio
+        received : int, >= 0
+        valid : int, in [0, received]
+        corrupted, exposed : int, >= 0
+        bucket_bits : int, >= 0
+        smallest_bucket : int, >= 0, required when bucket_bits > 0
+        delta : float, in (0, 1), optional
+            Default 0.01 / received, as in PIC §7.
+        key_reuse : int, >= 1
+        invalid : dict of str to int, optional
+
+        Returns
+        -------
+        LedgerRow
+            The appended row.
+
+        Raises
+        ------
+        PrivacyParameterError
+            If a count is out of range, valid > received, or delta is not in (0, 1).
+
+        References
+        ----------
+        pic-usenix25.txt §5.2-5.3 (n'), §7 (delta = 0.01 / n_i), §8 (key reuse).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> row.rule
+        "full download: n' = valid - |C| - |U|"
+        """
         received = check_positive_int(received, "received", minimum=0)
         if valid > received:
             raise PrivacyParameterError(f"valid = {valid} exceeds received = {received}")
@@ -139,18 +325,84 @@ class PrivacyLedger:
         return row
 
     def user_event(self, group: str) -> E.Event:
-        """A member of ``group`` across every recorded round: the composition of its rows' events."""
+        """A member of ``group`` across every recorded round: the composition of its rows' events.
+
+        Parameters
+        ----------
+        group : str
+
+        Returns
+        -------
+        Event
+            The single row's event, or a ComposedEvent of all of them.
+
+        Raises
+        ------
+        PrivacyParameterError
+            If no round was recorded for ``group``.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> _ = ledger.record(round_id="r2", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                   params=VariationRatio.from_ldp(2.0), received=10_000, valid=10_000)
+        >>> len(ledger.user_event("g1").events)
+        2
+        """
         events = [row.event for row in self.rows if row.group == str(group)]
         if not events:
             raise PrivacyParameterError(f"no round recorded for group {group!r}")
         return events[0] if len(events) == 1 else E.ComposedEvent(tuple(events))
 
     def user_epsilon(self, group: str, delta: float, accountant: Accountant | None = None) -> float:
-        """Total epsilon of a member of ``group`` over all rounds (PLD composition by default)."""
+        """Total epsilon of a member of ``group`` over all rounds (PLD composition by default).
+
+        Parameters
+        ----------
+        group : str
+        delta : float, in [1e-300, 1)
+        accountant : Accountant, optional
+            Default :class:`~shuffledp.accounting.accountants.PLDAccountant`.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        PrivacyParameterError
+            If no round was recorded for ``group`` or ``delta`` is out of range.
+        UnsupportedEventError
+            If the accountant cannot price the composition (CompositionError when the PLD
+            certifies nothing).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> round(ledger.user_epsilon("g1", 1e-6), 4)
+        0.1145
+        """
         base = accountant if accountant is not None else PLDAccountant()
         return base.fresh().compose(self.user_event(group)).get_epsilon(delta)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ledger as a JSON-ready dict: each row with its ``epsilon_c`` and ``eq1_epsilon`` (None outside Eq. 1's regime).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> round(ledger.to_dict()["rows"][0]["epsilon_c"], 4)
+        0.1145
+        """
         rows = []
         for row in self.rows:
             eq1 = row.eq1_epsilon()
@@ -158,10 +410,41 @@ class PrivacyLedger:
         return {"rows": rows}
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as a JSON string (sorted keys).
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> PrivacyLedger.from_dict(json.loads(ledger.to_json())).rows == ledger.rows
+        True
+        """
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "PrivacyLedger":
+        """The ledger of :meth:`to_dict`'s output (the priced columns are dropped and recomputed on demand).
+
+        Parameters
+        ----------
+        data : dict
+            ``{"rows": [...]}``.
+
+        Returns
+        -------
+        PrivacyLedger
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> PrivacyLedger.from_dict(ledger.to_dict()).rows == ledger.rows
+        True
+        """
         ledger = cls()
         for raw in data.get("rows", []):
             raw = {k: v for k, v in raw.items() if k not in ("epsilon_c", "eq1_epsilon")}
@@ -170,7 +453,21 @@ class PrivacyLedger:
         return ledger
 
     def table(self):
-        """The ledger as a rich Table (one line per round and group)."""
+        """The ledger as a rich Table (one line per round and group).
+
+        Returns
+        -------
+        rich.table.Table
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> ledger = PrivacyLedger()
+        >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
+        ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
+        >>> ledger.table().row_count
+        1
+        """
         from rich.table import Table
 
         table = Table("round", "group", "randomizer", "eps_local", "valid", "|C|", "|U|", "n'", "delta", "eps_c", "Eq. 1")
@@ -194,7 +491,43 @@ def local_epsilon_for(
     bracket: tuple[float, float] = (1e-3, 50.0),
 ) -> float:
     """The server's per-group budget: the largest local epsilon whose release of n' reports
-    (linked over ``key_reuse`` rounds) meets (target_epsilon, delta); ``family(eps)`` is a randomizer."""
+    (linked over ``key_reuse`` rounds) meets (target_epsilon, delta).
+
+    Calibrates ``family(eps).shuffle_event(n_prime)`` (a LinkedEvent when key_reuse > 1)
+    with :func:`~shuffledp.accounting.accountants.calibrate` and the variation-ratio accountant.
+
+    Parameters
+    ----------
+    target_epsilon : float, > 0
+    delta : float, in [1e-300, 1)
+    n_prime : int, >= 1
+        n', the anonymous reports of the group.
+    family : callable float -> LocalRandomizer
+    key_reuse : int, >= 1
+    bracket : (float, float), 0 < lo < hi
+        Search interval of the local epsilon.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, or when even the bracket's lower end misses the target.
+
+    References
+    ----------
+    pic-usenix25.txt §5.2 Theorem 5.2, §8 (key reuse).
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers import KRandomizedResponse
+    >>> eps = local_epsilon_for(1.0, 1e-6, 10_000, lambda e: KRandomizedResponse(e, 4))
+    >>> eps_linked = local_epsilon_for(1.0, 1e-6, 10_000, lambda e: KRandomizedResponse(e, 4), key_reuse=3)
+    >>> round(eps, 3), eps_linked < eps
+    (5.48, True)
+    """
     n_prime = check_positive_int(n_prime, "n_prime")
     key_reuse = check_positive_int(key_reuse, "key_reuse")
 

@@ -17,8 +17,33 @@ from shuffledp.errors import PrivacyParameterError
 def anonymous_population(group_size: int, corrupted: int = 0, deanonymized: int = 0) -> int:
     """n' = |G| - |C| - |U|: the victim plus the other users who stay anonymous (PIC §5.3).
 
-    The victim is honest and anonymous, so at least one user remains; counts that leave
-    none raise :class:`PrivacyParameterError`.
+    Parameters
+    ----------
+    group_size : int, >= 1
+        |G|, users in the victim's group.
+    corrupted : int, >= 0
+        |C|, corrupted users (they reveal their own reports).
+    deanonymized : int, >= 0
+        |U|, users exposed by post-computation communication.
+
+    Returns
+    -------
+    int, >= 1
+
+    Raises
+    ------
+    PrivacyParameterError
+        If a count is out of range, or corrupted + deanonymized >= group_size (the victim
+        itself is honest and anonymous).
+
+    References
+    ----------
+    pic-usenix25.txt §5.2 Theorem 5.2 (n' = |G - C|) and §5.3 (n' = |G - C - U|).
+
+    Examples
+    --------
+    >>> anonymous_population(100, corrupted=5, deanonymized=3)
+    92
     """
     size = check_positive_int(group_size, "group_size")
     bad = check_positive_int(corrupted, "corrupted", minimum=0)
@@ -33,8 +58,33 @@ def anonymous_population(group_size: int, corrupted: int = 0, deanonymized: int 
 
 
 def matching_population(group_size: int, corrupted: int) -> int:
-    """Worst-case n' after one-to-one matching: each corrupted user de-anonymises at most
-    its one match, so |U| <= |C| and n' >= |G| - 2|C| (PIC §5.3)."""
+    """Worst-case n' after one-to-one matching: n' >= |G| - 2|C|.
+
+    Each corrupted user de-anonymises at most its one match, so |U| <= |C|.
+
+    Parameters
+    ----------
+    group_size : int, >= 1
+    corrupted : int, >= 0, 2 corrupted < group_size
+
+    Returns
+    -------
+    int, >= 1
+
+    Raises
+    ------
+    PrivacyParameterError
+        If a count is out of range or 2 corrupted >= group_size.
+
+    References
+    ----------
+    pic-usenix25.txt §5.3 (one-to-one matching).
+
+    Examples
+    --------
+    >>> matching_population(100, 5)
+    90
+    """
     return anonymous_population(group_size, corrupted, check_positive_int(corrupted, "corrupted", minimum=0))
 
 

@@ -64,10 +64,45 @@ def variation_ratio_epsilon(
 ) -> float:
     """Upper bound on the shuffled epsilon (Theorem 1; Theorem 2 with ``gamma`` < 1).
 
-    ``n`` counts the victim plus n - 1 blanket slots, each used with probability
-    ``gamma``.  The result is >= the exact eps of the dominating pair and within a
-    relative ``rtol`` (plus float slack) of it; at most log p; ``math.inf`` when
-    p = infinity and no eps reaches ``delta``.
+    The smallest eps on the grid exp(k log(1 + rtol)) with D_{e^eps}(P || Q) <= delta, where
+    P = (A + D1, C - A + D2), Q = (A + D2, C - A + D1), C ~ Binom(n - 1, gamma rho),
+    rho = 2 beta p / ((p - 1) q) (module docstring).  The result is >= the exact eps of
+    the pair, within a relative ``rtol`` (plus float slack) of it, and at most log p.
+
+    Parameters
+    ----------
+    params : VariationRatio
+        The victim's randomizer.
+    n : int, in [1, 2^53]
+        The victim plus n - 1 blanket slots.
+    delta : float, in [1e-300, 1)
+    gamma : float, in [0, 1]
+        Probability that each blanket slot is used (Theorem 2).
+    rtol : float, in [1e-12, 1e-2]
+        Relative precision (the grid spacing).
+
+    Returns
+    -------
+    float
+        The epsilon; ``math.inf`` when p = infinity and no eps reaches ``delta``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, or (p, beta, q) with rho > 1.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Theorem 1, §5.1.1 Theorem 2, §5.1.2 Lemma 3.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> vr = VariationRatio.from_ldp(2.0)
+    >>> round(variation_ratio_epsilon(vr, 10_000, 1e-6), 4)
+    0.1144
+    >>> variation_ratio_epsilon(vr, 10_000, 1e-6, gamma=0.5) > variation_ratio_epsilon(vr, 10_000, 1e-6)
+    True
     """
     n, delta = check_n_delta(n, delta)
     return pair_epsilon(DominatingPair.from_params(params, n, gamma), delta, check_rtol(rtol), upper=True)
@@ -78,8 +113,38 @@ def variation_ratio_epsilon_lower(
 ) -> float:
     """Lower bound: the true eps of concrete randomizers with parameters (p, beta, q) is above it.
 
-    Equals the upper bound's pair (up to rounding, erring low) whenever q >= 1 + beta;
-    see the module docstring (and Proposition 1 for the Poisson / random-count case).
+    The pair of :func:`variation_ratio_epsilon` built with beta' = min(beta, q - 1), which
+    actual randomizers attain (module docstring), rounded down to the grid.  Equals the
+    upper bound up to rounding whenever q >= 1 + beta (always for generic eps0-LDP).
+
+    Parameters
+    ----------
+    params : VariationRatio
+    n : int, in [1, 2^53]
+    delta : float, in [1e-300, 1)
+    gamma : float, in [0, 1]
+    rtol : float, in [1e-12, 1e-2]
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1.3 Proposition 1 (tightness).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> vr = VariationRatio.from_ldp(2.0)
+    >>> lo, hi = variation_ratio_epsilon_lower(vr, 10_000, 1e-6), variation_ratio_epsilon(vr, 10_000, 1e-6)
+    >>> lo <= hi <= lo * (1 + 1e-6)
+    True
     """
     n, delta = check_n_delta(n, delta)
     pair = DominatingPair.from_params(params, n, gamma, attainable=True)
@@ -91,8 +156,37 @@ def hockey_stick_divergence(
 ) -> tuple[float, float]:
     """Rigorous (lower, upper) bounds on D_{e^eps}(P || Q) for the Theorem 1/2 pair.
 
-    Counts whose total probability is below about ``tail_mass`` may be skipped (their
-    mass is added to the upper bound).
+    D_{e^eps}(P || Q) = sum_z max(0, P(z) - e^eps Q(z)).  Counts whose total probability
+    is below about ``tail_mass`` may be skipped (their mass is added to the upper bound).
+
+    Parameters
+    ----------
+    params : VariationRatio
+    n : int, in [1, 2^53]
+    eps : float, >= 0
+    gamma : float, in [0, 1]
+    tail_mass : float, in (0, 1)
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper bound, both in [0, 1].
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3 Definition 1 and Theorem 1.
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> lo, hi = hockey_stick_divergence(VariationRatio.from_ldp(2.0), 10_000, 0.1)
+    >>> round(hi * 1e6, 3), 0.0 <= hi - lo < 1e-9 * hi
+    (6.021, True)
     """
     eps = check_nonnegative(eps, "eps")
     tail_mass = check_probability(tail_mass, "tail_mass")
