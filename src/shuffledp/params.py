@@ -78,6 +78,14 @@ def check_eps0(eps0: float, name: str = "eps0") -> float:
 _BETA_SLACK = 1e-12
 
 
+def _power(value: float, k: int) -> float:
+    """value**k, or math.inf when it overflows float64 (a larger p or q is a weaker, still valid, claim)."""
+    try:
+        return value**k
+    except OverflowError:
+        return math.inf
+
+
 @dataclass(frozen=True)
 class VariationRatio:
     """Immutable (p, beta, q0, q1) of the variation-ratio reduction (segmented paper Theorem 1).
@@ -227,11 +235,11 @@ class VariationRatio:
         k = check_positive_int(k, "k")
         if k == 1:
             return self
-        p = self.p**k
+        p, q0, q1 = (_power(v, k) for v in (self.p, self.q0, self.q1))  # overflow -> inf (weaker, so safe)
         beta = -math.expm1(k * math.log1p(-self.beta)) if self.beta < 1.0 else 1.0
         if math.isfinite(p):
             beta = min(beta, math.tanh(k * math.log(self.p) / 2.0))  # (p^k - 1)/(p^k + 1)
-        return VariationRatio(p=p, beta=beta, q0=self.q0**k, q1=self.q1**k)
+        return VariationRatio(p=p, beta=beta, q0=q0, q1=q1)
 
     @classmethod
     def from_pq(cls, p: float, beta: float, q: float) -> "VariationRatio":

@@ -253,3 +253,16 @@ def test_calibrate_bad_input():
         calibrate(make, 1.0, 0.0)
     with pytest.raises(PrivacyParameterError, match="no local epsilon"):
         calibrate(make, 1e-4, 1e-6, bracket=(1.0, 2.0))
+
+
+def test_edge_inputs_of_the_accountants_are_named_errors_or_safe():
+    with pytest.raises(PrivacyParameterError, match="privacy event"):
+        VariationRatioAccountant().compose("round 1")
+    with pytest.raises(PrivacyParameterError, match="rtol"):
+        VariationRatioAccountant(rtol=-1.0)
+    # p^k overflows: the linked parameters become p = inf (a weaker, still valid claim)
+    linked = VariationRatio.from_ldp(600.0).linked(2)
+    assert linked.p == math.inf and linked.q == math.inf
+    poisson = E.ShuffleEvent(VariationRatio(p=math.inf, beta=0.5, q0=2.0, q1=2.0), 3)
+    with pytest.raises(OutsideRegimeError):
+        PLDAccountant().compose(poisson).get_epsilon(1e-6)

@@ -78,3 +78,17 @@ def test_bad_rows_are_named_errors():
         _record(PrivacyLedger(), valid=2_000)
     with pytest.raises(PrivacyParameterError, match="no round"):
         PrivacyLedger().user_event("Z")
+
+
+def test_malformed_ledger_json_is_a_named_error():
+    ledger = PrivacyLedger()
+    _record(ledger)
+    data = json.loads(ledger.to_json())
+    data["rows"][0]["n_prime"] = 5_000  # does not follow from the counts
+    with pytest.raises(PrivacyParameterError, match="does not follow"):
+        PrivacyLedger.from_dict(data)
+    del data["rows"][0]["valid"]
+    with pytest.raises(PrivacyParameterError, match="malformed"):
+        PrivacyLedger.from_dict(data)
+    with pytest.raises(PrivacyParameterError, match="bucket_bits"):
+        anonymous_count(10, 0, 0, bucket_bits=-1)

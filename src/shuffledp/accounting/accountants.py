@@ -49,7 +49,7 @@ from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon_lower,
 )
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
-from shuffledp._util.validation import check_nonnegative, check_positive_int
+from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
 
 #: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
 _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
@@ -182,6 +182,7 @@ class Accountant:
         0.2392
         """
         count = check_positive_int(count, "count")
+        E.check_event(event, "event")
         recorded = event if count == 1 else E.SelfComposedEvent(event, count)
         self._check_supported(recorded)
         self._events.append(recorded)
@@ -396,7 +397,7 @@ class VariationRatioAccountant(_PairAccountant):
 
     def __init__(self, rtol: float = DEFAULT_RTOL) -> None:
         super().__init__()
-        self.rtol = rtol
+        self.rtol = check_rtol(rtol)
 
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
         return variation_ratio_epsilon(event.params, event.n, delta, gamma=event.gamma, rtol=self.rtol)
@@ -476,7 +477,7 @@ class CloneAccountant(_PairAccountant):
 
     def __init__(self, stronger: bool = True, rtol: float = DEFAULT_RTOL) -> None:
         super().__init__()
-        self.stronger, self.rtol = bool(stronger), rtol
+        self.stronger, self.rtol = bool(stronger), check_rtol(rtol)
         self.name = "stronger-clones" if self.stronger else "clones"
 
     def _single_supported(self, event: E.ShuffleEvent) -> None:
@@ -642,7 +643,10 @@ class PLDAccountant(Accountant):
         if sum(rounds.values()) == 1 and self.step is None:
             # one round: the pair's epsilon itself, without the PLD's discretisation bias
             (ev,) = rounds
-            return variation_ratio_epsilon(ev.params, ev.n, delta, gamma=ev.gamma)
+            value = variation_ratio_epsilon(ev.params, ev.n, delta, gamma=ev.gamma)
+            if not math.isfinite(value):
+                raise OutsideRegimeError(f"no finite epsilon certifies delta={delta:g} for n={ev.n} (p = infinity, no cover)")
+            return value
         total = sum(rounds.values())
         if total > _MAX_PLD_ROUNDS:
             raise CompositionError(

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.params import VariationRatio
+from shuffledp.params import VariationRatio, check_eps0
 from shuffledp.errors import PrivacyParameterError
 
 #: A blanket delta is accepted at eps only if delta_B(eps) * (1 + _DELTA_SLACK) <= delta
@@ -34,7 +34,7 @@ _BLANKET_RTOL = 1e-9
 
 
 def _check(eps0: float, n: int, delta: float) -> tuple[float, int, float]:
-    return check_epsilon(eps0, "eps0"), check_positive_int(n, "n"), check_probability(delta, "delta")
+    return check_eps0(eps0), check_positive_int(n, "n"), check_probability(delta, "delta")
 
 
 def erlingsson_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -201,7 +201,7 @@ def variation_ratio_closed_form(params: VariationRatio, n: int, delta: float) ->
 
     Examples
     --------
-    >>> from shuffledp.params import VariationRatio
+    >>> from shuffledp.params import VariationRatio, check_eps0
     >>> round(variation_ratio_closed_form(VariationRatio.from_ldp(2.0), 10_000, 1e-6), 4)
     0.2966
     """

@@ -438,7 +438,7 @@ class PrivacyLossDistribution:
         s1m, log_s2m = s1[start + j - 1], log_s2[start + j - 1]
         root = math.log(s1m - budget) - log_s2m if s1m > budget else float(left[j - 1])
         root = min(max(root, float(left[j - 1])), float(left[j]))
-        return root * (1.0 + 1e-12) + 1e-15
+        return float(root * (1.0 + 1e-12) + 1e-15)
 
 
 def shuffle_pld(

@@ -185,7 +185,7 @@ class GroupEvent:
     size: int
 
     def __post_init__(self) -> None:
-        _check_event(self.event, "GroupEvent.event")
+        check_event(self.event, "GroupEvent.event")
         object.__setattr__(self, "size", check_positive_int(self.size, "size"))
 
 
@@ -223,7 +223,7 @@ class ComposedEvent:
         if not events:
             raise PrivacyParameterError("ComposedEvent needs at least one event, got none")
         for i, event in enumerate(events):
-            _check_event(event, f"ComposedEvent.events[{i}]")
+            check_event(event, f"ComposedEvent.events[{i}]")
         object.__setattr__(self, "events", events)
 
 
@@ -258,7 +258,7 @@ class SelfComposedEvent:
     count: int
 
     def __post_init__(self) -> None:
-        _check_event(self.event, "SelfComposedEvent.event")
+        check_event(self.event, "SelfComposedEvent.event")
         object.__setattr__(self, "count", check_positive_int(self.count, "count"))
 
 
@@ -266,7 +266,8 @@ Event = Union[ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposed
 _EVENT_TYPES = (ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent)
 
 
-def _check_event(event: Any, name: str) -> None:
+def check_event(event: Any, name: str) -> None:
+    """Raise PrivacyParameterError naming ``name`` unless ``event`` is a privacy event."""
     if not isinstance(event, _EVENT_TYPES):
         allowed = ", ".join(t.__name__ for t in _EVENT_TYPES)
         raise PrivacyParameterError(f"{name} must be a privacy event ({allowed}), got {type(event).__name__}")
@@ -302,7 +303,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     >>> d["type"], d["n"], d["params"]["p"]
     ('shuffle', 10, 'inf')
     """
-    _check_event(event, "event")
+    check_event(event, "event")
     if isinstance(event, ShuffleEvent):
         p = event.params
         params = {"p": _number(p.p), "beta": p.beta, "q0": _number(p.q0), "q1": _number(p.q1)}
@@ -424,6 +425,7 @@ def event_from_json(text: str) -> Event:
 
 
 __all__ = [
+    "check_event",
     "ComposedEvent",
     "Event",
     "GroupEvent",

@@ -23,7 +23,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting import events as E
 from shuffledp.accounting.accountants import Accountant, ClosedFormAccountant, PLDAccountant, VariationRatioAccountant, calibrate
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
@@ -71,6 +72,9 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
     12
     """
     valid = check_positive_int(valid, "valid", minimum=0)
+    bucket_bits = check_positive_int(bucket_bits, "bucket_bits", minimum=0)
+    if bucket_bits > 16:
+        raise PrivacyParameterError(f"bucket_bits must lie in [0, 16], got {bucket_bits}")
     corrupted = check_positive_int(corrupted, "corrupted", minimum=0)
     exposed = check_positive_int(exposed, "exposed", minimum=0)
     if bucket_bits == 0:
@@ -134,6 +138,7 @@ class LedgerRow:
     delta: float
     key_reuse: int = 1
     invalid: dict[str, int] = field(default_factory=dict)
+    smallest_bucket: int | None = None
 
     @property
     def event(self) -> E.Event:
@@ -300,10 +305,11 @@ class PrivacyLedger:
         "full download: n' = valid - |C| - |U|"
         """
         received = check_positive_int(received, "received", minimum=0)
+        valid = check_positive_int(valid, "valid", minimum=0)
         if valid > received:
             raise PrivacyParameterError(f"valid = {valid} exceeds received = {received}")
         n_prime, rule = anonymous_count(valid, corrupted, exposed, bucket_bits, smallest_bucket)
-        delta = check_probability(delta if delta is not None else 0.01 / max(received, 1), "delta")
+        delta = check_delta(delta if delta is not None else 0.01 / max(received, 1), "delta")
         row = LedgerRow(
             round_id=str(round_id),
             group=str(group),
@@ -320,6 +326,7 @@ class PrivacyLedger:
             delta=delta,
             key_reuse=check_positive_int(key_reuse, "key_reuse"),
             invalid=dict(invalid or {}),
+            smallest_bucket=smallest_bucket,
         )
         self.rows.append(row)
         return row
@@ -446,10 +453,17 @@ class PrivacyLedger:
         True
         """
         ledger = cls()
-        for raw in data.get("rows", []):
-            raw = {k: v for k, v in raw.items() if k not in ("epsilon_c", "eq1_epsilon")}
-            params = E.event_from_dict({"type": "shuffle", "params": raw.pop("params"), "n": 1}).params
-            ledger.rows.append(LedgerRow(params=params, **raw))
+        for i, raw in enumerate(data.get("rows", [])):
+            try:
+                raw = {k: v for k, v in raw.items() if k not in ("epsilon_c", "eq1_epsilon")}
+                params = E.event_from_dict({"type": "shuffle", "params": raw.pop("params"), "n": 1}).params
+                fields = {k: raw[k] for k in ("round_id", "group", "randomizer", "local_epsilon", "received", "valid")}
+                extra = {k: raw[k] for k in ("corrupted", "exposed", "bucket_bits", "delta", "key_reuse", "invalid") if k in raw}
+            except (AttributeError, KeyError, TypeError) as exc:
+                raise PrivacyParameterError(f"ledger row {i} is malformed: {exc!r}") from None
+            row = ledger.record(params=params, **fields, **extra, smallest_bucket=raw.get("smallest_bucket"))
+            if (row.n_prime, row.rule) != (raw.get("n_prime"), raw.get("rule")):
+                raise PrivacyParameterError(f"ledger row {i}: stored n'={raw.get('n_prime')!r} does not follow from its counts")
         return ledger
 
     def table(self):
