@@ -396,7 +396,19 @@ class PairDivergence:
             u0 = np.floor((c + 1.0) * np.minimum(slope, 1.0)) + 1.0
         u0 = np.where(coef > 0.0, u0, c + 2.0)
         tail_hi = half_binomial_tail(u0 + 1.0, c)
-        pmf = [stats.binom.pmf(u0 + j, c, 0.5) for j in (-2.0, -1.0, 0.0)]  # b(u0 - 2), b(u0 - 1), b(u0)
+        # one Boost pmf at j = min(u0 - 1, c), its neighbours by the exact ratios
+        # b(j - 1)/b(j) = j/(c - j + 1) and b(j + 1)/b(j) = (c - j)/(j + 1) (one ulp each); when the
+        # float threshold overshoots (u0 = c + 2, slope rounded to 1) the candidates shift by one
+        j = np.minimum(u0 - 1.0, c)
+        b_j = stats.binom.pmf(j, c, 0.5)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            b_prev = np.where(j >= 1.0, b_j * j / (c - j + 1.0), 0.0)
+            b_next = b_j * (c - j) / (j + 1.0)
+        shifted = u0 - 1.0 > c
+        below = np.where(shifted, b_j, b_prev)
+        mid = np.where(shifted, 0.0, b_j)
+        above = np.where(shifted, 0.0, b_next)
+        pmf = [below, mid, above]  # b(u0 - 2), b(u0 - 1), b(u0)
         tail_mid = tail_hi + pmf[2]
         tails = (tail_mid + pmf[1], tail_mid, tail_hi)  # T(u0 - 1), T(u0), T(u0 + 1)
         best = np.full(c.shape, -np.inf)
@@ -588,24 +600,26 @@ def solve_epsilon(
     >>> math.log(2.0) <= eps <= math.log(2.0) * (1 + 1e-7)
     True
     """
-    if divergence(0.0) <= delta:
-        return 0.0
-    if divergence(ceiling) > delta:
-        if upper:
-            return cap
-        return _snap(ceiling, rtol, up=False)
     guess = min(max(guess, 1e-12), ceiling)
-    lo, hi = 0.0, ceiling  # divergence(lo) > delta >= divergence(hi)
+    # bracket: divergence(lo) > delta >= divergence(hi), probing out from the guess; the
+    # ends (eps = 0, the ceiling) are tested only when the probes reach them
     if divergence(guess) > delta:
         lo, probe = guess, min(2.0 * guess, ceiling)
         while divergence(probe) > delta:
+            if probe >= ceiling:
+                return cap if upper else _snap(ceiling, rtol, up=False)
             lo, probe = probe, min(2.0 * probe, ceiling)
         hi = probe
     else:
         hi, probe = guess, guess / 2.0
         while probe > guess / 16.0 and divergence(probe) <= delta:
             hi, probe = probe, probe / 2.0
-        lo = probe if divergence(probe) > delta else 0.0
+        if divergence(probe) > delta:
+            lo = probe
+        elif divergence(0.0) <= delta:
+            return 0.0
+        else:
+            lo = 0.0
 
     def phi(eps: float) -> float:
         return math.log(floor_positive(divergence(eps), delta)) - math.log(delta)
