@@ -42,7 +42,7 @@ def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
     if np.any(unknown):
         first = int(np.flatnonzero(unknown)[0])
         raise PrivacyLevelError(
-            f"user_levels[{first}]={chosen[first]!r} is not a privacy level on the menu; allowed: {menu.tolist()}"
+            f"user_levels[{first}]={float(chosen[first])!r} is not a privacy level on the menu; allowed: {menu.tolist()}"
         )
     return idx
 

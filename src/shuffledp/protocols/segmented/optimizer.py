@@ -196,7 +196,7 @@ def _search_blanket_rate(
         return hi, (lo, hi)
 
     def objective(log_m: float) -> float:
-        m = math.exp(log_m)
+        m = min(max(math.exp(log_m), lo), hi)
         rates = [_approximate_rate(e, delta, d, n_users, m, s) for e in levels]
         return mse_bound(m, rates, counts, n_users, s) if any(rates) else math.inf
 
@@ -206,7 +206,7 @@ def _search_blanket_rate(
     a, b = grid[max(best - 1, 0)], grid[min(best + 1, _GRID - 1)]
     found = optimize.minimize_scalar(objective, bounds=(a, b), method="bounded", options={"xatol": 1e-3})
     log_m = float(found.x) if found.fun < values[best] else float(grid[best])
-    return math.exp(log_m), (lo, hi)
+    return min(max(math.exp(log_m), lo), hi), (lo, hi)
 
 
 __all__ = [
