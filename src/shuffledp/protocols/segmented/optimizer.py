@@ -105,10 +105,15 @@ def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float
 
     context = f"for level {level:g} with m={m:g}, n_users={n_users}, d={d}, s={s}, delta={delta:g}"
     if guess < 1.0:
+        # Eq. 7 holds up to a relative 1e-6 above the guess; calibrate's epsilon is rounded up
+        # (relative 1e-7), which moves its answer slightly below: bracket around the guess
+        hi = min(1.0, guess * (1 + 1e-4))
         try:
-            return calibrate(make, level, delta, bracket=(guess * (1 - 1e-4), min(1.0, guess * (1 + 1e-4))), context=context)
+            found = calibrate(make, level, delta, bracket=(guess * (1 - 1e-4), hi), context=context)
+            if found < hi or hi == 1.0:  # calibrate returns the upper end when it meets the level: not proven maximal
+                return found
         except PrivacyParameterError:
-            pass  # the bracket's lower end missed (rounding of the two sides): search the whole range
+            pass  # the bracket's lower end missed the level: search the whole range
     try:
         return calibrate(make, level, delta, bracket=(LAMBDA_MIN, 1.0), context=context)
     except PrivacyParameterError:
