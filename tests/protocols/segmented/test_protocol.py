@@ -41,7 +41,7 @@ def test_estimator_is_unbiased_with_exact_counts():
         items = SETS[rng.choice(len(SETS), N, p=PROBS)]
         levels = rng.choice(LEVELS, N)
         params = _params()
-        runs.append(run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=params, rng=rng).estimate)
+        runs.append(run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=params, verify=False, rng=rng).estimate)
     _mean_within(np.array(runs), W)
 
 
@@ -67,7 +67,7 @@ def test_estimator_with_dp_level_counts():
     for _ in range(300):
         items = SETS[rng.choice(len(SETS), N, p=PROBS)]
         levels = rng.choice(LEVELS, N)
-        run = run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=_params(), epsilon_p=1.0, rng=rng)
+        run = run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=_params(), epsilon_p=1.0, verify=False, rng=rng)
         runs.append(run.estimate)
     assert run.histogram.epsilon_p == 1.0 and run.histogram.local_epsilon > 1.0
     _mean_within(np.array(runs), W)
@@ -107,6 +107,17 @@ def test_run_records_each_levels_event():
     for event, level in zip(run.events, LEVELS):
         assert event.size == S and event.event.n == N + 1
         assert VariationRatioAccountant().compose(event).get_epsilon(DELTA) <= level
+    rows = run.ledger()
+    assert rows[0]["release"] == "anonymised levels" and rows[0]["epsilon_p"] is None
+    assert [r["level"] for r in rows[1:]] == list(LEVELS) and all(r["within_level"] for r in rows[1:])
+
+
+def test_given_parameters_are_repriced():
+    rng = np.random.default_rng(0)
+    items = SETS[rng.choice(len(SETS), N, p=PROBS)]
+    # rates far above what level 0.5 allows with m = 0.8 at n = 600: the claimed epsilons (0) are not trusted
+    with pytest.raises(PrivacyParameterError, match="parameters break level 0.5"):
+        run_segmented(items, rng.choice(LEVELS, N), LEVELS, DELTA, D, S, parameters=_params(lambdas=(0.9, 0.9, 0.9)), rng=rng)
 
 
 @pytest.mark.parametrize(
