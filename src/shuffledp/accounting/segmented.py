@@ -10,6 +10,9 @@ uniform over the d items.
 * :func:`user_event` / :func:`user_epsilon` — Theorem 3: group privacy (Lemma 1) over the
   s items, as ``GroupEvent(item_event, s)`` priced by :class:`VariationRatioAccountant`.
 * :func:`theorem3_guarantee` — the theorem's statement itself: (s eps', s e^(s eps') delta').
+  For s = 1 the accountant prices the release itself, (eps', delta'): no group is formed,
+  and the theorem's s e^(s eps') delta' (Lemma 1 read literally at s = 1) would only loosen
+  the bound that Proposition 1 shows exact.
 * :func:`level_constraint_met` — Eq. 7: D_{e^(E/s)}(P || Q) <= delta / (s e^E).
 * :func:`proposition1_lower` — Proposition 1's lower bound (s = 1).
 
@@ -93,6 +96,7 @@ def item_event(lam: float, d: int, n_users: int, m: float, *, slots: str = "theo
 
 def user_event(lam: float, d: int, n_users: int, m: float, s: int, *, slots: str = "theorem2") -> GroupEvent:
     """Theorem 3: a user's s items are s virtual users, composed by group privacy (Lemma 1)."""
+    d = check_positive_int(d, "d", minimum=2)
     s = check_positive_int(s, "s")
     if s > d:
         raise PrivacyParameterError(f"s (items per user) must be at most d={d}, got s={s}")
