@@ -155,3 +155,20 @@ def test_bad_input(change, error, pattern):
         params = _params(lambdas=change["lambdas"])
     with pytest.raises(error, match=pattern):
         run_segmented(items, levels, menu, DELTA, D, S, parameters=params, rng=np.random.default_rng(0))
+
+
+def test_empirical_mse_is_below_the_bound():
+    from shuffledp.protocols.segmented import mse_bound
+
+    rng = np.random.default_rng(17)
+    params = _params(m=1.3, lambdas=(0.3, 0.6, 1.0))
+    errors = []
+    for _ in range(200):
+        items = SETS[rng.choice(len(SETS), N, p=PROBS)]
+        level_index = np.repeat(np.arange(3), N // 3)
+        levels = np.asarray(LEVELS)[level_index]
+        run = run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=params, verify=False, rng=rng)
+        errors.append(np.sum((run.estimate - W) ** 2))
+    bound = mse_bound(1.3, params.lambdas, [N / 3] * 3, N, S)
+    assert np.mean(errors) <= bound
+    assert np.mean(errors) >= 0.3 * bound  # the bound is not vacuous here
