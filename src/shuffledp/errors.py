@@ -157,3 +157,7 @@ class UnsupportedEventError(PrivacyParameterError):
 
 class OutsideRegimeError(UnsupportedEventError):
     """The event is of a supported kind, but the method certifies no finite epsilon at these parameters."""
+
+
+class PrivacyLevelError(ShuffleDPError, ValueError):
+    """A privacy level that is not on the menu, a menu without levels, or a level nobody chose."""

@@ -1,0 +1,147 @@
+"""Accounting of the segmented multi-message shuffle protocol (segmented paper §5.1).
+
+Algorithm 2: every user reports each of its s items with probability lambda_k (the
+Poisson randomizer, Eq. 2) and sends Binom(ceil(m), m / ceil(m)) blanket messages,
+uniform over the d items.
+
+* :func:`poisson_item_parameters` — Lemma 3: p = infinity, beta = lambda, q = d lambda.
+* :func:`item_event` — one item of one user: Theorem 2 with the ``n_users * ceil(m)``
+  blanket slots of Algorithm 2, each used with probability gamma = m / ceil(m).
+* :func:`user_event` / :func:`user_epsilon` — Theorem 3: group privacy (Lemma 1) over the
+  s items, as ``GroupEvent(item_event, s)`` priced by :class:`VariationRatioAccountant`.
+* :func:`theorem3_guarantee` — the theorem's statement itself: (s eps', s e^(s eps') delta').
+  For s = 1 the accountant prices the release itself, (eps', delta'): no group is formed,
+  and the theorem's s e^(s eps') delta' (Lemma 1 read literally at s = 1) would only loosen
+  the bound that Proposition 1 shows exact.
+* :func:`level_constraint_met` — Eq. 7: D_{e^(E/s)}(P || Q) <= delta / (s e^E).
+* :func:`proposition1_lower` — Proposition 1's lower bound (s = 1).
+
+**Slots (a reading of the paper).**  Theorem 3 writes n' = n ceil(m) for the pair
+P^{q/gamma, n'}, whose blanket count is Binom(n' - 1, .): one slot fewer than the
+n ceil(m) blanket calls that Theorem 2 counts (the victim's own blankets are
+input-independent and hide it as well as anyone's), and one fewer than Proposition 1's
+n' = n ceil(m) + 1.  We use Theorem 2's count, n ceil(m) + 1 participants, which
+Proposition 1 shows is exact for s = 1 (upper and lower bound coincide); the literal
+n' = n ceil(m) gives a slightly larger epsilon and is available as ``slots="theorem3"``.
+
+**Small lambda.**  :class:`~shuffledp.params.VariationRatio` needs q >= 1, so for
+lambda < 1/d the parameters use q = 1 (fewer blankets than the true rate 2 gamma / d: a
+valid, looser upper bound); the engine's lower bound caps beta at q - 1, so the two
+bounds coincide only for lambda >= 1/(d - 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant
+from shuffledp.accounting.bounds import check_delta
+from shuffledp.accounting.composition import group_composition
+from shuffledp.accounting.events import GroupEvent, ShuffleEvent
+from shuffledp.accounting.variation_ratio import hockey_stick_divergence, variation_ratio_epsilon_lower
+from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
+
+#: Largest blanket rate m (messages per user) accepted.
+M_MAX = 1.0e4
+#: Largest number of participants the engine takes (float64-exact counts).
+_N_MAX = 2**53
+#: Ways to count the blanket slots (module docstring).
+SLOT_RULES = ("theorem2", "theorem3")
+
+
+def check_blanket_rate(m: float, name: str = "m") -> float:
+    """The expected blanket messages per user, a finite number in (0, M_MAX]."""
+    try:
+        value = float(m)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and 0.0 < value <= M_MAX):
+        raise PrivacyParameterError(f"{name} (blanket messages per user) must lie in (0, {M_MAX:g}], got {m!r}")
+    return value
+
+
+def check_sampling_rate(lam: float, name: str = "lam") -> float:
+    """A Poisson sampling rate lambda in (0, 1]."""
+    return check_probability(lam, f"{name} (Poisson sampling rate)", open_low=True, open_high=False)
+
+
+def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
+    """Lemma 3: the Poisson randomizer of rate ``lam`` on d items has p = inf, beta = lam, q = d lam (>= 1)."""
+    from shuffledp.randomizers.categorical import PoissonRandomizer
+
+    lam = check_sampling_rate(lam)
+    return PoissonRandomizer(lam, check_positive_int(d, "d", minimum=2)).item_amplification_parameters()
+
+
+def blanket_slots(n_users: int, m: float) -> tuple[int, float]:
+    """Algorithm 2's blanket calls: (n_users * ceil(m) slots, each used with gamma = m / ceil(m))."""
+    n_users = check_positive_int(n_users, "n_users")
+    m = check_blanket_rate(m)
+    calls = math.ceil(m)
+    if n_users * calls + 1 > _N_MAX:
+        raise PrivacyParameterError(f"n_users * ceil(m) must be below 2^53, got n_users={n_users}, m={m:g}")
+    return n_users * calls, m / calls
+
+
+def item_event(lam: float, d: int, n_users: int, m: float, *, slots: str = "theorem2") -> ShuffleEvent:
+    """One item of one user shuffled with all blankets (Theorem 2 with Lemma 3's parameters)."""
+    if slots not in SLOT_RULES:
+        raise PrivacyParameterError(f"slots must be one of {', '.join(SLOT_RULES)}, got {slots!r}")
+    calls, gamma = blanket_slots(n_users, m)
+    participants = calls + 1 if slots == "theorem2" else calls
+    return ShuffleEvent(poisson_item_parameters(lam, d), participants, gamma)
+
+
+def user_event(lam: float, d: int, n_users: int, m: float, s: int, *, slots: str = "theorem2") -> GroupEvent:
+    """Theorem 3: a user's s items are s virtual users, composed by group privacy (Lemma 1)."""
+    d = check_positive_int(d, "d", minimum=2)
+    s = check_positive_int(s, "s")
+    if s > d:
+        raise PrivacyParameterError(f"s (items per user) must be at most d={d}, got s={s}")
+    return GroupEvent(item_event(lam, d, n_users, m, slots=slots), s)
+
+
+def user_epsilon(
+    lam: float, d: int, n_users: int, m: float, s: int, delta: float, *, accountant: Accountant | None = None
+) -> float:
+    """Upper bound on a user's epsilon at ``delta`` (Theorem 3), priced by ``accountant`` (variation ratio)."""
+    acc = accountant.fresh() if accountant is not None else VariationRatioAccountant()
+    return acc.compose(user_event(lam, d, n_users, m, s)).get_epsilon(delta)
+
+
+def theorem3_guarantee(lam: float, d: int, n_users: int, m: float, s: int, item_epsilon: float) -> tuple[float, float]:
+    """Theorem 3 as stated: with delta' = D_{e^eps'}(P || Q) (upper), the user is (s eps', s e^(s eps') delta')-DP."""
+    event = item_event(lam, d, n_users, m)
+    delta_item = hockey_stick_divergence(event.params, event.n, item_epsilon, gamma=event.gamma)[1]
+    return group_composition(item_epsilon, delta_item, check_positive_int(s, "s"))
+
+
+def level_constraint_met(lam: float, level: float, delta: float, d: int, n_users: int, m: float, s: int) -> bool:
+    """Eq. 7: whether D_{e^(E/s)}(P || Q) <= delta / (s e^E) for the level E = ``level`` (upper bound on D)."""
+    delta = check_delta(delta)
+    acc = VariationRatioAccountant().compose(user_event(lam, d, n_users, m, s))
+    return acc.get_delta(level) <= delta
+
+
+def proposition1_lower(lam: float, d: int, n_users: int, m: float, delta: float) -> float:
+    """Proposition 1: a lower bound on the epsilon of one item (s = 1) at ``delta``."""
+    event = item_event(lam, d, n_users, m)
+    return variation_ratio_epsilon_lower(event.params, event.n, check_delta(delta), gamma=event.gamma)
+
+
+__all__ = [
+    "M_MAX",
+    "SLOT_RULES",
+    "blanket_slots",
+    "check_blanket_rate",
+    "check_sampling_rate",
+    "item_event",
+    "level_constraint_met",
+    "poisson_item_parameters",
+    "proposition1_lower",
+    "theorem3_guarantee",
+    "user_epsilon",
+    "user_event",
+]

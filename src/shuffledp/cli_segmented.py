@@ -1,0 +1,101 @@
+"""``shuffledp segmented ...``: the segmented multi-message shuffle protocol (segmented paper §5).
+
+``shuffledp segmented optimize --levels 0.5,1,2 --counts 1250,2500,1250 --d 128 --s 4 [--m M] --json``
+prints m, lambda_1..lambda_K and each level's priced user epsilon (Algorithm 2, step 2).
+Every bad value is one ``error: --option ...`` line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from shuffledp import _cli_support as S
+from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShuffleDPError
+
+app = typer.Typer(help="Segmented multi-message shuffle protocol (hidden privacy levels).", no_args_is_help=True, cls=S.OneLineGroup)
+
+
+def _number_list(name: str, convert: Callable[[str], Any], what: str) -> Callable[[Any], Any]:
+    """A comma-separated list of positive numbers (``convert`` parses one item)."""
+
+    def parse(value: Any) -> Any:
+        if value is None or isinstance(value, list):
+            return value
+        items = [v.strip() for v in str(value).split(",")]
+        try:
+            numbers = [convert(v) for v in items]
+        except (ValueError, ShuffleDPError):
+            raise typer.BadParameter(f"{name} must be a comma-separated list of {what}, got {value!r}") from None
+        if not numbers or not all(math.isfinite(x) and x > 0 for x in numbers):
+            raise typer.BadParameter(f"{name} must be a comma-separated list of {what}, got {value!r}")
+        return numbers
+
+    return parse
+
+
+def _count(text: str) -> int:
+    number = S._integer_text(text)
+    if not isinstance(number, int) or number > 2**40:  # n * ceil(m) must stay below 2^53
+        raise ValueError(text)
+    return number
+
+
+def _blanket_rate(value: Any) -> Any:
+    if value is None:
+        return None
+    from shuffledp.accounting.segmented import check_blanket_rate
+
+    try:
+        return check_blanket_rate(value, "--m")
+    except ShuffleDPError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+LevelsOpt = Annotated[
+    list, typer.Option("--levels", parser=_number_list("--levels", float, "increasing epsilons > 0"), help="Privacy levels E_1 < ... < E_K, e.g. 0.5,1,2.")
+]
+CountsOpt = Annotated[
+    list, typer.Option("--counts", parser=_number_list("--counts", _count, "integer counts in [1, 2^40]"), help="Users per level, e.g. 1250,2500,1250.")
+]
+DOpt = Annotated[int, typer.Option("--d", parser=S.count_option("--d", minimum=2), help="Item domain size d.")]
+SOpt = Annotated[int, typer.Option("--s", parser=S.count_option("--s"), help="Items per user s.")]
+MOpt = Annotated[Optional[float], typer.Option("--m", parser=_blanket_rate, help="Blanket messages per user (default: optimised).")]
+DeltaOpt = Annotated[Optional[float], typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
+
+
+@app.command(cls=S.OneLineCommand)
+def optimize(
+    levels: LevelsOpt,
+    counts: CountsOpt,
+    d: DOpt,
+    s: SOpt,
+    m: MOpt = None,
+    delta: DeltaOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Blanket rate m and sampling rates lambda_k meeting every level (Eq. 6-7; m free: §5.2 MSE bound)."""
+    from shuffledp.protocols.segmented.optimizer import optimize_parameters
+
+    if any(b <= a for a, b in zip(levels, levels[1:])):
+        raise PrivacyLevelError(f"--levels must be strictly increasing, got {','.join(map(str, levels))}")
+    if len(counts) != len(levels):
+        raise PrivacyLevelError(f"--counts must give one count per level ({len(levels)}), got {len(counts)}")
+    if s > d:
+        raise PrivacyParameterError(f"--s must be at most --d={d}, got {s}")
+    n = sum(counts)
+    delta = 0.01 / n if delta is None else delta
+    result = optimize_parameters(levels, delta, counts, d, s, m)
+    if as_json:
+        inputs = {"levels": levels, "counts": counts, "d": d, "s": s, "m": m, "delta": delta}
+        typer.echo(json.dumps({"inputs": inputs, "result": result.to_dict()}))
+        return
+    typer.echo(f"n={n} d={d} s={s} delta={delta:g}  m={result.m:.6g}  MSE bound={result.mse_bound:.6g}")
+    if result.m_range is not None:
+        typer.echo(f"searched m in [{result.m_range[0]:.6g}, {result.m_range[1]:.6g}]")
+    for level, count, lam, eps in zip(levels, counts, result.lambdas, result.epsilons):
+        typer.echo(f"level {level:g}: {count} users  lambda={lam:.9g}  user epsilon={eps:.9g}")

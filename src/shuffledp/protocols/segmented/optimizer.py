@@ -1,0 +1,227 @@
+"""Step 2 of Algorithm 2: the blanket rate m and the sampling rates lambda_k (segmented paper §5.2).
+
+* m fixed: each lambda_k is the largest rate in (0, 1] whose user event (Theorem 3) costs at
+  most E_k at delta (Eq. 6-7), found by :func:`~shuffledp.accounting.accountants.calibrate`.
+* m free: m_k is the least m at which lambda_k = 1 meets level k; the MSE bound (§5.2)
+  is minimised over m between the smallest and the largest m_k (the paper writes
+  (m_1, m_K]; with E increasing, m_1 is the largest, so the interval is [m_K, m_1]).
+  Below every m_k all lambda_k grow with m and the bound falls; above every m_k all
+  lambda_k = 1 and it grows, so the optimum lies in between.  The search ranks candidate
+  m by Eq. 7 checked directly (one divergence per trial lambda, see
+  :func:`_approximate_rate`); the returned lambdas come from ``calibrate`` at the chosen m.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import optimize
+
+from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
+from shuffledp.accounting.bounds import check_delta
+from shuffledp.accounting.segmented import M_MAX, check_blanket_rate, level_constraint_met, user_epsilon, user_event
+from shuffledp.errors import PrivacyLevelError, PrivacyParameterError
+
+#: Smallest m the free search considers.
+M_MIN = 1e-3
+#: Smallest lambda calibrate may return (below it a level is practically silent).
+LAMBDA_MIN = 1e-9
+#: Relative precision of the rates used to rank candidate m.
+_RANK_RTOL = 1e-4
+#: Log-spaced grid points of the free search before the local refinement.
+_GRID = 9
+
+
+@dataclass(frozen=True)
+class SegmentedParameters:
+    """The optimizer's answer: m, one lambda per level, and what they cost."""
+
+    levels: tuple[float, ...]
+    level_counts: tuple[float, ...]
+    n_users: int
+    d: int
+    s: int
+    delta: float
+    m: float
+    lambdas: tuple[float, ...]
+    epsilons: tuple[float, ...]  # each level's user epsilon at delta (Theorem 3), <= its level
+    mse_bound: float
+    m_range: tuple[float, float] | None  # the free search's [min m_k, max m_k]; None when m was given
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
+    """The menu E_1 < ... < E_K of privacy levels (each a finite epsilon > 0)."""
+    try:
+        values = tuple(float(e) for e in levels)
+    except (TypeError, ValueError):
+        raise PrivacyLevelError(f"levels must be numbers, got {levels!r}") from None
+    if not values:
+        raise PrivacyLevelError("levels must name at least one privacy level, got none")
+    if not all(math.isfinite(e) and e > 0.0 for e in values):
+        raise PrivacyLevelError(f"levels must be finite epsilons > 0, got {list(values)}")
+    if any(b <= a for a, b in zip(values, values[1:])):
+        raise PrivacyLevelError(f"levels must be strictly increasing, got {list(values)}")
+    return values
+
+
+def check_level_counts(level_counts: Sequence[float], k: int) -> tuple[float, ...]:
+    """One count (> 0; exact or a DP estimate) per level."""
+    try:
+        counts = tuple(float(c) for c in level_counts)
+    except (TypeError, ValueError):
+        raise PrivacyLevelError(f"level_counts must be numbers, got {level_counts!r}") from None
+    if len(counts) != k:
+        raise PrivacyLevelError(f"level_counts must have one count per level ({k}), got {len(counts)}")
+    for i, c in enumerate(counts):
+        if not (math.isfinite(c) and c > 0.0):
+            raise PrivacyLevelError(
+                f"level_counts[{i}] must be > 0 (an empty level: leave it off the menu), got {level_counts[i]!r}"
+            )
+    return counts
+
+
+def mse_bound(m: float, lambdas: Sequence[float], level_counts: Sequence[float], n_users: int, s: int) -> float:
+    """§5.2: sum_j E|w_j - W_j|^2 <= (n m + s sum_k n_k lambda_k) / (sum_k n_k lambda_k)^2."""
+    signal = float(np.dot(level_counts, lambdas))
+    return (n_users * m + s * signal) / signal**2
+
+
+def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float, s: int) -> float:
+    """Eq. 6-7: the largest lambda in (0, 1] whose user event costs at most ``level`` at ``delta``.
+
+    Through :func:`calibrate`, started from a bracket found by checking Eq. 7 directly.
+    """
+    guess = _approximate_rate(level, delta, d, n_users, m, s, rtol=1e-6)
+
+    def make(lam: float):
+        return user_event(lam, d, n_users, m, s)
+
+    context = f"for level {level:g} with m={m:g}, n_users={n_users}, d={d}, s={s}, delta={delta:g}"
+    if guess < 1.0:
+        # Eq. 7 holds up to a relative 1e-6 above the guess; calibrate's epsilon is rounded up
+        # (relative 1e-7), which moves its answer slightly below: bracket around the guess
+        hi = min(1.0, guess * (1 + 1e-4))
+        try:
+            found = calibrate(make, level, delta, bracket=(guess * (1 - 1e-4), hi), context=context)
+            if found < hi or hi == 1.0:  # calibrate returns the upper end when it meets the level: not proven maximal
+                return found
+        except PrivacyParameterError:
+            pass  # the bracket's lower end missed the level: search the whole range
+    try:
+        return calibrate(make, level, delta, bracket=(LAMBDA_MIN, 1.0), context=context)
+    except PrivacyParameterError:
+        raise PrivacyParameterError(f"no sampling rate lambda >= {LAMBDA_MIN:g} meets {context}") from None
+
+
+def _approximate_rate(level: float, delta: float, d: int, n_users: int, m: float, s: int, *, rtol: float = _RANK_RTOL) -> float:
+    """Largest lambda meeting Eq. 7 to a relative ``rtol``, by bisection in log lambda (a feasible lower end)."""
+    ok = lambda lam: level_constraint_met(lam, level, delta, d, n_users, m, s)  # noqa: E731
+    if ok(1.0):
+        return 1.0
+    lo, hi = 0.5, 1.0
+    while not ok(lo):
+        lo, hi = lo / 8.0, lo
+        if lo < LAMBDA_MIN:
+            return 0.0
+    while hi / lo > 1.0 + rtol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def full_rate_blankets(level: float, delta: float, d: int, n_users: int, s: int) -> float:
+    """m_k of §5.2: the least m (to a relative 1e-3) at which lambda = 1 meets ``level``; M_MAX if none does."""
+    ok = lambda m: level_constraint_met(1.0, level, delta, d, n_users, m, s)  # noqa: E731
+    if not ok(M_MAX):
+        return M_MAX
+    if ok(M_MIN):
+        return M_MIN
+    lo, hi = M_MIN, M_MAX
+    while hi / lo > 1.0 + 1e-3:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def optimize_parameters(
+    E: Sequence[float],
+    delta: float,
+    level_counts: Sequence[float],
+    d: int,
+    s: int,
+    m: float | None = None,
+    *,
+    n_users: int | None = None,
+) -> SegmentedParameters:
+    """Algorithm 2 line 6: m and lambda_1..lambda_K for the levels ``E`` (§5.2, Eq. 6-7).
+
+    ``level_counts`` are the observed counts n_k (exact, or DP estimates); ``n_users`` is the
+    number of users who send blankets.  The privacy of every level is accounted with
+    ``n_users``: it defaults to the sum of the counts, which must then be integers (a
+    noisy sum could overstate the blankets, so with DP counts pass the true n).
+    """
+    levels = check_levels(E)
+    counts = check_level_counts(level_counts, len(levels))
+    delta = check_delta(delta)
+    d = check_positive_int(d, "d", minimum=2)
+    s = check_positive_int(s, "s")
+    if s > d:
+        raise PrivacyParameterError(f"s (items per user) must be at most d={d}, got s={s}")
+    if n_users is None:
+        if not all(c.is_integer() for c in counts):
+            raise PrivacyParameterError(f"level_counts are not integers ({list(counts)}): pass n_users, the number of users")
+        n_users = int(sum(counts))
+    n_users = check_positive_int(n_users, "n_users")
+    m_range = None
+    if m is None:
+        m, m_range = _search_blanket_rate(levels, counts, delta, d, n_users, s)
+    m = check_blanket_rate(m)
+    lambdas = tuple(max_sampling_rate(e, delta, d, n_users, m, s) for e in levels)
+    accountant = VariationRatioAccountant()
+    epsilons = tuple(user_epsilon(lam, d, n_users, m, s, delta, accountant=accountant) for lam in lambdas)
+    return SegmentedParameters(
+        levels, counts, n_users, d, s, delta, m, lambdas, epsilons, mse_bound(m, lambdas, counts, n_users, s), m_range
+    )
+
+
+def _search_blanket_rate(
+    levels: tuple[float, ...], counts: tuple[float, ...], delta: float, d: int, n_users: int, s: int
+) -> tuple[float, tuple[float, float]]:
+    """The m in [min m_k, max m_k] minimising the MSE bound (log grid, then bounded Brent in log m)."""
+    full = [full_rate_blankets(e, delta, d, n_users, s) for e in levels]
+    lo, hi = min(full), max(full)
+    if hi / lo <= 1.0 + 1e-9:
+        return hi, (lo, hi)
+
+    def objective(log_m: float) -> float:
+        m = min(max(math.exp(log_m), lo), hi)
+        rates = [_approximate_rate(e, delta, d, n_users, m, s) for e in levels]
+        return mse_bound(m, rates, counts, n_users, s) if any(rates) else math.inf
+
+    grid = np.linspace(math.log(lo), math.log(hi), _GRID)
+    values = [objective(x) for x in grid]
+    best = int(np.argmin(values))
+    a, b = grid[max(best - 1, 0)], grid[min(best + 1, _GRID - 1)]
+    found = optimize.minimize_scalar(objective, bounds=(a, b), method="bounded", options={"xatol": 1e-3})
+    log_m = float(found.x) if found.fun < values[best] else float(grid[best])
+    return min(max(math.exp(log_m), lo), hi), (lo, hi)
+
+
+__all__ = [
+    "LAMBDA_MIN",
+    "M_MIN",
+    "SegmentedParameters",
+    "check_level_counts",
+    "check_levels",
+    "full_rate_blankets",
+    "max_sampling_rate",
+    "mse_bound",
+    "optimize_parameters",
+]

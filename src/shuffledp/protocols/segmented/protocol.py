@@ -1,0 +1,117 @@
+"""Algorithm 2 end to end, in process: levels (step 1), parameters (step 2), data (step 3).
+
+:func:`run_segmented` takes every user's set of s items and chosen privacy level, and
+returns the analyzer's frequency estimate together with what each step used; every
+level's user guarantee (Theorem 3, priced by the variation-ratio accountant) is recorded as
+a :class:`~shuffledp.accounting.events.GroupEvent` and checked against its level.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp.accounting.accountants import VariationRatioAccountant
+from shuffledp.accounting.events import GroupEvent, event_to_dict
+from shuffledp.accounting.segmented import check_blanket_rate, check_sampling_rate, user_event
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, ProtocolError
+from shuffledp.protocols.segmented.analyzer import estimate_frequencies
+from shuffledp.protocols.segmented.levels import LevelHistogram, aggregate_levels, level_indices
+from shuffledp.protocols.segmented.messages import check_item_sets, shuffle, user_messages
+from shuffledp.protocols.segmented.optimizer import SegmentedParameters, check_levels, optimize_parameters
+
+
+@dataclass(frozen=True)
+class SegmentedRun:
+    """One run: the estimate W (length d), the level histogram, the parameters, and per-level events."""
+
+    estimate: np.ndarray
+    histogram: LevelHistogram
+    parameters: SegmentedParameters
+    events: tuple[GroupEvent, ...]
+    n_messages: int
+
+    def ledger(self) -> list[dict[str, Any]]:
+        """The run's privacy record: step 1 (levels) and, per level, the user event, its epsilon and the check."""
+        p, h = self.parameters, self.histogram
+        rows: list[dict[str, Any]] = [
+            {"step": "levels", "epsilon_p": h.epsilon_p, "delta_p": h.delta_p, "local_epsilon": h.local_epsilon,
+             "release": "anonymised levels" if h.epsilon_p is None else "shuffled k-RR histogram"}
+        ]
+        for level, count, lam, eps, event in zip(p.levels, h.counts, p.lambdas, p.epsilons, self.events):
+            rows.append(
+                {"step": "data", "level": level, "count": float(count), "lambda": lam, "m": p.m, "delta": p.delta,
+                 "event": event_to_dict(event), "epsilon": eps, "within_level": eps <= level}
+            )
+        return rows
+
+
+def _price(event: GroupEvent, delta: float) -> float:
+    try:
+        return VariationRatioAccountant().compose(event).get_epsilon(delta)
+    except OutsideRegimeError:
+        return math.inf
+
+
+def run_segmented(
+    items: Any,
+    user_levels: Any,
+    levels: Sequence[float],
+    delta: float,
+    d: int,
+    s: int,
+    *,
+    m: float | None = None,
+    epsilon_p: float | None = None,
+    delta_p: float | None = None,
+    parameters: SegmentedParameters | None = None,
+    verify: bool = True,
+    rng: np.random.Generator | None = None,
+) -> SegmentedRun:
+    """Run Algorithm 2 on ``items`` ((n, s) item ids) with ``user_levels`` (each a value of ``levels``).
+
+    ``parameters`` reuses an optimizer answer (e.g. across repetitions; it must be for these
+    levels, d, s and n); otherwise step 2 runs on the step-1 counts (``m`` fixed or free).
+    Given parameters are re-priced (each level's user event by the variation-ratio
+    accountant) unless ``verify=False``; a level they break is a PrivacyParameterError.
+    """
+    rng = check_rng(rng)
+    levels = check_levels(levels)
+    d = check_positive_int(d, "d", minimum=2)
+    s = check_positive_int(s, "s")
+    sets = check_item_sets(items, d, s)
+    index = level_indices(user_levels, levels)
+    if index.size != sets.shape[0]:
+        raise ProtocolError(f"user_levels must give one level per user ({sets.shape[0]}), got {index.size}")
+    n = sets.shape[0]
+    histogram = aggregate_levels(index, len(levels), epsilon_p=epsilon_p, delta_p=delta_p, rng=rng)
+    priced = parameters is None
+    if parameters is None:
+        parameters = optimize_parameters(levels, delta, histogram.counts, d, s, m, n_users=n)
+    elif (parameters.levels, parameters.d, parameters.s, parameters.n_users) != (levels, d, s, n):
+        raise ProtocolError(
+            f"parameters were optimised for levels={parameters.levels}, d={parameters.d}, s={parameters.s}, "
+            f"n_users={parameters.n_users}; this run has levels={levels}, d={d}, s={s}, n_users={n}"
+        )
+    mm = check_blanket_rate(parameters.m)
+    lambdas = np.array([check_sampling_rate(v, "lambdas") for v in parameters.lambdas])
+    events = tuple(user_event(lam, d, n, mm, s) for lam in lambdas)
+    if not priced and verify:
+        epsilons = tuple(_price(event, parameters.delta) for event in events)
+        parameters = replace(parameters, epsilons=epsilons)
+    for level, eps in zip(levels, parameters.epsilons):
+        if not eps <= level:
+            raise PrivacyParameterError(
+                f"parameters break level {level:g}: its users' epsilon is {eps:.6g} at delta={parameters.delta:g}"
+            )
+    signal, blankets = user_messages(sets, index, lambdas, mm, d, rng)
+    shuffled = shuffle(signal, blankets, rng=rng)
+    estimate = estimate_frequencies(shuffled, d, histogram.counts, lambdas, n, mm)
+    return SegmentedRun(estimate, histogram, parameters, events, int(shuffled.size))
+
+
+__all__ = ["SegmentedRun", "run_segmented"]

@@ -1,0 +1,99 @@
+"""Segmented paper §5.1: Lemma 3 parameters, Theorem 3, Eq. 7 and Proposition 1."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special
+
+from shuffledp.accounting import segmented as S
+from shuffledp.accounting.variation_ratio import hockey_stick_divergence
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
+
+
+def _protocol_divergence(lam, d, n_users, m, eps):
+    """D_{e^eps} between the counts (C_t, C_t') of Algorithm 2 for a victim holding t vs t' (s = 1).
+
+    Enumerated from the protocol itself: N = n_users * ceil(m) blanket calls, each landing on t
+    (resp. t') with probability gamma / d; the victim's item is reported with probability lam.
+    """
+    calls = n_users * math.ceil(m)
+    r = (m / math.ceil(m)) / d
+    a = np.arange(calls + 1)[:, None]
+    b = np.arange(calls + 1)[None, :]
+    rest = calls - a - b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        log_pmf = (
+            special.gammaln(calls + 1) - special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(np.maximum(rest, 0) + 1)
+            + (a + b) * math.log(r) + np.maximum(rest, 0) * math.log1p(-2 * r)
+        )
+    blank = np.where(rest >= 0, np.exp(log_pmf), 0.0)
+    size = calls + 2
+    P = np.zeros((size, size))
+    Q = np.zeros((size, size))
+    P[: calls + 1, : calls + 1] += (1 - lam) * blank
+    Q[: calls + 1, : calls + 1] += (1 - lam) * blank
+    P[1:, : calls + 1] += lam * blank  # the victim's t on the first count
+    Q[: calls + 1, 1:] += lam * blank  # t' on the second
+    return float(np.sum(np.maximum(P - math.exp(eps) * Q, 0.0)))
+
+
+@pytest.mark.parametrize("lam,d,n_users,m", [(0.3, 8, 20, 1.0), (0.8, 5, 15, 2.5), (0.5, 10, 30, 0.4)])
+def test_event_matches_protocol_enumeration(lam, d, n_users, m):
+    event = S.item_event(lam, d, n_users, m)
+    for eps in (0.1, 0.5, 1.5):
+        exact = _protocol_divergence(lam, d, n_users, m, eps)
+        low, high = hockey_stick_divergence(event.params, event.n, eps, gamma=event.gamma)
+        assert low - 1e-12 <= exact <= high + 1e-12
+
+
+def test_lemma3_parameters():
+    vr = S.poisson_item_parameters(0.25, 128)
+    assert math.isinf(vr.p) and vr.beta == 0.25 and vr.q == 32.0
+    assert S.poisson_item_parameters(0.001, 128).q == 1.0  # q >= 1 (conservative, see module docstring)
+
+
+@pytest.mark.parametrize("d", [17, 128])
+@pytest.mark.parametrize("n_users", [500, 5000])
+@pytest.mark.parametrize("m", [0.3, 1.0, 2.5])
+@pytest.mark.parametrize("lam", [0.1, 0.5, 1.0])
+def test_s1_upper_and_lower_coincide(d, n_users, m, lam):
+    delta = 1e-6
+    lower = S.proposition1_lower(lam, d, n_users, m, delta)
+    if math.isinf(lower):  # no epsilon at all (e.g. lam = 1, few blankets): the upper bound agrees
+        with pytest.raises(OutsideRegimeError):
+            S.user_epsilon(lam, d, n_users, m, 1, delta)
+        return
+    upper = S.user_epsilon(lam, d, n_users, m, 1, delta)
+    assert lower <= upper <= lower * (1 + 1e-6)
+    # the literal n' = n ceil(m) of Theorem 3 (one slot fewer) is never smaller
+    literal = S.VariationRatioAccountant().compose(S.user_event(lam, d, n_users, m, 1, slots="theorem3"))
+    assert literal.get_epsilon(delta) >= upper
+
+
+@pytest.mark.parametrize("s", [2, 4, 8])
+def test_group_event_agrees_with_theorem3(s):
+    lam, d, n_users, m, delta = 0.4, 128, 5000, 2.0, 1e-6
+    total = S.user_epsilon(lam, d, n_users, m, s, delta)
+    eps, dlt = S.theorem3_guarantee(lam, d, n_users, m, s, total / s)
+    assert eps == pytest.approx(total) and dlt <= delta
+    # and the accountant does not give away much: a slightly smaller epsilon fails the theorem's delta
+    assert S.theorem3_guarantee(lam, d, n_users, m, s, total / s * (1 - 1e-4))[1] > delta
+    assert S.level_constraint_met(lam, total, delta, d, n_users, m, s)
+    assert not S.level_constraint_met(lam, total * (1 - 1e-4), delta, d, n_users, m, s)
+
+
+def test_more_blankets_or_smaller_lambda_help():
+    base = S.user_epsilon(0.5, 128, 5000, 1.0, 4, 1e-6)
+    assert S.user_epsilon(0.5, 128, 5000, 2.0, 4, 1e-6) < base
+    assert S.user_epsilon(0.25, 128, 5000, 1.0, 4, 1e-6) < base
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [({"lam": 0.0}, "lam"), ({"lam": 1.5}, "lam"), ({"m": 0.0}, "m"), ({"m": math.inf}, "m"), ({"m": -1}, "m"), ({"s": 200}, "s")],
+)
+def test_bad_input_named(kwargs, name):
+    args = {"lam": 0.5, "d": 128, "n_users": 100, "m": 1.0, "s": 2} | kwargs
+    with pytest.raises(PrivacyParameterError, match=rf"^{name}\b"):
+        S.user_event(**args)

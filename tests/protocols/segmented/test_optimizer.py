@@ -1,0 +1,92 @@
+"""Step 2 (segmented paper §5.2): the rates meet every level and are maximal; the free search."""
+
+import math
+
+import pytest
+
+from shuffledp.accounting.segmented import level_constraint_met, user_epsilon
+from shuffledp.errors import PrivacyLevelError, PrivacyParameterError
+from shuffledp.protocols.segmented.optimizer import (
+    _approximate_rate,
+    _search_blanket_rate,
+    full_rate_blankets,
+    mse_bound,
+    optimize_parameters,
+)
+
+LEVELS, DELTA, D, S = (0.5, 1.0, 2.0), 1e-6, 128, 4
+
+
+def _check_maximal(result):
+    for level, lam in zip(result.levels, result.lambdas):
+        args = (D, result.n_users, result.m, S, DELTA)
+        assert user_epsilon(lam, *args) <= level
+        if lam < 1.0:  # a slightly larger rate breaks the level
+            assert user_epsilon(lam + 1e-6, *args) > level
+
+
+def test_fixed_m_rates_meet_levels_and_are_maximal():
+    result = optimize_parameters(LEVELS, DELTA, [1000, 2000, 1000], D, S, m=1.0)
+    assert result.m == 1.0 and result.m_range is None
+    assert result.lambdas[0] < result.lambdas[1] < result.lambdas[2] <= 1.0
+    _check_maximal(result)
+    assert all(e <= level for e, level in zip(result.epsilons, LEVELS))
+
+
+def test_enough_blankets_give_full_rates():
+    result = optimize_parameters(LEVELS, DELTA, [1000, 2000, 1000], D, S, m=200.0)
+    assert result.lambdas == (1.0, 1.0, 1.0)
+    assert result.mse_bound == pytest.approx((4000 * 200.0 + S * 4000) / 4000**2)
+
+
+def test_full_rate_blankets_is_the_least_m():
+    m_k = full_rate_blankets(1.0, DELTA, D, 4000, S)
+    assert level_constraint_met(1.0, 1.0, DELTA, D, 4000, m_k, S)
+    assert not level_constraint_met(1.0, 1.0, DELTA, D, 4000, m_k / 1.002, S)
+
+
+def test_free_m_minimises_the_bound_over_the_range():
+    counts = [1000, 2000, 1000]
+    result = optimize_parameters(LEVELS, DELTA, counts, D, S)
+    lo, hi = result.m_range
+    assert lo <= result.m <= hi
+    assert hi == pytest.approx(full_rate_blankets(0.5, DELTA, D, 4000, S))
+    _check_maximal(result)
+
+    def bound(m):
+        return mse_bound(m, [_approximate_rate(e, DELTA, D, 4000, m, S) for e in LEVELS], counts, 4000, S)
+
+    for m in (lo, math.sqrt(lo * hi), hi, result.m * 1.5, result.m / 1.5):
+        assert result.mse_bound <= bound(m) * (1 + 1e-3)
+
+
+def test_optimal_m_decreases_with_n():
+    # §6.2: the search alone (the final calibration does not move m)
+    small, _ = _search_blanket_rate(LEVELS, (500, 1000, 500), 0.01 / 2000, D, 2000, S)
+    large, _ = _search_blanket_rate(LEVELS, (5000, 10000, 5000), 0.01 / 20000, D, 20000, S)
+    assert large < small
+
+
+def test_mse_bound_formula():
+    # (n m + s sum n_k lam_k) / (sum n_k lam_k)^2 with n = 30, m = 2, s = 3, signal = 10*0.5 + 20*1 = 25
+    assert mse_bound(2.0, [0.5, 1.0], [10, 20], 30, 3) == pytest.approx((60 + 75) / 625)
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,pattern",
+    [
+        ({"E": []}, PrivacyLevelError, "levels must name at least one"),
+        ({"E": [1.0, 0.5, 2.0]}, PrivacyLevelError, "levels must be strictly increasing"),
+        ({"level_counts": [10, 0, 10]}, PrivacyLevelError, r"level_counts\[1\] must be > 0"),
+        ({"level_counts": [10, 20]}, PrivacyLevelError, "one count per level"),
+        ({"level_counts": [10.5, 20, 10]}, PrivacyParameterError, "pass n_users"),
+        ({"m": 0.0}, PrivacyParameterError, r"^m \(blanket"),
+        ({"m": 1e9}, PrivacyParameterError, r"^m \(blanket"),
+        ({"s": 0}, PrivacyParameterError, "^s must"),
+        ({"delta": 0.0}, PrivacyParameterError, "^delta"),
+    ],
+)
+def test_bad_input(kwargs, error, pattern):
+    args = {"E": LEVELS, "delta": DELTA, "level_counts": [10, 20, 10], "d": D, "s": S, "m": 1.0} | kwargs
+    with pytest.raises(error, match=pattern):
+        optimize_parameters(**args)

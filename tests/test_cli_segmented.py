@@ -1,0 +1,47 @@
+"""``shuffledp segmented optimize``: JSON agrees with the API; bad options are one named line, status 2."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shuffledp.cli import app
+
+BASE = ["segmented", "optimize", "--levels", "0.5,1,2", "--counts", "250,500,250", "--d", "32", "--s", "2", "--m", "1"]
+
+
+def _with(option, value):
+    args = list(BASE)
+    if option in args:
+        args[args.index(option) + 1] = value
+    else:
+        args += [option, value]
+    return args
+
+
+def test_json_matches_the_api():
+    args = ["segmented", "optimize", "--levels", "0.5,1", "--counts", "500,500", "--d", "32", "--s", "1", "--m", "1", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    res = out["result"]
+    assert res["m"] == 1.0 and res["m_range"] is None and res["n_users"] == 1000
+    assert all(eps <= level for eps, level in zip(res["epsilons"], [0.5, 1.0]))
+    assert res["lambdas"] == sorted(res["lambdas"]) and 0 < res["lambdas"][0] and res["lambdas"][-1] <= 1
+    assert out["inputs"]["delta"] == pytest.approx(1e-5)
+
+
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("--levels", "0.5,x,2"), ("--levels", "nan"), ("--levels", "0,1"), ("--levels", "2,1,0.5"), ("--levels", ""),
+        ("--counts", "1,2"), ("--counts", "1,0,3"), ("--counts", "1,2.5,3"), ("--counts", "1e308,1,1"),
+        ("--d", "1"), ("--d", "abc"), ("--s", "0"), ("--s", "64"),
+        ("--m", "0"), ("--m", "-1"), ("--m", "inf"), ("--m", "1e9"), ("--delta", "0"), ("--delta", "1.5"),
+    ],
+)
+def test_bad_option_is_one_named_line(option, value):
+    result = CliRunner().invoke(app, _with(option, value))
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and option in lines[0], result.output
