@@ -30,7 +30,7 @@ def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
             raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got dtype {arr.dtype}")
         bad = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
         if bad.size:
-            raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]]!r}")
+            raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]].item()!r}")
     arr = arr.astype(np.int64)
     bad = np.flatnonzero((arr < 0) | (arr > k))
     if bad.size:
