@@ -272,3 +272,27 @@ def test_axis_budget_and_planar_guarantee_invert():
     eps_axis, delta_axis = M.axis_budget(0.15, 1e-4)
     assert eps_axis == pytest.approx(0.15 / math.sqrt(2)) and delta_axis == 5e-5
     assert M.planar_guarantee(eps_axis, delta_axis) == pytest.approx((0.15, 1e-4))
+
+
+# --- exact divergence of the shifted SGDL sum (where Theorem 4.1 holds, and where not) ----------------------
+
+
+def test_sgdl_shift_divergence_matches_brute_force():
+    p = math.exp(-0.3)
+    u = np.arange(-4000, 4001)
+    pmf = M.sgdl_pmf(u, 3, p)
+    for eps, d in [(0.1, 1), (0.05, 4), (0.2, 30)]:
+        brute = np.maximum(pmf[d:] - math.exp(eps * d) * pmf[:-d], 0).sum()
+        assert M.sgdl_shift_divergence(eps, d, 3, p) == pytest.approx(brute, rel=1e-9, abs=1e-17)
+    # the discrete Laplace is eps_geo-d_R-private: no divergence at eps = eps_geo, for every d
+    assert M.sgdl_shift_divergence(0.3, 17, 1, p) <= 1e-17
+
+
+def test_theorem_41_holds_at_small_distances_only():
+    """Theorem 4.1's eps (n = 100, eps_geo = 0.2, delta = 1e-4) meets delta/2 on the untruncated sum at d = 1,
+    but not at d = 500: Definition 4 has one delta for every distance, and the proof's window moves with d."""
+    n, eps_geo, delta = 100, 0.2, 1e-4
+    eps = M.geo_shuffle_epsilon(eps_geo, delta, n)
+    p = math.exp(-eps_geo)
+    assert M.sgdl_shift_divergence(eps, 1, n, p) <= delta / 2
+    assert M.sgdl_shift_divergence(eps, 500, n, p) > 100 * delta

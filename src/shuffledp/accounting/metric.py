@@ -317,6 +317,24 @@ def geo_shuffle_epsilon(eps_geo: float, delta: float, n: int, *, max_distance: i
     return float(min(geo_shuffle_epsilons_by_distance(eps_geo, delta, n, max_distance).max(), eps_geo))
 
 
+def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) -> float:
+    """Upper bound on D_{e^(eps d)}(Y || Y + d) = sum_u max(0, P[Y = u] - e^(eps d) P[Y = u - d]), Y ~ SGDL(beta, p).
+
+    The exact privacy of a sum released with SGDL noise at two datasets whose sums differ by d (Definition 4):
+    Geo-Shuffle is (eps, delta/2 + this)-private at sum distance d (Propositions 2-3).  Outcomes beyond a
+    Chernoff window of probability < 1e-18 are not summed; that mass is added (upper bound).
+    """
+    epsilon = check_epsilon(epsilon)
+    d = check_positive_int(distance, "distance")
+    beta = _check_beta(beta)
+    p = check_probability(p, "p (SGDL parameter e^-eps)")
+    t = -math.log(p) / 2.0
+    half = math.ceil((math.log(2.0 / 1e-18) + log_sgdl_mgf(t, beta, p)) / t)  # Pr[|Y| > half] < 1e-18
+    log_pmf = log_sgdl_pmf(np.arange(-half - d, half + d + 1), beta, p)
+    gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
+    return float(min(1.0, np.maximum(gap, 0.0).sum() + 1e-18))  # + the mass of u outside: < 1e-18
+
+
 def geo_shuffle_local_epsilon(
     target_epsilon: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE, max_eps_geo: float = 50.0
 ) -> float:
@@ -444,6 +462,7 @@ __all__ = [
     "rr_shuffle_local_epsilon",
     "rr_shuffle_probability",
     "sgdl_pmf",
+    "sgdl_shift_divergence",
     "sgdl_shuffle_c",
     "sgdl_shuffle_c_paper",
     "sgdl_shuffle_epsilon",
