@@ -285,7 +285,7 @@ def test_sgdl_shift_divergence_matches_brute_force():
         brute = np.maximum(pmf[d:] - math.exp(eps * d) * pmf[:-d], 0).sum()
         assert M.sgdl_shift_divergence(eps, d, 3, p) == pytest.approx(brute, rel=1e-9, abs=1e-17)
     # the discrete Laplace is eps_geo-d_R-private: no divergence at eps = eps_geo, for every d
-    assert M.sgdl_shift_divergence(0.3, 17, 1, p) <= 1e-17
+    assert M.sgdl_shift_divergence(0.3, 17, 1, p) <= 1e-14  # float round-off of equal terms only
 
 
 def test_theorem_41_holds_at_small_distances_only():
