@@ -21,6 +21,8 @@ app = typer.Typer(help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.
 MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 #: The options each mechanism takes (beyond --n and --delta).
 _OPTIONS = {"geo-shuffle": ("--eps-geo",), "rr-shuffle": ("--p", "--k"), "sgdl-shuffle": ("--eps",)}
+#: Options a mechanism accepts without needing them.
+_OPTIONAL = {"geo-shuffle": ("--k",), "rr-shuffle": (), "sgdl-shuffle": ()}
 
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
@@ -45,7 +47,7 @@ def _check_options(mechanism: str, given: dict[str, Any]) -> None:
         if given[option] is None:
             raise PrivacyParameterError(f"{option} is required with --mechanism {mechanism}")
     for option, value in given.items():
-        if value is not None and option not in _OPTIONS[mechanism]:
+        if value is not None and option not in _OPTIONS[mechanism] + _OPTIONAL[mechanism]:
             raise PrivacyParameterError(
                 f"{option} does not apply to --mechanism {mechanism} (it takes {', '.join(_OPTIONS[mechanism])})"
             )
@@ -75,7 +77,13 @@ def epsilon_cmd(
     p: Annotated[
         Optional[float], typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
     ] = None,
-    k: Annotated[Optional[int], typer.Option("--k", parser=S.count_option("--k"), help="RR-Shuffle: largest value.")] = None,
+    k: Annotated[
+        Optional[int],
+        typer.Option(
+            "--k", parser=S.count_option("--k"),
+            help="Largest value: RR-Shuffle needs it; with geo-shuffle it adds the variation-ratio epsilon (d = 1).",
+        ),
+    ] = None,
     eps: Annotated[
         Optional[float], typer.Option("--eps", parser=S.epsilon_option("--eps"), help="SGDL-Shuffle: target epsilon.")
     ] = None,
@@ -97,6 +105,8 @@ def epsilon_cmd(
             "local_epsilon": M.geo_shuffle_compromised_epsilon(eps_geo),
             "source": "Theorem 4.1" if n >= 5 else "eps_geo (Theorem 4.1 needs n >= 5)",
         }
+        if k is not None:
+            results["variation_ratio_epsilon"] = M.geo_shuffle_variation_ratio_epsilon(eps_geo, delta, n, k)
     elif mechanism == "rr-shuffle":
         try:
             epsilon = M.rr_shuffle_epsilon(delta, p, k, n)

@@ -296,3 +296,14 @@ def test_theorem_41_holds_at_small_distances_only():
     p = math.exp(-eps_geo)
     assert M.sgdl_shift_divergence(eps, 1, n, p) <= delta / 2
     assert M.sgdl_shift_divergence(eps, 500, n, p) > 100 * delta
+
+
+def test_variation_ratio_beside_theorem_41():
+    """The variation-ratio analysis (q = e^(eps_geo k)) is tighter for small eps_geo k, Theorem 4.1 otherwise."""
+    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 10_000, 1) < M.geo_shuffle_epsilon(0.2, 1e-4, 10_000)
+    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 1000, 1000) > 5 * M.geo_shuffle_epsilon(0.2, 1e-4, 1000)
+    # more blankets never hurt; the pair's epsilon never exceeds eps_geo d
+    values = [M.geo_shuffle_variation_ratio_epsilon(1.0, 1e-4, n, 3, distance=2) for n in (100, 1000, 10_000)]
+    assert values == sorted(values, reverse=True) and values[0] <= 2.0
+    with pytest.raises(PrivacyParameterError, match="distance must be at most k=3"):
+        M.geo_shuffle_variation_ratio_epsilon(1.0, 1e-4, 100, 3, distance=4)

@@ -360,6 +360,30 @@ def geo_shuffle_local_epsilon(
     )
 
 
+def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k: int, *, distance: int = 1) -> float:
+    """Beyond the paper: Geo-Shuffle's shuffled epsilon when one user's value moves by ``distance``, through the
+    variation-ratio engine (segmented paper Theorem 1; a :class:`~shuffledp.accounting.events.ShuffleEvent`).
+
+    The victim's report is post-processing of geometric noise, so p = e^(eps_geo d) and beta = TV(G(x), G(x + d))
+    (truncation only lowers both); any other user's input is within k, so q = e^(eps_geo k).  The released count is
+    post-processing of the shuffled reports.  Returns the total epsilon for the pair (compare d times Theorem 4.1's);
+    q grows like e^(eps_geo k), so this is the tighter analysis only for small eps_geo k.
+    """
+    from shuffledp.accounting.accountants import VariationRatioAccountant
+    from shuffledp.accounting.events import ShuffleEvent
+    from shuffledp.params import VariationRatio
+    from shuffledp.randomizers.geometric import Geometric
+
+    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    k, d = check_positive_int(k, "k (largest value)"), check_positive_int(distance, "distance")
+    if d > k:
+        raise PrivacyParameterError(f"distance must be at most k={k} (values lie in {{0..k}}), got {d}")
+    pair = Geometric(eps_geo * d, 0, d).amplification_parameters()  # p = e^(eps_geo d), beta = TV at distance d
+    q = math.exp(min(eps_geo * k, 700.0))
+    params = VariationRatio(p=pair.p, beta=pair.beta, q0=q, q1=q)
+    return min(VariationRatioAccountant().compose(ShuffleEvent(params, n)).get_epsilon(delta), eps_geo * d)
+
+
 def geo_shuffle_compromised_epsilon(eps_geo: float) -> float:
     """Proposition 5: with the shuffler compromised Geo-Shuffle is (eps_geo, 0)-d_X-private in the local model."""
     return check_epsilon(eps_geo, "eps_geo")
@@ -454,6 +478,7 @@ __all__ = [
     "geo_shuffle_epsilon",
     "geo_shuffle_epsilons_by_distance",
     "geo_shuffle_local_epsilon",
+    "geo_shuffle_variation_ratio_epsilon",
     "log_sgdl_mgf",
     "log_sgdl_pmf",
     "planar_guarantee",

@@ -25,6 +25,9 @@ def test_geo_shuffle_epsilon_json():
     assert out["epsilon"] == M.geo_shuffle_epsilon(0.5, 1e-4, 300)
     assert out["c"] == M.geo_shuffle_c(0.5, 1e-4, 300) and out["local_epsilon"] == 0.5
     assert out["inputs"]["mechanism"] == "geo-shuffle" and out["inputs"]["n"] == 300
+    assert "variation_ratio_epsilon" not in out
+    with_k = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "2"])
+    assert with_k["variation_ratio_epsilon"] == M.geo_shuffle_variation_ratio_epsilon(0.5, 1e-4, 300, 2)
 
 
 def test_rr_and_sgdl_epsilon_json():
