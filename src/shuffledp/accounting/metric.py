@@ -40,6 +40,8 @@ from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 _TAIL_RTOL = 1e-20
 #: Most terms of the beta < 1 series (about 45 / (1 - p^2) are needed).
 _MAX_SERIES_TERMS = 20_000_000
+#: Most (outcome, term) cells of the SGDL sum evaluated at once.
+_MAX_CELLS = 2_000_000
 #: Distances d over which Theorem 4.1's maximum is taken by default (Conjecture B.3: d = 1 attains it).
 DEFAULT_MAX_DISTANCE = 50
 
@@ -148,7 +150,8 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
     flat = m.reshape(-1)
     unique, inverse = np.unique(flat, return_inverse=True)
     if isinstance(beta, int) or beta == 1.0:
-        values = _log_pmf_integer(unique, int(beta), p)
+        rows = max(1, _MAX_CELLS // min(int(beta), _MAX_CELLS))  # outcomes per block: bounded memory
+        values = np.concatenate([_log_pmf_integer(unique[i : i + rows], int(beta), p) for i in range(0, unique.size, rows)] or [np.empty(0)])
     else:
         values = _log_pmf_series(unique, beta, p)
     return values[inverse].reshape(m.shape)
