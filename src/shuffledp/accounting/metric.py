@@ -143,6 +143,12 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
 
     ``beta`` is an integer >= 1 or a real in (0, 1]; ``p`` in (0, 1).  Relative accuracy ~1e-12
     for beta <= 10^4 and |r| <= 10^4 (tests: against 60-digit mpmath).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.exp(log_sgdl_pmf([0, 3], 1, 0.5))  # beta = 1: discrete Laplace (1-p)/(1+p) p^|r|
+    array([0.33333333, 0.04166667])
     """
     beta = _check_beta(beta)
     p = check_probability(p, "p (SGDL parameter e^-eps)")
@@ -199,6 +205,15 @@ def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int) -> float:
 
     Valid when n k >= lambda >= 14 log(4/delta); otherwise :class:`ValidityConditionError`
     naming the minimum n (and the largest epsilon the theorem can give).
+
+    Examples
+    --------
+    >>> round(rr_shuffle_epsilon(1e-4, 0.5, 1000, 100), 6)
+    0.083184
+    >>> rr_shuffle_epsilon(1e-4, 0.5, 1, 10)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.ValidityConditionError: RR-Shuffle needs lambda = p n k >= 14 log(4/delta) = 148.353 (Theorem 3.1), got lambda = 5 at n=10, p=0.5, k=1: use n >= 297 (or a larger p)
     """
     delta = check_delta(delta)
     p = check_probability(p, "p (RR randomization probability)")
@@ -317,6 +332,11 @@ def geo_shuffle_epsilon(eps_geo: float, delta: float, n: int, *, max_distance: i
     distance (Definition 4) the sum's exact divergence exceeds delta/2 for large d (n = 100,
     eps_geo = 0.2, delta = 1e-4: D_{e^(eps d)} = 0.02 at d = 500), so the value certifies datasets whose
     sums differ by a few standard deviations of SGDL(n, e^-eps_geo) only.
+
+    Examples
+    --------
+    >>> round(geo_shuffle_epsilon(0.5, 1e-4, 300), 6)  # eps_geo = 0.5 per user, shuffled among 300
+    0.103266
     """
     eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     if n <= 4:
@@ -350,6 +370,12 @@ def geo_shuffle_local_epsilon(
     Verified never above the target; within a relative 1e-7 of reaching it where Theorem 4.1 is
     continuous in eps_geo (alpha's floors make it a step function in places).  eps_geo = target always
     qualifies (Theorem 4.1 never exceeds eps_geo), so the search runs over [target, max_eps_geo].
+
+    Examples
+    --------
+    >>> eps_geo = geo_shuffle_local_epsilon(0.1, 1e-4, 300)
+    >>> round(eps_geo, 4), geo_shuffle_epsilon(eps_geo, 1e-4, 300) <= 0.1
+    (0.4847, True)
     """
     from shuffledp.accounting.inverse import largest_within
 
@@ -417,6 +443,11 @@ def sgdl_shuffle_c(epsilon: float, delta: float, n: int) -> int:
     reading: keep the lemma's argument (|N_i| > c needs one of the two NB(1/n, 1 - e^-eps) parts
     above c; union over users) with the exact NB tail: 2 Pr[NB > c] <= 1 - (1 - delta)^(1/n).
     The paper's c is kept when larger.
+
+    Examples
+    --------
+    >>> sgdl_shuffle_c(0.1, 1e-4, 100), sgdl_shuffle_c_paper(0.1, 1e-4, 100)
+    (78, 3)
     """
     epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
     share = _tail_share(delta, n) / 2.0

@@ -20,7 +20,19 @@ from shuffledp.randomizers.geometric import discrete_laplace_noise
 
 
 class GeoShuffle(PaddedUnaryProtocol):
-    """Geo-Shuffle(eps_geo, delta, n) on values in {0, ..., k}; ``epsilon`` is Theorem 4.1's."""
+    """Geo-Shuffle(eps_geo, delta, n) on values in {0, ..., k}; ``epsilon`` is Theorem 4.1's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> proto = GeoShuffle.for_epsilon(0.1, 1e-4, n=300, k=1000)
+    >>> proto.epsilon <= 0.1, proto.c, proto.width
+    (True, 33, 1066)
+    >>> x = np.random.default_rng(0).integers(0, 1001, 300)
+    >>> bits = proto.shuffle(proto.randomize(x, np.random.default_rng(1)), np.random.default_rng(2))
+    >>> bits.shape, bool(abs(proto.analyze(bits) - x.sum()) < 200)
+    ((319800,), True)
+    """
 
     def __init__(self, eps_geo: float, delta: float, n: int, k: int) -> None:
         super().__init__(n, k)
