@@ -40,6 +40,7 @@ app = typer.Typer(
 experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup)
 app.add_typer(experiment_app, name="experiment")
 app.add_typer(__import__("shuffledp.cli_segmented", fromlist=["app"]).app, name="segmented")
+app.add_typer(__import__("shuffledp.cli_metric", fromlist=["app"]).app, name="metric")
 
 
 @app.callback()

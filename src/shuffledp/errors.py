@@ -161,3 +161,22 @@ class OutsideRegimeError(UnsupportedEventError):
 
 class PrivacyLevelError(ShuffleDPError, ValueError):
     """A privacy level that is not on the menu, a menu without levels, or a level nobody chose."""
+
+
+class ValidityConditionError(OutsideRegimeError):
+    """A theorem's validity condition fails (e.g. RR-Shuffle's lambda >= 14 log(4/delta)).
+
+    ``minimum_n`` / ``maximum_epsilon`` / ``minimum_p`` say what would work, when known (else None).
+    """
+
+    def __init__(self, message: str, *, minimum_n: int | None = None, maximum_epsilon: float | None = None,
+                 minimum_p: float | None = None) -> None:
+        super().__init__(message)
+        self.minimum_n, self.maximum_epsilon, self.minimum_p = minimum_n, maximum_epsilon, minimum_p
+
+    def __reduce__(self):  # keep the attributes across pickling
+        return (_rebuild_validity_error, (str(self), self.minimum_n, self.maximum_epsilon, self.minimum_p))
+
+
+def _rebuild_validity_error(message, minimum_n, maximum_epsilon, minimum_p):
+    return ValidityConditionError(message, minimum_n=minimum_n, maximum_epsilon=maximum_epsilon, minimum_p=minimum_p)

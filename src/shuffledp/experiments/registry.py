@@ -21,6 +21,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.table7",
     "shuffledp.experiments.amplification_bounds",
     "shuffledp.experiments.fl_composition",
+    "shuffledp.experiments.metric_synthetic",
 )
 
 

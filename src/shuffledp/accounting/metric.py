@@ -1,0 +1,533 @@
+"""Metric-privacy accounting of the shuffle protocols of Athanasiou, Chatzikokolakis, Palamidessi,
+*Enhancing Metric Privacy With a Shuffler* (PoPETs 2025), the "metric paper".
+
+Guarantees are (epsilon, delta)-d_X-privacy (Definition 4): Pr[M(X) in S] <= e^(eps d) Pr[M(X') in S] + delta,
+d the Manhattan distance of the datasets (Eq. 1).
+
+* SGDL(beta, p) pmf (§4.1): the difference of two independent NB(beta, 1 - p).  The paper's series
+  sum_k C(beta+k-1, k) C(beta+k-|r|-1, k-|r|) p^(2k-|r|) is (1-p)^(2 beta) p^m C(beta+m-1, m)
+  2F1(beta, beta+m; m+1; p^2), m = |r|.  Pfaff's transformation turns it into a *finite sum of
+  positive terms* for integer beta (no cancellation, any p):
+
+      pmf(m) = ((1-p)/(1+p))^beta p^m sum_{j=0}^{beta-1} C(beta-1, j) Gamma(beta+m) Gamma(beta+j)
+               / (Gamma(beta)^2 Gamma(m+j+1)) (p^2/(1-p^2))^j,
+
+  summed in log space over the window of j that carries the mass (the terms are log-concave in j;
+  the cut tails are bounded by geometric series and checked negligible).  For beta in (0, 1]
+  (SGDL-Shuffle's 1/n) the hypergeometric series itself has positive, decreasing terms.
+* RR-Shuffle: Theorem 3.1 (shuffle model), Theorem 7.1 (compromised shuffler), with their validity
+  conditions (:class:`~shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
+* Geo-Shuffle: c of Proposition 2; epsilon of Theorem 4.1 (max over d of ln g(-alpha, d)/d); its inverse;
+  Proposition 5 (compromised shuffler: eps_L = eps_geo).
+* SGDL-Shuffle: c (Lemma C.1, see :func:`sgdl_shuffle_c` for why the paper's value is not used as is);
+  Theorem 7.2 (compromised shuffler).
+* Two dimensions (Appendix D, Theorem D.1 and Proposition 7).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
+from shuffledp.accounting.bounds import check_delta, check_n
+from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+
+#: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
+_TAIL_RTOL = 1e-20
+#: Most terms of the beta < 1 series (about 45 / (1 - p^2) are needed).
+_MAX_SERIES_TERMS = 20_000_000
+#: Most (outcome, term) cells of the SGDL sum evaluated at once.
+_MAX_CELLS = 2_000_000
+#: Distances d over which Theorem 4.1's maximum is taken by default (Conjecture B.3: d = 1 attains it).
+DEFAULT_MAX_DISTANCE = 50
+
+
+# --- the SGDL distribution ------------------------------------------------------------------------------
+
+
+def _check_beta(beta: Any) -> float | int:
+    """beta is an integer >= 1 (Geo-Shuffle's n) or a real in (0, 1] (SGDL-Shuffle's 1/n)."""
+    try:
+        value = float(beta)
+    except (TypeError, ValueError):
+        value = math.nan
+    if math.isfinite(value) and value >= 1.0 and value.is_integer():
+        return check_n(int(value), "beta")
+    if math.isfinite(value) and 0.0 < value <= 1.0:
+        return value
+    raise PrivacyParameterError(f"beta (SGDL shape) must be an integer >= 1 or a real in (0, 1], got {beta!r}")
+
+
+def _as_offsets(r: Any) -> np.ndarray:
+    arr = np.asarray(r)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
+            raise PrivacyParameterError(f"r (SGDL outcome) must hold integers, got {r!r}")
+    return np.abs(arr.astype(np.int64))
+
+
+def _log_pmf_integer(m: np.ndarray, n: int, p: float, widths: float = 14.0) -> np.ndarray:
+    """log pmf of SGDL(n, p), n integer, at m >= 0 (1-d): the finite positive sum of the module docstring.
+
+    For n > 4096 only the ``widths`` peak widths either side of the largest term are summed; if the cut
+    tails (bounded by geometric series) are not negligible the window is doubled.
+    """
+    log_p, log1m_p, log1p_p = math.log(p), math.log1p(-p), math.log1p(p)
+    log_q = 2.0 * log_p - log1m_p - log1p_p  # q = p^2 / (1 - p^2)
+    mf = m.astype(np.float64)[:, None]
+    if n <= 4_096:  # every term
+        j = np.arange(n, dtype=np.float64)[None, :]
+        valid = np.ones((1, n), dtype=bool)
+    else:  # the window of j around the peak of the log-concave terms
+        q = math.exp(log_q)
+        b = mf[:, 0] + 2.0 + q
+        disc = b * b - 4.0 * (1.0 + q) * (mf[:, 0] + 1.0 - q * n * (n - 1.0))
+        peak = np.clip((-b + np.sqrt(np.maximum(disc, 0.0))) / (2.0 * (1.0 + q)), 0.0, n - 1.0)
+        curv = 1.0 / np.maximum(n - 1.0 - peak, 1.0) + 1.0 / (peak + 1.0) - 1.0 / (n + peak) + 1.0 / (mf[:, 0] + 1.0 + peak)
+        half = np.ceil(widths / np.sqrt(curv) + 40.0)
+        width = int(min(2.0 * half.max() + 1.0, n))
+        start = np.clip(np.floor(peak - half), 0.0, n - width)[:, None]
+        j = start + np.arange(width, dtype=np.float64)[None, :]
+        valid = j <= n - 1.0
+    log_terms = (
+        special.gammaln(n + mf)
+        - special.gammaln(j + 1.0)
+        - special.gammaln(np.where(valid, n - j, 1.0))
+        + special.gammaln(n + j)
+        - special.gammaln(mf + j + 1.0)
+        - special.gammaln(float(n))
+        + j * log_q
+    )
+    log_terms = np.where(valid, log_terms, -np.inf)
+    top = log_terms.max(axis=1, keepdims=True)
+    total = np.exp(log_terms - top).sum(axis=1)
+    if n > 4_096:  # geometric bounds on the cut-off tails (term ratios decrease in j)
+        first, last = j[:, 0], j[:, -1]
+        ratio_right = (n - 1.0 - last) * (n + last) * math.exp(log_q) / ((mf[:, 0] + 1.0 + last) * (last + 1.0))
+        ratio_left = first * (mf[:, 0] + first) / ((n - first) * (n + first - 1.0) * math.exp(log_q))
+        right = np.where(last < n - 1.0, np.exp(log_terms[:, -1] - top[:, 0]) * ratio_right / (1.0 - ratio_right), 0.0)
+        left = np.where(first > 0.0, np.exp(log_terms[:, 0] - top[:, 0]) * ratio_left / (1.0 - ratio_left), 0.0)
+        narrow = ((ratio_right >= 1.0) & (last < n - 1.0)) | ((ratio_left >= 1.0) & (first > 0.0))
+        if np.any(narrow | ((left + right) / total > _TAIL_RTOL)):
+            return _log_pmf_integer(m, n, p, 2.0 * widths)
+    return n * (log1m_p - log1p_p) + mf[:, 0] * log_p + top[:, 0] + np.log(total)
+
+
+def _log_pmf_series(m: np.ndarray, beta: float, p: float) -> np.ndarray:
+    """log pmf of SGDL(beta, p), 0 < beta < 1: the paper's series, whose terms are positive and decrease."""
+    z = p * p
+    log_z = 2.0 * math.log(p)
+    terms = int(math.ceil(math.log(_TAIL_RTOL * (1.0 - z)) / log_z)) + 2  # t_J <= z^J, tail <= z^J / (1 - z)
+    if terms > _MAX_SERIES_TERMS:
+        raise PrivacyParameterError(
+            f"p = {p!r} is too close to 1 for the SGDL({beta:g}, p) series ({terms} terms); use epsilon >= "
+            f"{-math.log(1.0 - 45.0 / _MAX_SERIES_TERMS) / 2.0:.3g}"
+        )
+    out = np.empty(m.shape, dtype=np.float64)
+    jj = np.arange(terms - 1, dtype=np.float64)
+    for idx, mi in enumerate(m.astype(np.float64)):  # one vectorised series per distinct outcome
+        log_ratio = np.log((beta + jj) * (beta + mi + jj) / ((mi + 1.0 + jj) * (jj + 1.0))) + log_z
+        log_terms = np.concatenate(([0.0], np.cumsum(log_ratio)))
+        series = math.log(np.exp(log_terms).sum())
+        log_binom = special.gammaln(beta + mi) - special.gammaln(beta) - special.gammaln(mi + 1.0)
+        out[idx] = 2.0 * beta * math.log1p(-p) + mi * math.log(p) + log_binom + series
+    return out
+
+
+def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
+    """log Pr[Y = r] for Y ~ SGDL(beta, p) (metric paper §4.1), vectorised over integer ``r``.
+
+    ``beta`` is an integer >= 1 or a real in (0, 1]; ``p`` in (0, 1).  Relative accuracy ~1e-12
+    for beta <= 10^4 and |r| <= 10^4 (tests: against 60-digit mpmath).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.exp(log_sgdl_pmf([0, 3], 1, 0.5))  # beta = 1: discrete Laplace (1-p)/(1+p) p^|r|
+    array([0.33333333, 0.04166667])
+    """
+    beta = _check_beta(beta)
+    p = check_probability(p, "p (SGDL parameter e^-eps)")
+    m = _as_offsets(r)
+    flat = m.reshape(-1)
+    unique, inverse = np.unique(flat, return_inverse=True)
+    if isinstance(beta, int) or beta == 1.0:
+        rows = max(1, _MAX_CELLS // min(int(beta), _MAX_CELLS))  # outcomes per block: bounded memory
+        values = np.concatenate([_log_pmf_integer(unique[i : i + rows], int(beta), p) for i in range(0, unique.size, rows)] or [np.empty(0)])
+    else:
+        values = _log_pmf_series(unique, beta, p)
+    return values[inverse].reshape(m.shape)
+
+
+def sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
+    """Pr[Y = r] for Y ~ SGDL(beta, p); see :func:`log_sgdl_pmf`."""
+    return np.exp(log_sgdl_pmf(r, beta, p))
+
+
+def log_sgdl_mgf(t: float, beta: float, p: float) -> float:
+    """log E[e^(tY)] = beta log((1-p)^2 / ((1 - p e^t)(1 - p e^-t))), |t| < -log p (Theorem B.1)."""
+    if not abs(t) < -math.log(p):
+        raise PrivacyParameterError(f"t must satisfy |t| < -log p = {-math.log(p):g}, got t={t!r}")
+    return beta * (2.0 * math.log1p(-p) - math.log(-math.expm1(math.log(p) + t)) - math.log1p(-p * math.exp(-t)))
+
+
+def _distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.ndarray:
+    """ln g(center, d) / d: g = max(h, 1/h), h = pmf(floor(center - d/2)) / pmf(floor(center + d/2)) (Eq. 45-48)."""
+    a = np.abs(np.floor(center - distances / 2.0)).astype(np.int64)
+    b = np.abs(np.floor(center + distances / 2.0)).astype(np.int64)
+    logs = log_pmf_at(np.concatenate([a, b]))
+    return np.abs(logs[: a.size] - logs[a.size :]) / distances
+
+
+def _distances(max_distance: int) -> np.ndarray:
+    return np.arange(1, check_positive_int(max_distance, "max_distance") + 1, dtype=np.float64)
+
+
+# --- RR-Shuffle (§3, Theorems 3.1 and 7.1) ---------------------------------------------------------------
+
+
+def _rr_epsilon(lam: float, delta: float) -> float:
+    """sqrt(32 log(4/delta) / (lambda - sqrt(2 lambda log(2/delta)))) (natural logarithms, as in Cheu et al.)."""
+    return math.sqrt(32.0 * math.log(4.0 / delta) / (lam - math.sqrt(2.0 * lam * math.log(2.0 / delta))))
+
+
+def rr_minimum_lambda(delta: float) -> float:
+    """14 log(4/delta): the smallest expected number of random bits Theorem 3.1 accepts."""
+    return 14.0 * math.log(4.0 / check_delta(delta))
+
+
+def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int) -> float:
+    """Theorem 3.1: RR-Shuffle(delta, p, k, n) is (eps, delta)-d_X-private, lambda = p n k.
+
+    Valid when n k >= lambda >= 14 log(4/delta); otherwise :class:`ValidityConditionError`
+    naming the minimum n (and the largest epsilon the theorem can give).
+
+    Examples
+    --------
+    >>> round(rr_shuffle_epsilon(1e-4, 0.5, 1000, 100), 6)
+    0.083184
+    >>> rr_shuffle_epsilon(1e-4, 0.5, 1, 10)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.ValidityConditionError: RR-Shuffle needs lambda = p n k >= 14 log(4/delta) = 148.353 (Theorem 3.1), got lambda = 5 at n=10, p=0.5, k=1: use n >= 297 (or a larger p)
+    """
+    delta = check_delta(delta)
+    p = check_probability(p, "p (RR randomization probability)")
+    k, n = check_positive_int(k, "k (largest value)"), check_n(n)
+    lam, lam_min = p * n * k, rr_minimum_lambda(delta)
+    if lam < lam_min:
+        need = math.ceil(lam_min / (p * k))
+        raise ValidityConditionError(
+            f"RR-Shuffle needs lambda = p n k >= 14 log(4/delta) = {lam_min:.6g} (Theorem 3.1), got "
+            f"lambda = {lam:.6g} at n={n}, p={p:g}, k={k}: use n >= {need} (or a larger p)",
+            minimum_n=need,
+            maximum_epsilon=_rr_epsilon(lam_min, delta),
+        )
+    return _rr_epsilon(lam, delta)
+
+
+def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int) -> float:
+    """The RR parameter p in (0, 1) at which Theorem 3.1 gives ``epsilon`` (never above it).
+
+    lambda solves eps^2 (lambda - sqrt(2 lambda log(2/delta))) = 32 log(4/delta); below the validity
+    floor 14 log(4/delta) the floor is used (a smaller epsilon).  If lambda >= n k (p would reach 1),
+    :class:`ValidityConditionError` names the minimum n.
+    """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    k, n = check_positive_int(k, "k (largest value)"), check_n(n)
+    b = math.sqrt(2.0 * math.log(2.0 / delta))
+    s = (b + math.sqrt(b * b + 4.0 * 32.0 * math.log(4.0 / delta) / epsilon**2)) / 2.0
+    lam = max(s * s, rr_minimum_lambda(delta))
+    while _rr_epsilon(lam, delta) > epsilon:  # round-off: err toward more random bits
+        lam = math.nextafter(lam, math.inf)
+    if lam >= n * k:
+        need = math.floor(lam / k) + 1
+        raise ValidityConditionError(
+            f"RR-Shuffle cannot reach epsilon={epsilon:g} at delta={delta:g} with n={n}, k={k}: it needs "
+            f"lambda = {lam:.6g} random bits out of n k = {n * k} (Theorem 3.1); use n >= {need}",
+            minimum_n=need,
+        )
+    return lam / (n * k)
+
+
+def rr_shuffle_local_epsilon(delta: float, p: float, k: int) -> float:
+    """Theorem 7.1 (compromised shuffler): eps_L of the same formula with lambda_L = p k.
+
+    Valid when k >= lambda_L >= 14 log(4/delta); otherwise :class:`ValidityConditionError` naming the
+    minimum p (or that k itself is too small).
+    """
+    delta = check_delta(delta)
+    p = check_probability(p, "p (RR randomization probability)")
+    k = check_positive_int(k, "k (largest value)")
+    lam, lam_min = p * k, rr_minimum_lambda(delta)
+    if lam < lam_min:
+        if lam_min > k:
+            raise ValidityConditionError(
+                f"Theorem 7.1 needs k >= 14 log(4/delta) = {lam_min:.6g} for any p, got k={k}", minimum_p=None
+            )
+        raise ValidityConditionError(
+            f"Theorem 7.1 needs p k >= 14 log(4/delta) = {lam_min:.6g}, got p k = {lam:.6g} (p={p:g}, k={k}): "
+            f"use p >= {lam_min / k:.6g}",
+            minimum_p=lam_min / k,
+            maximum_epsilon=_rr_epsilon(lam_min, delta),
+        )
+    return _rr_epsilon(lam, delta)
+
+
+# --- Geo-Shuffle (§4, Proposition 2, Theorem 4.1, Proposition 5) ----------------------------------------
+
+
+def _tail_share(delta: float, n: int) -> float:
+    """1 - (1 - delta)^(1/n), without cancellation."""
+    return -math.expm1(math.log1p(-delta) / n)
+
+
+def geo_shuffle_c(eps_geo: float, delta: float, n: int) -> int:
+    """Proposition 2: c = ceil(-ln[(1 + e^-eps_geo)(1 - (1 - delta/2)^(1/n)) / 2] / eps_geo).
+
+    Then no user's noise leaves [-c, c] with probability >= 1 - delta/2 (Corollary 1).
+    """
+    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    a = math.exp(-eps_geo)
+    value = -(math.log1p(a) + math.log(_tail_share(delta / 2.0, n)) - math.log(2.0)) / eps_geo
+    return max(0, math.ceil(value))
+
+
+def geo_shuffle_alpha(eps_geo: float, delta: float, n: int) -> float:
+    """alpha of Theorem 4.1: Pr[|SGDL(n, e^-eps_geo)| >= alpha] <= delta/2 by Chernoff at t = 2 eps_geo / sqrt(n).
+
+    Defined for n >= 5 only (t < eps_geo is needed for the moment generating function).
+    """
+    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    t = 2.0 * eps_geo / math.sqrt(n)
+    if not t < eps_geo:
+        raise ValidityConditionError(
+            f"Theorem 4.1's Chernoff step needs t = 2 eps_geo / sqrt(n) < eps_geo, i.e. n >= 5, got n={n}", minimum_n=5
+        )
+    return (math.log(4.0 / delta) + log_sgdl_mgf(t, n, math.exp(-eps_geo))) / t
+
+
+def geo_shuffle_epsilons_by_distance(eps_geo: float, delta: float, n: int, max_distance: int = DEFAULT_MAX_DISTANCE) -> np.ndarray:
+    """ln g(-alpha, d, e^-eps_geo, n) / d for d = 1, ..., max_distance (the terms of Theorem 4.1's maximum)."""
+    alpha = geo_shuffle_alpha(eps_geo, delta, n)
+    p = math.exp(-eps_geo)
+    return _distance_epsilons(lambda r: log_sgdl_pmf(r, n, p), -alpha, _distances(max_distance))
+
+
+def geo_shuffle_epsilon(eps_geo: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
+    """Theorem 4.1: Geo-Shuffle(eps_geo, delta, n) is (eps, delta)-d_X-private, eps = max_d ln g(-alpha, d)/d.
+
+    The maximum is taken over d = 1, ..., ``max_distance`` (Conjecture B.3: d = 1 attains it).  For
+    n <= 4 the theorem is undefined (its Chernoff parameter t = 2 eps_geo / sqrt(n) >= eps_geo) and
+    eps_geo is returned: every user's report is post-processing of eps_geo-d_R-private geometric noise,
+    so Geo-Shuffle is (eps_geo, 0)-d_X-private for any n (Proposition 5's argument).  Never above eps_geo.
+
+    Caveats (paper, not code): Conjecture B.3 fails in places (alpha's floors: d = 2 wins at n = 50,
+    eps_geo = 1; d = 6 at n = 1000, eps_geo = 0.0177), hence the maximum over d.  And the proof bounds the
+    loss only over outputs within alpha of the *midpoint* of the two sums: with one delta for every
+    distance (Definition 4) the sum's exact divergence exceeds delta/2 for large d (n = 100,
+    eps_geo = 0.2, delta = 1e-4: D_{e^(eps d)} = 0.02 at d = 500), so the value certifies datasets whose
+    sums differ by a few standard deviations of SGDL(n, e^-eps_geo) only.
+
+    Examples
+    --------
+    >>> round(geo_shuffle_epsilon(0.5, 1e-4, 300), 6)  # eps_geo = 0.5 per user, shuffled among 300
+    0.103266
+    """
+    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    if n <= 4:
+        return eps_geo
+    return float(min(geo_shuffle_epsilons_by_distance(eps_geo, delta, n, max_distance).max(), eps_geo))
+
+
+def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) -> float:
+    """Upper bound on D_{e^(eps d)}(Y || Y + d) = sum_u max(0, P[Y = u] - e^(eps d) P[Y = u - d]), Y ~ SGDL(beta, p).
+
+    The exact privacy of a sum released with SGDL noise at two datasets whose sums differ by d (Definition 4):
+    Geo-Shuffle is (eps, delta/2 + this)-private at sum distance d (Propositions 2-3).  Outcomes beyond a
+    Chernoff window of probability < 1e-18 are not summed; that mass is added (upper bound).
+    """
+    epsilon = check_epsilon(epsilon)
+    d = check_positive_int(distance, "distance")
+    beta = _check_beta(beta)
+    p = check_probability(p, "p (SGDL parameter e^-eps)")
+    t = -math.log(p) / 2.0
+    half = math.ceil((math.log(2.0 / 1e-18) + log_sgdl_mgf(t, beta, p)) / t)  # Pr[|Y| > half] < 1e-18
+    log_pmf = log_sgdl_pmf(np.arange(-half - d, half + d + 1), beta, p)
+    gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
+    return float(min(1.0, np.maximum(gap, 0.0).sum() + 1e-18))  # + the mass of u outside: < 1e-18
+
+
+def geo_shuffle_local_epsilon(
+    target_epsilon: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE, max_eps_geo: float = 50.0
+) -> float:
+    """Largest eps_geo with ``geo_shuffle_epsilon(eps_geo, delta, n) <= target_epsilon`` (the inverse of Theorem 4.1).
+
+    Verified never above the target; within a relative 1e-7 of reaching it where Theorem 4.1 is
+    continuous in eps_geo (alpha's floors make it a step function in places).  eps_geo = target always
+    qualifies (Theorem 4.1 never exceeds eps_geo), so the search runs over [target, max_eps_geo].
+
+    Examples
+    --------
+    >>> eps_geo = geo_shuffle_local_epsilon(0.1, 1e-4, 300)
+    >>> round(eps_geo, 4), geo_shuffle_epsilon(eps_geo, 1e-4, 300) <= 0.1
+    (0.4847, True)
+    """
+    from shuffledp.accounting.inverse import largest_within
+
+    target = check_epsilon(target_epsilon, "target_epsilon")
+    delta, n = check_delta(delta), check_n(n)
+    hi = check_epsilon(max_eps_geo, "max_eps_geo")
+    if hi <= target:
+        return hi
+    return largest_within(
+        lambda e: geo_shuffle_epsilon(e, delta, n, max_distance=max_distance),
+        target,
+        target,
+        hi,
+        context=f"with n={n}, delta={delta:g}",
+    )
+
+
+def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k: int, *, distance: int = 1) -> float:
+    """Beyond the paper: Geo-Shuffle's shuffled epsilon when one user's value moves by ``distance``, through the
+    variation-ratio engine (segmented paper Theorem 1; a :class:`~shuffledp.accounting.events.ShuffleEvent`).
+
+    The victim's report is post-processing of geometric noise, so p = e^(eps_geo d) and beta = TV(G(x), G(x + d))
+    (truncation only lowers both); any other user's input is within k, so q = e^(eps_geo k).  The released count is
+    post-processing of the shuffled reports.  Returns the total epsilon for the pair (compare d times Theorem 4.1's);
+    q grows like e^(eps_geo k), so this is the tighter analysis only for small eps_geo k.
+    """
+    from shuffledp.accounting.accountants import VariationRatioAccountant
+    from shuffledp.accounting.events import ShuffleEvent
+    from shuffledp.params import VariationRatio
+    from shuffledp.randomizers.geometric import Geometric
+
+    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    k, d = check_positive_int(k, "k (largest value)"), check_positive_int(distance, "distance")
+    if d > k:
+        raise PrivacyParameterError(f"distance must be at most k={k} (values lie in {{0..k}}), got {d}")
+    pair = Geometric(eps_geo * d, 0, d).amplification_parameters()  # p = e^(eps_geo d), beta = TV at distance d
+    q = math.exp(min(eps_geo * k, 700.0))
+    params = VariationRatio(p=pair.p, beta=pair.beta, q0=q, q1=q)
+    return min(VariationRatioAccountant().compose(ShuffleEvent(params, n)).get_epsilon(delta), eps_geo * d)
+
+
+def geo_shuffle_compromised_epsilon(eps_geo: float) -> float:
+    """Proposition 5: with the shuffler compromised Geo-Shuffle is (eps_geo, 0)-d_X-private in the local model."""
+    return check_epsilon(eps_geo, "eps_geo")
+
+
+# --- SGDL-Shuffle (§5, Lemma C.1, Theorem 7.2) -----------------------------------------------------------
+
+
+def sgdl_shuffle_c_paper(epsilon: float, delta: float, n: int) -> int:
+    """Lemma C.1 as printed: c = ceil(u (1 - e^-eps) / n), u = 1 + (sqrt(w(w-4)) - w)/2,
+    w = 2 n ln((1 - (1 - delta)^(1/n)) / 2).  Not a valid bound (see :func:`sgdl_shuffle_c`)."""
+    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    w = 2.0 * n * (math.log(_tail_share(delta, n)) - math.log(2.0))
+    u = 1.0 + (math.sqrt(w * (w - 4.0)) - w) / 2.0
+    return math.ceil(u * -math.expm1(-epsilon) / n)
+
+
+def sgdl_shuffle_c(epsilon: float, delta: float, n: int) -> int:
+    """Padding c of SGDL-Shuffle: the smallest c >= the paper's with 1 - Pr[all |N_i| <= c] <= delta.
+
+    Lemma C.1 uses b q = (1 - e^-eps)/n as the mean of NB(1/n, 1 - e^-eps), whose mean is
+    e^-eps / (n (1 - e^-eps)); its c is far too small for small eps (at n = 100, eps = 0.1,
+    delta = 1e-4 it is 3, and some user truncates with probability ~0.8).  Privacy-conservative
+    reading: keep the lemma's argument (|N_i| > c needs one of the two NB(1/n, 1 - e^-eps) parts
+    above c; union over users) with the exact NB tail: 2 Pr[NB > c] <= 1 - (1 - delta)^(1/n).
+    The paper's c is kept when larger.
+
+    Examples
+    --------
+    >>> sgdl_shuffle_c(0.1, 1e-4, 100), sgdl_shuffle_c_paper(0.1, 1e-4, 100)
+    (78, 3)
+    """
+    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    share = _tail_share(delta, n) / 2.0
+    success = -math.expm1(-epsilon)
+    dist = stats.nbinom(1.0 / n, success)
+    # the tail decays like e^-eps per step: bracket, then bisect on integers
+    lo, hi = 0, 1
+    while 2.0 * dist.sf(hi) > 2.0 * share * (1.0 - 1e-12):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if 2.0 * dist.sf(mid) > 2.0 * share * (1.0 - 1e-12) else (lo, mid)
+    exact = 0 if dist.sf(0) <= share * (1.0 - 1e-12) else hi
+    return max(exact, sgdl_shuffle_c_paper(epsilon, delta, n))
+
+
+def sgdl_shuffle_epsilon(epsilon: float, delta: float, n: int) -> float:
+    """Theorem 5.1: SGDL-Shuffle(eps, delta, n) is (eps, delta)-d_X-private (with c from :func:`sgdl_shuffle_c`)."""
+    return check_epsilon(epsilon)
+
+
+def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
+    """Theorem 7.2 (compromised shuffler): eps_L = max_d ln g(0, d, e^-eps_S, 1/n) / d over d = 1..max_distance."""
+    epsilon_s, n = check_epsilon(epsilon_s, "epsilon_s"), check_n(n)
+    p, beta = math.exp(-epsilon_s), 1.0 / n
+    return float(_distance_epsilons(lambda r: log_sgdl_pmf(r, beta, p), 0.0, _distances(max_distance)).max())
+
+
+def compromised_local_epsilons(epsilon_s: float, delta: float, n: int, k: int) -> dict[str, float | None]:
+    """eps_L of the three protocols tuned to the same shuffle-model eps_S (§7, Figure 6).
+
+    RR-Shuffle: p from Theorem 3.1, then Theorem 7.1 (None where either condition fails); Geo-Shuffle:
+    eps_geo from the inverse of Theorem 4.1 (Proposition 5); SGDL-Shuffle: Theorem 7.2.
+    """
+    try:
+        rr: float | None = rr_shuffle_local_epsilon(delta, rr_shuffle_probability(epsilon_s, delta, k, n), k)
+    except ValidityConditionError:
+        rr = None
+    return {
+        "rr-shuffle": rr,
+        "geo-shuffle": geo_shuffle_local_epsilon(epsilon_s, delta, n),
+        "sgdl-shuffle": sgdl_shuffle_local_epsilon(epsilon_s, n),
+    }
+
+
+# --- two dimensions (Appendix D) --------------------------------------------------------------------------
+
+
+def planar_guarantee(axis_epsilon: float, axis_delta: float) -> tuple[float, float]:
+    """Theorem D.1 + Proposition 7: two (eps, delta)-d_R-private axes give (sqrt(2) eps, 2 delta)-||.||_2-privacy."""
+    return math.sqrt(2.0) * check_epsilon(axis_epsilon, "axis_epsilon"), 2.0 * check_delta(axis_delta, "axis_delta")
+
+
+def axis_budget(epsilon: float, delta: float) -> tuple[float, float]:
+    """Per-axis (eps / sqrt(2), delta / 2) for an (eps, delta)-||.||_2-private planar release (Appendix D)."""
+    return check_epsilon(epsilon) / math.sqrt(2.0), check_delta(delta) / 2.0
+
+
+__all__ = [
+    "DEFAULT_MAX_DISTANCE",
+    "axis_budget",
+    "compromised_local_epsilons",
+    "geo_shuffle_alpha",
+    "geo_shuffle_c",
+    "geo_shuffle_compromised_epsilon",
+    "geo_shuffle_epsilon",
+    "geo_shuffle_epsilons_by_distance",
+    "geo_shuffle_local_epsilon",
+    "geo_shuffle_variation_ratio_epsilon",
+    "log_sgdl_mgf",
+    "log_sgdl_pmf",
+    "planar_guarantee",
+    "rr_minimum_lambda",
+    "rr_shuffle_epsilon",
+    "rr_shuffle_local_epsilon",
+    "rr_shuffle_probability",
+    "sgdl_pmf",
+    "sgdl_shift_divergence",
+    "sgdl_shuffle_c",
+    "sgdl_shuffle_c_paper",
+    "sgdl_shuffle_epsilon",
+    "sgdl_shuffle_local_epsilon",
+]

@@ -1,0 +1,153 @@
+"""``shuffledp metric``: the guarantees of RR-, Geo- and SGDL-Shuffle (metric paper, Theorems 3.1, 4.1, 5.1, §7).
+
+``shuffledp metric epsilon --mechanism geo-shuffle --n 300 --delta 1e-4 --eps-geo 0.5 --json`` prints the
+shuffle-model epsilon, the padding c and the local-model epsilon if the shuffler is compromised;
+``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4`` the largest eps_geo reaching a target.
+Errors (a missing or foreign option, a theorem's validity condition) are one line naming the option, status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Optional
+
+import typer
+
+from shuffledp import _cli_support as S
+from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+
+app = typer.Typer(help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup)
+
+MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
+#: The options each mechanism takes (beyond --n and --delta).
+_OPTIONS = {"geo-shuffle": ("--eps-geo",), "rr-shuffle": ("--p", "--k"), "sgdl-shuffle": ("--eps",)}
+#: Options a mechanism accepts without needing them.
+_OPTIONAL = {"geo-shuffle": ("--k",), "rr-shuffle": (), "sgdl-shuffle": ()}
+
+UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
+DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
+MaxDistanceOpt = Annotated[
+    int,
+    typer.Option("--max-distance", parser=S.count_option("--max-distance"), help="Theorem 4.1's maximum over d = 1..this."),
+]
+
+
+def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> None:
+    if as_json:
+        typer.echo(json.dumps({"inputs": inputs, **results}))
+        return
+    for key, value in results.items():
+        typer.echo(f"{key}: {value}")
+
+
+def _check_options(mechanism: str, given: dict[str, Any]) -> None:
+    """Every option the mechanism needs is given, and no other mechanism's option."""
+    for option in _OPTIONS[mechanism]:
+        if given[option] is None:
+            raise PrivacyParameterError(f"{option} is required with --mechanism {mechanism}")
+    for option, value in given.items():
+        if value is not None and option not in _OPTIONS[mechanism] + _OPTIONAL[mechanism]:
+            raise PrivacyParameterError(
+                f"{option} does not apply to --mechanism {mechanism} (it takes {', '.join(_OPTIONS[mechanism])})"
+            )
+
+
+def _named(option: str, error: ValidityConditionError) -> ValidityConditionError:
+    return ValidityConditionError(
+        f"{option}: {error}", minimum_n=error.minimum_n, maximum_epsilon=error.maximum_epsilon, minimum_p=error.minimum_p
+    )
+
+
+@app.command("epsilon", cls=S.OneLineCommand)
+def epsilon_cmd(
+    mechanism: Annotated[
+        str,
+        typer.Option(
+            "--mechanism",
+            parser=S.choice_option("--mechanism", lambda: list(MECHANISMS), "mechanism"),
+            help="geo-shuffle (--eps-geo), rr-shuffle (--p, --k) or sgdl-shuffle (--eps).",
+        ),
+    ],
+    n: UsersOpt,
+    delta: DeltaOpt,
+    eps_geo: Annotated[
+        Optional[float], typer.Option("--eps-geo", parser=S.epsilon_option("--eps-geo"), help="Geo-Shuffle: the users' eps_geo.")
+    ] = None,
+    p: Annotated[
+        Optional[float], typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
+    ] = None,
+    k: Annotated[
+        Optional[int],
+        typer.Option(
+            "--k", parser=S.count_option("--k"),
+            help="Largest value: RR-Shuffle needs it; with geo-shuffle it adds the variation-ratio epsilon (d = 1).",
+        ),
+    ] = None,
+    eps: Annotated[
+        Optional[float], typer.Option("--eps", parser=S.epsilon_option("--eps"), help="SGDL-Shuffle: target epsilon.")
+    ] = None,
+    max_distance: MaxDistanceOpt = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """Shuffle-model epsilon (and local-model epsilon if the shuffler is compromised) of one mechanism."""
+    from shuffledp.accounting import metric as M
+
+    _check_options(mechanism, {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps})
+    inputs = {"mechanism": mechanism, "n": n, "delta": delta, "eps_geo": eps_geo, "p": p, "k": k, "eps": eps}
+    if mechanism == "geo-shuffle":
+        inputs["max_distance"] = max_distance
+        epsilon = M.geo_shuffle_epsilon(eps_geo, delta, n, max_distance=max_distance)
+        results = {
+            "epsilon": epsilon,
+            "c": M.geo_shuffle_c(eps_geo, delta, n),
+            "alpha": M.geo_shuffle_alpha(eps_geo, delta, n) if n >= 5 else None,
+            "local_epsilon": M.geo_shuffle_compromised_epsilon(eps_geo),
+            "source": "Theorem 4.1" if n >= 5 else "eps_geo (Theorem 4.1 needs n >= 5)",
+        }
+        if k is not None:
+            results["variation_ratio_epsilon"] = M.geo_shuffle_variation_ratio_epsilon(eps_geo, delta, n, k)
+    elif mechanism == "rr-shuffle":
+        try:
+            epsilon = M.rr_shuffle_epsilon(delta, p, k, n)
+        except ValidityConditionError as exc:
+            raise _named("--n", exc) from None
+        try:
+            local: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k)
+            reason = None
+        except ValidityConditionError as exc:
+            local, reason = None, str(exc)
+        results = {"epsilon": epsilon, "lambda": p * n * k, "local_epsilon": local, "source": "Theorem 3.1"}
+        if reason is not None:
+            results["local_epsilon_reason"] = reason
+    else:
+        results = {
+            "epsilon": M.sgdl_shuffle_epsilon(eps, delta, n),
+            "c": M.sgdl_shuffle_c(eps, delta, n),
+            "c_paper": M.sgdl_shuffle_c_paper(eps, delta, n),
+            "local_epsilon": M.sgdl_shuffle_local_epsilon(eps, n, max_distance=max_distance),
+            "source": "Theorem 5.1",
+        }
+    _emit(as_json, inputs, results)
+
+
+@app.command("local-epsilon", cls=S.OneLineCommand)
+def local_epsilon_cmd(
+    target: Annotated[
+        float, typer.Option("--target", parser=S.epsilon_option("--target"), help="Target shuffle-model epsilon of Geo-Shuffle.")
+    ],
+    n: UsersOpt,
+    delta: DeltaOpt,
+    max_distance: MaxDistanceOpt = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """The largest eps_geo whose Geo-Shuffle guarantee (Theorem 4.1) is within --target (never above it)."""
+    from shuffledp.accounting import metric as M
+
+    eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, max_distance=max_distance)
+    results = {
+        "eps_geo": eps_geo,
+        "achieved_epsilon": M.geo_shuffle_epsilon(eps_geo, delta, n, max_distance=max_distance),
+        "c": M.geo_shuffle_c(eps_geo, delta, n),
+    }
+    _emit(as_json, {"target": target, "n": n, "delta": delta, "max_distance": max_distance}, results)

@@ -1,0 +1,27 @@
+"""Metric privacy with a shuffler (Athanasiou, Chatzikokolakis, Palamidessi, PoPETs 2025).
+
+RR-Shuffle, Geo-Shuffle and SGDL-Shuffle: local randomizers that send unary bit messages, the
+shuffler of bits, and the analysts' debiased sums; Geo-Local and Geo-Central baselines.  Their
+guarantees are computed in :mod:`shuffledp.accounting.metric`.
+"""
+
+from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values, shuffle_bits
+from shuffledp.protocols.metric.baselines import GeoCentral, GeoLocal
+from shuffledp.protocols.metric.calibrated import MECHANISMS, calibrated_mechanisms
+from shuffledp.protocols.metric.geo_shuffle import GeoShuffle
+from shuffledp.protocols.metric.rr_shuffle import RRShuffle
+from shuffledp.protocols.metric.sgdl_shuffle import SGDLShuffle, sgdl_noise
+
+__all__ = [
+    "GeoCentral",
+    "GeoLocal",
+    "GeoShuffle",
+    "MECHANISMS",
+    "RRShuffle",
+    "SGDLShuffle",
+    "UnaryShuffleProtocol",
+    "calibrated_mechanisms",
+    "check_values",
+    "sgdl_noise",
+    "shuffle_bits",
+]

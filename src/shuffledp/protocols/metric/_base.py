@@ -1,0 +1,105 @@
+"""What the three shuffle protocols of the metric paper share (§2.2, §3.2, §4.1, §5.2).
+
+Each user holds an integer in {0, ..., k} and sends ``width`` bits (a unary message); the shuffler
+concatenates and permutes all n * width bits (:func:`shuffle_bits`); the analyst sums them and debiases.
+By Proposition 1 the shuffled unary bits carry exactly the information of their count, so
+:meth:`UnaryShuffleProtocol.ones` (the count, drawn without materialising bits) is what simulations
+release; :meth:`UnaryShuffleProtocol.run` with ``materialize=True`` goes through the bits.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp.errors import DomainError, ShapeError
+
+
+def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
+    """``x`` as a 1-d int64 array of integers in {0, ..., k} (of length n if given); named errors otherwise."""
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ShapeError(f"x (the users' values) must be a 1-d array, got shape {arr.shape}")
+    if n is not None and arr.size != n:
+        raise ShapeError(f"x must hold one value per user: the protocol has n={n} users, got {arr.size} values")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+            raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got dtype {arr.dtype}")
+        bad = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
+        if bad.size:
+            raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]].item()!r}")
+    arr = arr.astype(np.int64)
+    bad = np.flatnonzero((arr < 0) | (arr > k))
+    if bad.size:
+        raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]]}")
+    return arr
+
+
+def shuffle_bits(messages: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+    """The shuffler (§2.2): concatenate every user's bits and apply one uniform permutation to them all."""
+    bits = np.asarray(messages).reshape(-1)
+    return check_rng(rng).permutation(bits)
+
+
+class UnaryShuffleProtocol(ABC):
+    """A protocol (R, S, A) whose users send ``width`` bits each (subclasses: RR-, Geo-, SGDL-Shuffle)."""
+
+    #: Users and the largest value.
+    n: int
+    k: int
+
+    def __init__(self, n: int, k: int) -> None:
+        self.n = check_positive_int(n, "n (number of users)")
+        self.k = check_positive_int(k, "k (largest value)")
+
+    @property
+    @abstractmethod
+    def width(self) -> int:
+        """Bits each user sends."""
+
+    @abstractmethod
+    def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+        """The local randomizers: an (n, width) int8 bit matrix, one message per user."""
+
+    @abstractmethod
+    def ones(self, x: Any, rng: np.random.Generator | None = None, repetitions: int | None = None) -> Any:
+        """The count of ones in the shuffled bits (Proposition 1), drawn without materialising them.
+
+        ``repetitions`` independent runs give an int64 array of that length; None gives one int.
+        """
+
+    @abstractmethod
+    def debias(self, ones: Any) -> Any:
+        """The analyst: the debiased sum estimate from a count of ones (array in, array out)."""
+
+    def shuffle(self, messages: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """The shuffler: one permutation of all n * width bits (:func:`shuffle_bits`)."""
+        messages = np.asarray(messages)
+        if messages.shape != (self.n, self.width):
+            raise ShapeError(f"messages must have shape (n, width) = ({self.n}, {self.width}), got {messages.shape}")
+        return shuffle_bits(messages, rng)
+
+    def analyze(self, shuffled: np.ndarray) -> float:
+        """The analyst on the shuffled bit vector: sum, then debias."""
+        shuffled = np.asarray(shuffled)
+        if shuffled.shape != (self.n * self.width,):
+            raise ShapeError(f"shuffled must be a vector of n * width = {self.n * self.width} bits, got shape {shuffled.shape}")
+        return float(self.debias(int(shuffled.sum(dtype=np.int64))))
+
+    def run(self, x: Any, rng: np.random.Generator | None = None, *, materialize: bool = False) -> float:
+        """One execution: the analyst's debiased sum (through the bits if ``materialize``)."""
+        rng = check_rng(rng)
+        if materialize:
+            return self.analyze(self.shuffle(self.randomize(x, rng), rng))
+        return float(self.debias(self.ones(x, rng)))
+
+    def estimate_sum(self, x: Any, rng: np.random.Generator | None = None, repetitions: int = 1) -> np.ndarray:
+        """``repetitions`` independent debiased sums (float64 array), by the count of ones."""
+        repetitions = check_positive_int(repetitions, "repetitions")
+        return np.asarray(self.debias(self.ones(x, rng, repetitions)), dtype=np.float64)
+
+    def _repetitions(self, repetitions: int | None) -> int:
+        return 1 if repetitions is None else check_positive_int(repetitions, "repetitions")

@@ -1,0 +1,48 @@
+"""The shifted, truncated unary encoding shared by Geo-Shuffle and SGDL-Shuffle (Eq. 3 and Eq. 6).
+
+x' = clip(x + N + c, 0, k + 2c) is sent as U(x', k + 2c) (Algorithm 1); the analyst returns
+sum B - n c.  Subclasses say how the noise N is drawn and what c is.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+
+from shuffledp._util.validation import check_rng
+from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values
+from shuffledp.randomizers.unary import thermometer_encode
+
+
+class PaddedUnaryProtocol(UnaryShuffleProtocol):
+    """Users send U(clip(x + N + c, 0, k + 2c), k + 2c); the analyst subtracts n c."""
+
+    c: int
+
+    @property
+    def width(self) -> int:
+        return self.k + 2 * self.c
+
+    @abstractmethod
+    def noise(self, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        """Independent draws of one user's noise N (int64)."""
+
+    def shifted(self, x: Any, rng: np.random.Generator | None = None, repetitions: int | None = None) -> np.ndarray:
+        """x' of every user (Eq. 3 / Eq. 6): shape (n,), or (repetitions, n)."""
+        x = check_values(x, self.k, self.n)
+        rng = check_rng(rng)
+        shape = (self.n,) if repetitions is None else (self._repetitions(repetitions), self.n)
+        return np.clip(x + self.noise(shape, rng) + self.c, 0, self.width)
+
+    def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+        return thermometer_encode(self.shifted(x, rng), self.width)
+
+    def ones(self, x: Any, rng: np.random.Generator | None = None, repetitions: int | None = None) -> Any:
+        """sum_i x'_i: the number of ones U(x', k + 2c) puts in the shuffled bits."""
+        totals = self.shifted(x, rng, repetitions).sum(axis=-1)
+        return int(totals) if repetitions is None else totals.astype(np.int64)
+
+    def debias(self, ones: Any) -> Any:
+        return np.asarray(ones, dtype=np.float64) - self.n * self.c

@@ -1,0 +1,66 @@
+"""RR-Shuffle(delta, p, k, n) of the metric paper (§3.2, Algorithm 2; privacy Theorem 3.1).
+
+Each user sends U(x, k) (:func:`~shuffledp.randomizers.unary.thermometer_encode`) with randomized
+response RR(., p) on every bit: a bit is replaced by a fair coin with probability p, i.e. flipped with
+probability p/2 (the law of :class:`~shuffledp.randomizers.unary.UnaryRR`, which itself refuses the
+small p of the shuffle model: its whole-range LDP epsilon k log((2 - p)/p) exceeds 700 there).
+The analyst returns z = n k / (n k - lambda) (sum B - lambda / 2), lambda = p n k.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from shuffledp._util.validation import check_rng
+from shuffledp.accounting.metric import rr_shuffle_epsilon, rr_shuffle_local_epsilon, rr_shuffle_probability
+from shuffledp.accounting.bounds import check_delta
+from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values
+from shuffledp.randomizers._sampling import bernoulli
+from shuffledp.randomizers.unary import thermometer_encode
+
+
+class RRShuffle(UnaryShuffleProtocol):
+    """RR-Shuffle(delta, p, k, n); ``epsilon`` is Theorem 3.1's (its validity condition is checked here)."""
+
+    def __init__(self, delta: float, p: float, k: int, n: int) -> None:
+        super().__init__(n, k)
+        self.delta = check_delta(delta)
+        self.epsilon = rr_shuffle_epsilon(self.delta, p, self.k, self.n)  # validates p, raises outside Thm 3.1
+        self.p = float(p)
+        #: Probability that a bit is flipped.
+        self.flip = self.p / 2.0
+        self.lam = self.p * self.n * self.k
+
+    @classmethod
+    def for_epsilon(cls, epsilon: float, delta: float, k: int, n: int) -> "RRShuffle":
+        """The protocol whose Theorem 3.1 guarantee is at most ``epsilon`` (p from the inverse)."""
+        return cls(delta, rr_shuffle_probability(epsilon, delta, k, n), k, n)
+
+    @property
+    def width(self) -> int:
+        return self.k
+
+    def local_epsilon(self) -> float:
+        """Theorem 7.1: eps_L if the shuffler is compromised (ValidityConditionError outside its condition)."""
+        return rr_shuffle_local_epsilon(self.delta, self.p, self.k)
+
+    def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+        x = check_values(x, self.k, self.n)
+        flips = bernoulli(self.flip, (self.n, self.k), check_rng(rng))
+        return (thermometer_encode(x, self.k).view(bool) ^ flips).view(np.int8)
+
+    def ones(self, x: Any, rng: np.random.Generator | None = None, repetitions: int | None = None) -> Any:
+        """Ones among the n k bits: Binom(sum x, 1 - p/2) + Binom(n k - sum x, p/2) (bits are independent)."""
+        total = int(check_values(x, self.k, self.n).sum())
+        rng, reps = check_rng(rng), self._repetitions(repetitions)
+        count = rng.binomial(total, 1.0 - self.flip, reps) + rng.binomial(self.n * self.k - total, self.flip, reps)
+        return int(count[0]) if repetitions is None else count.astype(np.int64)
+
+    def debias(self, ones: Any) -> Any:
+        nk = self.n * self.k
+        return nk / (nk - self.lam) * (np.asarray(ones, dtype=np.float64) - self.lam / 2.0)
+
+    def __repr__(self) -> str:
+        return f"RRShuffle(delta={self.delta:g}, p={self.p:g}, k={self.k}, n={self.n})"

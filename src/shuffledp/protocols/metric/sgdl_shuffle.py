@@ -1,0 +1,44 @@
+"""SGDL-Shuffle(eps, delta, n) of the metric paper (§5.2, Algorithm 4; privacy Theorem 5.1).
+
+Each user adds N ~ SGDL(1/n, e^-eps) = NB(1/n, 1 - e^-eps) - NB(1/n, 1 - e^-eps), so that without
+truncation the n noises sum to SGDL(1, e^-eps), the geometric noise of Geo-Central (infinite
+divisibility); shift by c, truncate, unary-encode.  c is :func:`~shuffledp.accounting.metric.sgdl_shuffle_c`
+(the exact negative-binomial tail; the paper's Lemma C.1 value is too small to cover delta).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from shuffledp._util.validation import check_epsilon
+from shuffledp.accounting.bounds import check_delta
+from shuffledp.accounting.metric import sgdl_shuffle_c, sgdl_shuffle_local_epsilon
+from shuffledp.protocols.metric._padded import PaddedUnaryProtocol
+
+
+def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndarray:
+    """Draws of SGDL(beta, p): the difference of two independent NB(beta, 1 - p) (failures before beta successes)."""
+    success = -math.expm1(math.log(p))
+    return rng.negative_binomial(beta, success, size).astype(np.int64) - rng.negative_binomial(beta, success, size)
+
+
+class SGDLShuffle(PaddedUnaryProtocol):
+    """SGDL-Shuffle(eps, delta, n) on values in {0, ..., k}: (eps, delta)-d_X-private (Theorem 5.1)."""
+
+    def __init__(self, epsilon: float, delta: float, n: int, k: int) -> None:
+        super().__init__(n, k)
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.c = sgdl_shuffle_c(self.epsilon, self.delta, self.n)
+
+    def local_epsilon(self) -> float:
+        """Theorem 7.2: eps_L if the shuffler is compromised."""
+        return sgdl_shuffle_local_epsilon(self.epsilon, self.n)
+
+    def noise(self, size, rng: np.random.Generator) -> np.ndarray:
+        return sgdl_noise(1.0 / self.n, math.exp(-self.epsilon), size, rng)
+
+    def __repr__(self) -> str:
+        return f"SGDLShuffle(epsilon={self.epsilon:g}, delta={self.delta:g}, n={self.n}, k={self.k})"

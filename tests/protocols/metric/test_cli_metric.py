@@ -1,0 +1,62 @@
+"""``shuffledp metric epsilon`` and ``shuffledp metric local-epsilon``: JSON results and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from shuffledp.accounting import metric as M
+from shuffledp.cli import app
+
+runner = CliRunner()
+
+
+def _json(args: list[str]) -> dict:
+    result = runner.invoke(app, ["metric", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_geo_shuffle_epsilon_json():
+    out = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--eps-geo", "0.5"])
+    assert out["epsilon"] == M.geo_shuffle_epsilon(0.5, 1e-4, 300)
+    assert out["c"] == M.geo_shuffle_c(0.5, 1e-4, 300) and out["local_epsilon"] == 0.5
+    assert out["inputs"]["mechanism"] == "geo-shuffle" and out["inputs"]["n"] == 300
+    assert "variation_ratio_epsilon" not in out
+    with_k = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "2"])
+    assert with_k["variation_ratio_epsilon"] == M.geo_shuffle_variation_ratio_epsilon(0.5, 1e-4, 300, 2)
+
+
+def test_rr_and_sgdl_epsilon_json():
+    rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "1e2", "--delta", "1e-4", "--p", "0.5", "--k", "1000"])
+    assert rr["epsilon"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100) and rr["lambda"] == 50_000
+    sg = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "100", "--delta", "1e-4", "--eps", "0.1"])
+    assert sg["epsilon"] == 0.1 and sg["c"] == M.sgdl_shuffle_c(0.1, 1e-4, 100) and sg["c_paper"] < sg["c"]
+
+
+def test_local_epsilon_round_trip_json():
+    out = _json(["local-epsilon", "--target", "0.1", "--n", "100", "--delta", "1e-4"])
+    assert out["achieved_epsilon"] <= 0.1 and out["achieved_epsilon"] == pytest.approx(0.1, rel=1e-5)
+    assert out["eps_geo"] == M.geo_shuffle_local_epsilon(0.1, 1e-4, 100)
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "0.5", "--k", "1"], "--n: .*use n >= 297"),
+        (["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4"], "--eps-geo is required"),
+        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--k", "3"], "--k does not apply"),
+        (["epsilon", "--mechanism", "laplace", "--n", "10", "--delta", "1e-4"], "--mechanism: unknown mechanism"),
+        (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "1.5", "--k", "3"], "--p must lie in"),
+        (["local-epsilon", "--target", "0", "--n", "10", "--delta", "1e-4"], "--target must be"),
+        (["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1"], "--delta must lie in"),
+    ],
+)
+def test_errors_are_one_line_with_status_2(args, needle):
+    result = runner.invoke(app, ["metric", *args])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(needle, lines[0]), result.stderr
