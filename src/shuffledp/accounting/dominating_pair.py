@@ -413,13 +413,19 @@ class PairDivergence:
         tails = (tail_mid + pmf[1], tail_mid, tail_hi)  # T(u0 - 1), T(u0), T(u0 + 1)
         best = np.full(c.shape, -np.inf)
         magnitude = np.zeros(c.shape)
+        q_mass = np.zeros(c.shape)
+        with np.errstate(invalid="ignore"):
+            other = np.where(w1h + w0h > 0.0, w0h / (w1h + w0h), 0.5)  # 1 - alpha
         for b_prev, t_here in zip(pmf, tails):  # candidate u: b(u - 1) and T(u)
             pos, neg = coef * b_prev, em1 * t_here
             value = pos - neg
             better = value > best
             best = np.where(better, value, best)
             magnitude = np.where(better, pos + neg, magnitude)
-        return np.maximum(best, 0.0), magnitude
+            q_mass = np.where(better, t_here + other * b_prev, q_mass)  # Q-mass of u >= u*: (1-alpha) T(u-1) + alpha T(u)
+        positive = best > 0.0
+        self._q_mass = np.where(positive, q_mass, 0.0)  # for slope(): dK/deps = -e^eps Q[u >= u*]
+        return np.where(positive, best, 0.0), magnitude
 
     def upper(self, eps: float) -> float:
         """Certified upper bound on the divergence at ``eps``.
@@ -445,6 +451,11 @@ class PairDivergence:
         total = float(np.sum((mix.weight + mix.weight_err) * value))
         slack = self.slack * float(np.sum((mix.weight + mix.weight_err) * magnitude))
         return min(1.0, (total + slack) * (1.0 + 1e-15) + self.tail)
+
+    def upper_and_slope(self, eps: float) -> tuple[float, float]:
+        """:meth:`upper` and (approximately) its derivative in eps, -e^eps Q[loss > eps]: for Newton steps only."""
+        value = self.upper(eps)
+        return value, -math.exp(eps) * float(np.sum(self._upper.weight * self._q_mass))
 
     def lower(self, eps: float) -> float:
         """Certified lower bound on the divergence at ``eps``.
@@ -553,7 +564,8 @@ def pair_epsilon(pair: DominatingPair, delta: float, rtol: float, upper: bool) -
         if (d_inf >= delta) if upper else (d_inf > delta):
             return math.inf
     ceiling = min(cap, EPS_CEILING)
-    return solve_epsilon(divergence, delta, ceiling, _normal_guess(pair, delta), rtol, upper, cap=cap)
+    slope = div.upper_and_slope if upper else None
+    return solve_epsilon(divergence, delta, ceiling, _normal_guess(pair, delta), rtol, upper, cap=cap, with_slope=slope)
 
 
 def solve_epsilon(
@@ -565,6 +577,7 @@ def solve_epsilon(
     upper: bool,
     *,
     cap: float = math.inf,
+    with_slope: Callable[[float], tuple[float, float]] | None = None,
 ) -> float:
     """Grid point bracketing the root of a non-increasing ``divergence(eps) = delta`` on [0, ceiling].
 
@@ -624,7 +637,10 @@ def solve_epsilon(
     def phi(eps: float) -> float:
         return math.log(floor_positive(divergence(eps), delta)) - math.log(delta)
 
-    root = optimize.brentq(phi, lo, hi, xtol=1e-300, rtol=max(rtol / 4.0, 1e-14)) if phi(lo) > 0.0 >= phi(hi) else hi
+    if with_slope is not None:
+        root = _newton(with_slope, delta, lo, hi, max(rtol / 4.0, 1e-14))
+    else:
+        root = optimize.brentq(phi, lo, hi, xtol=1e-300, rtol=max(rtol / 4.0, 1e-14)) if phi(lo) > 0.0 >= phi(hi) else hi
     step = grid_step(rtol)
 
     def above(k: int) -> bool:
@@ -647,6 +663,31 @@ def solve_epsilon(
         kb = k_hi
     result = math.exp(kb * step) if upper else math.exp((kb - 1) * step)
     return min(result, cap) if upper else result
+
+
+def _newton(with_slope: Callable[[float], tuple[float, float]], delta: float, lo: float, hi: float, tol: float) -> float:
+    """Root of log D(eps) = log delta in (lo, hi) by Newton steps, kept inside the bracket (bisection otherwise).
+
+    Only locates the root: the caller certifies the grid point next to it.
+    """
+    x = math.sqrt(lo * hi) if lo > 0.0 else hi / 2.0
+    for _ in range(60):
+        value, slope = with_slope(x)
+        if value > delta:
+            lo = x
+        else:
+            hi = x
+        if value > 0.0 and slope < 0.0:
+            step = (math.log(value) - math.log(delta)) * value / slope
+            new = x - step
+        else:
+            new = math.nan
+        if not (lo < new < hi):
+            new = math.sqrt(lo * hi) if lo > 0.0 else hi / 2.0
+        if abs(new - x) <= tol * x or hi - lo <= tol * hi:
+            return new
+        x = new
+    return hi
 
 
 def _snap(eps: float, rtol: float, up: bool) -> float:
