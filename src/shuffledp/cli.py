@@ -38,6 +38,7 @@ app = typer.Typer(
 )
 experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup)
 app.add_typer(experiment_app, name="experiment")
+app.add_typer(__import__("shuffledp.cli_pic", fromlist=["pic_app"]).pic_app, name="pic")
 
 
 @app.callback()
