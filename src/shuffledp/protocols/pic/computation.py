@@ -104,7 +104,7 @@ class GroupReports:
 
     def record_bytes(self) -> np.ndarray:
         """(n, P + R) uint8: pseudonym || x' (little-endian float64), one row per report."""
-        wire = np.ascontiguousarray(self.values, dtype="<f8").view(np.uint8).reshape(len(self.values), -1)
+        wire = np.ascontiguousarray(self.values, dtype="<f8").view(np.uint8).reshape(len(self.values), 8 * self.values.shape[1])
         return np.concatenate([self.pseudonyms, wire], axis=1)
 
 
@@ -117,7 +117,7 @@ def evaluate(task: PicTask, groups: Sequence[GroupReports]) -> list[np.ndarray]:
         p = task.partner_group(g)
         records = groups[p].record_bytes()[orders[p]]
         records = np.concatenate([records, np.zeros((1, records.shape[1]), np.uint8)])  # row -1: no partner
-        rows = records[np.where(idx == NO_MATCH, -1, idx)].reshape(len(idx), -1)
+        rows = records[np.where(idx == NO_MATCH, -1, idx)].reshape(len(idx), idx.shape[1] * records.shape[1])
         count = np.count_nonzero(idx != NO_MATCH, axis=1).astype(">u2").view(np.uint8).reshape(-1, _COUNT)
         out = np.empty((len(order), _COUNT + rows.shape[1]), dtype=np.uint8)
         out[order] = np.concatenate([count, rows], axis=1)

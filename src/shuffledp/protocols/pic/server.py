@@ -179,16 +179,26 @@ class Server:
         seen = Counter(p.to_bytes() for d in decrypted.values() for p in d.pseudonyms)
         for d in decrypted.values():
             d.keep(np.array([seen[p.to_bytes()] == 1 for p in d.pseudonyms], dtype=bool), "duplicate-pseudonym")
-        L = [decrypted[g].reports for g in ids]
-        start = time.perf_counter()
-        outputs = evaluate(task, L)
-        self.timings["task_s"] = time.perf_counter() - start
+        while True:  # a pseudonym whose KEM key cannot be encrypted to (e.g. a low-order X25519 point) is
+            # excluded and f(L) recomputed without it: outputs never name a user who cannot receive one
+            L = [decrypted[g].reports for g in ids]
+            start = time.perf_counter()
+            outputs = evaluate(task, L)
+            self.timings["task_s"] = time.perf_counter() - start
+            entries, unusable = [], {}
+            for g, ys in zip(ids, outputs, strict=True):
+                ok = np.ones(len(ys), dtype=bool)
+                for i, (p, y) in enumerate(zip(decrypted[g].pseudonyms, ys, strict=True)):
+                    try:
+                        entries.append(BoardEntry.seal(self.params, g, p, y.tobytes()))
+                    except CryptoError:
+                        ok[i] = False
+                unusable[g] = ok
+            if all(ok.all() for ok in unusable.values()):
+                break
+            for g, ok in unusable.items():
+                decrypted[g].keep(ok, "pseudonym")
         self.view = (L, outputs)
-        entries = [
-            BoardEntry.seal(self.params, g, p, y.tobytes())
-            for g, ys in zip(ids, outputs, strict=True)
-            for p, y in zip(decrypted[g].pseudonyms, ys, strict=True)
-        ]
         head = BoardHead.sign(self.params.round_id, entries, self.bucket_bits, self._signing)
         self.timings["seal_s"] = time.perf_counter() - start - self.timings["task_s"]
         return BoardSlice(head, None, tuple(entries)).to_bytes()
