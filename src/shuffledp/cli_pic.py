@@ -8,7 +8,6 @@ non-private computation, and writes ``DIR/round.json`` (no key, report or plaint
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -38,16 +37,6 @@ def _bad(ctx: typer.Context, name: str, message: str) -> typer.BadParameter:
     return typer.BadParameter(f"{param.opts[0]}: {message}", ctx=ctx, param=param)
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 @pic_app.command("simulate", cls=S.OneLineCommand)
 def simulate_cmd(
     ctx: typer.Context,
@@ -71,7 +60,7 @@ def simulate_cmd(
     from shuffledp.datasets import load_crowdsourcing, synthetic_instance
     from shuffledp.experiments.progress import ProgressReporter
     from shuffledp.protocols.pic.computation import PicTask
-    from shuffledp.protocols.pic.round import RoundConfig, run_round
+    from shuffledp.protocols.pic.round import RoundConfig, round_report, run_round
     from shuffledp.protocols.pic.server import cpu_workers
 
     if dataset == "synthetic":
@@ -92,30 +81,17 @@ def simulate_cmd(
     config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted, workers=cpu_workers())
     result = run_round(groups, config, rng, ideal=ideal, progress=ProgressReporter())
 
-    m = result.metrics
-    report = {
-        "dataset": dataset if dataset == "synthetic" else f"{dataset}[{instance}]",
-        "task": task,
-        "randomizer": randomizer,
-        "suite": suite,
-        "ideal": ideal,
-        "seed": seed,
-        "n_per_group": {p.name: p.n_i for p in result.privacy},
-        **{key: m.get(key) for key in ("message_bytes", "board_bytes", "client_prepare_us", "server_decrypt_us_per_message", "task_ms")},
-        "local_epsilon": {p.name: p.local_epsilon for p in result.privacy},
-        "epsilon_c": {p.name: p.epsilon_c for p in result.privacy},
-        "delta": {p.name: p.delta for p in result.privacy},
-        "n_prime": {p.name: p.n_prime for p in result.privacy},
-        "invalid_reports": {p.name: p.invalid_reports for p in result.privacy},
-        "outputs_verified": m["outputs_verified"],
-        "posts_verified": m["posts_verified"],
-        "outputs_digest": result.outputs_digest(),
-        "utility": result.utility,
-        "privacy": [p.to_json() for p in result.privacy],
-        "metrics": m,
-    }
+    report = round_report(
+        result,
+        dataset=dataset if dataset == "synthetic" else f"{dataset}[{instance}]",
+        task=task,
+        randomizer=randomizer,
+        suite=suite,
+        ideal=ideal,
+        seed=seed,
+    )
     out.mkdir(parents=True, exist_ok=True)
-    (out / "round.json").write_text(json.dumps(_json_safe(report), indent=2, allow_nan=False) + "\n")
+    (out / "round.json").write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     _print(report)
     console.print(f"wrote {out / 'round.json'}")
 
@@ -126,8 +102,9 @@ def _print(report: dict[str, Any]) -> None:
     table = Table("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c (VR)", "eps_c (Eq. 1)", "target met")
     for p in report["privacy"]:
         eq1 = "n/a" if p["epsilon_c_pic_eq1"] is None else f"{p['epsilon_c_pic_eq1']:.4g}"
+        eps_c = "inf" if p["epsilon_c"] is None else f"{p['epsilon_c']:.4g}"
         table.add_row(p["name"], str(p["n_i"]), str(p["valid_reports"]), str(p["n_prime"]), f"{p['delta']:.3g}",
-                      f"{p['local_epsilon']:.4g}", f"{p['epsilon_c']:.4g}", eq1, "yes" if p["target_met"] else "NO")  # fmt: skip
+                      f"{p['local_epsilon']:.4g}", eps_c, eq1, "yes" if p["target_met"] else "NO")  # fmt: skip
     console.print(table)
     console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
     if not report["ideal"]:

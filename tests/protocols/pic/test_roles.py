@@ -11,7 +11,7 @@ from shuffledp.errors import AnonymityThresholdError, CryptoError, MessageFormat
 from shuffledp.protocols.pic.bulletin import BoardHead, BoardSlice, BulletinBoard
 from shuffledp.protocols.pic.client import BoardReader, Client
 from shuffledp.protocols.pic.computation import PicTask, output_size
-from shuffledp.protocols.pic.messages import Envelope, GroupParams, Post, ReportFormat, SignedRoundParams
+from shuffledp.protocols.pic.messages import Envelope, GroupParams, Post, ReportFormat
 from shuffledp.protocols.pic.server import Server
 from shuffledp.protocols.pic.shuffler import Shuffler, csprng_permutation
 

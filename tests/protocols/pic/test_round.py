@@ -93,3 +93,43 @@ def test_round_json_holds_no_secret_or_report(tmp_path):
 def test_unreachable_target_names_the_option():
     with pytest.raises(PrivacyParameterError, match=r"--epsilon-c 0.0001 is unreachable for group users \(n'=20"):
         plan_groups(RoundConfig(PicTask("neighbors"), "minkowski", 1e-4, delta=1e-15), [("users", 20)])
+
+
+def test_no_secret_key_or_report_in_logs_or_round_json(monkeypatch, caplog):
+    """Every one-time secret, the server's secrets and every report x' stay out of logs and round.json."""
+    import json
+    import logging
+
+    from shuffledp.protocols.pic import messages, server
+    from shuffledp.protocols.pic.round import round_report
+
+    keys, server_keys = [], []
+    real_generate = messages.OneTimeKeys.generate.__func__
+    monkeypatch.setattr(messages.OneTimeKeys, "generate", classmethod(lambda cls, s: keys.append(real_generate(cls, s)) or keys[-1]))
+    real_init = server.Server.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        server_keys.append((self._kem.secret_bytes(), self._signing.secret_bytes()))
+
+    monkeypatch.setattr(server.Server, "__init__", init)
+    caplog.set_level(logging.DEBUG)
+    groups, rng = _groups(15, 25, 20)
+    result = run_round(groups, RoundConfig(PicTask("min-weight"), "minkowski", 1.0), rng)
+    text = json.dumps(round_report(result, dataset="synthetic")) + caplog.text
+    secrets = [k.kem.secret_bytes() for k in keys] + [k.signing.secret_bytes() for k in keys]
+    secrets += [s for pair in server_keys for s in pair]
+    reports = [x for group in result.identity_outputs for user in group for _, _, x in user]
+    assert len(keys) == 45 and len(reports) == 40
+    for blob in secrets + reports:
+        assert blob.hex() not in text and blob[:12].hex() not in text and repr(blob)[2:30] not in text
+
+
+def test_parallel_decryption_gives_the_same_valid_reports(monkeypatch):
+    from shuffledp.protocols.pic import server as server_module
+
+    monkeypatch.setattr(server_module, "PARALLEL_MIN", 1)
+    groups, rng = _groups(16, 30, 30)
+    result = run_round(groups, RoundConfig(PicTask("max-matching"), "minkowski", 1.0, workers=2), rng)
+    assert result.metrics["outputs_verified"] is True
+    assert [p.valid_reports for p in result.privacy] == [30, 30]

@@ -95,9 +95,8 @@ class GroupPrivacy:
         self.target_met = self.epsilon_c <= self.target_epsilon
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["epsilon_c"] = self.epsilon_c if math.isfinite(self.epsilon_c) else None
-        return out
+        """A JSON-ready dict (an infinite epsilon_c becomes null)."""
+        return _json_safe(asdict(self))
 
 
 def _population(task: PicTask, n: int, corrupted: int) -> tuple[int, int, str]:
@@ -168,6 +167,41 @@ class RoundResult:
                 for g, j, report in records:
                     h.update(g.to_bytes(2, "big") + j.to_bytes(8, "big") + report)
         return h.hexdigest()
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no infinity or NaN: such numbers become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
+    """The JSON record of a round (``round.json``): the inputs given, sizes, timings, privacy per group,
+    utility and verification.  Holds no key, report or plaintext (only a digest of the outputs)."""
+    m = result.metrics
+    by_group = lambda attr: {p.name: getattr(p, attr) for p in result.privacy}  # noqa: E731
+    report = {
+        **inputs,
+        "n_per_group": by_group("n_i"),
+        **{key: m.get(key) for key in ("message_bytes", "board_bytes", "client_prepare_us", "server_decrypt_us_per_message", "task_ms")},
+        "local_epsilon": by_group("local_epsilon"),
+        "epsilon_c": by_group("epsilon_c"),
+        "delta": by_group("delta"),
+        "n_prime": by_group("n_prime"),
+        "invalid_reports": by_group("invalid_reports"),
+        "outputs_verified": m["outputs_verified"],
+        "posts_verified": m["posts_verified"],
+        "outputs_digest": result.outputs_digest(),
+        "utility": result.utility,
+        "privacy": [p.to_json() for p in result.privacy],
+        "metrics": m,
+    }
+    return _json_safe(report)
 
 
 def _timed(metrics: dict[str, float], key: str, func: Callable[[], Any]) -> Any:
@@ -365,4 +399,4 @@ def utility(task: PicTask, true: Sequence[np.ndarray], identity: list[list[list[
     }
 
 
-__all__ = ["GroupPrivacy", "RoundConfig", "RoundResult", "plan_groups", "run_round", "utility"]
+__all__ = ["GroupPrivacy", "RoundConfig", "RoundResult", "plan_groups", "round_report", "run_round", "utility"]

@@ -87,6 +87,8 @@ def _open_all(
 
 
 _WORKER: dict[str, object] = {}
+#: Fewest envelopes worth spreading over worker processes (below it, start-up costs more than it saves).
+PARALLEL_MIN = 2000
 
 
 def _worker_init(signed: bytes, verify_key: bytes, suite: str, secret: bytes) -> None:
@@ -137,7 +139,7 @@ class Server:
         return self._signed
 
     def _open(self, group_id: int, envelopes: Sequence[bytes]) -> tuple[list[bytes], Counter[str]]:
-        if self.workers == 1 or len(envelopes) < 2000:
+        if self.workers == 1 or len(envelopes) < PARALLEL_MIN:
             return _open_all(self.params, self._kem, group_id, envelopes)
         chunks = [list(envelopes[i :: self.workers]) for i in range(self.workers)]
         init = (self._signed, self.verify_key.to_bytes(), self.params.suite, self._kem.secret_bytes())
