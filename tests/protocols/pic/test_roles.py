@@ -9,7 +9,7 @@ from scipy import stats
 from shuffledp.crypto import KemKeyPair, SigningKeyPair
 from shuffledp.errors import AnonymityThresholdError, CryptoError, MessageFormatError, ProtocolError
 from shuffledp.protocols.pic.bulletin import BoardHead, BoardSlice, BulletinBoard
-from shuffledp.protocols.pic.client import BoardReader, Client
+from shuffledp.protocols.pic.client import Client, VerifiedDownloads
 from shuffledp.protocols.pic.computation import PicTask, output_size
 from shuffledp.protocols.pic.messages import Envelope, GroupParams, Post, ReportFormat
 from shuffledp.protocols.pic.server import Server
@@ -159,9 +159,21 @@ def test_clients_refuse_bad_round_params_and_boards():
         clients[0][0][0].retrieve(BoardSlice(forged, None, board.entries).to_bytes())
     with pytest.raises(MessageFormatError, match="do not match"):
         clients[0][0][0].retrieve(BoardSlice(board.head, None, board.entries[1:]).to_bytes())
-    reader = BoardReader(server.verify_key)
-    y = clients[0][0][0].retrieve(board.to_bytes(), reader)
+    y = clients[0][0][0].retrieve(board.to_bytes())
     assert len(y) == server.params.output_payload_size
+
+
+def test_a_shared_verification_cache_still_refuses_tampered_bytes():
+    server = _server()
+    shared = VerifiedDownloads(server.verify_key)
+    Client(server.verify_key, 0, shared).join(server.signed_params())
+    tampered = bytearray(server.signed_params())
+    tampered[-1] ^= 1
+    with pytest.raises(CryptoError):
+        Client(server.verify_key, 0, shared).join(bytes(tampered))
+    impostor = _server()
+    with pytest.raises(CryptoError):  # a cache trusting another key is not used
+        Client(server.verify_key, 0, VerifiedDownloads(impostor.verify_key)).join(impostor.signed_params())
 
 
 def test_posts_between_partners_and_bad_signatures():
@@ -171,10 +183,10 @@ def test_posts_between_partners_and_bad_signatures():
     d = {g: server.decrypt(g, [e for _, e in clients[g]]) for g in (0, 1)}
     board = BulletinBoard(server.verify_key)
     board.publish(server.publish(PicTask("min-weight"), d))
-    download, reader = board.download(server.params.round_id), BoardReader(server.verify_key)
+    download = board.download(server.params.round_id)
     for row in clients.values():
         for c, _ in row:
-            c.retrieve(download, reader)
+            c.retrieve(download)
     a = clients[0][0][0]
     partner = a.partners[0][0]
     b = next(c for c, _ in clients[1] if c.pseudonym.to_bytes() == partner)

@@ -30,34 +30,44 @@ from shuffledp.protocols.pic.messages import (
 from shuffledp.protocols.pic.reports import group_randomizer
 
 
-class BoardReader:
-    """Verified board downloads, indexed by pseudonym.
+class VerifiedDownloads:
+    """Verified copies of what the server publishes: signed round parameters and board downloads.
 
-    Verifying a download (the server's signature over the head, every entry against
-    its bucket digest) is a pure function of the bytes and the trusted server key, so
-    clients on one machine (or one simulation) may share a reader: each distinct
-    download is verified once, which keeps n users reading an n-entry board O(n).
+    Verification (the server's signature; for a board, also every entry against its
+    bucket digest) is a pure function of the bytes and the trusted server key, so
+    clients on one machine (one device, or one simulation) may share this cache: each
+    distinct download is verified once, which keeps n users reading an n-entry board
+    O(n).  Bytes that differ in any way are a different download, verified afresh.
     """
 
     def __init__(self, server_key: VerifyKey) -> None:
         self.server_key = server_key
-        self._verified: dict[bytes, dict[bytes, BoardEntry]] = {}
+        self._params: dict[bytes, RoundParams] = {}
+        self._boards: dict[bytes, dict[bytes, BoardEntry]] = {}
 
-    def entries(self, download: bytes) -> dict[bytes, BoardEntry]:
-        """Pseudonym -> entry of a verified download; ``CryptoError``/``MessageFormatError`` if it does not verify."""
-        if download not in self._verified:
+    def round_params(self, signed: bytes) -> RoundParams:
+        """Verified round parameters; ``CryptoError``/``MessageFormatError`` if they do not verify."""
+        if signed not in self._params:
+            self._params[bytes(signed)] = SignedRoundParams.from_bytes(signed, server_key=self.server_key).params
+        return self._params[signed]
+
+    def board(self, download: bytes) -> dict[bytes, BoardEntry]:
+        """Pseudonym -> entry of a verified board download (whole board or one bucket)."""
+        if download not in self._boards:
             sl = BoardSlice.from_bytes(download)
-            index = {e.pseudonym: e for e in sl.verify(self.server_key)}
-            self._verified[bytes(download)] = index
-        return self._verified[download]
+            self._boards[bytes(download)] = {e.pseudonym: e for e in sl.verify(self.server_key)}
+        return self._boards[download]
 
 
 class Client:
     """One user in one round; build a new Client for every round (one-time keys, §8)."""
 
-    def __init__(self, server_key: VerifyKey, group_id: int) -> None:
+    def __init__(self, server_key: VerifyKey, group_id: int, downloads: VerifiedDownloads | None = None) -> None:
+        """``downloads``: a cache shared with co-located clients trusting the same key (else a private one)."""
         self.server_key = server_key
         self.group_id = group_id
+        shared = downloads is not None and downloads.server_key == server_key
+        self._downloads = downloads if shared else VerifiedDownloads(server_key)
         self.params: RoundParams | None = None
         self._keys: OneTimeKeys | None = None
         self.output: bytes | None = None
@@ -67,7 +77,7 @@ class Client:
         """Verify the round parameters (step 1), draw this round's one-time keys; returns the group."""
         if self.params is not None:
             raise ProtocolError("this client already joined a round; one-time keys are never reused (§8)")
-        params = SignedRoundParams.from_bytes(signed_params, server_key=self.server_key).params
+        params = self._downloads.round_params(signed_params)
         group = params.group(self.group_id)
         self.params, self._keys = params, OneTimeKeys.generate(params.suite)
         return group
@@ -93,11 +103,10 @@ class Client:
         R = group_randomizer(params.group(self.group_id))
         return self.seal(R.randomize(np.asarray(x, dtype=np.float64)[None, :], rng)[0])
 
-    def retrieve(self, download: bytes, reader: BoardReader | None = None) -> bytes:
-        """Step 6: verify the board download, find this pseudonym's entry, decrypt y."""
+    def retrieve(self, download: bytes) -> bytes:
+        """Step 6: verify the board download (whole board or this pseudonym's bucket), find the entry, decrypt y."""
         params, keys = self._joined()
-        reader = reader if reader is not None and reader.server_key == self.server_key else BoardReader(self.server_key)
-        entry = reader.entries(download).get(keys.pseudonym.to_bytes())
+        entry = self._downloads.board(download).get(keys.pseudonym.to_bytes())
         if entry is None:
             raise MessageFormatError("pseudonym", "the board holds no entry for this client's pseudonym")
         if entry.group_id != self.group_id:
