@@ -23,7 +23,6 @@ from _common import write_json
 from shuffledp.datasets import synthetic_instance
 from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.round import RoundConfig, run_round
-from shuffledp.protocols.pic.server import cpu_workers
 
 TARGETS = {
     "client_prepare_us": 500.0,
@@ -36,7 +35,7 @@ TARGETS = {
 def bench_point(suite: str, n: int) -> dict:
     rng = np.random.default_rng(0)
     inst = synthetic_instance(n, 0, rng)
-    config = RoundConfig(PicTask("neighbors", k=1), "minkowski", 1.0, suite=suite, workers=cpu_workers())
+    config = RoundConfig(PicTask("neighbors", k=1), "minkowski", 1.0, suite=suite)
     start = time.perf_counter()
     result = run_round([("users", inst.users)], config, rng)
     m = result.metrics

@@ -61,7 +61,6 @@ def simulate_cmd(
     from shuffledp.experiments.progress import ProgressReporter
     from shuffledp.protocols.pic.computation import PicTask
     from shuffledp.protocols.pic.round import RoundConfig, round_report, run_round
-    from shuffledp.protocols.pic.server import cpu_workers
 
     if dataset == "synthetic":
         if n is None:
@@ -78,7 +77,7 @@ def simulate_cmd(
     groups = [("users", inst.users)] if task == "neighbors" else [("users", inst.users), ("workers", inst.workers)]
     radius = inst.serving_radius if task == "max-matching" else PicTask.radius
     pic_task = PicTask(task, radius=radius, k=k if task == "neighbors" else 1)
-    config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted, workers=cpu_workers())
+    config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted)
     result = run_round(groups, config, rng, ideal=ideal, progress=ProgressReporter())
 
     report = round_report(
