@@ -90,6 +90,13 @@ def test_round_json_holds_no_secret_or_report(tmp_path):
             assert report.hex() not in text
 
 
+def test_too_few_users_for_k_neighbours_is_named():
+    from shuffledp.errors import DomainError
+
+    with pytest.raises(DomainError, match="--k 5 needs more than 5 users in group users, whose threshold is 5"):
+        plan_groups(RoundConfig(PicTask("neighbors", k=5), "minkowski", 1.0), [("users", 5)])
+
+
 def test_unreachable_target_names_the_option():
     with pytest.raises(PrivacyParameterError, match=r"--epsilon-c 0.0001 is unreachable for group users \(n'=20"):
         plan_groups(RoundConfig(PicTask("neighbors"), "minkowski", 1e-4, delta=1e-15), [("users", 20)])

@@ -104,7 +104,7 @@ def _population(task: PicTask, n: int, corrupted: int) -> tuple[int, int, str]:
     exposure = task.exposure(corrupted)
     if task.n_groups == 2:
         return matching_population(n, corrupted), exposure, "one-to-one matching: |U| <= |C| (§5.3)"
-    return anonymous_population(n, corrupted, exposure), exposure, f"{task.k} neighbours each: |U| <= {task.k}|C|"
+    return anonymous_population(n, corrupted, exposure), exposure, f"k = {task.k} neighbours each: |U| <= k|C|"
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,10 @@ def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[
     groups, plans = [], []
     for gid, (name, n) in enumerate(sizes):
         threshold = max(1, math.ceil(config.min_fraction * n))
+        if config.task.name == "neighbors" and threshold <= config.task.k:
+            raise DomainError(
+                f"--k {config.task.k} needs more than {config.task.k} users in group {name}, whose threshold is {threshold}"
+            )
         delta = config.delta if config.delta is not None else 0.01 / n
         n_prime, exposure, rule = _population(config.task, threshold, config.corrupted)
         try:
