@@ -239,6 +239,7 @@ def run_round(
                     workers=config.workers)  # fmt: skip
     params = server.params
     t: dict[str, float] = {}
+    start = time.perf_counter()
     randomize = lambda: [group_randomizer(g).randomize(X, rng) for g, (_, X) in zip(param_groups, groups, strict=True)]  # noqa: E731
     reports = _timed(t, "client_s", randomize)  # vectorised over each group's users: part of their prepare time
     if ideal:
@@ -257,7 +258,6 @@ def run_round(
     shuffler = Shuffler(signed, server.verify_key)
     clients: list[list[Client]] = []
     downloads = VerifiedDownloads(server.verify_key)  # shared by the simulated users (see its docstring)
-    start = time.perf_counter()
     for g, Xp in zip(param_groups, reports, strict=True):
         row: list[Client] = []
         envelopes = []
