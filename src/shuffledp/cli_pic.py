@@ -98,13 +98,14 @@ def simulate_cmd(
 def _print(report: dict[str, Any]) -> None:
     mode = "F_PIC (ideal)" if report["ideal"] else f"real protocol, suite {report['suite']}"
     console.print(f"PIC round: {report['dataset']}, task {report['task']}, randomizer {report['randomizer']}, {mode}")
-    table = Table("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c (VR)", "eps_c (Eq. 1)", "target met")
+    table = Table("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met")
     for p in report["privacy"]:
         eq1 = "n/a" if p["epsilon_c_pic_eq1"] is None else f"{p['epsilon_c_pic_eq1']:.4g}"
         eps_c = "inf" if p["epsilon_c"] is None else f"{p['epsilon_c']:.4g}"
-        table.add_row(p["name"], str(p["n_i"]), str(p["valid_reports"]), str(p["n_prime"]), f"{p['delta']:.3g}",
+        table.add_row(p["name"], str(p["n_i"]), str(p["valid_reports"]), str(p["n_prime"]), f"{p['delta']:.2g}",
                       f"{p['local_epsilon']:.4g}", eps_c, eq1, "yes" if p["target_met"] else "NO")  # fmt: skip
     console.print(table)
+    console.print("eps_c: variation-ratio bound with the randomizer's parameters; Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
     console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
     if not report["ideal"]:
         console.print(
