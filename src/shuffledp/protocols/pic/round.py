@@ -1,0 +1,407 @@
+"""One full PIC round in process (pic-usenix25 §5.1 steps 1-6, Remark 3), and its privacy per group.
+
+:func:`plan_groups` turns a target (epsilon_c, delta) into each group's local
+epsilon (Amplify^-1, :func:`~shuffledp.accounting.local_epsilon`, with the group
+randomizer's own amplification parameters) for the population n' that stays
+anonymous (§5.2-5.3); :func:`run_round` then runs the roles over bytes: clients ->
+shuffler -> server -> bulletin board -> clients, every user decrypting its output
+and exchanging a signed post with each partner, and checks every output against
+F_PIC (:mod:`.ideal`) on the same randomized reports.  ``ideal=True`` runs F_PIC
+alone (no cryptography) for fast simulation.
+
+Privacy-conservative choices: each group's local epsilon is calibrated for the
+*smallest* group the shuffler may release (its threshold), and the recorded
+epsilon_c uses the reports that were actually *valid* (an invalid report hides no
+one); if invalid reports push n' below the plan, ``target_met`` is False.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
+from shuffledp.errors import DomainError, PrivacyParameterError, ShuffleDPError
+from shuffledp.experiments.progress import ProgressReporter
+from shuffledp.protocols.pic.bulletin import BulletinBoard
+from shuffledp.protocols.pic.client import Client, VerifiedDownloads
+from shuffledp.protocols.pic.computation import PicTask, decode_output, output_size
+from shuffledp.protocols.pic.ideal import ideal_pic
+from shuffledp.protocols.pic.messages import GroupParams, Pseudonym
+from shuffledp.protocols.pic.reports import group_randomizer, report_format
+from shuffledp.protocols.pic.server import GroupDecryption, Server
+from shuffledp.protocols.pic.shuffler import Shuffler
+from shuffledp.randomizers.registry import make_randomizer
+from shuffledp.tasks import Matching, Neighbors, neighbor_scores, success_ratio, travel_cost
+from shuffledp.tasks import k_nearest_neighbors, min_weight_matching, radius_matching
+
+#: Bytes of the post each user sends to each partner in a simulated round.
+POST_SIZE = 16
+
+
+@dataclass
+class GroupPrivacy:
+    """The privacy record of one group of one round (plain data; JSON via :meth:`to_json`).
+
+    ``n_i`` users registered; the shuffler released ``received`` envelopes, of which
+    ``valid_reports`` passed the server's checks (``invalid_reports`` by reason).  With
+    ``corrupted`` = |C| assumed colluding with the server and ``exposure`` = |U| users
+    de-anonymised after the computation (§5.3, ``exposure_rule``), the anonymous
+    population is ``n_prime = |valid| - |C| - |U|`` (``n_prime_planned`` from the
+    ``threshold`` the local epsilon was calibrated for).  ``epsilon_c`` is the
+    variation-ratio bound with the randomizer's own parameters at ``n_prime`` and
+    ``delta``; ``epsilon_c_pic_eq1`` is PIC Eq. 1 at the same point (None outside its regime).
+    """
+
+    group_id: int
+    name: str
+    randomizer: str
+    n_i: int
+    threshold: int
+    corrupted: int
+    exposure: int
+    exposure_rule: str
+    n_prime_planned: int
+    target_epsilon: float
+    delta: float
+    local_epsilon: float
+    randomizer_params: dict[str, Any] = field(default_factory=dict)
+    received: int = 0
+    valid_reports: int = 0
+    invalid_reports: dict[str, int] = field(default_factory=dict)
+    n_prime: int = 0
+    epsilon_c: float = math.inf
+    epsilon_c_pic_eq1: float | None = None
+    method: str = "variation-ratio"
+    target_met: bool = False
+
+    def settle(self, received: int, valid: int, invalid: dict[str, int]) -> None:
+        """Record the round's counts and price the group at the population that stayed valid."""
+        self.received, self.valid_reports, self.invalid_reports = received, valid, dict(invalid)
+        self.n_prime = max(0, valid - self.corrupted - self.exposure)
+        if self.n_prime < 1:
+            self.epsilon_c, self.epsilon_c_pic_eq1, self.target_met = math.inf, None, False
+            return
+        R = make_randomizer(self.randomizer, self.local_epsilon, **self.randomizer_params)
+        self.epsilon_c = shuffle_epsilon(self.n_prime, self.delta, params=R.amplification_parameters())
+        eq1 = shuffle_epsilon(self.n_prime, self.delta, eps0=self.local_epsilon, method="pic-eq1")
+        self.epsilon_c_pic_eq1 = eq1 if math.isfinite(eq1) else None
+        self.target_met = self.epsilon_c <= self.target_epsilon
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (an infinite epsilon_c becomes null)."""
+        return _json_safe(asdict(self))
+
+
+def _population(task: PicTask, n: int, corrupted: int) -> tuple[int, int, str]:
+    """(n', |U|, rule) for a group of n under ``task`` with |C| = ``corrupted``."""
+    exposure = task.exposure(corrupted)
+    if task.n_groups == 2:
+        return matching_population(n, corrupted), exposure, "one-to-one matching: |U| <= |C| (§5.3)"
+    return anonymous_population(n, corrupted, exposure), exposure, f"k = {task.k} neighbours each: |U| <= k|C|"
+
+
+@dataclass(frozen=True)
+class RoundConfig:
+    """What a round runs: the task, each group's randomizer, the target, the suite and the adversary assumed."""
+
+    task: PicTask
+    randomizer: str
+    epsilon_c: float
+    delta: float | None = None  # None: 0.01 / n_i per group (§7)
+    suite: str = "x25519"
+    corrupted: int = 0
+    min_fraction: float = 1.0  # shuffler threshold = ceil(min_fraction * n_i)
+    dim: int = 2
+    workers: int = 1
+
+
+def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[list[GroupParams], list[GroupPrivacy]]:
+    """Step 1's privacy plan: per group (name, n_i), its threshold, n', delta and the local epsilon."""
+    if not 0.0 < config.min_fraction <= 1.0:
+        raise PrivacyParameterError(f"min_fraction must lie in (0, 1], got {config.min_fraction!r}")
+    if len(sizes) != config.task.n_groups:
+        raise DomainError(f"task {config.task.name} needs {config.task.n_groups} group(s), got {len(sizes)}")
+    kwargs = {"dim": config.dim}
+    family = lambda eps0: make_randomizer(config.randomizer, eps0, **kwargs)  # noqa: E731
+    fmt = report_format(family(1.0))
+    groups, plans = [], []
+    for gid, (name, n) in enumerate(sizes):
+        threshold = max(1, math.ceil(config.min_fraction * n))
+        if config.task.name == "neighbors" and threshold <= config.task.k:
+            raise DomainError(
+                f"--k {config.task.k} needs more than {config.task.k} users in group {name}, whose threshold is {threshold}"
+            )
+        delta = config.delta if config.delta is not None else 0.01 / n
+        n_prime, exposure, rule = _population(config.task, threshold, config.corrupted)
+        try:
+            eps0 = local_epsilon(config.epsilon_c, n_prime, delta, family=family)
+        except PrivacyParameterError as exc:
+            raise PrivacyParameterError(
+                f"--epsilon-c {config.epsilon_c:g} is unreachable for group {name} (n'={n_prime}, delta={delta:g}): {exc}"
+            ) from None
+        groups.append(GroupParams(gid, name, config.randomizer, eps0, fmt, threshold, delta, kwargs))
+        record = GroupPrivacy(gid, name, config.randomizer, n, threshold, config.corrupted, exposure, rule,
+                              n_prime, config.epsilon_c, delta, eps0, dict(kwargs))  # fmt: skip
+        plans.append(record)
+    return groups, plans
+
+
+@dataclass
+class RoundResult:
+    """Everything a round produced that may be published: no key, no report, no plaintext."""
+
+    privacy: list[GroupPrivacy]
+    identity_outputs: list[list[list[tuple[int, int, bytes]]]]  # [group][user] -> [(partner group, user, x' bytes)]
+    metrics: dict[str, Any]
+    utility: dict[str, float]
+
+    def outputs_digest(self) -> str:
+        """SHA-256 over every user's output in identity form (partner user and report), in user order."""
+        h = hashlib.sha256()
+        for group in self.identity_outputs:
+            for records in group:
+                h.update(len(records).to_bytes(2, "big"))
+                for g, j, report in records:
+                    h.update(g.to_bytes(2, "big") + j.to_bytes(8, "big") + report)
+        return h.hexdigest()
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no infinity or NaN: such numbers become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
+    """The JSON record of a round (``round.json``): the inputs given, sizes, timings, privacy per group,
+    utility and verification.  Holds no key, report or plaintext (only a digest of the outputs)."""
+    m = result.metrics
+    by_group = lambda attr: {p.name: getattr(p, attr) for p in result.privacy}  # noqa: E731
+    report = {
+        **inputs,
+        "n_per_group": by_group("n_i"),
+        **{key: m.get(key) for key in ("message_bytes", "board_bytes", "client_prepare_us", "server_decrypt_us_per_message", "task_ms")},
+        "local_epsilon": by_group("local_epsilon"),
+        "epsilon_c": by_group("epsilon_c"),
+        "delta": by_group("delta"),
+        "n_prime": by_group("n_prime"),
+        "invalid_reports": by_group("invalid_reports"),
+        "outputs_verified": m["outputs_verified"],
+        "posts_verified": m["posts_verified"],
+        "outputs_digest": result.outputs_digest(),
+        "utility": result.utility,
+        "privacy": [p.to_json() for p in result.privacy],
+        "metrics": m,
+    }
+    return _json_safe(report)
+
+
+def _timed(metrics: dict[str, float], key: str, func: Callable[[], Any]) -> Any:
+    start = time.perf_counter()
+    out = func()
+    metrics[key] = metrics.get(key, 0.0) + time.perf_counter() - start
+    return out
+
+
+def run_round(
+    groups: Sequence[tuple[str, np.ndarray]],
+    config: RoundConfig,
+    rng: np.random.Generator,
+    *,
+    ideal: bool = False,
+    channel: Callable[[int, list[bytes]], list[bytes]] | None = None,
+    progress: ProgressReporter | None = None,
+) -> RoundResult:
+    """Run one round on the true inputs ``groups = [(name, X_i)]`` (each row one user).
+
+    ``channel(group_id, envelopes)`` stands for the network between users and the
+    shuffler (tests use it to tamper, drop, replay or duplicate); refusals are counted,
+    never fatal.  Randomization draws from ``rng`` in group order, so the same seed gives
+    the same reports x' with and without ``ideal``.
+    """
+    progress = progress or ProgressReporter(enabled=False)
+    task = config.task
+    param_groups, privacy = plan_groups(config, [(name, len(X)) for name, X in groups])
+    fmt = param_groups[0].report
+    server = Server(config.suite, param_groups, output_size(config.suite, fmt, task.k), POST_SIZE,
+                    workers=config.workers)  # fmt: skip
+    params = server.params
+    t: dict[str, float] = {}
+    start = time.perf_counter()
+    randomize = lambda: [group_randomizer(g).randomize(X, rng) for g, (_, X) in zip(param_groups, groups, strict=True)]  # noqa: E731
+    reports = _timed(t, "client_s", randomize)  # vectorised over each group's users: part of their prepare time
+    if ideal:
+        P = Pseudonym.size(config.suite)
+        pseudonyms = [[secrets.token_bytes(P) for _ in X] for X in reports]
+        inputs = {g.group_id: (_as_rows(ps, P), Xp) for g, ps, Xp in zip(param_groups, pseudonyms, reports, strict=True)}
+        result = _timed(t, "round_s", lambda: ideal_pic(params, task, inputs, randomized=True))
+        outputs = [result.outputs[g.group_id] for g in param_groups]
+        for rec, Xp in zip(privacy, reports, strict=True):
+            rec.settle(len(Xp), len(Xp), {})
+        metrics = {"round_seconds": t["round_s"], "outputs_verified": None, "posts_verified": None}
+        owners = {p: (g, j) for g, ps in enumerate(pseudonyms) for j, p in enumerate(ps)}
+        return _finish(groups, config, privacy, outputs, owners, fmt, metrics)
+
+    signed = server.signed_params()
+    shuffler = Shuffler(signed, server.verify_key)
+    clients: list[list[Client]] = []
+    downloads = VerifiedDownloads(server.verify_key)  # shared by the simulated users (see its docstring)
+    for g, Xp in zip(param_groups, reports, strict=True):
+        row: list[Client] = []
+        envelopes = []
+        for x in progress.track(Xp, f"clients of {g.name}: keys, seal"):
+            c = Client(server.verify_key, g.group_id, downloads)
+            _timed(t, "client_s", lambda: c.join(signed))
+            envelopes.append(_timed(t, "client_s", lambda: c.seal(x)))
+            row.append(c)
+        clients.append(row)
+        if channel is not None:
+            envelopes = channel(g.group_id, envelopes)
+        for e in envelopes:
+            try:
+                shuffler.submit(e)
+            except ShuffleDPError:
+                pass  # counted by the shuffler
+    decrypted: dict[int, GroupDecryption] = {}
+    with progress.status("server: decrypt, validate, compute f(L), seal the board"):
+        for g in param_groups:
+            batch = shuffler.release(g.group_id)
+            decrypted[g.group_id] = _timed(t, "decrypt_s", lambda: server.decrypt(g.group_id, batch))
+        board_bytes = _timed(t, "publish_s", lambda: server.publish(task, decrypted))
+    board = BulletinBoard(server.verify_key)
+    board.publish(board_bytes)
+    download = board.download(params.round_id)
+    missing = 0
+    for row in clients:
+        for c in progress.track(row, "clients: verify board, decrypt output"):
+            try:
+                _timed(t, "retrieve_s", lambda: c.retrieve(download))
+            except ShuffleDPError:
+                missing += 1  # the user's report was refused on the way: no output
+    round_seconds = time.perf_counter() - start
+    for rec, g in zip(privacy, param_groups, strict=True):
+        d = decrypted[g.group_id]
+        rec.settle(d.received, d.valid, d.rejected)
+
+    # F_PIC on the same valid reports and pseudonyms: every output must be identical.
+    L = server.view[0]  # type: ignore[index]
+    inputs = {g.group_id: (r.pseudonyms, r.values) for g, r in zip(param_groups, L, strict=True)}
+    ideal_out = ideal_pic(params, task, inputs, randomized=True)
+    expected = {
+        p.tobytes(): y for g, r in zip(param_groups, L, strict=True) for p, y in zip(r.pseudonyms, ideal_out.outputs[g.group_id], strict=True)
+    }
+    served = [c for row in clients for c in row if c.output is not None]
+    verified = len(served) == len(expected) and all(expected.get(c.pseudonym.to_bytes()) == c.output for c in served)
+    posts_ok = _timed(t, "posts_s", lambda: _exchange_posts(clients, board, params.round_id, progress))
+
+    n_users = sum(len(row) for row in clients)
+    valid = sum(d.valid for d in decrypted.values())
+    received = sum(d.received for d in decrypted.values())
+    metrics = {
+        "round_seconds": round_seconds,
+        "client_prepare_us": 1e6 * t["client_s"] / n_users,
+        "server_decrypt_us_per_message": 1e6 * t["decrypt_s"] / max(1, received),
+        "task_ms": 1e3 * server.timings["task_s"],
+        "board_seal_us_per_entry": 1e6 * server.timings["seal_s"] / max(1, valid),
+        "client_retrieve_us": 1e6 * t.get("retrieve_s", 0.0) / n_users,
+        "posts_seconds": t["posts_s"],
+        "message_bytes": params.envelope_size,
+        "board_bytes": len(board_bytes),
+        "shuffler_rejected": dict(shuffler.rejected),
+        "users_without_output": missing,
+        "outputs_verified": verified,
+        "posts_verified": posts_ok,
+    }
+    owners = {c.pseudonym.to_bytes(): (g, j) for g, row in enumerate(clients) for j, c in enumerate(row)}
+    outputs = [[c.output for c in row] for row in clients]
+    return _finish(groups, config, privacy, outputs, owners, fmt, metrics)
+
+
+def _as_rows(pseudonyms: list[bytes], size: int) -> np.ndarray:
+    return np.frombuffer(b"".join(pseudonyms), dtype=np.uint8).reshape(len(pseudonyms), size)
+
+
+def _exchange_posts(clients: list[list[Client]], board: BulletinBoard, round_id: bytes, progress: ProgressReporter) -> bool:
+    """Remark 3: each served user posts a fresh token to each partner that names it back (B can verify
+    only senders its own output names: always so in a matching, for mutual neighbours otherwise);
+    each recipient verifies the signature and decrypts."""
+    sent: dict[tuple[bytes, bytes], bytes] = {}
+    served = [c for row in clients for c in row if c.output is not None]
+    links = {(c.pseudonym.to_bytes(), p) for c in served for p, _ in c.partners}
+    for c in progress.track(served, "posts: sign and send"):
+        me = c.pseudonym.to_bytes()
+        for partner in (p for p, _ in c.partners if (p, me) in links):
+            token = secrets.token_bytes(POST_SIZE)
+            board.post(c.post_to(partner, token))
+            sent[(me, partner)] = token
+    received = 0
+    for c in progress.track(served, "posts: verify and read"):
+        me = c.pseudonym.to_bytes()
+        for data in board.posts_for(round_id, me):
+            sender, message = c.read_post(data)
+            if sent.get((sender, me)) != message:
+                return False
+            received += 1
+    return received == len(sent)
+
+
+def _finish(
+    groups: Sequence[tuple[str, np.ndarray]],
+    config: RoundConfig,
+    privacy: list[GroupPrivacy],
+    outputs: list[list[bytes | None]],
+    owners: dict[bytes, tuple[int, int]],
+    fmt: Any,
+    metrics: dict[str, Any],
+) -> RoundResult:
+    identity = [
+        [[(*owners[p], x.astype("<f8").tobytes()) for p, x in decode_output(y, config.suite, fmt)] if y is not None else []
+         for y in row]
+        for row in outputs
+    ]  # fmt: skip
+    result = RoundResult(privacy, identity, metrics, {})
+    result.utility = utility(config.task, [X for _, X in groups], identity)
+    return result
+
+
+def utility(task: PicTask, true: Sequence[np.ndarray], identity: list[list[list[tuple[int, int, bytes]]]]) -> dict[str, float]:
+    """Utility of the users' outputs on the true inputs, beside the non-private computation (§7.1-7.2)."""
+    if task.n_groups == 1:
+        n, k = len(true[0]), task.k
+        got = [[j for _, j, _ in recs] for recs in identity[0]]
+        counts = np.array([len(r) for r in got], dtype=np.int64)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        idx = np.array([j for r in got for j in r], dtype=np.int64)
+        private = Neighbors(indptr, idx, np.zeros(idx.size))
+        s = neighbor_scores(private, k_nearest_neighbors(true[0], k)) if n > k else None
+        return {"precision": s.precision, "recall": s.recall, "f1": s.f1} if s else {}
+    A, B = true
+    rows = [(i, recs[0][1]) for i, recs in enumerate(identity[0]) if recs]
+    r = np.array([i for i, _ in rows], dtype=np.intp)
+    c = np.array([j for _, j in rows], dtype=np.intp)
+    private = Matching.from_pairs(r, c, A, B)
+    if task.name == "min-weight":
+        reference = min_weight_matching(A, B)
+        cost, best = travel_cost(private, A, B), travel_cost(reference, A, B)
+        return {"travel_cost": cost, "travel_cost_non_private": best, "travel_cost_ratio": cost / best if best else math.nan}
+    reference = radius_matching(A, B, task.radius)
+    return {
+        "success_ratio": success_ratio(private, A, B, task.radius),
+        "success_ratio_non_private": success_ratio(reference, A, B, task.radius),
+        "matched_pairs": private.size,
+    }
+
+
+__all__ = ["GroupPrivacy", "RoundConfig", "RoundResult", "plan_groups", "round_report", "run_round", "utility"]

@@ -1,0 +1,103 @@
+"""`shuffledp pic simulate`: real data sets, round.json contents, --ideal agreement, one-line errors."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shuffledp.cli import app
+from shuffledp.datasets import crowdsourcing_path
+from shuffledp.errors import DataError
+
+runner = CliRunner()
+REQUIRED = ("n_per_group", "message_bytes", "board_bytes", "client_prepare_us", "server_decrypt_us_per_message",
+            "task_ms", "local_epsilon", "epsilon_c", "delta", "n_prime", "invalid_reports", "outputs_verified",
+            "utility", "privacy")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def shared_data():
+    try:
+        path = crowdsourcing_path("gmission", 0)
+    except DataError as err:
+        pytest.skip(f"real data folder absent: {err}")
+    if not path.is_file():
+        pytest.skip(f"real data file absent: {path}")
+
+
+def _simulate(out, *args):
+    result = runner.invoke(app, ["pic", "simulate", "--out", str(out), *args])
+    return result, (json.loads((out / "round.json").read_text()) if result.exit_code == 0 else None)
+
+
+@pytest.mark.parametrize("dataset", ["gmission", "everysender"])
+def test_simulate_instance_0(tmp_path, dataset, shared_data):
+    task = "min-weight" if dataset == "gmission" else "max-matching"
+    result, report = _simulate(tmp_path, "--dataset", dataset, "--task", task, "--randomizer", "minkowski", "--epsilon-c", "1")
+    assert result.exit_code == 0, result.output
+    assert set(REQUIRED) <= set(report)
+    assert report["outputs_verified"] is True and report["posts_verified"] is True
+    assert report["message_bytes"] == 152
+    sizes = {"gmission": {"users": 713, "workers": 532}, "everysender": {"users": 4036, "workers": 817}}[dataset]
+    assert report["n_per_group"] == sizes
+    assert all(e <= 1.0 for e in report["epsilon_c"].values())
+    assert "outputs verified against F_PIC: True" in result.output
+
+
+def test_ideal_gives_every_user_the_real_output(tmp_path):
+    args = ("--dataset", "synthetic", "--n", "80", "--task", "max-matching", "--randomizer", "planar_laplace",
+            "--epsilon-c", "2", "--seed", "7")  # fmt: skip
+    real = _simulate(tmp_path / "real", *args)[1]
+    ideal = _simulate(tmp_path / "ideal", *args, "--ideal")[1]
+    assert real["outputs_verified"] is True and ideal["outputs_verified"] is None
+    assert real["outputs_digest"] == ideal["outputs_digest"]
+    assert real["utility"] == ideal["utility"]
+    other = _simulate(tmp_path / "other", *args[:-1], "8", "--ideal")[1]
+    assert other["outputs_digest"] != real["outputs_digest"]
+
+
+def test_round_json_has_no_key_or_report(tmp_path):
+    _, report = _simulate(tmp_path, "--dataset", "synthetic", "--n", "30", "--task", "neighbors", "--k", "2",
+                          "--randomizer", "minkowski", "--epsilon-c", "1")  # fmt: skip
+    text = (tmp_path / "round.json").read_text()
+    for word in ("secret", "plaintext", "pseudonym", "sealed"):
+        assert word not in text
+    assert report["n_per_group"] == {"users": 30}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--dataset", "gmission", "--n", "5"], "error: --n: applies to --dataset synthetic only"),
+        (["--dataset", "synthetic"], "error: --n: required with --dataset synthetic"),
+        (["--dataset", "synthetic", "--n", "1"], "error: --n must be an integer"),
+        (["--dataset", "mnist"], "error: --dataset: unknown data set 'mnist'"),
+        (["--dataset", "gmission", "--instance", "10"], "error: --instance must be an integer"),
+        (["--dataset", "gmission", "--suite", "rsa"], "error: --suite: unknown suite 'rsa'"),
+        (["--dataset", "gmission", "--k", "3"], "error: --k: applies to --task neighbors only"),
+    ],
+)
+def test_bad_options_are_one_line_with_status_2(tmp_path, args, message):
+    base = {"--task": "min-weight", "--randomizer": "minkowski", "--epsilon-c": "1"}
+    extra = [x for kv in base.items() for x in kv]
+    result = runner.invoke(app, ["pic", "simulate", "--out", str(tmp_path), *args, *extra])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), result.output
+
+
+def test_bad_epsilon_and_randomizer(tmp_path):
+    for args, message in ((["--epsilon-c", "0", "--randomizer", "minkowski"], "error: --epsilon-c must be"),
+                          (["--epsilon-c", "1", "--randomizer", "krr"], "error: --randomizer: unknown location randomizer")):  # fmt: skip
+        result = runner.invoke(app, ["pic", "simulate", "--out", str(tmp_path), "--dataset", "gmission", "--task", "min-weight", *args])
+        assert result.exit_code == 2 and result.output.strip().startswith(message)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["gmission", "everysender"])
+@pytest.mark.parametrize("instance", range(1, 10))
+def test_simulate_every_instance(tmp_path, dataset, instance, shared_data):
+    result, report = _simulate(tmp_path, "--dataset", dataset, "--instance", str(instance), "--task", "max-matching",
+                               "--randomizer", "minkowski", "--epsilon-c", "1")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert report["outputs_verified"] is True and report["posts_verified"] is True
