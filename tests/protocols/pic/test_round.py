@@ -79,6 +79,11 @@ def test_invalid_reports_lower_n_prime_and_are_priced():
     assert (users.received, users.valid_reports, users.invalid_reports) == (59, 58, {"decrypt": 1})
     assert users.threshold == 54 and users.n_prime == 58 and users.target_met
     assert result.metrics["users_without_output"] == 2 and result.metrics["outputs_verified"] is True
+    # the ledger prices the same release (same n', same epsilon_c) and keeps the refusals
+    row = result.ledger().rows[0]
+    assert (row.valid, row.n_prime, row.invalid) == (58, 58, {"decrypt": 1})
+    assert row.epsilon_c() == users.epsilon_c
+    assert result.ledger().user_epsilon("users", users.delta) == users.epsilon_c  # one round: the round itself
 
 
 def test_round_json_holds_no_secret_or_report(tmp_path):

@@ -37,6 +37,7 @@ from shuffledp.protocols.pic.messages import GroupParams, Pseudonym
 from shuffledp.protocols.pic.reports import group_randomizer, report_format
 from shuffledp.protocols.pic.server import GroupDecryption, Server
 from shuffledp.protocols.pic.shuffler import Shuffler
+from shuffledp.accounting.ledger import PrivacyLedger
 from shuffledp.randomizers.registry import make_randomizer
 from shuffledp.tasks import Matching, Neighbors, neighbor_scores, success_ratio, travel_cost
 from shuffledp.tasks import k_nearest_neighbors, min_weight_matching, radius_matching
@@ -162,6 +163,18 @@ class RoundResult:
     metrics: dict[str, Any]
     utility: dict[str, float]
 
+    def ledger(self, round_id: str = "round-1") -> PrivacyLedger:
+        """The round in the privacy ledger: one row (a priced event) per group, with the counts that set n'."""
+        ledger = PrivacyLedger()
+        for p in self.privacy:
+            R = make_randomizer(p.randomizer, p.local_epsilon, **p.randomizer_params)
+            ledger.record(
+                round_id=round_id, group=p.name, randomizer=p.randomizer, local_epsilon=p.local_epsilon,
+                params=R.amplification_parameters(), received=p.received, valid=p.valid_reports,
+                corrupted=p.corrupted, exposed=p.exposure, delta=p.delta, invalid=p.invalid_reports,
+            )
+        return ledger
+
     def outputs_digest(self) -> str:
         """SHA-256 over every user's output in identity form (partner user and report), in user order."""
         h = hashlib.sha256()
@@ -203,6 +216,7 @@ def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
         "outputs_digest": result.outputs_digest(),
         "utility": result.utility,
         "privacy": [p.to_json() for p in result.privacy],
+        "ledger": result.ledger().to_dict(),
         "metrics": m,
     }
     return _json_safe(report)
