@@ -22,6 +22,9 @@ from rich.console import Console
 from rich.table import Table
 
 from shuffledp import _cli_support as S
+from shuffledp.cli_metric import app as metric_app
+from shuffledp.cli_pic import pic_app
+from shuffledp.cli_segmented import app as segmented_app
 from shuffledp.params import EPS0_MAX
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError
 
@@ -39,9 +42,9 @@ app = typer.Typer(
 )
 experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup)
 app.add_typer(experiment_app, name="experiment")
-app.add_typer(__import__("shuffledp.cli_segmented", fromlist=["app"]).app, name="segmented")
-app.add_typer(__import__("shuffledp.cli_metric", fromlist=["app"]).app, name="metric")
-app.add_typer(__import__("shuffledp.cli_pic", fromlist=["pic_app"]).pic_app, name="pic")
+app.add_typer(pic_app, name="pic")
+app.add_typer(segmented_app, name="segmented")
+app.add_typer(metric_app, name="metric")
 
 
 @app.callback()
