@@ -116,7 +116,10 @@ def reproduce_cmd(
     quick: QuickOpt = False,
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Run only these experiments (repeatable).")] = None,
+    only: Annotated[
+        Optional[list[str]],
+        typer.Option("--only", metavar="NAME", help="Run only this experiment (repeatable); see `shuffledp experiment list`."),
+    ] = None,
 ) -> None:
     """Run every experiment (or those given with --only) and write one report, REPORT.md."""
     from shuffledp.experiments import reproduce

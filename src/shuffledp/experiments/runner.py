@@ -67,7 +67,10 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
     wall = time.perf_counter() - started
     _write_csv(target / "results.csv", output)
     header = f"# {experiment.title}\n\nPaper: {experiment.paper}. Mode: {'quick' if quick else 'full'}, seed {seed}.\n\n"
-    (target / "summary.md").write_text(header + output.summary_markdown.strip() + "\n")
+    body = output.summary_markdown.strip()
+    if output.figure is not None and "figure.png" not in body:  # every summary shows its figure
+        body += f"\n\n![{experiment.title}](figure.png)"
+    (target / "summary.md").write_text(header + body + "\n")
     if output.figure is not None:
         import matplotlib.pyplot as plt
 
