@@ -15,3 +15,6 @@ def test_how_to_account_page_runs():
     # the page's claims
     assert namespace["ledger"].rows[1].epsilon_c() <= 1.0
     assert namespace["eps_c"] < 3.0
+    # the closed form and the clone bound price the same round, above the randomizer's own bound
+    assert namespace["closed"].get_epsilon(1e-6) > namespace["eps_c"]
+    assert namespace["clones"].get_epsilon(1e-6) > namespace["eps_c"]

@@ -134,8 +134,11 @@ def test_registered_and_dispatched():
         assert upper[name].kind == "upper"
     assert shuffle_epsilon(10**5, 1e-6, eps0=1.0, method="pic-eq1") == cf.pic_eq1_epsilon(1.0, 10**5, 1e-6)
     laplace_like = VariationRatio(p=math.e, beta=1 - math.exp(-0.5), q0=math.e, q1=math.e)
-    with pytest.raises(PrivacyParameterError, match="generic"):
-        shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="fmt-closed-form")
+    # a population of 1-LDP randomizers: the generic bound applies at eps0 = log p
+    assert shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="fmt-closed-form") == cf.fmt_epsilon(1.0, 10**5, 1e-6)
+    others_weaker = VariationRatio(p=math.e, beta=0.3, q0=5.0, q1=5.0)  # q > p: not one LDP population
+    with pytest.raises(PrivacyParameterError, match="eps0-LDP populations"):
+        shuffle_epsilon(10**5, 1e-6, params=others_weaker, method="fmt-closed-form")
     closed = shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="variation-ratio-closed-form")
     assert closed == cf.variation_ratio_closed_form(laplace_like, 10**5, 1e-6)
     assert closed >= shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="variation-ratio")

@@ -205,9 +205,14 @@ def test_linked_event_is_the_product_randomizer():
 def test_accountants_refuse_what_they_cannot_price():
     minkowski = MinkowskiResponse(3.0, dim=2).shuffle_event(10_000)
     generic = E.ShuffleEvent(GENERIC(2.0), 10_000)
-    assert not CloneAccountant().supports(minkowski)
-    with pytest.raises(UnsupportedEventError, match="generic"):
-        CloneAccountant().compose(minkowski)
+    # a randomizer shared by all users is an eps0-LDP population: the clone bound prices it at log p
+    clones = CloneAccountant().compose(minkowski).get_epsilon(1e-6)
+    assert clones == stronger_clone_epsilon(math.log(minkowski.params.p), 10_000, 1e-6)
+    assert clones >= VariationRatioAccountant().compose(minkowski).get_epsilon(1e-6)
+    poisson_like = E.ShuffleEvent(VariationRatio(p=math.inf, beta=0.5, q0=3.0, q1=3.0), 10_000)
+    assert not CloneAccountant().supports(poisson_like)
+    with pytest.raises(UnsupportedEventError, match="eps0-LDP populations"):
+        CloneAccountant().compose(poisson_like)
     assert not PLDAccountant().supports(E.GroupEvent(generic, 2))
     with pytest.raises(UnsupportedEventError, match="group"):
         PLDAccountant().compose(E.GroupEvent(generic, 2))
@@ -266,3 +271,25 @@ def test_edge_inputs_of_the_accountants_are_named_errors_or_safe():
     poisson = E.ShuffleEvent(VariationRatio(p=math.inf, beta=0.5, q0=2.0, q1=2.0), 3)
     with pytest.raises(OutsideRegimeError):
         PLDAccountant().compose(poisson).get_epsilon(1e-6)
+
+
+def test_more_edge_inputs_are_named_errors():
+    ev = E.ShuffleEvent(GENERIC(2.0), 10_000)
+    acc = VariationRatioAccountant().compose(ev)
+    assert acc.get_delta(710.0) == 0.0 and acc.get_delta(1e6) == 0.0  # beyond log p: pure DP
+    group = VariationRatioAccountant().compose(E.GroupEvent(ev, 2))
+    assert group.get_delta(50.0) == 0.0 and group.get_delta(700.0) == 0.0  # beyond 2 log p
+    single = PLDAccountant().compose(ev)
+    assert single.get_delta(0.1) == acc.get_delta(0.1)  # one round: the pair itself
+    for call, match in (
+        (lambda: acc.supports("x"), "privacy event"),
+        (lambda: E.ComposedEvent(ev), "sequence of events"),
+        (lambda: E.event_from_json(5), "must be a string"),
+        (lambda: PLDAccountant(step="x"), "step"),
+        (lambda: PLDAccountant(step=0.0), "step"),
+        (lambda: calibrate(lambda e: ev, 1.0, 1e-6, bracket=(1,)), "bracket"),
+        (lambda: calibrate(lambda e: ev, 1.0, 1e-6, accountant=VariationRatioAccountant), "Accountant instance"),
+        (lambda: calibrate("not callable", 1.0, 1e-6), "callable"),
+    ):
+        with pytest.raises(PrivacyParameterError, match=match):
+            call()

@@ -92,3 +92,33 @@ def test_malformed_ledger_json_is_a_named_error():
         PrivacyLedger.from_dict(data)
     with pytest.raises(PrivacyParameterError, match="bucket_bits"):
         anonymous_count(10, 0, 0, bucket_bits=-1)
+
+
+def test_ledger_inputs_are_checked_when_recorded():
+    ledger = PrivacyLedger()
+    _record(ledger)
+    for kwargs, match in (
+        (dict(group="B", local_epsilon=math.nan), "local_epsilon"),
+        (dict(group="B", round_id=None), "round_id"),
+        (dict(group="B", invalid={"x": -5}), "invalid"),
+        (dict(group="B", invalid=[1]), "invalid"),
+        (dict(), "already in the ledger"),
+    ):
+        with pytest.raises(PrivacyParameterError, match=match):
+            _record(ledger, **kwargs)
+    for bad in (None, [], {"rows": None}):
+        with pytest.raises(PrivacyParameterError, match="ledger"):
+            PrivacyLedger.from_dict(bad)
+    with pytest.raises(PrivacyParameterError, match="not valid"):
+        PrivacyLedger.from_json("{")
+    assert PrivacyLedger.from_json(ledger.to_json()).rows == ledger.rows
+
+
+def test_an_uncertifiable_row_is_shown_not_fatal():
+    from shuffledp.params import VariationRatio
+
+    ledger = PrivacyLedger()
+    ledger.record(round_id="r", group="P", randomizer="poisson", local_epsilon=1.0,
+                  params=VariationRatio(math.inf, 0.5, 2.0, 2.0), received=10, valid=10, delta=1e-6)
+    assert ledger.to_dict()["rows"][0]["epsilon_c"] is None
+    assert ledger.table().row_count == 1

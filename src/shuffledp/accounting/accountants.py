@@ -145,6 +145,7 @@ class Accountant:
         >>> VariationRatioAccountant().supports(ev), PLDAccountant().supports(ev)
         (True, False)
         """
+        E.check_event(event, "event")
         try:
             self._check_supported(event)
         except UnsupportedEventError:
@@ -333,6 +334,9 @@ class _PairAccountant(Accountant):
             size = event.size
             if size == 1:
                 return self._delta(event.event, epsilon)
+            single = _single(event.event)
+            if epsilon >= size * DominatingPair.from_params(single.params, single.n, single.gamma).eps_cap:
+                return 0.0  # pure group privacy: size * log p with delta = 0
             return min(1.0, size * math.exp(min(epsilon, 700.0)) * self._delta(event.event, epsilon / size))
         parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
         total = sum(count for _, count in parts)
@@ -457,7 +461,8 @@ class CloneAccountant(_PairAccountant):
     Raises
     ------
     UnsupportedEventError
-        From :meth:`compose`, for non-generic parameters or gamma < 1.
+        From :meth:`compose`, unless the release is an eps0-LDP population (finite p, q <= p) with gamma = 1;
+        it is then priced at eps0 = log p, ignoring a tighter beta.
 
     References
     ----------
@@ -471,7 +476,7 @@ class CloneAccountant(_PairAccountant):
     >>> ev = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
     >>> round(CloneAccountant(stronger=False).compose(ev).get_epsilon(1e-6), 4)
     0.155
-    >>> CloneAccountant().supports(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 3.0), 100))
+    >>> CloneAccountant().supports(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 5.0), 100))  # q > p: not one LDP population
     False
     """
 
@@ -483,7 +488,7 @@ class CloneAccountant(_PairAccountant):
     def _single_supported(self, event: E.ShuffleEvent) -> None:
         if not _is_generic(event.params) or event.gamma != 1.0:
             raise UnsupportedEventError(
-                f"method {self.name!r} applies only to generic eps0-LDP parameters with gamma = 1 "
+                f"method {self.name!r} applies only to eps0-LDP populations (finite p, q <= p) with gamma = 1 "
                 f"(got p={event.params.p:g}, beta={event.params.beta:g}, gamma={event.gamma:g})"
             )
 
@@ -540,7 +545,7 @@ class ClosedFormAccountant(Accountant):
         if single is None:
             raise UnsupportedEventError(f"the closed form {self.name!r} prices one release, not {type(event).__name__}")
         if self.method.generic_only and not _is_generic(single.params):
-            raise UnsupportedEventError(f"method {self.name!r} applies only to generic eps0-LDP parameters")
+            raise UnsupportedEventError(f"method {self.name!r} applies only to eps0-LDP populations (finite p, q <= p)")
         if single.gamma != 1.0:
             raise UnsupportedEventError(f"the closed form {self.name!r} has no random-count (gamma < 1) version")
 
@@ -598,6 +603,13 @@ class PLDAccountant(Accountant):
 
     def __init__(self, step: float | None = None) -> None:
         super().__init__()
+        if step is not None:
+            try:
+                step = float(step)
+            except (TypeError, ValueError):
+                step = math.nan
+            if not (math.isfinite(step) and 1e-8 <= step <= 0.1):
+                raise PrivacyParameterError(f"step must be None or lie in [1e-8, 0.1], got {step!r}")
         self.step = step
 
     def _check_supported(self, event: E.Event) -> None:
@@ -663,7 +675,11 @@ class PLDAccountant(Accountant):
         return float(min(pld.epsilon(delta), cap))
 
     def _delta(self, event: E.Event, epsilon: float) -> float:
-        if sum(self._rounds(event).values()) > _MAX_PLD_ROUNDS:
+        rounds = self._rounds(event)
+        if sum(rounds.values()) == 1 and self.step is None:  # one round: the pair itself, as get_epsilon
+            (ev,) = rounds
+            return hockey_stick_divergence(ev.params, ev.n, epsilon, gamma=ev.gamma)[1]
+        if sum(rounds.values()) > _MAX_PLD_ROUNDS:
             raise OutsideRegimeError(f"tight composition is limited to {_MAX_PLD_ROUNDS} rounds (PLD memory)")
         pld, cap = self._pld(event, 1e-15)
         return 0.0 if epsilon >= cap else pld.delta(epsilon)
@@ -753,9 +769,16 @@ def calibrate(
     if target <= 0.0:
         raise PrivacyParameterError(f"target_epsilon must be > 0, got {target_epsilon!r}")
     delta = check_delta(target_delta, "target_delta")
-    lo, hi = (float(b) for b in bracket)
+    try:
+        lo, hi = (float(b) for b in bracket)
+    except (TypeError, ValueError):
+        lo = hi = math.nan
     if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 < lo < hi):
         raise PrivacyParameterError(f"bracket must be (lo, hi) with 0 < lo < hi finite, got {bracket!r}")
+    if not callable(make_event):
+        raise PrivacyParameterError(f"make_event must be a callable x -> privacy event, got {type(make_event).__name__}")
+    if accountant is not None and not isinstance(accountant, Accountant):
+        raise PrivacyParameterError(f"accountant must be an Accountant instance (e.g. PLDAccountant()), got {accountant!r}")
     base = accountant if accountant is not None else VariationRatioAccountant()
     reasons: list[str] = []
 

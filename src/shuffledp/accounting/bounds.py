@@ -347,9 +347,19 @@ def shuffle_epsilon_lower(
     return _method(method, "lower").func(vr, n, delta)
 
 
+def ldp_level(vr: VariationRatio) -> float | None:
+    """log p when ``vr`` describes a population of (log p)-LDP randomizers, else None.
+
+    The generic bounds (clones, closed forms) hold for *any* eps0-LDP randomizers, so a
+    release whose randomizer has finite p and q0, q1 <= p (every user's output density
+    ratio is within p, as for one randomizer shared by all) is priced by them at
+    eps0 = log p: a relaxation of its tighter (p, beta, q), never an optimistic one.
+    """
+    if math.isinf(vr.p) or vr.q > vr.p * (1.0 + 1e-12):
+        return None
+    return math.log(vr.p)
+
+
 def _is_generic(vr: VariationRatio) -> bool:
-    if math.isinf(vr.p):
-        return False
-    eps0 = math.log(vr.p)
-    generic = VariationRatio.from_ldp(eps0)
-    return math.isclose(vr.beta, generic.beta, rel_tol=1e-9) and math.isclose(vr.q, vr.p, rel_tol=1e-9)
+    """Whether the generic bounds apply (see :func:`ldp_level`)."""
+    return ldp_level(vr) is not None

@@ -446,6 +446,8 @@ class PairDivergence:
         >>> round(div.upper(0.0), 4), div.upper(0.05) < div.upper(0.0)
         (0.0124, True)
         """
+        if eps > EPS_CEILING:  # e^eps would overflow: D is non-increasing, and 0 beyond log p
+            return 0.0 if eps >= self.pair.eps_cap else self.upper(EPS_CEILING)
         mix = self._upper
         value, magnitude = self._terms(mix, eps, up=True)
         total = float(np.sum((mix.weight + mix.weight_err) * value))
@@ -476,6 +478,8 @@ class PairDivergence:
         >>> div.lower(0.2) <= div.upper(0.2)
         True
         """
+        if eps > EPS_CEILING:  # e^eps would overflow: 0 is a valid lower bound
+            return 0.0
         mix = self._lower
         value, magnitude = self._terms(mix, eps, up=False)
         weight = np.maximum(mix.weight - mix.weight_err, 0.0)

@@ -219,7 +219,10 @@ class ComposedEvent:
     events: tuple["Event", ...]
 
     def __post_init__(self) -> None:
-        events = tuple(self.events)
+        try:
+            events = tuple(self.events)
+        except TypeError:
+            raise PrivacyParameterError(f"ComposedEvent takes a sequence of events, got {type(self.events).__name__}") from None
         if not events:
             raise PrivacyParameterError("ComposedEvent needs at least one event, got none")
         for i, event in enumerate(events):
@@ -415,6 +418,8 @@ def event_from_json(text: str) -> Event:
     >>> event_from_json(event_to_json(ev)) == ev
     True
     """
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise PrivacyParameterError(f"event JSON must be a string, got {type(text).__name__}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -225,8 +225,9 @@ def largest_within(amplified: Callable[[float], float], target: float, lo: float
             break
         if below == lo:
             raise PrivacyParameterError(
-                f"no local epsilon in [{lo:g}, {hi:g}] reaches target_epsilon={target:g} {context}: "
-                f"even eps0={lo:g} amplifies to {at_below:.6g}; increase n or delta, or lower min_epsilon"
+                f"no local epsilon in [{lo:g}, {hi:g}] reaches target_epsilon={target:g}"
+                f"{' ' + context if context else ''}: even eps0={lo:g} amplifies to {at_below:.6g}; "
+                f"increase n or delta, or lower the search's low end (min_epsilon, or calibrate's bracket)"
             )
         upper = below
 

@@ -23,12 +23,28 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from shuffledp._util.validation import check_positive_int
+from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting import events as E
 from shuffledp.accounting.accountants import Accountant, ClosedFormAccountant, PLDAccountant, VariationRatioAccountant, calibrate
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 from shuffledp.params import VariationRatio
+
+
+def _label(value: Any, name: str) -> str:
+    """A non-empty text label (an int round id is accepted as its decimal text)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value) == "":
+        raise PrivacyParameterError(f"{name} must be a non-empty string, got {value!r}")
+    return str(value)
+
+
+def _reasons(invalid: Any) -> dict[str, int]:
+    """Rejected reports by reason: a dict of text -> count >= 0."""
+    if invalid is None:
+        return {}
+    if not isinstance(invalid, dict):
+        raise PrivacyParameterError(f"invalid must be a dict reason -> count, got {type(invalid).__name__}")
+    return {_label(k, "invalid reason"): check_positive_int(v, f"invalid[{k!r}]", minimum=0) for k, v in invalid.items()}
 
 
 def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int = 0, smallest_bucket: int | None = None) -> tuple[int, str]:
@@ -230,6 +246,18 @@ class LedgerRow:
         return data
 
 
+def _or_none(price: Callable[[], float]) -> float | None:
+    """An epsilon, or None where the accountant certifies nothing (the reason is in its error)."""
+    try:
+        return price()
+    except OutsideRegimeError:
+        return None
+
+
+def _shown(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
+
+
 class PrivacyLedger:
     """Per round and group privacy record of a protocol run; serialises to JSON, renders as a table.
 
@@ -304,6 +332,11 @@ class PrivacyLedger:
         >>> row.rule
         "full download: n' = valid - |C| - |U|"
         """
+        round_id, group, randomizer = (_label(v, k) for k, v in (("round_id", round_id), ("group", group), ("randomizer", randomizer)))
+        if any(r.round_id == round_id and r.group == group for r in self.rows):
+            raise PrivacyParameterError(f"round_id={round_id!r}, group={group!r} is already in the ledger")
+        local_epsilon = check_epsilon(local_epsilon, "local_epsilon")
+        invalid = _reasons(invalid)
         received = check_positive_int(received, "received", minimum=0)
         valid = check_positive_int(valid, "valid", minimum=0)
         if valid > received:
@@ -325,7 +358,7 @@ class PrivacyLedger:
             rule=rule,
             delta=delta,
             key_reuse=check_positive_int(key_reuse, "key_reuse"),
-            invalid=dict(invalid or {}),
+            invalid=invalid,
             smallest_bucket=smallest_bucket,
         )
         self.rows.append(row)
@@ -413,7 +446,8 @@ class PrivacyLedger:
         rows = []
         for row in self.rows:
             eq1 = row.eq1_epsilon()
-            rows.append({**row.to_dict(), "epsilon_c": row.epsilon_c(), "eq1_epsilon": eq1 if math.isfinite(eq1) else None})
+            eps_c = _or_none(row.epsilon_c)
+            rows.append({**row.to_dict(), "epsilon_c": eps_c, "eq1_epsilon": eq1 if math.isfinite(eq1) else None})
         return {"rows": rows}
 
     def to_json(self) -> str:
@@ -452,6 +486,8 @@ class PrivacyLedger:
         >>> PrivacyLedger.from_dict(ledger.to_dict()).rows == ledger.rows
         True
         """
+        if not isinstance(data, dict) or not isinstance(data.get("rows", []), list):
+            raise PrivacyParameterError(f"a ledger is a dict with a list 'rows', got {type(data).__name__}")
         ledger = cls()
         for i, raw in enumerate(data.get("rows", [])):
             try:
@@ -465,6 +501,14 @@ class PrivacyLedger:
             if (row.n_prime, row.rule) != (raw.get("n_prime"), raw.get("rule")):
                 raise PrivacyParameterError(f"ledger row {i}: stored n'={raw.get('n_prime')!r} does not follow from its counts")
         return ledger
+
+    @classmethod
+    def from_json(cls, text: str) -> "PrivacyLedger":
+        """The ledger written by :meth:`to_json` (re-validated row by row)."""
+        try:
+            return cls.from_dict(json.loads(text))
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise PrivacyParameterError(f"ledger JSON is not valid: {exc}") from None
 
     def table(self):
         """The ledger as a rich Table (one line per round and group).
@@ -489,7 +533,7 @@ class PrivacyLedger:
             eq1 = row.eq1_epsilon()
             table.add_row(
                 row.round_id, row.group, row.randomizer, f"{row.local_epsilon:.4g}", str(row.valid), str(row.corrupted),
-                str(row.exposed), str(row.n_prime), f"{row.delta:.2g}", f"{row.epsilon_c():.4g}",
+                str(row.exposed), str(row.n_prime), f"{row.delta:.2g}", _shown(_or_none(row.epsilon_c)),
                 f"{eq1:.4g}" if math.isfinite(eq1) else "n/a",
             )
         return table
