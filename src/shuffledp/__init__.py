@@ -5,8 +5,8 @@ The common entry points are importable from the package itself::
     from shuffledp import shuffle_epsilon, shuffle_epsilon_lower, local_epsilon, VariationRatio
     from shuffledp import ShuffleDPError, PrivacyParameterError
 
-Randomizers live in :mod:`shuffledp.randomizers`, the rest of the accounting in
-:mod:`shuffledp.accounting`.  Everything but the errors is imported on first use, so
+Randomizers live in `shuffledp.randomizers`, the rest of the accounting in
+`shuffledp.accounting`.  Everything but the errors is imported on first use, so
 ``import shuffledp`` stays cheap.
 """
 

@@ -1,10 +1,10 @@
 """Plumbing of the ``shuffledp`` command line: option parsers and one-line errors.
 
 * Option parsers validate every value at the boundary with the library's own
-  validators (:mod:`shuffledp._util.validation`), under the option's name
+  validators (`shuffledp._util.validation`), under the option's name
   (``--eps0``), so a bad value never reaches the numerics.
-* :class:`OneLineGroup` prints every usage error and every
-  :class:`~shuffledp.errors.ShuffleDPError` as one ``error: ...`` line on stderr and
+* `OneLineGroup` prints every usage error and every
+  `ShuffleDPError` as one ``error: ...`` line on stderr and
   exits with status 2 (also under ``typer.testing.CliRunner``, which calls ``main``).
 * Help: boolean flags get no value placeholder, and ``{choices}`` placeholders in option
   help are filled from the registries only when help is shown (so that parsing other

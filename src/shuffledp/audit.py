@@ -1,11 +1,11 @@
 """Privacy audits of local randomizers.
 
-* :func:`exact_epsilon` — for discrete randomizers, the exact worst-case
+* `exact_epsilon` — for discrete randomizers, the exact worst-case
   log-likelihood ratio read off their transition matrix.
-* :func:`sampler_audit` / :func:`exact_audit` — whether a discrete randomizer's
+* `sampler_audit` / `exact_audit` — whether a discrete randomizer's
   *sampler* realizes that matrix at every scale of probability (plain and
   importance-sampled chi-square tests), and the matrix's epsilon only if it does.
-* :func:`audit_continuous` — for any randomizer that can be sampled, a
+* `audit_continuous` — for any randomizer that can be sampled, a
   statistically valid Monte-Carlo *lower bound* on the epsilon it really
   provides: outputs of two inputs are histogrammed over a fixed partition of
   the output space (chosen from an independent pilot sample), each cell's
@@ -71,7 +71,7 @@ def exact_epsilon(P: np.ndarray) -> float:
 
 
 def exact_epsilon_log(L: np.ndarray) -> float:
-    """:func:`exact_epsilon` from the log matrix ``L = log P`` (no underflow at any epsilon).
+    """`exact_epsilon` from the log matrix ``L = log P`` (no underflow at any epsilon).
 
     Parameters
     ----------
@@ -82,7 +82,7 @@ def exact_epsilon_log(L: np.ndarray) -> float:
     Returns
     -------
     float
-        max over used columns of (max L - min L); ``math.inf`` as for :func:`exact_epsilon`.
+        max over used columns of (max L - min L); ``math.inf`` as for `exact_epsilon`.
 
     Raises
     ------
@@ -117,7 +117,7 @@ def exact_audit(
     """Exact epsilon of a discrete randomizer, certified against its sampler.
 
     Reads the epsilon off the (log) transition matrix, then -- unless
-    ``sample=False`` -- runs :func:`sampler_audit` and raises :class:`AuditError`
+    ``sample=False`` -- runs `sampler_audit` and raises `AuditError`
     when the sampler does not realize that matrix (so a sampler that never draws
     its rare outputs cannot be certified at the matrix's epsilon).  Tables with
     cells too improbable to draw even under tilting (e.g. unary encodings with
@@ -129,7 +129,7 @@ def exact_audit(
     randomizer : DiscreteRandomizer
         The randomizer to audit.
     sample : bool, default True
-        Whether to certify the sampler against the matrix (:func:`sampler_audit`).
+        Whether to certify the sampler against the matrix (`sampler_audit`).
     n_samples : int, default 50000
         Reports per audited input and per test, >= 1.
     alpha : float, default 1e-6
@@ -140,7 +140,7 @@ def exact_audit(
     Returns
     -------
     float
-        The exact epsilon of the transition matrix (:func:`exact_epsilon_log`).
+        The exact epsilon of the transition matrix (`exact_epsilon_log`).
 
     Raises
     ------
@@ -164,7 +164,7 @@ def exact_audit(
 
 @dataclass(frozen=True)
 class SamplerAuditResult:
-    """Outcome of :func:`sampler_audit` (chi-square statistics summed over the audited input rows).
+    """Outcome of `sampler_audit` (chi-square statistics summed over the audited input rows).
 
     Attributes
     ----------
@@ -245,7 +245,7 @@ def _tilted_chi2(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, min_hi
     each cell (W = w_c: the report determines every tilted coin, as in all our
     samplers), the tilted law is Q_c = P_c / w_c exactly, so the counts get a
     Pearson test against n Q_c, and sum_c Q_c = 1 is checked (to 1e-9) when every
-    cell was reached.  Otherwise a Wald test (:func:`_wald`).  Returns (T, df, unreached).
+    cell was reached.  Otherwise a Wald test (`_wald`).  Returns (T, df, unreached).
     """
     n, size = len(cells), len(log_p)
     hits = np.bincount(cells, minlength=size)
@@ -299,14 +299,14 @@ def sampler_audit(
 ) -> SamplerAuditResult:
     """Does the sampler of a discrete randomizer realize its transition matrix, at every scale?
 
-    For up to ``max_rows`` inputs of :meth:`~DiscreteRandomizer.transition_inputs`
+    For up to ``max_rows`` inputs of `transition_inputs`
     (evenly spaced; all when fewer), two chi-square tests, summed over the rows:
 
     1. *Plain*: ``n_samples`` reports per input against the matrix row (Pearson;
        cells expected fewer than 5 times pooled).  It sees the bulk of the law,
        i.e. probabilities down to about 5 / n_samples.
     2. *Tilted* (importance sampling): the same reports drawn with a
-       :class:`~shuffledp.randomizers._sampling.TiltedGenerator`, under which the
+       `TiltedGenerator`, under which the
        exact sampling primitives draw every coin of probability p with
        clip(p, tilt_floor, 1 - tilt_floor) and record the likelihood ratio W of
        each report.  mean(1[y = c] W) is an unbiased estimate of P[y = c] whose
@@ -317,7 +317,7 @@ def sampler_audit(
 
     What it detects: any report law different from the matrix at any scale of
     probability, provided the sampler draws its randomness through the exact
-    primitives (:func:`~shuffledp.randomizers._sampling.bernoulli` and friends).
+    primitives (`bernoulli` and friends).
     A sampler that bypasses them -- e.g. ``rng.random() < 1 - 1e-17`` -- is not
     tilted, never shows its rare cells, and fails: a cell of positive
     probability never drawn is counted ``unreached`` and fails the audit
@@ -391,7 +391,7 @@ def sampler_audit(
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of :func:`audit_continuous`.
+    """Outcome of `audit_continuous`.
 
     Attributes
     ----------
@@ -438,7 +438,7 @@ def extreme_pair(domain: Any) -> tuple[np.ndarray, np.ndarray]:
     Raises
     ------
     TypeError
-        For other domains (pass ``x0`` and ``x1`` to :func:`audit_continuous` instead).
+        For other domains (pass ``x0`` and ``x1`` to `audit_continuous` instead).
 
     Examples
     --------
@@ -495,7 +495,7 @@ def audit_continuous(
     randomizer : LocalRandomizer
         Any randomizer that can be sampled.
     x0, x1 : array_like or None
-        The two inputs; default :func:`extreme_pair` of the randomizer's domain.
+        The two inputs; default `extreme_pair` of the randomizer's domain.
     n_samples : int, default 400000
         Reports per input.
     bins_per_dim : int, default 16

@@ -1,7 +1,7 @@
 """The ``shuffledp`` command line (typer). Every command has ``--help``; ``--version`` prints the version.
 
-Every option value is validated when it is parsed (:mod:`shuffledp._cli_support`);
-bad values and library errors (:class:`~shuffledp.errors.ShuffleDPError`) print one
+Every option value is validated when it is parsed (`shuffledp._cli_support`);
+bad values and library errors (`ShuffleDPError`) print one
 ``error: ...`` line on stderr and exit with status 2, never a traceback.  Integer
 options accept exact float literals (``--n 1e6``).  ``--json`` prints one object on
 stdout holding the inputs and the results; progress goes to stderr only.

@@ -1,7 +1,7 @@
 """Parameters of the variation-ratio reduction (segmented paper §3.3, Theorem 1).
 
 A plain value type in the bottom layer (DESIGN.md), so that randomizers describe
-themselves without importing :mod:`shuffledp.accounting`.
+themselves without importing `shuffledp.accounting`.
 
 A family of local randomizers satisfies
 
@@ -12,7 +12,7 @@ A family of local randomizers satisfies
   is at most ``q0`` (resp. ``q1``) times that of any other user's randomizer on
   any input.
 
-Theorem 1 uses a single q; :attr:`VariationRatio.q` is the conservative
+Theorem 1 uses a single q; `VariationRatio.q` is the conservative
 ``max(q0, q1)``. ``p`` may be ``math.inf`` (Poisson randomizer, Lemma 3).
 """
 

@@ -20,7 +20,7 @@ SEED_MAX = 2**64 - 1
 
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float, or raise if it is not a finite number >= :data:`EPSILON_MIN`."""
+    """Return ``epsilon`` as a float, or raise if it is not a finite number >= `EPSILON_MIN`."""
     try:
         value = float(epsilon)
     except (TypeError, ValueError):

@@ -1,13 +1,13 @@
 """Privacy-amplification accounting for the shuffle model.
 
-Privacy events (:mod:`~shuffledp.accounting.events`) describe what a protocol released;
-accountants (:class:`VariationRatioAccountant`, :class:`CloneAccountant`,
-:class:`ClosedFormAccountant`, :class:`PLDAccountant`) price them, and :func:`calibrate` is
-the one inverse.  Bounds (:func:`shuffle_epsilon`, :func:`shuffle_epsilon_lower`, :func:`available_methods`),
-their inverse (:func:`local_epsilon`), composition over rounds (``composed_*``,
-``*_composition``, :func:`shuffle_pld`) and the population left to hide among
-(:func:`anonymous_population`, :func:`matching_population`).  Modules are imported on
-first use (randomizers import :mod:`shuffledp.params` and never this package).
+Privacy events (`events`) describe what a protocol released;
+accountants (`VariationRatioAccountant`, `CloneAccountant`,
+`ClosedFormAccountant`, `PLDAccountant`) price them, and `calibrate` is
+the one inverse.  Bounds (`shuffle_epsilon`, `shuffle_epsilon_lower`, `available_methods`),
+their inverse (`local_epsilon`), composition over rounds (``composed_*``,
+``*_composition``, `shuffle_pld`) and the population left to hide among
+(`anonymous_population`, `matching_population`).  Modules are imported on
+first use (randomizers import `shuffledp.params` and never this package).
 
 Examples
 --------

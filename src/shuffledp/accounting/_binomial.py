@@ -12,7 +12,7 @@ def half_binomial_tail(k: np.ndarray, s: np.ndarray) -> np.ndarray:
     """P[Binom(s, 1/2) >= k] for integer-valued float arrays of one shape (any k).
 
     1 for k <= 0, 0 for k > s, else I_{1/2}(k, s - k + 1) (regularised incomplete beta).
-    Boost's implementation behind :func:`scipy.special.betainc`; its relative error is
+    Boost's implementation behind `scipy.special.betainc`; its relative error is
     checked against exact integer sums in the tests.
 
     Parameters

@@ -2,10 +2,10 @@
 
 An upper bound on epsilon is rounded toward a larger epsilon and every quantity it
 rests on toward the pessimistic side: a divergence computed in float64 is charged
-:func:`rel_slack` times the sum of the magnitudes of its terms, neglected probability
+`rel_slack` times the sum of the magnitudes of its terms, neglected probability
 mass is added to it, and epsilons are snapped *up* to a fixed grid.  A lower bound
 does everything the other way.  The constants here are the only safety margins of the
-engine (:mod:`shuffledp.accounting.dominating_pair`); they are tested against exact
+engine (`shuffledp.accounting.dominating_pair`); they are tested against exact
 integer and high-precision arithmetic in ``tests/accounting``.
 """
 

@@ -1,4 +1,4 @@
-"""Accountants: price privacy events (:mod:`shuffledp.accounting.events`) with one kind of bound.
+"""Accountants: price privacy events (`shuffledp.accounting.events`) with one kind of bound.
 
 Every accountant has the same small interface (the shape of Google's dp-accounting):
 
@@ -7,17 +7,17 @@ Every accountant has the same small interface (the shape of Google's dp-accounti
 * ``get_epsilon(delta)`` / ``get_delta(epsilon)`` — an upper bound for everything recorded;
 * ``get_epsilon_lower(delta)`` — a lower bound, where the method has one.
 
-An event outside an accountant's reach raises :class:`~shuffledp.errors.UnsupportedEventError`
+An event outside an accountant's reach raises `UnsupportedEventError`
 (never a silent ``inf``); a supported event at parameters where the method certifies
-nothing raises its subclass :class:`~shuffledp.errors.OutsideRegimeError`, saying why.
+nothing raises its subclass `OutsideRegimeError`, saying why.
 
-* :class:`VariationRatioAccountant` (default) — the numerical variation-ratio bound of
+* `VariationRatioAccountant` (default) — the numerical variation-ratio bound of
   every single release (segmented paper Theorems 1-2), group privacy (Lemma 1) and
   composition by the basic theorem.
-* :class:`CloneAccountant` — the (stronger) clone bounds of Feldman, McMillan, Talwar, for
+* `CloneAccountant` — the (stronger) clone bounds of Feldman, McMillan, Talwar, for
   generic eps0-LDP releases; same structure.
-* :class:`ClosedFormAccountant` — one closed form of the literature, single releases only.
-* :class:`PLDAccountant` — tight composition of possibly different rounds through the
+* `ClosedFormAccountant` — one closed form of the literature, single releases only.
+* `PLDAccountant` — tight composition of possibly different rounds through the
   privacy-loss distribution of each round's dominating pair.
 
 Examples
@@ -67,10 +67,10 @@ def _single(event: E.Event) -> E.ShuffleEvent | None:
 
 
 class Accountant:
-    """Base class: records events with :meth:`compose`, prices everything recorded.
+    """Base class: records events with `compose`, prices everything recorded.
 
     Subclasses decide which events they support and how they price them (see the module
-    docstring); use :class:`VariationRatioAccountant` unless a specific bound is wanted.
+    docstring); use `VariationRatioAccountant` unless a specific bound is wanted.
 
     Examples
     --------
@@ -106,7 +106,7 @@ class Accountant:
 
     @property
     def event(self) -> E.Event:
-        """Everything recorded, as one event (a :class:`ComposedEvent` when several were recorded).
+        """Everything recorded, as one event (a `ComposedEvent` when several were recorded).
 
         Raises
         ------
@@ -126,7 +126,7 @@ class Accountant:
         return self._events[0] if len(self._events) == 1 else E.ComposedEvent(tuple(self._events))
 
     def supports(self, event: E.Event) -> bool:
-        """Whether :meth:`compose` accepts ``event``.
+        """Whether `compose` accepts ``event``.
 
         Parameters
         ----------
@@ -235,7 +235,7 @@ class Accountant:
         ------
         UnsupportedEventError
             If nothing has been recorded, or the accountant has no delta-at-epsilon form
-            (:class:`ClosedFormAccountant`).
+            (`ClosedFormAccountant`).
         PrivacyParameterError
             If ``epsilon`` is negative or not finite.
 
@@ -259,7 +259,7 @@ class Accountant:
         Raises
         ------
         UnsupportedEventError
-            Always in the base class (only :class:`VariationRatioAccountant` has a lower bound).
+            Always in the base class (only `VariationRatioAccountant` has a lower bound).
 
         Examples
         --------
@@ -449,7 +449,7 @@ class CloneAccountant(_PairAccountant):
     Dominating pair with C ~ Binom(n - 1, r) clones, r = 2/(e^eps0 + 1) (stronger) or
     e^-eps0, and the victim's D ~ Bernoulli(e^eps0/(e^eps0 + 1)). Applies to generic
     eps0-LDP releases (``VariationRatio.from_ldp``) with gamma = 1; groups and
-    compositions as in :class:`VariationRatioAccountant`.
+    compositions as in `VariationRatioAccountant`.
 
     Parameters
     ----------
@@ -461,7 +461,7 @@ class CloneAccountant(_PairAccountant):
     Raises
     ------
     UnsupportedEventError
-        From :meth:`compose`, unless the release is an eps0-LDP population (finite p, q <= p) with gamma = 1;
+        From `compose`, unless the release is an eps0-LDP population (finite p, q <= p) with gamma = 1;
         it is then priced at eps0 = log p, ignoring a tighter beta.
 
     References
@@ -501,12 +501,12 @@ class CloneAccountant(_PairAccountant):
 
 
 class ClosedFormAccountant(Accountant):
-    """One closed-form bound of :mod:`shuffledp.accounting.closed_form`, for single releases.
+    """One closed-form bound of `shuffledp.accounting.closed_form`, for single releases.
 
     Parameters
     ----------
     method : str
-        A registered upper-bound method (:func:`~shuffledp.accounting.bounds.available_methods`),
+        A registered upper-bound method (`available_methods`),
         e.g. "pic-eq1", "fmt-closed-form", "blanket-bennett", "variation-ratio-closed-form".
 
     Raises
@@ -514,15 +514,15 @@ class ClosedFormAccountant(Accountant):
     PrivacyParameterError
         If ``method`` is not a registered upper bound.
     UnsupportedEventError
-        From :meth:`compose` for compositions, groups, gamma < 1, or non-generic parameters
-        with a generic-only method; from :meth:`get_delta` always.
+        From `compose` for compositions, groups, gamma < 1, or non-generic parameters
+        with a generic-only method; from `get_delta` always.
     OutsideRegimeError
-        From :meth:`get_epsilon` outside the formula's regime.
+        From `get_epsilon` outside the formula's regime.
 
     References
     ----------
     pic-usenix25.txt §5.2 Theorem 5.2, Eq. (1) ("pic-eq1"); the others in
-    :mod:`~shuffledp.accounting.closed_form`.
+    `closed_form`.
 
     Examples
     --------
@@ -565,7 +565,7 @@ class PLDAccountant(Accountant):
 
     Supports single (possibly linked) releases and any composition of them, with different
     n and parameters per round; the PLD of each round is that of its dominating pair
-    (:func:`~shuffledp.accounting.composition.shuffle_pld`), all on one loss grid, convolved
+    (`shuffle_pld`), all on one loss grid, convolved
     by one FFT: delta(eps) = E_P[(1 - e^(eps - L))_+] + P[L = inf] of the summed losses.
     The result is capped by the sum of the rounds' log p. One round without ``step`` is
     priced by the variation-ratio bound itself.
@@ -578,9 +578,9 @@ class PLDAccountant(Accountant):
     Raises
     ------
     UnsupportedEventError
-        From :meth:`compose` for group events.
+        From `compose` for group events.
     CompositionError
-        From :meth:`get_epsilon` when the mass at infinite loss plus the FFT round-off
+        From `get_epsilon` when the mass at infinite loss plus the FFT round-off
         allowance reaches delta (and the log p cap is infinite).
 
     References
@@ -686,7 +686,7 @@ class PLDAccountant(Accountant):
 
 
 def accountant_for(method: str) -> Accountant:
-    """The accountant behind a :func:`~shuffledp.accounting.bounds.shuffle_epsilon` method name.
+    """The accountant behind a `shuffle_epsilon` method name.
 
     Parameters
     ----------
@@ -738,7 +738,7 @@ def calibrate(
     target_epsilon : float, > 0
     target_delta : float, in [1e-300, 1)
     accountant : Accountant, optional
-        Prices the events (a fresh copy per evaluation); default :class:`VariationRatioAccountant`.
+        Prices the events (a fresh copy per evaluation); default `VariationRatioAccountant`.
     bracket : (float, float), 0 < lo < hi finite
         Search interval for x.
     context : str

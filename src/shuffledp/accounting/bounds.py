@@ -1,16 +1,16 @@
-"""One entry point for every amplification bound: :func:`shuffle_epsilon`.
+"""One entry point for every amplification bound: `shuffle_epsilon`.
 
-``METHODS`` maps a method name to a :class:`BoundMethod`: whether it is an
+``METHODS`` maps a method name to a `BoundMethod`: whether it is an
 upper or a lower bound, whether it needs only eps0 (generic epsilon-LDP) or
-accepts full :class:`VariationRatio` parameters, and the function computing it.
+accepts full `VariationRatio` parameters, and the function computing it.
 Functions have the signature ``func(params: VariationRatio, n: int, delta: float) -> float``
 and return ``math.inf`` where their parameter regime is not met.
 
 Registration is import-cycle safe: each bound module imports this one and calls
-:func:`register_method` at import time, and this module imports those modules
-lazily (:func:`_load_methods`, on the first lookup), never at its own import.  A new
+`register_method` at import time, and this module imports those modules
+lazily (`_load_methods`, on the first lookup), never at its own import.  A new
 bound module only needs adding to ``_METHOD_MODULES``; modules not yet written are
-skipped.  Read the registry through :func:`available_methods` (``METHODS`` itself is
+skipped.  Read the registry through `available_methods` (``METHODS`` itself is
 filled lazily).
 """
 
@@ -36,7 +36,7 @@ class BoundMethod:
     Parameters
     ----------
     name : str
-        The ``method`` name accepted by :func:`shuffle_epsilon`.
+        The ``method`` name accepted by `shuffle_epsilon`.
     kind : {"upper", "lower"}
     generic_only : bool
         True when valid only for generic eps0-LDP parameters (p = q = e^eps0).
@@ -217,7 +217,7 @@ def check_delta(delta: float, name: str = "delta") -> float:
 
 
 def check_n_delta(n: int, delta: float) -> tuple[int, float]:
-    """:func:`check_n` and :func:`check_delta` together.
+    """`check_n` and `check_delta` together.
 
     Examples
     --------
@@ -252,7 +252,7 @@ def shuffle_epsilon(
     """Upper bound on the central epsilon after shuffling ``n`` reports (at ``delta``).
 
     A thin wrapper: prices ``ShuffleEvent(params, n)`` with the accountant of ``method``
-    (:func:`~shuffledp.accounting.accountants.accountant_for`).  For "variation-ratio",
+    (`accountant_for`).  For "variation-ratio",
     the smallest eps on the grid exp(k log(1 + 1e-7)) with D_{e^eps}(P || Q) <= delta for
     the dominating pair of Theorem 1.
 
@@ -266,7 +266,7 @@ def shuffle_epsilon(
     params : VariationRatio, optional
         Parameters of the victim's randomizer (give this or ``eps0``).
     method : str
-        A registered upper bound (:func:`available_methods` ("upper")).
+        A registered upper bound (`available_methods` ("upper")).
 
     Returns
     -------
@@ -322,7 +322,7 @@ def shuffle_epsilon_lower(
     params : VariationRatio, optional
         Exactly one of ``eps0`` / ``params``.
     method : str
-        A registered lower bound (:func:`available_methods` ("lower")).
+        A registered lower bound (`available_methods` ("lower")).
 
     Returns
     -------
@@ -361,5 +361,5 @@ def ldp_level(vr: VariationRatio) -> float | None:
 
 
 def _is_generic(vr: VariationRatio) -> bool:
-    """Whether the generic bounds apply (see :func:`ldp_level`)."""
+    """Whether the generic bounds apply (see `ldp_level`)."""
     return ldp_level(vr) is not None

@@ -17,7 +17,7 @@ the victim's D ~ Bernoulli(e^eps0 / (e^eps0 + 1)):
   2 beta p / ((p - 1) q) = 2 / (e^eps0 + 1).
 
 **Computation** is the package's one binomial-divergence engine
-(:mod:`shuffledp.accounting.dominating_pair`, :meth:`DominatingPair.clones`): the clone
+(`shuffledp.accounting.dominating_pair`, `DominatingPair.clones`): the clone
 pair is the engine's pair with w_same = e^eps0/(e^eps0 + 1), w_other = 1 - w_same and no
 "none" message.  The returned eps is certified (its divergence upper bound is <= delta),
 at most eps0, and snapped up to the grid exp(k log(1 + rtol)).
@@ -82,7 +82,7 @@ def _epsilon(eps0: float, n: int, delta: float, rtol: float, stronger: bool) -> 
 def clone_epsilon(eps0: float, n: int, delta: float, *, rtol: float = DEFAULT_RTOL) -> float:
     """FMT (FOCS 2021) numerical clone bound: clones with probability e^-eps0.
 
-    Smallest grid eps exp(k log(1 + rtol)) whose :func:`clone_divergence` is <= delta.
+    Smallest grid eps exp(k log(1 + rtol)) whose `clone_divergence` is <= delta.
 
     Parameters
     ----------

@@ -6,13 +6,13 @@ the regime in which the cited theorem holds (the regime is stated per function).
 The formulas are evaluated in float64 exactly as stated; where a paper leaves a
 choice open, the privacy-conservative reading is taken and commented.
 
-* :func:`erlingsson_epsilon` — Erlingsson et al., SODA 2019 (Theorem 7);
-* :func:`blanket_hoeffding_epsilon`, :func:`blanket_bennett_epsilon` — Balle et al.,
+* `erlingsson_epsilon` — Erlingsson et al., SODA 2019 (Theorem 7);
+* `blanket_hoeffding_epsilon`, `blanket_bennett_epsilon` — Balle et al.,
   "The Privacy Blanket of the Shuffle Model", CRYPTO 2019: the blanket-divergence
   bound with Hoeffding's / Bennett's inequality, for a generic eps0-LDP randomizer;
-* :func:`fmt_epsilon` — Feldman, McMillan, Talwar, FOCS 2021 (Theorem 3.1);
-* :func:`pic_eq1_epsilon` — Eq. 1 / Theorem 5.2 of the PIC paper (USENIX Security 2025);
-* :func:`variation_ratio_closed_form` — the closed form of the variation-ratio
+* `fmt_epsilon` — Feldman, McMillan, Talwar, FOCS 2021 (Theorem 3.1);
+* `pic_eq1_epsilon` — Eq. 1 / Theorem 5.2 of the PIC paper (USENIX Security 2025);
+* `variation_ratio_closed_form` — the closed form of the variation-ratio
   reduction (Wang et al., VLDB 2024, §4.1; its order is Eq. 1 of the segmented paper).
 """
 
@@ -382,7 +382,7 @@ def blanket_hoeffding_epsilon(eps0: float, n: int, delta: float) -> float:
     """Privacy blanket with Hoeffding's inequality (Balle et al. 2019), generic eps0-LDP.
 
     The smallest eps < eps0 (to relative 1e-9, rounded up) with
-    :func:`blanket_hoeffding_delta` (eps) <= ``delta``; ``math.inf`` when no eps < eps0
+    `blanket_hoeffding_delta` (eps) <= ``delta``; ``math.inf`` when no eps < eps0
     is certified (no amplification from this bound).
 
     Parameters
@@ -419,7 +419,7 @@ def blanket_bennett_epsilon(eps0: float, n: int, delta: float) -> float:
     """Privacy blanket with Bennett's inequality (Balle et al. 2019), generic eps0-LDP.
 
     The smallest eps < eps0 (to relative 1e-9, rounded up) with
-    :func:`blanket_bennett_delta` (eps) <= ``delta``; ``math.inf`` when no eps < eps0
+    `blanket_bennett_delta` (eps) <= ``delta``; ``math.inf`` when no eps < eps0
     is certified.
 
     Parameters

@@ -1,21 +1,21 @@
 """Composition of shuffled rounds: group, basic, advanced and tight (PLD) composition.
 
-* :func:`group_composition` — Lemma 1 of the segmented paper: an (eps, delta)-DP
+* `group_composition` — Lemma 1 of the segmented paper: an (eps, delta)-DP
   protocol is (s eps, s e^(s eps) delta)-indistinguishable on datasets differing in s entries.
-* :func:`basic_composition` — k rounds of (eps, delta)-DP are (k eps, k delta)-DP.
-* :func:`advanced_composition` — Dwork, Rothblum, Vadhan (FOCS 2010): k rounds of
+* `basic_composition` — k rounds of (eps, delta)-DP are (k eps, k delta)-DP.
+* `advanced_composition` — Dwork, Rothblum, Vadhan (FOCS 2010): k rounds of
   (eps, delta)-DP are (sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1), k delta + delta')-DP.
-* :func:`shuffle_pld` / :func:`tight_composition_epsilon` — tight composition of k
+* `shuffle_pld` / `tight_composition_epsilon` — tight composition of k
   shuffled rounds through the privacy-loss distribution (PLD) of the dominating pair
   (P, Q) of the variation-ratio reduction (segmented paper, Theorem 1).  (P, Q)
   dominates every round, so the product pair dominates the k-fold (even adaptive)
   composition; its hockey-stick divergence is computed from the k-fold convolution
-  of the PLD (FFT, :mod:`scipy.fft`).
+  of the PLD (FFT, `scipy.fft`).
 
 **The PLD of (P, Q).**  Outcomes are (x, s - x) with s the total count.  Both pmfs are
 Binom(s, 1/2)(x) times a function linear in x (the mixture weights come from
-:class:`~shuffledp.accounting.dominating_pair.DominatingPair`, whose
-:func:`~shuffledp.accounting.dominating_pair.pair_cells` enumerates them),
+`DominatingPair`, whose
+`pair_cells` enumerates them),
 so the privacy loss log(P/Q) is a ratio of two linear functions.  Totals s and first
 coordinates x are enumerated where their mass matters; the neglected mass (Bernstein's
 bound for the count, Hoeffding's for x given the total) is put on the loss +infinity.
@@ -27,7 +27,7 @@ delta(eps) = E_P[(1 - e^(eps - L))_+] + P[L = inf] non-decreasing in L, replacin
 round's loss by a larger one can only increase the composed delta: the result is an
 upper bound, above the exact one by at most about k * step in epsilon.  The FFT
 result is clipped at zero and charged an explicit round-off allowance
-(:func:`_fft_roundoff`).
+(`_fft_roundoff`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from shuffledp.params import VariationRatio
 from shuffledp.accounting.dominating_pair import DominatingPair, pair_cells
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 
-#: Ways :func:`composed_shuffle_epsilon` composes k rounds.
+#: Ways `composed_shuffle_epsilon` composes k rounds.
 COMPOSITION_METHODS = ("tight", "advanced", "basic")
 #: Mass of the dominating pair that may be neglected when enumerating it (to +infinity).
 _ENUM_TAIL = 1e-15
@@ -306,7 +306,7 @@ class PrivacyLossDistribution:
 
         Round-off: the product of the spectra is charged, per frequency, the sum over
         factors of (count * c u log2 N) times the product of the other moduli, plus the
-        powers' and the inverse transform's own errors (:func:`_fft_roundoff` for one factor).
+        powers' and the inverse transform's own errors (`_fft_roundoff` for one factor).
 
         Parameters
         ----------
@@ -386,7 +386,7 @@ class PrivacyLossDistribution:
         return min(1.0, finite + self.inf_mass + self.roundoff)
 
     def epsilon(self, delta: float) -> float:
-        """Smallest eps >= 0 with :meth:`delta` (eps) <= ``delta`` (rounded up); inf if none.
+        """Smallest eps >= 0 with `delta` (eps) <= ``delta`` (rounded up); inf if none.
 
         Solved exactly on the piecewise form delta(eps) = S1 - e^eps S2 between consecutive
         losses (S1, S2 suffix sums of w_i and w_i e^(-l_i)).
@@ -548,8 +548,8 @@ def shuffle_pld(
 class CompositionError(OutsideRegimeError):
     """A composition method cannot certify any finite epsilon for the asked (n, delta, rounds).
 
-    A subclass of :class:`~shuffledp.errors.OutsideRegimeError` (hence of
-    :class:`~shuffledp.errors.ShuffleDPError`).
+    A subclass of `OutsideRegimeError` (hence of
+    `ShuffleDPError`).
 
     Examples
     --------
@@ -571,7 +571,7 @@ def tight_composition_epsilon(
     """Total epsilon of ``rounds`` shuffled rounds at total ``delta``, by PLD convolution (upper bound).
 
     Above the exact epsilon of the k-fold product of the dominating pair by at most
-    about k * step (see :func:`shuffle_pld` for the default step), and never above
+    about k * step (see `shuffle_pld` for the default step), and never above
     k * log p (each round's privacy loss is at most log p); for one round without an
     explicit ``step``, the variation-ratio bound of the round itself.
 
@@ -595,7 +595,7 @@ def tight_composition_epsilon(
         When the PLD certifies nothing: its FFT round-off allowance or the mass it puts at
         loss +infinity reaches ``delta`` (nearly deterministic losses, e.g. eps0 >= 12 with
         n = 10^4 and 80 rounds; delta below ~1e-11), or more than 16,777 rounds (memory).
-        :func:`best_composed_epsilon` then picks another method.
+        `best_composed_epsilon` then picks another method.
     PrivacyParameterError
         For an argument out of range.
 
@@ -624,7 +624,7 @@ class ComposedBound:
     ----------
     epsilon : float
     method : str
-        One of :data:`COMPOSITION_METHODS`.
+        One of `COMPOSITION_METHODS`.
     candidates : dict of str to float
         Each method's epsilon (``math.inf`` where it certified nothing).
     reasons : dict of str to str
@@ -655,14 +655,14 @@ def composed_shuffle_epsilon(
 ) -> float:
     """Total epsilon of ``rounds`` shuffled rounds at total ``delta`` by ``method``.
 
-    * ``"tight"``: :func:`tight_composition_epsilon`;
+    * ``"tight"``: `tight_composition_epsilon`;
     * ``"basic"``: k times the per-round bound at delta / k;
-    * ``"advanced"``: :func:`advanced_composition` with the split of delta into k per-round
+    * ``"advanced"``: `advanced_composition` with the split of delta into k per-round
       deltas and the slack delta' chosen by a bounded scalar search (any split is valid),
       capped by basic composition;
-    * ``"best"``: the smallest of the three (:func:`best_composed_epsilon` also says which).
+    * ``"best"``: the smallest of the three (`best_composed_epsilon` also says which).
 
-    Per-round bounds come from :func:`~shuffledp.accounting.bounds.shuffle_epsilon`
+    Per-round bounds come from `shuffle_epsilon`
     with ``per_round_method``.
 
     Parameters
@@ -748,7 +748,7 @@ def best_composed_epsilon(
     Parameters
     ----------
     n, delta, rounds, eps0, params, per_round_method, step
-        As in :func:`composed_shuffle_epsilon`.
+        As in `composed_shuffle_epsilon`.
 
     Returns
     -------
@@ -796,8 +796,8 @@ def composed_local_epsilon(
 ) -> float:
     """Largest per-round local eps0 whose composed shuffled rounds stay within (target, delta).
 
-    The inverse of :func:`composed_shuffle_epsilon` over ``rounds`` rounds for a randomizer
-    ``family`` (as in :func:`~shuffledp.accounting.inverse.local_epsilon`); the result is
+    The inverse of `composed_shuffle_epsilon` over ``rounds`` rounds for a randomizer
+    ``family`` (as in `local_epsilon`); the result is
     verified to compose to at most ``target_epsilon``.  PIC §8: each round uses fresh
     one-time keys, so rounds compose as independent shuffled mechanisms.
 

@@ -1,18 +1,18 @@
 """Privacy events: immutable descriptions of what a protocol released (priced by accountants).
 
 The shape follows Google's dp-accounting: an event says *what happened*, an accountant
-(:mod:`shuffledp.accounting.accountants`) says *what it cost*.  Events are frozen
-dataclasses: hashable, comparable, and serialisable with :func:`event_to_json` /
-:func:`event_from_json`, so a protocol's ledger can store them and price them later with
+(`shuffledp.accounting.accountants`) says *what it cost*.  Events are frozen
+dataclasses: hashable, comparable, and serialisable with `event_to_json` /
+`event_from_json`, so a protocol's ledger can store them and price them later with
 the tightest accountant that supports them.
 
-* :class:`ShuffleEvent` — one shuffled release of ``n`` reports whose victim's randomizer has
+* `ShuffleEvent` — one shuffled release of ``n`` reports whose victim's randomizer has
   the variation-ratio parameters ``params`` (segmented paper Theorem 1); ``gamma`` < 1 when
   each of the n - 1 blanket slots is used with probability gamma (Theorem 2).
-* :class:`LinkedEvent` — the same key or report linked across ``count`` releases (PIC §8):
+* `LinkedEvent` — the same key or report linked across ``count`` releases (PIC §8):
   the adversary joins them into one message of the k-fold product randomizer.
-* :class:`GroupEvent` — group privacy over ``size`` items (segmented paper Lemma 1, Theorem 3).
-* :class:`ComposedEvent`, :class:`SelfComposedEvent` — sequential composition, rounds may
+* `GroupEvent` — group privacy over ``size`` items (segmented paper Lemma 1, Theorem 3).
+* `ComposedEvent`, `SelfComposedEvent` — sequential composition, rounds may
   differ in n and parameters.
 
 Examples
@@ -134,7 +134,7 @@ class LinkedEvent:
         object.__setattr__(self, "count", check_positive_int(self.count, "count"))
 
     def as_shuffle_event(self) -> ShuffleEvent:
-        """The single release of the count-fold product randomizer (:meth:`VariationRatio.linked`).
+        """The single release of the count-fold product randomizer (`VariationRatio.linked`).
 
         Returns
         -------
@@ -321,7 +321,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """The event described by :func:`event_to_dict`'s output.
+    """The event described by `event_to_dict`'s output.
 
     Parameters
     ----------
@@ -395,12 +395,12 @@ def event_to_json(event: Event) -> str:
 
 
 def event_from_json(text: str) -> Event:
-    """The event encoded by :func:`event_to_json`.
+    """The event encoded by `event_to_json`.
 
     Parameters
     ----------
     text : str
-        A JSON object as written by :func:`event_to_json`.
+        A JSON object as written by `event_to_json`.
 
     Returns
     -------

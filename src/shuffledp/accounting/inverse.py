@@ -2,7 +2,7 @@
 
 PIC (§3.2, Amplify) and every shuffle protocol need the largest local epsilon
 eps0 whose amplified guarantee after shuffling n reports stays within a target
-(eps, delta).  :func:`local_epsilon` solves ``shuffle_epsilon(eps0) = target`` for
+(eps, delta).  `local_epsilon` solves ``shuffle_epsilon(eps0) = target`` for
 eps0 and returns a value that is verified to satisfy ``shuffle_epsilon(eps0) <= target``.
 """
 
@@ -29,12 +29,12 @@ ROUND_TRIP_RTOL = 1e-7
 
 
 def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
-    """The map eps0 -> VariationRatio of a :data:`Family`.
+    """The map eps0 -> VariationRatio of a `Family`.
 
     Parameters
     ----------
     family : "generic" or callable
-        "generic" (any eps0-LDP randomizer, :meth:`VariationRatio.from_ldp`), or a callable
+        "generic" (any eps0-LDP randomizer, `VariationRatio.from_ldp`), or a callable
         eps0 -> LocalRandomizer (its ``amplification_parameters()``) or eps0 -> VariationRatio.
 
     Returns
@@ -121,7 +121,7 @@ def local_epsilon(
     """Largest local eps0 in [min_epsilon, max_epsilon] whose amplified epsilon is <= the target.
 
     Solves shuffle_epsilon(n, delta, params=family(eps0), method=method) <= target_epsilon
-    through :func:`~shuffledp.accounting.accountants.calibrate` (the amplified epsilon is
+    through `calibrate` (the amplified epsilon is
     assumed non-decreasing in eps0, as it is for the generic family).  The result is
     checked to meet the target and, for families whose amplified epsilon is continuous in
     eps0, is within a relative ``ROUND_TRIP_RTOL`` of reaching it.
@@ -134,7 +134,7 @@ def local_epsilon(
         Reports shuffled together (n' of PIC §5.2).
     delta : float, in [1e-300, 1)
     family : "generic" or callable
-        See :func:`parameters_of`.
+        See `parameters_of`.
     method : str
         A registered upper bound (``shuffle_epsilon``'s method).
     min_epsilon, max_epsilon : float, 0 < min_epsilon < max_epsilon
@@ -183,7 +183,7 @@ def local_epsilon(
 def largest_within(amplified: Callable[[float], float], target: float, lo: float, hi: float, *, context: str = "") -> float:
     """Largest eps0 in [lo, hi] with ``amplified(eps0) <= target``, for a non-decreasing ``amplified``.
 
-    The shared solver behind :func:`~shuffledp.accounting.accountants.calibrate`: it
+    The shared solver behind `calibrate`: it
     brackets by halving down from ``hi``, solves by Brent's method in log(eps0), then steps
     down until the target is met.  The result is verified to meet the target and, where
     ``amplified`` is continuous, lies within a relative ``ROUND_TRIP_RTOL`` of reaching it.

@@ -1,13 +1,13 @@
 """The privacy ledger of a protocol run: per round and group, what was released, as events.
 
-Each :class:`LedgerRow` records one group of one round of PIC (pic-usenix25 §5): the
+Each `LedgerRow` records one group of one round of PIC (pic-usenix25 §5): the
 reports received and accepted, the assumed corrupted users |C|, the users exposed after
 the computation |U|, the board's bucket rule, the resulting anonymous population n'
-(§5.2-5.3, :func:`anonymous_population`), the randomizer with its local epsilon and
+(§5.2-5.3, `anonymous_population`), the randomizer with its local epsilon and
 parameters, delta (default 0.01 / n_i as in §7) and key reuse (§8).  Its
-:attr:`LedgerRow.event` is the privacy event of that release; the ledger prices rows with
+`LedgerRow.event` is the privacy event of that release; the ledger prices rows with
 an accountant (the variation-ratio bound by default) and shows PIC's Eq. 1 beside it, and
-composes a user's rounds (:meth:`PrivacyLedger.user_event`) for its total guarantee.
+composes a user's rounds (`PrivacyLedger.user_event`) for its total guarantee.
 
 **The bucket rule.**  A user who downloads only its board bucket (the first b bits of
 SHA-256 of its pseudonym, Remark 2) tells the server which bucket holds its output, so its
@@ -121,7 +121,7 @@ class LedgerRow:
         |C| and |U|.
     bucket_bits : int, >= 0
     n_prime : int, >= 1
-        n' from :func:`anonymous_count`, with the ``rule`` that gave it.
+        n' from `anonymous_count`, with the ``rule`` that gave it.
     rule : str
     delta : float, in (0, 1)
     key_reuse : int, >= 1
@@ -182,7 +182,7 @@ class LedgerRow:
         Parameters
         ----------
         accountant : Accountant, optional
-            Default :class:`~shuffledp.accounting.accountants.VariationRatioAccountant`.
+            Default `VariationRatioAccountant`.
 
         Returns
         -------
@@ -230,7 +230,7 @@ class LedgerRow:
             return math.inf
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as a JSON-ready dict (params as in :func:`~shuffledp.accounting.events.event_to_dict`).
+        """The row as a JSON-ready dict (params as in `event_to_dict`).
 
         Examples
         --------
@@ -405,7 +405,7 @@ class PrivacyLedger:
         group : str
         delta : float, in [1e-300, 1)
         accountant : Accountant, optional
-            Default :class:`~shuffledp.accounting.accountants.PLDAccountant`.
+            Default `PLDAccountant`.
 
         Returns
         -------
@@ -451,7 +451,7 @@ class PrivacyLedger:
         return {"rows": rows}
 
     def to_json(self) -> str:
-        """:meth:`to_dict` as a JSON string (sorted keys).
+        """`to_dict` as a JSON string (sorted keys).
 
         Examples
         --------
@@ -466,7 +466,7 @@ class PrivacyLedger:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "PrivacyLedger":
-        """The ledger of :meth:`to_dict`'s output (the priced columns are dropped and recomputed on demand).
+        """The ledger of `to_dict`'s output (the priced columns are dropped and recomputed on demand).
 
         Parameters
         ----------
@@ -504,7 +504,7 @@ class PrivacyLedger:
 
     @classmethod
     def from_json(cls, text: str) -> "PrivacyLedger":
-        """The ledger written by :meth:`to_json` (re-validated row by row)."""
+        """The ledger written by `to_json` (re-validated row by row)."""
         try:
             return cls.from_dict(json.loads(text))
         except (TypeError, json.JSONDecodeError) as exc:
@@ -552,7 +552,7 @@ def local_epsilon_for(
     (linked over ``key_reuse`` rounds) meets (target_epsilon, delta).
 
     Calibrates ``family(eps).shuffle_event(n_prime)`` (a LinkedEvent when key_reuse > 1)
-    with :func:`~shuffledp.accounting.accountants.calibrate` and the variation-ratio accountant.
+    with `calibrate` and the variation-ratio accountant.
 
     Parameters
     ----------

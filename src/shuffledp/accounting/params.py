@@ -1,4 +1,4 @@
-"""Re-export of :class:`shuffledp.params.VariationRatio` (it lives in the bottom layer).
+"""Re-export of `shuffledp.params.VariationRatio` (it lives in the bottom layer).
 
 Examples
 --------

@@ -4,8 +4,8 @@ Shuffling hides a victim only among the group's users whose reports the adversar
 cannot attribute.  Corrupted users C reveal their own reports (Theorem 5.2:
 n' = |G - C|), and post-computation communication may de-anonymise a further set U
 (§5.3: n' = |G - C - U|).  Pass the result as ``n`` to
-:func:`~shuffledp.accounting.bounds.shuffle_epsilon` or
-:func:`~shuffledp.accounting.inverse.local_epsilon`.
+`shuffle_epsilon` or
+`local_epsilon`.
 """
 
 from __future__ import annotations

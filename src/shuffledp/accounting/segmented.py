@@ -4,17 +4,17 @@ Algorithm 2: every user reports each of its s items with probability lambda_k (t
 Poisson randomizer, Eq. 2) and sends Binom(ceil(m), m / ceil(m)) blanket messages,
 uniform over the d items.
 
-* :func:`poisson_item_parameters` — Lemma 3: p = infinity, beta = lambda, q = d lambda.
-* :func:`item_event` — one item of one user: Theorem 2 with the ``n_users * ceil(m)``
+* `poisson_item_parameters` — Lemma 3: p = infinity, beta = lambda, q = d lambda.
+* `item_event` — one item of one user: Theorem 2 with the ``n_users * ceil(m)``
   blanket slots of Algorithm 2, each used with probability gamma = m / ceil(m).
-* :func:`user_event` / :func:`user_epsilon` — Theorem 3: group privacy (Lemma 1) over the
-  s items, as ``GroupEvent(item_event, s)`` priced by :class:`VariationRatioAccountant`.
-* :func:`theorem3_guarantee` — the theorem's statement itself: (s eps', s e^(s eps') delta').
+* `user_event` / `user_epsilon` — Theorem 3: group privacy (Lemma 1) over the
+  s items, as ``GroupEvent(item_event, s)`` priced by `VariationRatioAccountant`.
+* `theorem3_guarantee` — the theorem's statement itself: (s eps', s e^(s eps') delta').
   For s = 1 the accountant prices the release itself, (eps', delta'): no group is formed,
   and the theorem's s e^(s eps') delta' (Lemma 1 read literally at s = 1) would only loosen
   the bound that Proposition 1 shows exact.
-* :func:`level_constraint_met` — Eq. 7: D_{e^(E/s)}(P || Q) <= delta / (s e^E).
-* :func:`proposition1_lower` — Proposition 1's lower bound (s = 1).
+* `level_constraint_met` — Eq. 7: D_{e^(E/s)}(P || Q) <= delta / (s e^E).
+* `proposition1_lower` — Proposition 1's lower bound (s = 1).
 
 **Slots (a reading of the paper).**  Theorem 3 writes n' = n ceil(m) for the pair
 P^{q/gamma, n'}, whose blanket count is Binom(n' - 1, .): one slot fewer than the
@@ -24,7 +24,7 @@ n' = n ceil(m) + 1.  We use Theorem 2's count, n ceil(m) + 1 participants, which
 Proposition 1 shows is exact for s = 1 (upper and lower bound coincide); the literal
 n' = n ceil(m) gives a slightly larger epsilon and is available as ``slots="theorem3"``.
 
-**Small lambda.**  :class:`~shuffledp.params.VariationRatio` needs q >= 1, so for
+**Small lambda.**  `VariationRatio` needs q >= 1, so for
 lambda < 1/d the parameters use q = 1 (fewer blankets than the true rate 2 gamma / d: a
 valid, looser upper bound); the engine's lower bound caps beta at q - 1, so the two
 bounds coincide only for lambda >= 1/(d - 1).

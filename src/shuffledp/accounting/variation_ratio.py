@@ -20,7 +20,7 @@ D(P || Q) = D(Q || P) and one direction suffices.
 **p = infinity** (Poisson randomizer, Lemma 3): the limits of the formulas above are
 w_same = beta, w_other = 0 and rho = 2 beta / q; the victim either reports its own
 symbol (probability beta) or nothing, and eps may be infinite (when no blanket can
-cover the victim's message, see :func:`_infinite_divergence`).
+cover the victim's message, see `_infinite_divergence`).
 
 **Random number of blankets** (Theorem 2): if the n - 1 blanket slots are each used
 with probability ``gamma``, rho is multiplied by gamma (equivalently q -> q / gamma).
@@ -31,7 +31,7 @@ Theorem 2 exactly and what Proposition 1 shows tight.  (Theorem 3 states
 n' = n_users * ceil(m), one slot fewer: also valid, slightly larger.)
 
 **Computation** is done by the one binomial-divergence engine of the package
-(:mod:`shuffledp.accounting.dominating_pair`): exact per outcome total, with directed
+(`shuffledp.accounting.dominating_pair`): exact per outcome total, with directed
 rounding, the neglected mass of the blanket count added (upper) or dropped (lower), and
 epsilons snapped to the grid exp(k log(1 + rtol)) — up for the upper bound, down for the
 lower bound — so both are deterministic step functions.
@@ -113,7 +113,7 @@ def variation_ratio_epsilon_lower(
 ) -> float:
     """Lower bound: the true eps of concrete randomizers with parameters (p, beta, q) is above it.
 
-    The pair of :func:`variation_ratio_epsilon` built with beta' = min(beta, q - 1), which
+    The pair of `variation_ratio_epsilon` built with beta' = min(beta, q - 1), which
     actual randomizers attain (module docstring), rounded down to the grid.  Equals the
     upper bound up to rounding whenever q >= 1 + beta (always for generic eps0-LDP).
 

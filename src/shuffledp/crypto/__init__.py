@@ -2,10 +2,10 @@
 
 No primitive is written here: HPKE (RFC 9180) and Ed25519 (RFC 8032) come from
 ``cryptography``.  This package fixes the choices a protocol must not get wrong:
-named suites (:mod:`.kem`), context binding through HPKE ``info`` and fixed-size
-envelopes (:mod:`.hpke`, :mod:`.padding`), domain-separated signatures
-(:mod:`.signing`), validated raw key formats and secret-free ``repr``.  Every
-failure is a :class:`~shuffledp.errors.CryptoError`.
+named suites (`.kem`), context binding through HPKE ``info`` and fixed-size
+envelopes (`.hpke`, `.padding`), domain-separated signatures
+(`.signing`), validated raw key formats and secret-free ``repr``.  Every
+failure is a `CryptoError`.
 """
 
 from shuffledp.crypto.hpke import HpkeContext, seal, sealed_size, unseal

@@ -1,8 +1,8 @@
 """Fixed-size HPKE envelopes (RFC 9180, base mode, single shot) bound to a context.
 
-``seal`` pads the payload to the declared size (:mod:`.padding`), then encrypts it
+``seal`` pads the payload to the declared size (`.padding`), then encrypts it
 with HPKE to the recipient's public key; the result is ``enc || ciphertext`` and its
-length depends only on the suite and the declared size (:func:`sealed_size`).
+length depends only on the suite and the declared size (`sealed_size`).
 
 ``cryptography``'s HPKE API has no AAD, so the context -- protocol name and
 version, purpose, round id and group id -- is bound through HPKE's ``info``
@@ -12,7 +12,7 @@ context fails authentication.  ``info`` is::
     length_prefixed(b"shuffledp/hpke-info", protocol, version (2 B, big-endian),
                     purpose, round_id, group_id (4 B, big-endian; empty if none))
 
-with :func:`shuffledp.crypto._encoding.length_prefixed` (4-byte length before each field).
+with `shuffledp.crypto._encoding.length_prefixed` (4-byte length before each field).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def sealed_size(suite: str | Suite, payload_size: int) -> int:
     Parameters
     ----------
     suite : str or Suite
-        The suite (see :func:`get_suite`).
+        The suite (see `get_suite`).
     payload_size : int
         The round's declared payload size, >= 0.
 
@@ -131,7 +131,7 @@ def sealed_size(suite: str | Suite, payload_size: int) -> int:
 def seal(recipient: KemPublicKey, payload: bytes, context: HpkeContext, payload_size: int) -> bytes:
     """Encrypt ``payload`` (at most ``payload_size`` bytes) to ``recipient`` under ``context``.
 
-    The payload is padded to ``payload_size + 1`` bytes (:func:`pad`) and sealed with
+    The payload is padded to ``payload_size + 1`` bytes (`pad`) and sealed with
     HPKE base mode, single shot, with ``context.info()`` as ``info``.
 
     Parameters
@@ -176,7 +176,7 @@ def seal(recipient: KemPublicKey, payload: bytes, context: HpkeContext, payload_
 
 
 def unseal(key_pair: KemKeyPair, sealed: bytes, context: HpkeContext, payload_size: int) -> bytes:
-    """Decrypt and unpad a :func:`seal` output; any failure is a one-line :class:`CryptoError`.
+    """Decrypt and unpad a `seal` output; any failure is a one-line `CryptoError`.
 
     Parameters
     ----------

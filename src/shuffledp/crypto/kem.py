@@ -15,8 +15,8 @@ Raw key formats (ours; ``cryptography`` gives the hybrid key no serialisation):
 - pq-hybrid: public = ML-KEM-768 encapsulation key (1184 B) || X25519 public key (32 B);
   secret = ML-KEM-768 seed (64 B) || X25519 private key (32 B).
 
-A :class:`KemKeyPair` never shows its secret in ``repr``/``str``; the secret leaves
-the object only through the explicitly named :meth:`KemKeyPair.secret_bytes`.
+A `KemKeyPair` never shows its secret in ``repr``/``str``; the secret leaves
+the object only through the explicitly named `KemKeyPair.secret_bytes`.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ class _HybridKeys:
 class Suite:
     """One HPKE ciphersuite (RFC 9180): its name, the ``cryptography`` suite object and wire sizes.
 
-    Obtain one with :func:`get_suite`; the table of the module docstring lists both.
+    Obtain one with `get_suite`; the table of the module docstring lists both.
 
     Attributes
     ----------
@@ -187,14 +187,14 @@ def _make_suites() -> dict[str, Suite]:
 
 
 _SUITES = _make_suites()
-#: Names of the available suites, for :func:`get_suite`.
+#: Names of the available suites, for `get_suite`.
 SUITE_NAMES: tuple[str, ...] = tuple(_SUITES)
 #: The suite a round uses unless it names another.
 DEFAULT_SUITE = "x25519"
 
 
 def get_suite(suite: str | Suite) -> Suite:
-    """The suite named ``suite`` (one of :data:`SUITE_NAMES`), or ``suite`` itself.
+    """The suite named ``suite`` (one of `SUITE_NAMES`), or ``suite`` itself.
 
     Parameters
     ----------
@@ -241,7 +241,7 @@ def _unsupported(suite: Suite, exc: Exception) -> CryptoError:
 class KemPublicKey:
     """A recipient's HPKE public key for one suite (compare and hash by suite and bytes).
 
-    Load one with :meth:`from_bytes`, or take :attr:`KemKeyPair.public_key`.
+    Load one with `from_bytes`, or take `KemKeyPair.public_key`.
 
     Attributes
     ----------
@@ -260,7 +260,7 @@ class KemPublicKey:
     __slots__ = ("_key", "_raw", "suite")
 
     def __init__(self, suite: Suite, key: Any, raw: bytes) -> None:
-        """Internal; use :meth:`from_bytes` or :attr:`KemKeyPair.public_key`."""
+        """Internal; use `from_bytes` or `KemKeyPair.public_key`."""
         self.suite = suite
         self._key = key
         self._raw = raw
@@ -308,7 +308,7 @@ class KemPublicKey:
 class KemKeyPair:
     """An HPKE key pair; the secret half never appears in ``repr``, ``str`` or logs, nor pickles.
 
-    Create one with :meth:`generate` (OS CSPRNG) or :meth:`from_secret_bytes`.
+    Create one with `generate` (OS CSPRNG) or `from_secret_bytes`.
 
     Attributes
     ----------
@@ -330,7 +330,7 @@ class KemKeyPair:
     __slots__ = ("_secret", "public_key", "suite")
 
     def __init__(self, suite: Suite, secret: Any, public_key: KemPublicKey) -> None:
-        """Internal; use :meth:`generate` or :meth:`from_secret_bytes`."""
+        """Internal; use `generate` or `from_secret_bytes`."""
         self.suite = suite
         self._secret = secret
         self.public_key = public_key
@@ -351,7 +351,7 @@ class KemKeyPair:
 
     @classmethod
     def from_secret_bytes(cls, suite: str | Suite, data: bytes) -> KemKeyPair:
-        """Load a key pair from :meth:`secret_bytes` output (length checked)."""
+        """Load a key pair from `secret_bytes` output (length checked)."""
         s = get_suite(suite)
         raw = _check_length("secret key", data, s.secret_key_size, s)
         try:
@@ -368,7 +368,7 @@ class KemKeyPair:
 
     @property
     def _hpke_key(self) -> Any:
-        """The private key object ``cryptography``'s HPKE suite takes (for :mod:`.hpke` only)."""
+        """The private key object ``cryptography``'s HPKE suite takes (for `.hpke` only)."""
         return getattr(self._secret, "combined", self._secret)
 
     def __repr__(self) -> str:

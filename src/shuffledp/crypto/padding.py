@@ -75,7 +75,7 @@ def pad(payload: bytes, payload_size: int) -> bytes:
 
 
 def unpad(padded: bytes, payload_size: int) -> bytes:
-    """Invert :func:`pad`.
+    """Invert `pad`.
 
     Parameters
     ----------

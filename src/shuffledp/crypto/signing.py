@@ -1,7 +1,7 @@
 """Ed25519 signatures (RFC 8032, from ``cryptography``) with domain separation.
 
 Every signature covers ``length_prefixed(b"shuffledp/signature", context, message)``
-(:mod:`._encoding`), where ``context`` names what is signed (e.g. ``"pic/board"``):
+(`._encoding`), where ``context`` names what is signed (e.g. ``"pic/board"``):
 a signature made for one kind of message never verifies as another kind.
 Raw formats: public key 32 bytes, secret key 32 bytes (the RFC 8032 seed),
 signature 64 bytes.
@@ -42,7 +42,7 @@ def _check_bytes(what: str, data: Any, size: int) -> bytes:
 class VerifyKey:
     """An Ed25519 public key (RFC 8032; compare and hash by its bytes).
 
-    Load one with :meth:`from_bytes`, or take :attr:`SigningKeyPair.verify_key`.
+    Load one with `from_bytes`, or take `SigningKeyPair.verify_key`.
 
     Examples
     --------
@@ -55,7 +55,7 @@ class VerifyKey:
     __slots__ = ("_key", "_raw")
 
     def __init__(self, key: ed25519.Ed25519PublicKey) -> None:
-        """Internal; use :meth:`from_bytes` or :attr:`SigningKeyPair.verify_key`."""
+        """Internal; use `from_bytes` or `SigningKeyPair.verify_key`."""
         self._key = key
         self._raw = key.public_bytes_raw()
 
@@ -134,7 +134,7 @@ class SigningKeyPair:
     __slots__ = ("_secret", "verify_key")
 
     def __init__(self, secret: ed25519.Ed25519PrivateKey) -> None:
-        """Internal; use :meth:`generate` or :meth:`from_secret_bytes`."""
+        """Internal; use `generate` or `from_secret_bytes`."""
         self._secret = secret
         self.verify_key = VerifyKey(secret.public_key())
 
@@ -145,7 +145,7 @@ class SigningKeyPair:
 
     @classmethod
     def from_secret_bytes(cls, data: bytes) -> SigningKeyPair:
-        """Load a key pair from :meth:`secret_bytes` output (32 bytes)."""
+        """Load a key pair from `secret_bytes` output (32 bytes)."""
         return cls(
             ed25519.Ed25519PrivateKey.from_private_bytes(_check_bytes("Ed25519 secret key", data, SECRET_KEY_SIZE))
         )

@@ -46,7 +46,7 @@ def crowdsourcing_path(name: str, instance: int = 0, root: str | os.PathLike[str
     instance : int, default 0
         File number, >= 0 (the shared data hold 0..9).
     root : str or os.PathLike or None
-        The data root (see :func:`data_root`).
+        The data root (see `data_root`).
 
     Returns
     -------
@@ -84,7 +84,7 @@ def load_crowdsourcing(
     instance : int, default 0
         File number, >= 0.
     root : str or os.PathLike or None
-        The data root (see :func:`data_root`).
+        The data root (see `data_root`).
     normalize : bool, default True
         Map locations from [0, 5]^2 to [-1, 1]^2 and radii by 2/5, as §7.1 does.
 
@@ -97,7 +97,7 @@ def load_crowdsourcing(
     ------
     DataError
         For an unknown data set, a missing file or a malformed line (see
-        :func:`read_crowdsourcing_file`).
+        `read_crowdsourcing_file`).
 
     Examples
     --------

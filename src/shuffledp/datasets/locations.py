@@ -29,7 +29,7 @@ def austin_path(root: str | os.PathLike[str] | None = None) -> Path:
     Parameters
     ----------
     root : str or os.PathLike or None
-        The data root (see :func:`data_root`).
+        The data root (see `data_root`).
 
     Returns
     -------
@@ -58,7 +58,7 @@ def load_austin(
     Parameters
     ----------
     path : str or os.PathLike or None
-        The CSV file; default :func:`austin_path` of ``root``.
+        The CSV file; default `austin_path` of ``root``.
     root : str or os.PathLike or None
         The data root, when ``path`` is not given.
 

@@ -1,6 +1,6 @@
 """Amplification bounds side by side: epsilon after shuffling n generic eps0-LDP reports.
 
-Every registered upper and lower bound (:func:`shuffledp.accounting.available_methods`)
+Every registered upper and lower bound (`shuffledp.accounting.available_methods`)
 for eps0 in {0.5, 1, 2, 4, 6} (the issue's grid) plus 0.25 (the only value where the
 bound of Erlingsson et al., which needs eps0 < 1/2, applies) and n from 10^3 to 10^8 (half decades; ``--quick``:
 10^3..10^6 by decades), at delta = 0.01 / n (the convention of the variation-ratio

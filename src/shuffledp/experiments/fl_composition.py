@@ -3,13 +3,13 @@
 Each round shuffles n = 10,000 eps0-LDP reports (fresh one-time keys per round, PIC
 §8, so the rounds compose as independent shuffled mechanisms); the global guarantee
 is (eps, 0.01 / 50,000) over 80 rounds (Tables 5-6).  Two analyses, each for the
-three composition methods of :func:`shuffledp.accounting.composition.composed_shuffle_epsilon`
+three composition methods of `shuffledp.accounting.composition.composed_shuffle_epsilon`
 (tight PLD composition of the variation-ratio dominating pair, advanced and basic
 composition of the per-round variation-ratio bound):
 
 * ``total-epsilon``: the global epsilon after 80 rounds for a grid of per-round eps0;
 * ``local-budget``: the largest per-round eps0 meeting the global targets eps = 1 and
-  eps = 3 of Tables 5 and 6 (:func:`~shuffledp.accounting.composition.composed_local_epsilon`).
+  eps = 3 of Tables 5 and 6 (`composed_local_epsilon`).
 
 No amplification by subsampling is credited (the paper selects 10,000 of 50,000 users
 per round; counting every round for every user is the conservative reading).

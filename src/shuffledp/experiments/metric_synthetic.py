@@ -1,7 +1,7 @@
 """Table 2 and Figure 4 of the metric paper (§6.2): MAE of the average of n uniform integers in {0..1000}.
 
 Every mechanism is tuned to the same (eps, delta = 1e-4)-d_X-privacy (§6.1; see
-:func:`~shuffledp.protocols.metric.calibrated_mechanisms`): Geo-Local at eps_geo = eps, RR-Shuffle with p
+`calibrated_mechanisms`): Geo-Local at eps_geo = eps, RR-Shuffle with p
 from Theorem 3.1 (omitted where its validity condition fails), Geo-Shuffle with the largest eps_geo whose
 Theorem 4.1 guarantee is eps, SGDL-Shuffle at eps.  One dataset per n (uniform integers, as in the
 paper); 1000 runs per point (``--quick``: 100); the error of a run is |estimate of the average - average|.

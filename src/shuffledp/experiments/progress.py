@@ -1,6 +1,6 @@
 """Progress on stderr (rich), silenced when stderr is not a terminal.
 
-:class:`ProgressReporter` draws bars for experiments; :class:`DelayedStatus` is a
+`ProgressReporter` draws bars for experiments; `DelayedStatus` is a
 spinner for one long computation (e.g. ``shuffledp amplify``) that appears only once
 the computation has run for ``delay`` seconds, so quick answers never flicker.
 """
@@ -48,7 +48,7 @@ class ProgressReporter:
 class DelayedStatus:
     """A rich spinner on ``console`` (stderr by default) shown only after ``delay`` seconds.
 
-    Use as a context manager and call :meth:`update` with what is being computed. Nothing
+    Use as a context manager and call `update` with what is being computed. Nothing
     is drawn when the console is not a terminal (pipes, ``--json`` consumers, tests) or
     when the block finishes within ``delay``; the spinner is transient (erased on exit).
     """

@@ -1,7 +1,7 @@
-"""Experiment registry: name -> function producing an :class:`ExperimentOutput`.
+"""Experiment registry: name -> function producing an `ExperimentOutput`.
 
-Each experiment module registers itself with :func:`register`; the catalog
-(:data:`EXPERIMENT_MODULES`) lists the modules imported on first use, so the
+Each experiment module registers itself with `register`; the catalog
+(`EXPERIMENT_MODULES`) lists the modules imported on first use, so the
 CLI stays fast and the registry has no import cycles.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from shuffledp.errors import ExperimentError
 
-#: Modules that define experiments (imported lazily by :func:`all_experiments`).
+#: Modules that define experiments (imported lazily by `all_experiments`).
 EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.table7",
     "shuffledp.experiments.amplification_bounds",

@@ -4,7 +4,7 @@ our exactly calibrated PrivUnit beside the paper's PrivUnit row.
 
 Inputs are uniform on [-1,1]^2 (the paper does not say; locations of its data
 sets are spread over the whole square).  One repetition draws a batch of
-:data:`BATCH` inputs and reports their mean error; the table averages 1000
+`BATCH` inputs and reports their mean error; the table averages 1000
 repetitions (``--quick``: 100), the count the paper states, and the 95%
 interval is over repetitions.  Time per report is measured on a batch of 10^5
 (randomize + estimate, best of three).

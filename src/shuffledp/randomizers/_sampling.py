@@ -4,19 +4,19 @@
 probability below 2^-53 (nor the complement of one: 1 - 1e-17 rounds to 1.0).
 Every discrete randomizer draws its rare events through these primitives instead:
 
-* :func:`bernoulli` — exact Bernoulli(p) for any float p in [0, 1], by lazy
+* `bernoulli` — exact Bernoulli(p) for any float p in [0, 1], by lazy
   refinement: with t = floor(p 2^53) / 2^53, a uniform u below t is a success,
   above it a failure, and u == t (probability 2^-53) recurses on the next 53
   bits of p, frac = p 2^53 - floor(p 2^53) (exact in float).  So
   P[success] = t + 2^-53 frac = p exactly; the recursion touches ~n 2^-53 rows.
-* :func:`geometric_tail` — G with P[G >= r] = e^(-rate r) (no truncation),
+* `geometric_tail` — G with P[G >= r] = e^(-rate r) (no truncation),
   as G = B K + R: K counts exact Bernoulli(e^(-rate B)) successes, R is the
   remainder on {0, ..., B-1} (memorylessness makes them independent), with B the
   smallest block whose continuation probability is <= 1/16.
-* :func:`hazard_categorical` — a categorical draw as a chain of exact coins
+* `hazard_categorical` — a categorical draw as a chain of exact coins
   P[J = j | J >= j], so each category keeps its own relative precision.
 
-Audits (:mod:`shuffledp.audit`) pass a :class:`TiltedGenerator`: the same
+Audits (`shuffledp.audit`) pass a `TiltedGenerator`: the same
 primitives then draw every coin with a *tilted* probability (rare events made
 common) and record the log likelihood ratio of each row, so importance sampling
 sees probabilities like e^-74 with a few thousand draws.  A sampler that
@@ -87,7 +87,7 @@ def bernoulli(
 ) -> np.ndarray:
     """Boolean draws with P[True] = p exactly, for any float p in [0, 1] (broadcast to ``size``).
 
-    ``rows`` (only read by a :class:`TiltedGenerator`) lists the batch row of each
+    ``rows`` (only read by a `TiltedGenerator`) lists the batch row of each
     draw along the first axis when the draws cover a subset of the batch.
     """
     size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
@@ -100,9 +100,9 @@ def bernoulli(
 
 
 def discard(p: float | np.ndarray, out: np.ndarray, rng: np.random.Generator, rows: np.ndarray | None = None) -> None:
-    """Forget coins of probability p drawn by :func:`bernoulli` whose outcomes ``out`` the report does not use.
+    """Forget coins of probability p drawn by `bernoulli` whose outcomes ``out`` the report does not use.
 
-    Only a :class:`TiltedGenerator` reads this: it removes their likelihood ratios,
+    Only a `TiltedGenerator` reads this: it removes their likelihood ratios,
     so that each report's weight depends on the report alone.
     """
     if isinstance(rng, TiltedGenerator):

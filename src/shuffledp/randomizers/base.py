@@ -30,7 +30,7 @@ class LocalRandomizer(ABC):
     epsilon : float
         The local guarantee, finite and > 0 (at most ``max_epsilon`` where set).
     domain : Domain
-        The input domain (:mod:`shuffledp.randomizers.domains`).
+        The input domain (`shuffledp.randomizers.domains`).
 
     Examples
     --------
@@ -65,7 +65,7 @@ class LocalRandomizer(ABC):
         Parameters
         ----------
         X : array_like
-            The inputs, one per row, in :attr:`domain` (shape (n, d) for vector
+            The inputs, one per row, in `domain` (shape (n, d) for vector
             domains, (n,) for categories and integers, (n, k) 0/1 for sets).
         rng : numpy.random.Generator or None
             Source of randomness; None draws a fresh generator from OS entropy.
@@ -81,7 +81,7 @@ class LocalRandomizer(ABC):
         Raises
         ------
         DomainError
-            For an input outside :attr:`domain` (naming the first offending row),
+            For an input outside `domain` (naming the first offending row),
             unless ``clip=True``.
         ShapeError
             When ``X`` does not have the domain's shape.
@@ -99,7 +99,7 @@ class LocalRandomizer(ABC):
         Parameters
         ----------
         Y : array_like
-            Reports of :meth:`randomize`.
+            Reports of `randomize`.
 
         Returns
         -------
@@ -121,7 +121,7 @@ class LocalRandomizer(ABC):
         Returns
         -------
         VariationRatio
-            The parameters, for the amplification bounds of :mod:`shuffledp.accounting`.
+            The parameters, for the amplification bounds of `shuffledp.accounting`.
         """
         return VariationRatio.from_ldp(self.epsilon)
 
@@ -129,7 +129,7 @@ class LocalRandomizer(ABC):
         """The privacy event of one shuffled release of ``n`` reports of this randomizer.
 
         Returns ``shuffledp.accounting.events.ShuffleEvent(self.amplification_parameters(), n, gamma)``,
-        to be priced by an accountant of :mod:`shuffledp.accounting.accountants`.  (The events
+        to be priced by an accountant of `shuffledp.accounting.accountants`.  (The events
         module is imported on call, so importing the randomizers never loads the accountant.)
         """
         from shuffledp.accounting.events import ShuffleEvent
@@ -152,8 +152,8 @@ class DiscreteRandomizer(LocalRandomizer):
     over the representative inputs ``transition_inputs()`` (all inputs, or all
     inputs up to symmetry); ``output_index(Y)`` maps reports to columns.  The
     exact privacy audit reads the matrix and samples against it
-    (:mod:`shuffledp.audit`).  Rare events are drawn through the exact
-    primitives of :mod:`shuffledp.randomizers._sampling`, so every probability
+    (`shuffledp.audit`).  Rare events are drawn through the exact
+    primitives of `shuffledp.randomizers._sampling`, so every probability
     of the matrix is realized at any accepted epsilon (<= ``MAX_DISCRETE_EPSILON``).
     """
 
@@ -170,18 +170,18 @@ class DiscreteRandomizer(LocalRandomizer):
         """Rows: inputs; columns: outputs; each row sums to 1."""
 
     def log_transition_matrix(self) -> np.ndarray:
-        """Natural log of :meth:`transition_matrix` (subclasses override where it underflows)."""
+        """Natural log of `transition_matrix` (subclasses override where it underflows)."""
         with np.errstate(divide="ignore"):
             return np.log(self.transition_matrix())
 
     @abstractmethod
     def transition_inputs(self) -> np.ndarray:
-        """The inputs of the rows of :meth:`transition_matrix`, as :meth:`randomize` accepts them."""
+        """The inputs of the rows of `transition_matrix`, as `randomize` accepts them."""
 
     @abstractmethod
     def transition_outputs(self) -> np.ndarray:
-        """One report per column of :meth:`transition_matrix` (:meth:`output_index` inverts it)."""
+        """One report per column of `transition_matrix` (`output_index` inverts it)."""
 
     @abstractmethod
     def output_index(self, Y: np.ndarray) -> np.ndarray:
-        """Column of :meth:`transition_matrix` holding each report (-1: a report outside the table)."""
+        """Column of `transition_matrix` holding each report (-1: a report outside the table)."""

@@ -1,18 +1,18 @@
 """Categorical and set-valued local randomizers.
 
-* :class:`KRandomizedResponse` — generalized (k-ary) randomized response.
-* :class:`BinaryRandomizedResponse` — the k = 2 case on inputs {0, 1} (metric
+* `KRandomizedResponse` — generalized (k-ary) randomized response.
+* `BinaryRandomizedResponse` — the k = 2 case on inputs {0, 1} (metric
   paper §3: Warner's RR; its "randomize with probability p" form is the same
   mechanism with e^eps = (2 - p)/p).
-* :class:`SubsetExponential` — PrivSet's subset exponential mechanism for
+* `SubsetExponential` — PrivSet's subset exponential mechanism for
   set-valued data (Wang, Huang, Nie, Wang, Xu, Yang, INFOCOM 2018; reference
   [20] of the segmented paper, the "Subexp" baselines of its §6).
-* :class:`PoissonRandomizer` — Eq. 2 of the segmented paper (not eps-LDP for
+* `PoissonRandomizer` — Eq. 2 of the segmented paper (not eps-LDP for
   any finite eps; amplified through Lemma 3 / Theorem 2).
 
 Set-valued inputs and outputs are (n, k) 0/1 membership matrices (int8).  The
 module also holds the small enumeration helpers that the transition matrices
-of set-valued randomizers need (also used by :mod:`~shuffledp.randomizers.unary`).
+of set-valued randomizers need (also used by `unary`).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def subset_rows(k: int, size: int) -> np.ndarray:
 
 
 def row_codes(Y: np.ndarray) -> np.ndarray:
-    """Integer code sum_j Y[:, j] 2^j of each 0/1 row (the row index in :func:`binary_vectors`)."""
+    """Integer code sum_j Y[:, j] 2^j of each 0/1 row (the row index in `binary_vectors`)."""
     Y = np.asarray(Y)
     return (Y.astype(np.int64) << np.arange(Y.shape[1], dtype=np.int64)).sum(axis=1)
 
@@ -162,7 +162,7 @@ class KRandomizedResponse(DiscreteRandomizer):
         return np.arange(self.k)
 
     def transition_outputs(self) -> np.ndarray:
-        """The k categories (columns of :meth:`transition_matrix`)."""
+        """The k categories (columns of `transition_matrix`)."""
         return np.arange(self.k)
 
     def output_index(self, Y: np.ndarray) -> np.ndarray:
@@ -189,7 +189,7 @@ class KRandomizedResponse(DiscreteRandomizer):
 class BinaryRandomizedResponse(KRandomizedResponse):
     """Binary randomized response on {0, 1} (Warner 1965; metric paper §3): k-RR with k = 2.
 
-    Keeps the bit with probability e^eps/(e^eps + 1).  :meth:`estimate` returns the
+    Keeps the bit with probability e^eps/(e^eps + 1).  `estimate` returns the
     unbiased estimate of the bit itself, shape (n,).
 
     Parameters
@@ -262,7 +262,7 @@ def privset_variance(epsilon: float, k: int, s: int, m: int) -> float:
 
 
 def optimal_output_size(epsilon: float, k: int, s: int) -> int:
-    """The output size m in {1, ..., k-s} minimising :func:`privset_variance`."""
+    """The output size m in {1, ..., k-s} minimising `privset_variance`."""
     sizes = range(1, k - s + 1)
     return min(sizes, key=lambda m: privset_variance(epsilon, k, s, m))
 
@@ -278,7 +278,7 @@ class SubsetExponential(DiscreteRandomizer):
 
     so the exponential weight is e^eps when the output shares at least one
     item with the input.  PrivSet pads smaller sets with dummy items up to the
-    maximum size; our domain (:class:`Subsets`) already has exactly s items, so
+    maximum size; our domain (`Subsets`) already has exactly s items, so
     no padding is needed.  m must lie in {1, ..., k-s} (for larger m every
     output meets every input and the mechanism carries no information).
 
@@ -361,15 +361,15 @@ class SubsetExponential(DiscreteRandomizer):
         return chosen.astype(np.int8)
 
     def transition_inputs(self) -> np.ndarray:
-        """The C(k, s) input sets (rows of :meth:`transition_matrix`)."""
+        """The C(k, s) input sets (rows of `transition_matrix`)."""
         return subset_rows(self.k, self.size_in)
 
     def transition_outputs(self) -> np.ndarray:
-        """The C(k, m) output sets (columns of :meth:`transition_matrix`)."""
+        """The C(k, m) output sets (columns of `transition_matrix`)."""
         return subset_rows(self.k, self.size_out)
 
     def output_index(self, Y: np.ndarray) -> np.ndarray:
-        """Position of each reported set among :meth:`transition_outputs` (-1: not an m-subset)."""
+        """Position of each reported set among `transition_outputs` (-1: not an m-subset)."""
         return table_index(self.transition_outputs(), Y)
 
     def transition_matrix(self) -> np.ndarray:
@@ -418,11 +418,11 @@ class PoissonRandomizer(DiscreteRandomizer):
     report's messages are the positions of its ones.
 
     Privacy.  An item is reported only by users who hold it, so the mechanism
-    is not eps-LDP for any finite eps: :attr:`epsilon` is ``math.inf`` (the
+    is not eps-LDP for any finite eps: `epsilon` is ``math.inf`` (the
     exact audit agrees).  Its privacy comes only from shuffling with uniform
-    blanket messages, through :meth:`item_amplification_parameters` (one item;
+    blanket messages, through `item_amplification_parameters` (one item;
     Lemma 3) and, for ``size_in`` > 1, group composition over the items
-    (Theorem 3; :meth:`amplification_parameters` refuses that case).
+    (Theorem 3; `amplification_parameters` refuses that case).
 
     Parameters
     ----------
@@ -468,11 +468,11 @@ class PoissonRandomizer(DiscreteRandomizer):
         return (X.astype(bool) & kept).astype(np.int8)
 
     def transition_inputs(self) -> np.ndarray:
-        """The C(k, s) input sets (rows of :meth:`transition_matrix`)."""
+        """The C(k, s) input sets (rows of `transition_matrix`)."""
         return subset_rows(self.k, self.size_in)
 
     def transition_outputs(self) -> np.ndarray:
-        """All 2^k subsets (columns of :meth:`transition_matrix`; row c of :func:`binary_vectors`)."""
+        """All 2^k subsets (columns of `transition_matrix`; row c of `binary_vectors`)."""
         return binary_vectors(self.k)
 
     def output_index(self, Y: np.ndarray) -> np.ndarray:
@@ -503,7 +503,7 @@ class PoissonRandomizer(DiscreteRandomizer):
         (probability 1/k per item): an item is reported with probability lam,
         hence the ratio k * lam.  Only r = alpha p / q = beta / q = 1/k enters
         the decomposition, and a larger q only shrinks r, i.e. weakens the
-        amplification; :class:`VariationRatio` requires q >= 1, so when
+        amplification; `VariationRatio` requires q >= 1, so when
         k * lam < 1 we report q = 1 (conservative).
         Theorem 2 further divides q by the blanket rate gamma.
         """
@@ -511,7 +511,7 @@ class PoissonRandomizer(DiscreteRandomizer):
         return VariationRatio(p=math.inf, beta=self.lam, q0=q, q1=q)
 
     def amplification_parameters(self) -> VariationRatio:
-        """The user's parameters: :meth:`item_amplification_parameters` when ``size_in`` = 1.
+        """The user's parameters: `item_amplification_parameters` when ``size_in`` = 1.
 
         A user with s > 1 items is s virtual users (Theorem 3): the shuffled guarantee
         (eps', delta') of one item composes by group privacy (Lemma 1) to

@@ -3,7 +3,7 @@
 A domain knows membership, how to describe itself in an error message, how to
 clip (only when the caller explicitly asks), and how to draw uniform points.
 ``check`` is the one boundary every randomizer calls before touching data:
-it raises :class:`~shuffledp.errors.DomainError` naming the first offending
+it raises `DomainError` naming the first offending
 row instead of silently changing anything.
 """
 
@@ -22,8 +22,8 @@ from shuffledp.errors import DomainError, ShapeError
 class Domain(ABC):
     """A set of admissible inputs, vectorised over rows.
 
-    Concrete domains: :class:`Box`, :class:`L2Ball`, :class:`UnitSphere`,
-    :class:`Categorical`, :class:`IntegerRange`, :class:`Subsets`.
+    Concrete domains: `Box`, `L2Ball`, `UnitSphere`,
+    `Categorical`, `IntegerRange`, `Subsets`.
     """
 
     @abstractmethod

@@ -146,7 +146,7 @@ class PrivHS(LocalRandomizer):
 
     def amplification_parameters(self) -> VariationRatio:
         """p = q = e^eps (the output probabilities A and D = e^{-eps} A are both reachable)
-        and beta = the exact max TV of :func:`_total_variation`."""
+        and beta = the exact max TV of `_total_variation`."""
         p = math.exp(self.epsilon)
         beta = min(_total_variation(self.epsilon, self.dim), math.tanh(self.epsilon / 2.0))
         return VariationRatio(p=p, beta=beta, q0=p, q1=p)

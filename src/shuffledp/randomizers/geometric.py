@@ -5,9 +5,9 @@ i.e. y = x + N with N a two-sided geometric (discrete Laplace) variable.  In the
 metric paper's notation N ~ SGDL(1, a): the symmetric generalized discrete
 Laplace distribution SGDL(beta, a) is the difference of two independent negative
 binomials NB(beta, 1 - a) (§4.1, §5.1), and beta = 1 is the discrete Laplace
-law sampled exactly at any eps_geo by :func:`discrete_laplace_noise`.
+law sampled exactly at any eps_geo by `discrete_laplace_noise`.
 
-:class:`Geometric` uses it as an eps-LDP randomizer on {low, ..., high}: the
+`Geometric` uses it as an eps-LDP randomizer on {low, ..., high}: the
 metric parameter is eps_geo = eps / (high - low), so that the two farthest inputs
 are eps apart (and G is eps_geo-d_R-private, Eq. 2).
 """
@@ -50,7 +50,7 @@ def discrete_laplace_noise(p: float, size: int | tuple[int, ...], rng: np.random
     """Draws of N with Pr[N = r] = (1 - p)/(1 + p) p^|r|, r in Z (SGDL(1, p) of the metric paper).
 
     ``p`` = e^-eps_geo in (0, 1) is the metric paper's second SGDL parameter.
-    Exact for every p (see :func:`_two_sided_geometric`).
+    Exact for every p (see `_two_sided_geometric`).
     """
     p = check_probability(p, "p (discrete Laplace parameter e^-eps)")
     shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
@@ -119,7 +119,7 @@ class Geometric(DiscreteRandomizer):
         return int(truncate)
 
     def transition_outputs(self, truncate: int | None = None) -> np.ndarray:
-        """Column labels of :meth:`transition_matrix`: low-T-1, ..., high+T+1.
+        """Column labels of `transition_matrix`: low-T-1, ..., high+T+1.
 
         The first and last label stand for "at most" and "at least" that value.
         """
@@ -149,7 +149,7 @@ class Geometric(DiscreteRandomizer):
         return np.exp(self.log_transition_matrix(truncate))
 
     def log_transition_matrix(self, truncate: int | None = None) -> np.ndarray:
-        """log of :meth:`transition_matrix`, computed in log space (no underflow at any epsilon)."""
+        """log of `transition_matrix`, computed in log space (no underflow at any epsilon)."""
         t = self._window(truncate)
         x = np.arange(self.low, self.high + 1)[:, None]
         y = self.transition_outputs(t)[None, :]

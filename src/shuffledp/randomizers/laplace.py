@@ -1,9 +1,9 @@
 """Laplace and planar Laplace randomizers on the cube [-1,1]^d (PIC full version, Appendix B).
 
-* :class:`Laplace` (Dwork et al. 2006): y = x + (L_1, ..., L_d), L_j iid
+* `Laplace` (Dwork et al. 2006): y = x + (L_1, ..., L_d), L_j iid
   Laplace(0, Delta/eps) with Delta the l1 diameter of the domain (Appendix B:
   Delta = 4 on [-1,1]^2, the replacement sensitivity).
-* :class:`PlanarLaplace` (Andrés et al., "Geo-indistinguishability", CCS 2013):
+* `PlanarLaplace` (Andrés et al., "Geo-indistinguishability", CCS 2013):
   density proportional to exp(-eps' ||y - x||_2) on R^2 with eps' = eps / (2 sqrt 2)
   (Appendix B: the l2 diameter of [-1,1]^2 is 2 sqrt 2), so any two inputs are
   eps-indistinguishable.
@@ -26,14 +26,14 @@ from shuffledp.randomizers._total_variation import product_total_variation
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
 
-#: Grid budget of :func:`laplace_total_variation`: each coordinate's loss range [-a, a] gets
+#: Grid budget of `laplace_total_variation`: each coordinate's loss range [-a, a] gets
 #: K = max(32, _LAPLACE_GRID // d) points per side, so rounding raises the total loss by <= eps / K.
 _LAPLACE_GRID = 4096
 
 
 @lru_cache(maxsize=256)
 def laplace_total_variation(epsilon: float, dim: int) -> float:
-    """Upper bound on max TV(R(x), R(x')) of :class:`Laplace` (the loss is rounded up by <= eps/K).
+    """Upper bound on max TV(R(x), R(x')) of `Laplace` (the loss is rounded up by <= eps/K).
 
     Worst pair: opposite corners.  The Laplace location family has a log-concave
     density, so the experiment with a larger shift is more informative (its
@@ -41,7 +41,7 @@ def laplace_total_variation(epsilon: float, dim: int) -> float:
     full shift 2.  With b = 2d/eps and a = 2/b = eps/d, the loss of one coordinate
     under R(x0), L = (|y - x1| - |y - x0|)/b, has the law
     P(L <= l) = exp(-(a - l)/2) / 2 on [-a, a) (atoms e^{-a}/2 at -a, 1/2 at a),
-    which is rounded up to a grid and convolved (:mod:`._total_variation`).
+    which is rounded up to a grid and convolved (`._total_variation`).
     For d = 1 the exact value is 1 - e^{-eps/2}.
     """
     a = epsilon / dim
@@ -112,14 +112,14 @@ class Laplace(LocalRandomizer):
 
     def amplification_parameters(self) -> VariationRatio:
         """p = q = e^eps (the density ratio e^{||x - x'||_1 / b} reaches e^eps at opposite corners)
-        and beta from :func:`laplace_total_variation` (below the generic (e^eps - 1)/(e^eps + 1))."""
+        and beta from `laplace_total_variation` (below the generic (e^eps - 1)/(e^eps + 1))."""
         p = math.exp(self.epsilon)
         beta = min(laplace_total_variation(self.epsilon, self.dim), math.tanh(self.epsilon / 2.0))
         return VariationRatio(p=p, beta=beta, q0=p, q1=p)
 
 
 def planar_laplace_total_variation(epsilon: float) -> float:
-    """Exact max TV of :class:`PlanarLaplace` over [-1,1]^2 (opposite corners).
+    """Exact max TV of `PlanarLaplace` over [-1,1]^2 (opposite corners).
 
     The noise density is radially decreasing, so for inputs t apart the half-plane
     nearer x0 carries all of (f0 - f1)_+ and TV = P(|N_1| <= t/2), N_1 the marginal
@@ -184,7 +184,7 @@ class PlanarLaplace(LocalRandomizer):
 
     def amplification_parameters(self) -> VariationRatio:
         """p = q = e^eps (ratio e^{eps' ||x - x'||_2}, e^eps at opposite corners); exact beta
-        from :func:`planar_laplace_total_variation`."""
+        from `planar_laplace_total_variation`."""
         p = math.exp(self.epsilon)
         beta = min(planar_laplace_total_variation(self.epsilon), math.tanh(self.epsilon / 2.0))
         return VariationRatio(p=p, beta=beta, q0=p, q1=p)

@@ -85,7 +85,7 @@ def log_cap_odds(epsilon: float, r: float, dim: int) -> float:
 
 
 def _log_cap_odds_at(epsilon: float, log_r: float, dim: int) -> float:
-    """:func:`log_cap_odds` at r = e^log_r, also where r underflows (log(1 + 1/r) = -log r + O(r))."""
+    """`log_cap_odds` at r = e^log_r, also where r underflows (log(1 + 1/r) = -log r + O(r))."""
     if log_r > -700.0:
         return log_cap_odds(epsilon, math.exp(log_r), dim)
     return _log_expm1(epsilon) + dim * log_r
@@ -118,7 +118,7 @@ def _moment_coefficients(dim: int, norm: Norm) -> tuple[float, float]:
 
 
 def log_worst_case_mse(epsilon: float, r: float, dim: int, norm: Norm) -> float:
-    """log of :func:`worst_case_mse`, finite for every dimension.
+    """log of `worst_case_mse`, finite for every dimension.
 
     With A = 1/a = 1/beta_c - 1 the MSE is x2 A + m2 (1 + A) + m2_Y A (1 + A).
     """
@@ -195,9 +195,9 @@ def _optimal_log_radius(epsilon: float, dim: int, norm: Norm) -> float:
 
 
 def optimal_radius(epsilon: float, dim: int, norm: Norm) -> float:
-    """The r minimising :func:`worst_case_mse` (cached per (epsilon, dim, norm); 0.0 if it underflows).
+    """The r minimising `worst_case_mse` (cached per (epsilon, dim, norm); 0.0 if it underflows).
 
-    The root of the MSE's slope in log r, bracketed by :func:`_mse_bracket` (the
+    The root of the MSE's slope in log r, bracketed by `_mse_bracket` (the
     objective is unimodal in log r: cap too small, beta_c -> 0; too large, the cap
     covers Y_r).  Root-finding on the slope locates r to ~1e-15, where minimising
     the MSE itself only locates it to ~1e-8 (the MSE is flat at its minimum).
@@ -205,7 +205,7 @@ def optimal_radius(epsilon: float, dim: int, norm: Norm) -> float:
     return math.exp(_optimal_log_radius(epsilon, dim, norm))
 
 
-#: Sample size and seed of the common-random-number objective of :func:`l2_optimal_radius`:
+#: Sample size and seed of the common-random-number objective of `l2_optimal_radius`:
 #: 2^16 rows up to d = 64, then 2^22 / d rows (at least 2^8): the per-row error concentrates
 #: (relative spread O(d^-1/2)), so the Monte-Carlo accuracy of the mean stays as at d = 64.
 _L2_OBJECTIVE_SAMPLES = 1 << 16
@@ -309,7 +309,7 @@ def _log_radius(epsilon: float, dim: int, norm: Norm, rule: str) -> float:
 
 
 def _largest_epsilon(dim: int, norm: Norm, rule: str) -> float:
-    """The epsilon at which the radius of ``rule`` falls to :data:`MIN_RADIUS` (it decreases in epsilon)."""
+    """The epsilon at which the radius of ``rule`` falls to `MIN_RADIUS` (it decreases in epsilon)."""
 
     def excess(log_eps: float) -> float:
         return _log_radius(math.exp(log_eps), dim, norm, rule) - math.log(MIN_RADIUS)
@@ -478,7 +478,7 @@ class MinkowskiResponse(LocalRandomizer):
         return np.where(in_y, np.where(in_cap, log_cap, log_rest), -math.inf)
 
     def density(self, Y: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Output density at rows of Y given input x (0 outside Y_r; under/overflows at large d, see :meth:`log_density`)."""
+        """Output density at rows of Y given input x (0 outside Y_r; under/overflows at large d, see `log_density`)."""
         return np.exp(self.log_density(Y, x))
 
     def total_variation_bound(self) -> float:
@@ -487,7 +487,7 @@ class MinkowskiResponse(LocalRandomizer):
         TV(x, x') = integral of (f_x - f_x')_+ = beta_c V(B_r(x) \\ B_r(x')) / V(B_r),
         largest for the two farthest inputs: opposite corners of the cube, where
         the caps overlap in a cube of side max(0, 2r-2); antipodes of the l2 ball,
-        where they overlap in a lens (:func:`_lens_complement`).  Below the generic
+        where they overlap in a lens (`_lens_complement`).  Below the generic
         (e^eps-1)/(e^eps+1) whenever w < 1/2 or the caps overlap.
         """
         complement = _cube_complement if self.norm == "linf" else _lens_complement
@@ -496,7 +496,7 @@ class MinkowskiResponse(LocalRandomizer):
     def amplification_parameters(self) -> VariationRatio:
         """(p, beta, q) with p = q = e^eps (the cap/non-cap density ratio, attained
         for any pair of inputs since no cap covers another; ``math.inf`` beyond the
-        float range) and beta from :meth:`total_variation_bound`, never above the
+        float range) and beta from `total_variation_bound`, never above the
         generic eps-LDP beta."""
         p = math.exp(self.epsilon) if self.epsilon < _LOG_MAX else math.inf
         beta = min(self.total_variation_bound(), math.tanh(self.epsilon / 2.0))

@@ -19,7 +19,7 @@ where q is the cap's reference mass.  The worst ratio over inputs and outputs is
 therefore exactly  e^{eps0 + eps1},  eps0 = log(p/(1-p)),  eps1 = log((1-q)/q)
 (attained for antipodal inputs): eps0 is spent on the cap probability, eps1 on
 the cap size.  PrivUnitG's guarantee is the same density-ratio identity (our
-tests recompute it from :meth:`density`).
+tests recompute it from `density`).
 
 Calibration.  For a split eps1 in [0, eps] the threshold gamma makes the cap's
 mass q = 1/(1+e^{eps1}) (``"exact"``), and p uses the rest, eps0 = eps - eps1.
@@ -47,8 +47,8 @@ appending sqrt(1 - ||x||^2 / dim) (D = dim + 1); opposite corners become
 antipodes.  Any map into the sphere keeps eps-LDP, and since E[V] = m u,
 sqrt(dim) V[:dim] / m is unbiased for x.
 
-Outputs.  :meth:`randomize` returns the raw report V in R^D (a unit vector for
-PrivUnit, a Gaussian-type vector for PrivUnitG), unscaled; :meth:`estimate`
+Outputs.  `randomize` returns the raw report V in R^D (a unit vector for
+PrivUnit, a Gaussian-type vector for PrivUnitG), unscaled; `estimate`
 returns the unbiased estimate (the scaled first dim coordinates).
 """
 
@@ -223,7 +223,7 @@ def _privunit_g_threshold(eps1: float) -> float:
 
 
 def _worst_case_mse(P: CapParameters, input_dim: int, lifted: bool) -> float:
-    """max over the input domain of E||estimate - x||^2 (see :meth:`_CapRandomizer.mse`).
+    """max over the input domain of E||estimate - x||^2 (see `_CapRandomizer.mse`).
 
     The MSE is linear in s = ||u[:dim]||^2, which ranges over [0, 1] on the box
     (origin to corners) and is 1 on the sphere.
@@ -478,7 +478,7 @@ class PrivUnitG(_CapRandomizer):
 
     V = alpha u + V_perp with alpha ~ N(0, 1) conditioned on alpha >= gamma
     (probability p) or alpha < gamma, and V_perp ~ N(0, I - u u^T).  The privacy
-    loss is eps0 + eps1 as for :class:`PrivUnit`, with q = P[N(0,1) >= gamma].
+    loss is eps0 + eps1 as for `PrivUnit`, with q = P[N(0,1) >= gamma].
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 
 ``make_randomizer("minkowski", 3.0, dim=2)`` builds a randomizer from its
 registry name; the size argument is passed as ``dim`` to vector randomizers,
-as ``k`` (domain size) to categorical ones (see :func:`size_argument`).  Modules
+as ``k`` (domain size) to categorical ones (see `size_argument`).  Modules
 are imported lazily.
 """
 
@@ -73,7 +73,7 @@ def make_randomizer(name: str, epsilon: float, dim: int = 2, **kwargs: Any) -> L
     Parameters
     ----------
     name : str
-        A registry name, one of :func:`available_randomizers`.
+        A registry name, one of `available_randomizers`.
     epsilon : float
         Local privacy budget (the class checks its own range).
     dim : int, default 2
@@ -128,7 +128,7 @@ def size_argument(name: str) -> str | None:
 
 
 def available_randomizers() -> list[str]:
-    """The registry names accepted by :func:`make_randomizer`, sorted.
+    """The registry names accepted by `make_randomizer`, sorted.
 
     The Poisson randomizer is not listed: it is parameterised by a sampling rate,
     not by a local epsilon.

@@ -9,7 +9,7 @@ For one value v in [0, 1] and budget eps, the report y in [-b, 1+b] has density
 so p/q = e^eps (eps-LDP) whatever b.  PIC Appendix B gives each of the d
 coordinates of [-1,1]^d the budget eps/d; coordinate x maps to v = (x + 1)/2.
 
-Reports are the raw y (on SW's own scale [-b, 1+b]).  :meth:`SquareWave.estimate`
+Reports are the raw y (on SW's own scale [-b, 1+b]).  `SquareWave.estimate`
 debiases each report: the density is q on [-b, 1+b] plus (p - q) on the window, so
 
     E[y | v] = q (1 + 2b)/2 + 2b (p - q) v,
@@ -46,7 +46,7 @@ class SquareWave(LocalRandomizer):
     p = e^e / (2b e^e + 1) on [v - b, v + b] and q = 1 / (2b e^e + 1) elsewhere on
     [-b, 1 + b], with e = eps/d and b = (e e^e - e^e + 1) / (2 e^e (e^e - 1 - e)),
     so p/q = e^(eps/d) per coordinate and the product is eps-LDP.  Reports are on
-    SW's scale [-b, 1+b]^d; :meth:`estimate` maps them to unbiased estimates on
+    SW's scale [-b, 1+b]^d; `estimate` maps them to unbiased estimates on
     [-1,1]^d.
 
     Parameters
@@ -114,7 +114,7 @@ class SquareWave(LocalRandomizer):
         On one coordinate the density ratio is e^{eps/d}, 1 or e^{-eps/d}, and
         TV(v, v') = (p - q) |[v-b, v+b] \\ [v'-b, v'+b]| = (p - q) min(|v - v'|, 2b),
         largest at v, v' = 0, 1.  The product is handled by
-        :func:`._total_variation.ternary_product_total_variation` (opposite corners are worst).
+        `._total_variation.ternary_product_total_variation` (opposite corners are worst).
         """
         p = math.exp(self.epsilon)
         coordinate_tv = (self.p - self.q) * min(1.0, 2.0 * self.half_width)

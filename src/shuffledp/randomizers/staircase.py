@@ -160,7 +160,7 @@ class Staircase(LocalRandomizer):
         values e^{-eps/d}, 1, e^{eps/d} (a shift t <= Delta crosses at most one
         step), so each coordinate is a ternary experiment fixed by its TV, and a
         larger TV is a garbling-superior experiment: opposite corners are worst,
-        and :func:`._total_variation.ternary_product_total_variation` sums the trinomial law.
+        and `._total_variation.ternary_product_total_variation` sums the trinomial law.
         """
         p = math.exp(self.epsilon)
         tv = ternary_product_total_variation(self.coordinate_epsilon, self.coordinate_total_variation(), self.dim)

@@ -1,6 +1,6 @@
 """Unary-encoding randomizers.
 
-* :class:`UnaryEncoding` — one-hot encoding of a category followed by
+* `UnaryEncoding` — one-hot encoding of a category followed by
   independent bit flips: SUE (symmetric, basic RAPPOR) and OUE (optimized),
   Wang, Blocki, Li, Jha, "Locally differentially private protocols for
   frequency estimation", USENIX Security 2017, §4.3.  Bit x is 1 with
@@ -11,7 +11,7 @@
 
   Either way p(1-q)/((1-p)q) = e^eps: exactly eps-LDP.
 
-* :class:`UnaryRR` — the local randomizer of RR-Shuffle (metric paper §3.2,
+* `UnaryRR` — the local randomizer of RR-Shuffle (metric paper §3.2,
   Algorithms 1–2): x in {0, ..., k} becomes the k-bit *thermometer* vector
   U(x, k) with exactly its first x bits set (Algorithm 1), and randomized
   response is applied to every bit.
@@ -125,7 +125,7 @@ class UnaryEncoding(DiscreteRandomizer):
         return one, zero
 
     def transition_outputs(self) -> np.ndarray:
-        """All 2^k output vectors (columns of :meth:`transition_matrix`)."""
+        """All 2^k output vectors (columns of `transition_matrix`)."""
         return binary_vectors(self.k)
 
     def transition_inputs(self) -> np.ndarray:
@@ -172,7 +172,7 @@ class UnaryRR(DiscreteRandomizer):
     f = 1/(e^(eps/k) + 1).  Each bit is (eps/k)-LDP, so the report is
     (eps/k)-d_R-private (``epsilon_per_unit``) and eps-LDP over the whole range.
     The paper's RR parameter p (report a uniform bit with probability p) is
-    ``rr_probability`` = 2 f; :meth:`from_rr_probability` builds the randomizer from it.
+    ``rr_probability`` = 2 f; `from_rr_probability` builds the randomizer from it.
 
     Parameters
     ----------
@@ -227,11 +227,11 @@ class UnaryRR(DiscreteRandomizer):
         return (thermometer_encode(X, self.k).view(bool) ^ flips).view(np.int8)
 
     def transition_inputs(self) -> np.ndarray:
-        """The k + 1 inputs 0, ..., k (rows of :meth:`transition_matrix`)."""
+        """The k + 1 inputs 0, ..., k (rows of `transition_matrix`)."""
         return np.arange(self.k + 1)
 
     def transition_outputs(self) -> np.ndarray:
-        """All 2^k output vectors (columns of :meth:`transition_matrix`)."""
+        """All 2^k output vectors (columns of `transition_matrix`)."""
         return binary_vectors(self.k)
 
     def output_index(self, Y: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ the smaller group is matched, minimising the total Euclidean distance of the
 matched pairs.  ``radius_matching``: maximum matching [48] — as many pairs as
 possible, a pair allowed only within the serving radius (Hopcroft–Karp).
 
-Both return a :class:`Matching`: report ``i`` of group A (group 0 of ``L``)
+Both return a `Matching`: report ``i`` of group A (group 0 of ``L``)
 gets the index of its partner in group B (group 1) and their reported distance,
 and symmetrically; unmatched reports get ``NO_MATCH`` and NaN.
 """

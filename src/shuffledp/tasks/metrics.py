@@ -191,7 +191,7 @@ def matching_size_ratio(private: Matching, reference: Matching) -> float:
 
 
 class NeighborScores(NamedTuple):
-    """Micro-averaged precision, recall and F1 of neighbour sets (PIC §7.2); see :func:`neighbor_scores`.
+    """Micro-averaged precision, recall and F1 of neighbour sets (PIC §7.2); see `neighbor_scores`.
 
     Attributes
     ----------

@@ -3,7 +3,7 @@
 ``radius_neighbors``: for each report, every *other* report within Euclidean
 distance tau (§7.2, tau = 0.2).  ``k_nearest_neighbors``: the k closest other
 reports.  Both run on one group with k-d trees (``scipy.spatial.cKDTree``) and
-return a :class:`Neighbors` table in CSR layout; report ``i``'s output is its row.
+return a `Neighbors` table in CSR layout; report ``i``'s output is its row.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Framing shared by every PIC wire message: the 5-byte header, a bounds-checked reader, field checks.
 
-Layouts of the messages themselves: :mod:`.messages` and :mod:`.bulletin`.
+Layouts of the messages themselves: `.messages` and `.bulletin`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ own bucket and still verify it (Remark 2's retrieval: the server and the board
 learn only the bucket, whose size is the user's retrieval anonymity set; b = 0 is
 the full download of the paper).  Posts of Remark 3 are appended to the same board.
 
-Wire layouts (integers big-endian; header as in :mod:`.messages`):
+Wire layouts (integers big-endian; header as in `.messages`):
 
 Board entry (step 5), type 3; its id is SHA-256 of its bytes
 
@@ -196,7 +196,7 @@ class BoardHead:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> BoardHead:
-        """Parse (structure only; call :meth:`verify` with the trusted server key)."""
+        """Parse (structure only; call `verify` with the trusted server key)."""
         r = Reader(data, MessageType.BOARD_HEAD)
         round_id = r.take(ROUND_ID_SIZE, "round_id")
         bits = r.uint(1, "bucket_bits")
@@ -236,7 +236,7 @@ class BoardSlice:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> BoardSlice:
-        """Parse (structure only; call :meth:`verify`)."""
+        """Parse (structure only; call `verify`)."""
         r = Reader(data, MessageType.BOARD_SLICE)
         head = BoardHead.from_bytes(r.sized(4, "head"))
         bucket = r.uint(4, "bucket")
@@ -335,7 +335,7 @@ class BulletinBoard:
         return self._rounds[round_id]
 
     def download(self, round_id: bytes) -> bytes:
-        """The whole board of a round (a :class:`BoardSlice` with every entry)."""
+        """The whole board of a round (a `BoardSlice` with every entry)."""
         return self._round(round_id).full
 
     def download_bucket(self, round_id: bytes, bucket: int) -> bytes:

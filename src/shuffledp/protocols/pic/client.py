@@ -1,6 +1,6 @@
 """A PIC user u_{i,j} (pic-usenix25 §5.1 steps 2 and 6; Remarks 2-3; §8: fresh keys per round).
 
-A :class:`Client` joins one round: it verifies the server's signed parameters,
+A `Client` joins one round: it verifies the server's signed parameters,
 draws fresh one-time keys (the pseudonym), randomizes its input with its group's
 R_i and seals ``pk || x'`` to the server.  After the round it verifies the signed
 board, finds its entry, decrypts its output y, and exchanges signed, encrypted
@@ -98,7 +98,7 @@ class Client:
         return Envelope.seal(params, self.group_id, encode_report(keys.pseudonym, report, fmt)).to_bytes()
 
     def prepare(self, x: Any, rng: np.random.Generator | None = None) -> bytes:
-        """Step 2: randomize the private input ``x`` with the group's R_i, then :meth:`seal`."""
+        """Step 2: randomize the private input ``x`` with the group's R_i, then `seal`."""
         params, _ = self._joined()
         R = group_randomizer(params.group(self.group_id))
         return self.seal(R.randomize(np.asarray(x, dtype=np.float64)[None, :], rng)[0])

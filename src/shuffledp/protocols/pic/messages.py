@@ -3,8 +3,8 @@
 Every message starts with the same 5-byte header; integers are unsigned big-endian;
 ``round_id`` is 16 random bytes chosen by the server.  ``to_bytes``/``from_bytes``
 invert each other, and ``from_bytes`` checks everything, raising
-:class:`~shuffledp.errors.MessageFormatError` (a ``ProtocolError``) whose ``reason``
-names what was wrong; a bad signature raises :class:`~shuffledp.errors.CryptoError`.
+`MessageFormatError` (a ``ProtocolError``) whose ``reason``
+names what was wrong; a bad signature raises `CryptoError`.
 
 Header (all messages)
 
@@ -12,8 +12,8 @@ Header (all messages)
 field      size  meaning
 =========  ====  ===========================================================
 magic      3     ``b"PIC"``
-version    1     :data:`VERSION` (1)
-type       1     :class:`MessageType`
+version    1     `VERSION` (1)
+type       1     `MessageType`
 =========  ====  ===========================================================
 
 Report plaintext (step 2; inside the envelope, so no header: HPKE ``info`` binds
@@ -39,14 +39,14 @@ sealed     ``sealed_size(suite, report size)``  HPKE enc || ct of the padded rep
 
 With the x25519 suite and 2-D float64 reports: 5 + 16 + 2 + 32 + (64 + 16 + 1) + 16 = 152 bytes.
 
-Board entry, board head and board slice (steps 5-6): see :mod:`.bulletin`.
+Board entry, board head and board slice (steps 5-6): see `.bulletin`.
 
 Signed round parameters (step 1), type 2
 
 =========  ====  ==============================================================
 header     5
 body_len   4     length of body
-body       n     canonical JSON of :class:`RoundParams` (sorted keys, no spaces, ASCII)
+body       n     canonical JSON of `RoundParams` (sorted keys, no spaces, ASCII)
 signature  64    Ed25519 by the server over header || body_len || body, context "pic/round-params"
 =========  ====  ==============================================================
 

@@ -1,9 +1,9 @@
 """A group's randomizer R_i as the PIC roles use it: built from the signed parameters, and its report range.
 
-The client builds R_i from :class:`~.messages.GroupParams` (``randomizer``,
+The client builds R_i from `GroupParams` (``randomizer``,
 ``local_epsilon`` and ``randomizer_params``, which carry the input ``dim``);
 the server builds the same object to validate reports and to estimate locations.
-:func:`report_range` says which reports R_i can emit, so the server can refuse
+`report_range` says which reports R_i can emit, so the server can refuse
 an x' no honest client could have sent (step 4, "domain").
 """
 

@@ -1,12 +1,12 @@
 """One full PIC round in process (pic-usenix25 §5.1 steps 1-6, Remark 3), and its privacy per group.
 
-:func:`plan_groups` turns a target (epsilon_c, delta) into each group's local
-epsilon (Amplify^-1, :func:`~shuffledp.accounting.local_epsilon`, with the group
+`plan_groups` turns a target (epsilon_c, delta) into each group's local
+epsilon (Amplify^-1, `local_epsilon`, with the group
 randomizer's own amplification parameters) for the population n' that stays
-anonymous (§5.2-5.3); :func:`run_round` then runs the roles over bytes: clients ->
+anonymous (§5.2-5.3); `run_round` then runs the roles over bytes: clients ->
 shuffler -> server -> bulletin board -> clients, every user decrypting its output
 and exchanging a signed post with each partner, and checks every output against
-F_PIC (:mod:`.ideal`) on the same randomized reports.  ``ideal=True`` runs F_PIC
+F_PIC (`.ideal`) on the same randomized reports.  ``ideal=True`` runs F_PIC
 alone (no cryptography) for fast simulation.
 
 Privacy-conservative choices: each group's local epsilon is calibrated for the
@@ -48,7 +48,7 @@ POST_SIZE = 16
 
 @dataclass
 class GroupPrivacy:
-    """The privacy record of one group of one round (plain data; JSON via :meth:`to_json`).
+    """The privacy record of one group of one round (plain data; JSON via `to_json`).
 
     ``n_i`` users registered; the shuffler released ``received`` envelopes, of which
     ``valid_reports`` passed the server's checks (``invalid_reports`` by reason).  With

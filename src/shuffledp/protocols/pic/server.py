@@ -174,7 +174,7 @@ class Server:
         """Steps 4-5: exclude repeated pseudonyms, compute f(L), seal each y, sign the board.
 
         ``decrypted`` maps every group id of the round (in group order, as the task's
-        groups) to its :meth:`decrypt` result.  Returns the whole-board slice.
+        groups) to its `decrypt` result.  Returns the whole-board slice.
         """
         ids = [g.group_id for g in self.params.groups]
         if sorted(decrypted) != ids:

@@ -37,7 +37,7 @@ def csprng_permutation(n: int) -> np.ndarray:
 class Shuffler:
     """Collects one round's envelopes per group, then releases each group shuffled.
 
-    Rejections are counted in :attr:`rejected` by reason (the ``MessageFormatError``
+    Rejections are counted in `rejected` by reason (the ``MessageFormatError``
     codes, plus ``"duplicate"`` and ``"closed"``) and raised to the sender.
     """
 
@@ -72,7 +72,7 @@ class Shuffler:
     def release(self, group_id: int) -> list[bytes]:
         """The group's envelopes in a fresh uniform order; the group then closes.
 
-        Raises :class:`AnonymityThresholdError` while fewer than the group's threshold are held.
+        Raises `AnonymityThresholdError` while fewer than the group's threshold are held.
         """
         group = self.params.group(group_id)
         if group_id in self._released:

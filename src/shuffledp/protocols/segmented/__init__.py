@@ -1,8 +1,8 @@
 """Segmented multi-message shuffle protocol for set-valued data (segmented paper, Algorithm 2).
 
-Step 1 :mod:`.levels`, step 2 :mod:`.optimizer`, step 3 :mod:`.messages` and
-:mod:`.analyzer`; :func:`run_segmented` runs all three in process.  The accounting lives in
-:mod:`shuffledp.accounting.segmented`.
+Step 1 `.levels`, step 2 `.optimizer`, step 3 `.messages` and
+`.analyzer`; `run_segmented` runs all three in process.  The accounting lives in
+`shuffledp.accounting.segmented`.
 """
 
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies

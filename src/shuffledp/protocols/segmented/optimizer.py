@@ -1,14 +1,14 @@
 """Step 2 of Algorithm 2: the blanket rate m and the sampling rates lambda_k (segmented paper §5.2).
 
 * m fixed: each lambda_k is the largest rate in (0, 1] whose user event (Theorem 3) costs at
-  most E_k at delta (Eq. 6-7), found by :func:`~shuffledp.accounting.accountants.calibrate`.
+  most E_k at delta (Eq. 6-7), found by `calibrate`.
 * m free: m_k is the least m at which lambda_k = 1 meets level k; the MSE bound (§5.2)
   is minimised over m between the smallest and the largest m_k (the paper writes
   (m_1, m_K]; with E increasing, m_1 is the largest, so the interval is [m_K, m_1]).
   Below every m_k all lambda_k grow with m and the bound falls; above every m_k all
   lambda_k = 1 and it grows, so the optimum lies in between.  The search ranks candidate
   m by Eq. 7 checked directly (one divergence per trial lambda, see
-  :func:`_approximate_rate`); the returned lambdas come from ``calibrate`` at the chosen m.
+  `_approximate_rate`); the returned lambdas come from ``calibrate`` at the chosen m.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def mse_bound(m: float, lambdas: Sequence[float], level_counts: Sequence[float],
 def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float, s: int) -> float:
     """Eq. 6-7: the largest lambda in (0, 1] whose user event costs at most ``level`` at ``delta``.
 
-    Through :func:`calibrate`, started from a bracket found by checking Eq. 7 directly.
+    Through `calibrate`, started from a bracket found by checking Eq. 7 directly.
     """
     guess = _approximate_rate(level, delta, d, n_users, m, s, rtol=1e-6)
 

@@ -1,9 +1,9 @@
 """Algorithm 2 end to end, in process: levels (step 1), parameters (step 2), data (step 3).
 
-:func:`run_segmented` takes every user's set of s items and chosen privacy level, and
+`run_segmented` takes every user's set of s items and chosen privacy level, and
 returns the analyzer's frequency estimate together with what each step used; every
 level's user guarantee (Theorem 3, priced by the variation-ratio accountant) is recorded as
-a :class:`~shuffledp.accounting.events.GroupEvent` and checked against its level.
+a `GroupEvent` and checked against its level.
 """
 
 from __future__ import annotations
