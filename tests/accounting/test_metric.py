@@ -388,3 +388,34 @@ def test_certified_inverse_and_bad_method():
     assert M.geo_shuffle_local_epsilon(0.1, 1e-4, 300, 1000) == 0.1
     with pytest.raises(PrivacyParameterError, match="method must be one of certified, theorem-4.1"):
         M.geo_shuffle_epsilon(0.5, 1e-4, 10, 3, method="thm")
+
+
+# --- the same flaw elsewhere: Theorems 5.1 and 3.1 compared with the released count of far-apart datasets ------
+
+
+def test_theorem_51_fails_for_far_datasets_through_truncation():
+    """SGDL-Shuffle(eps = 1, delta = 1e-4, n = 5) on {0..20}: all-zeros vs all-20 (d = 100).  Without truncation the
+    count would be Geo-Central (pure eps); with each user clipped to [0, k + 2c] it is not (eps, delta) at e^(eps d)."""
+    eps, delta, n, k = 1.0, 1e-4, 5, 20
+    c, w = M.sgdl_shuffle_c(eps, delta, n), k + 2 * M.sgdl_shuffle_c(eps, delta, n)
+    r = np.arange(-(w + 3000), w + 3001)
+    noise = M.sgdl_pmf(r, 1.0 / n, math.exp(-eps))
+    P, Q = np.ones(1), np.ones(1)
+    for _ in range(n):
+        P = np.convolve(P, np.bincount(np.clip(0 + r + c, 0, w), weights=noise, minlength=w + 1))
+        Q = np.convolve(Q, np.bincount(np.clip(k + r + c, 0, w), weights=noise, minlength=w + 1))
+    factor = math.exp(eps * n * k)
+    assert max(_hockey(P, Q, factor), _hockey(Q, P, factor)) > 0.5
+
+
+def test_theorem_31_fails_for_far_datasets():
+    """RR-Shuffle at Table 2's n = 100, eps = 0.1, k = 1000: all-zeros vs all-1000 bits (d = n k) are told apart."""
+    from scipy import stats
+
+    eps, delta, n, k = 0.1, 1e-4, 100, 1000
+    p = M.rr_shuffle_probability(eps, delta, k, n)
+    y = np.arange(n * k + 1)
+    log_p, log_q = stats.binom.logpmf(y, n * k, p / 2), stats.binom.logpmf(y, n * k, 1 - p / 2)
+    gap = eps * n * k + log_q - log_p  # log of e^(eps d) Q / P
+    divergence = np.where(gap < 0, np.exp(log_p) * -np.expm1(np.minimum(gap, 0)), 0).sum()
+    assert divergence > 0.5
