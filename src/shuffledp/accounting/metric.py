@@ -515,7 +515,8 @@ def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) ->
     t = -math.log(p) / 2.0
     half = math.ceil((math.log(2.0 / 1e-18) + log_sgdl_mgf(t, beta, p)) / t)  # Pr[|Y| > half] < 1e-18
     log_pmf = log_sgdl_pmf(np.arange(-half - d, half + d + 1), beta, p)
-    gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
+    with np.errstate(over="ignore"):  # e^(eps d) P may overflow to inf: that outcome then adds nothing
+        gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
     return float(min(1.0, np.maximum(gap, 0.0).sum() + 1e-18))  # + the mass of u outside: < 1e-18
 
 
