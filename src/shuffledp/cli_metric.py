@@ -25,7 +25,7 @@ MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 #: The options each mechanism takes (beyond --n and --delta).
 _OPTIONS = {"geo-shuffle": ("--eps-geo",), "rr-shuffle": ("--p", "--k"), "sgdl-shuffle": ("--eps",)}
 #: Options a mechanism accepts without needing them.
-_OPTIONAL = {"geo-shuffle": ("--k",), "rr-shuffle": (), "sgdl-shuffle": ()}
+_OPTIONAL = {"geo-shuffle": ("--k", "--method"), "rr-shuffle": (), "sgdl-shuffle": ()}
 
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
@@ -99,13 +99,14 @@ def epsilon_cmd(
         Optional[float], typer.Option("--eps", parser=S.epsilon_option("--eps"), help="SGDL-Shuffle: target epsilon.")
     ] = None,
     max_distance: MaxDistanceOpt = 50,
-    method: GeoMethodOpt = "certified",
+    method: Optional[GeoMethodOpt] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Shuffle-model epsilon (and local-model epsilon if the shuffler is compromised) of one mechanism."""
     from shuffledp.accounting import metric as M
 
-    _check_options(mechanism, {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps})
+    _check_options(mechanism, {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps, "--method": method})
+    method = method or "certified"
     inputs = {"mechanism": mechanism, "n": n, "delta": delta, "eps_geo": eps_geo, "p": p, "k": k, "eps": eps}
     if mechanism == "geo-shuffle":
         inputs.update(max_distance=max_distance, method=method)
