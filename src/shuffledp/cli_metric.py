@@ -1,8 +1,11 @@
 """``shuffledp metric``: the guarantees of RR-, Geo- and SGDL-Shuffle (metric paper, Theorems 3.1, 4.1, 5.1, §7).
 
-``shuffledp metric epsilon --mechanism geo-shuffle --n 300 --delta 1e-4 --eps-geo 0.5 --json`` prints the
+``shuffledp metric epsilon --mechanism geo-shuffle --n 300 --delta 1e-4 --eps-geo 0.5 --k 1000 --json`` prints the
 shuffle-model epsilon, the padding c and the local-model epsilon if the shuffler is compromised;
-``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4`` the largest eps_geo reaching a target.
+``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4 --k 1000`` the largest eps_geo reaching a target.
+Geo-Shuffle's epsilon is the certified one (valid for every pair of datasets with values in {0..k}; without
+--k the values are unbounded and it is eps_geo); Theorem 4.1 as printed is reported beside it as
+``epsilon_theorem_4_1`` (not a valid bound in general), or used with ``--method theorem-4.1``.
 Errors (a missing or foreign option, a theorem's validity condition) are one line naming the option, status 2.
 """
 
@@ -22,11 +25,19 @@ MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 #: The options each mechanism takes (beyond --n and --delta).
 _OPTIONS = {"geo-shuffle": ("--eps-geo",), "rr-shuffle": ("--p", "--k"), "sgdl-shuffle": ("--eps",)}
 #: Options a mechanism accepts without needing them.
-_OPTIONAL = {"geo-shuffle": ("--k",), "rr-shuffle": (), "sgdl-shuffle": ()}
+_OPTIONAL = {"geo-shuffle": ("--k", "--method"), "rr-shuffle": (), "sgdl-shuffle": ()}
 
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
+GeoMethodOpt = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        parser=S.choice_option("--method", lambda: ["certified", "theorem-4.1"], "method"),
+        help="Geo-Shuffle's guarantee: certified (valid for every pair) or theorem-4.1 (the paper's, not valid in general).",
+    ),
+]
 MaxDistanceOpt = Annotated[
     int,
     typer.Option("--max-distance", parser=S.count_option("--max-distance"), help="Theorem 4.1's maximum over d = 1..this."),
@@ -81,29 +92,35 @@ def epsilon_cmd(
         Optional[int],
         typer.Option(
             "--k", parser=S.count_option("--k"),
-            help="Largest value: RR-Shuffle needs it; with geo-shuffle it adds the variation-ratio epsilon (d = 1).",
+            help="Largest value: RR-Shuffle needs it; Geo-Shuffle's certified epsilon uses it (and adds the variation-ratio epsilon, d = 1).",
         ),
     ] = None,
     eps: Annotated[
         Optional[float], typer.Option("--eps", parser=S.epsilon_option("--eps"), help="SGDL-Shuffle: target epsilon.")
     ] = None,
     max_distance: MaxDistanceOpt = 50,
+    method: Optional[GeoMethodOpt] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Shuffle-model epsilon (and local-model epsilon if the shuffler is compromised) of one mechanism."""
     from shuffledp.accounting import metric as M
 
-    _check_options(mechanism, {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps})
+    _check_options(mechanism, {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps, "--method": method})
+    method = method or "certified"
     inputs = {"mechanism": mechanism, "n": n, "delta": delta, "eps_geo": eps_geo, "p": p, "k": k, "eps": eps}
     if mechanism == "geo-shuffle":
-        inputs["max_distance"] = max_distance
-        epsilon = M.geo_shuffle_epsilon(eps_geo, delta, n, max_distance=max_distance)
+        inputs.update(max_distance=max_distance, method=method)
+        paper = M.geo_shuffle_epsilon(eps_geo, delta, n, method="theorem-4.1", max_distance=max_distance)
         results = {
-            "epsilon": epsilon,
+            "epsilon": M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance),
+            "epsilon_theorem_4_1": paper,
             "c": M.geo_shuffle_c(eps_geo, delta, n),
             "alpha": M.geo_shuffle_alpha(eps_geo, delta, n) if n >= 5 else None,
             "local_epsilon": M.geo_shuffle_compromised_epsilon(eps_geo),
-            "source": "Theorem 4.1" if n >= 5 else "eps_geo (Theorem 4.1 needs n >= 5)",
+            "source": (
+                "certified (every pair of datasets)" if method == "certified"
+                else "Theorem 4.1 (not valid for datasets far apart)" if n >= 5 else "eps_geo (Theorem 4.1 needs n >= 5)"
+            ),
         }
         if k is not None:
             results["variation_ratio_epsilon"] = M.geo_shuffle_variation_ratio_epsilon(eps_geo, delta, n, k)
@@ -138,16 +155,21 @@ def local_epsilon_cmd(
     ],
     n: UsersOpt,
     delta: DeltaOpt,
+    k: Annotated[
+        Optional[int], typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it).")
+    ] = None,
     max_distance: MaxDistanceOpt = 50,
+    method: GeoMethodOpt = "certified",
     as_json: JsonOpt = False,
 ) -> None:
-    """The largest eps_geo whose Geo-Shuffle guarantee (Theorem 4.1) is within --target (never above it)."""
+    """The largest eps_geo whose Geo-Shuffle guarantee is within --target (never above it)."""
     from shuffledp.accounting import metric as M
 
-    eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, max_distance=max_distance)
+    eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
     results = {
         "eps_geo": eps_geo,
-        "achieved_epsilon": M.geo_shuffle_epsilon(eps_geo, delta, n, max_distance=max_distance),
+        "achieved_epsilon": M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance),
         "c": M.geo_shuffle_c(eps_geo, delta, n),
     }
-    _emit(as_json, {"target": target, "n": n, "delta": delta, "max_distance": max_distance}, results)
+    inputs = {"target": target, "n": n, "delta": delta, "k": k, "method": method, "max_distance": max_distance}
+    _emit(as_json, inputs, results)

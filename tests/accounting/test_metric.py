@@ -135,7 +135,7 @@ def mp_series_pmf_mp(r: int, n: int, p):
 @pytest.mark.parametrize("eps_geo, n", [(0.5, 300), (0.2, 100), (1.0, 50), (2.0, 20), (0.8, 1000)])
 def test_geo_shuffle_epsilon_matches_mpmath_theorem(eps_geo, n):
     ref = max(mp_theorem_41(eps_geo, 1e-4, n, range(1, 9)))
-    assert M.geo_shuffle_epsilon(eps_geo, 1e-4, n, max_distance=8) == pytest.approx(float(ref), rel=1e-6)
+    assert M.geo_shuffle_epsilon(eps_geo, 1e-4, n, method="theorem-4.1", max_distance=8) == pytest.approx(float(ref), rel=1e-6)
 
 
 @pytest.mark.parametrize("eps_geo, n", [(0.2, 100), (0.8, 100), (0.8, 10_000), (0.5, 300), (2.0, 50)])
@@ -157,25 +157,25 @@ def test_conjecture_b3_fails_where_alphas_floor_favours_d2():
     ref = mp_theorem_41(1.0, 1e-4, 50, [1, 2])
     assert ref[1] > ref[0]
     assert ours[1] > ours[0]
-    assert M.geo_shuffle_epsilon(1.0, 1e-4, 50) == pytest.approx(float(ref[1]), rel=1e-9)
+    assert M.geo_shuffle_epsilon_paper(1.0, 1e-4, 50) == pytest.approx(float(ref[1]), rel=1e-9)
     assert int(np.argmax(M.geo_shuffle_epsilons_by_distance(0.0177, 1e-4, 10_000, 50))) == 11
 
 
 def test_geo_shuffle_epsilon_small_n_and_bounds():
     for n in (1, 2, 4):
-        assert M.geo_shuffle_epsilon(0.7, 1e-4, n) == 0.7  # Theorem 4.1 undefined: the pure eps_geo
+        assert M.geo_shuffle_epsilon_paper(0.7, 1e-4, n) == 0.7  # Theorem 4.1 undefined: the pure eps_geo
     with pytest.raises(ValidityConditionError, match="n >= 5"):
         M.geo_shuffle_alpha(0.7, 1e-4, 4)
-    values = [M.geo_shuffle_epsilon(0.5, 1e-4, n) for n in (5, 50, 500, 5000)]
+    values = [M.geo_shuffle_epsilon_paper(0.5, 1e-4, n) for n in (5, 50, 500, 5000)]
     assert all(v < 0.5 for v in values) and values == sorted(values, reverse=True)  # amplification grows with n
 
 
 @pytest.mark.parametrize("target, n", [(0.1, 50), (0.2, 100), (0.5, 23), (0.017, 1000), (1.0, 7)])
 def test_geo_shuffle_inverse_round_trips_never_above(target, n):
-    eps_geo = M.geo_shuffle_local_epsilon(target, 1e-4, n)
-    reached = M.geo_shuffle_epsilon(eps_geo, 1e-4, n)
+    eps_geo = M.geo_shuffle_local_epsilon(target, 1e-4, n, method="theorem-4.1")
+    reached = M.geo_shuffle_epsilon_paper(eps_geo, 1e-4, n)
     assert reached <= target
-    assert reached >= target * (1 - 1e-5) or M.geo_shuffle_epsilon(eps_geo * (1 + 1e-6), 1e-4, n) > target
+    assert reached >= target * (1 - 1e-5) or M.geo_shuffle_epsilon_paper(eps_geo * (1 + 1e-6), 1e-4, n) > target
 
 
 def test_geo_shuffle_c_covers_delta_half():
@@ -219,8 +219,9 @@ def test_sgdl_local_epsilon_matches_mpmath(eps_s, n):
 
 def test_figure_6_geo_keeps_far_stronger_local_privacy():
     for n in (50, 150, 500):
-        eps = M.compromised_local_epsilons(0.1, 0.01, n, 1000)
-        assert eps["sgdl-shuffle"] > 3 * eps["geo-shuffle"]
+        for method in ("theorem-4.1", "certified"):
+            eps = M.compromised_local_epsilons(0.1, 0.01, n, 1000, geo_method=method)
+            assert eps["sgdl-shuffle"] > 3 * eps["geo-shuffle"]
 
 
 # --- RR-Shuffle ---------------------------------------------------------------------------------------------
@@ -292,7 +293,7 @@ def test_theorem_41_holds_at_small_distances_only():
     """Theorem 4.1's eps (n = 100, eps_geo = 0.2, delta = 1e-4) meets delta/2 on the untruncated sum at d = 1,
     but not at d = 500: Definition 4 has one delta for every distance, and the proof's window moves with d."""
     n, eps_geo, delta = 100, 0.2, 1e-4
-    eps = M.geo_shuffle_epsilon(eps_geo, delta, n)
+    eps = M.geo_shuffle_epsilon_paper(eps_geo, delta, n)
     p = math.exp(-eps_geo)
     assert M.sgdl_shift_divergence(eps, 1, n, p) <= delta / 2
     assert M.sgdl_shift_divergence(eps, 500, n, p) > 100 * delta
@@ -300,10 +301,121 @@ def test_theorem_41_holds_at_small_distances_only():
 
 def test_variation_ratio_beside_theorem_41():
     """The variation-ratio analysis (q = e^(eps_geo k)) is tighter for small eps_geo k, Theorem 4.1 otherwise."""
-    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 10_000, 1) < M.geo_shuffle_epsilon(0.2, 1e-4, 10_000)
-    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 1000, 1000) > 5 * M.geo_shuffle_epsilon(0.2, 1e-4, 1000)
+    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 10_000, 1) < M.geo_shuffle_epsilon_paper(0.2, 1e-4, 10_000)
+    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 1000, 1000) > 5 * M.geo_shuffle_epsilon_paper(0.2, 1e-4, 1000)
     # more blankets never hurt; the pair's epsilon never exceeds eps_geo d
     values = [M.geo_shuffle_variation_ratio_epsilon(1.0, 1e-4, n, 3, distance=2) for n in (100, 1000, 10_000)]
     assert values == sorted(values, reverse=True) and values[0] <= 2.0
     with pytest.raises(PrivacyParameterError, match="distance must be at most k=3"):
         M.geo_shuffle_variation_ratio_epsilon(1.0, 1e-4, 100, 3, distance=4)
+
+
+# --- Geo-Shuffle, certified: every pair of datasets of the truncated protocol, by brute force ----------------
+
+
+def _user_pmf(x: int, eps_geo: float, c: int, k: int) -> np.ndarray:
+    """Law of x' = clip(x + N + c, 0, k + 2c), N ~ G(0, eps_geo) (Eq. 3), in closed form."""
+    p, w = math.exp(-eps_geo), k + 2 * c
+    pmf = (1 - p) / (1 + p) * p ** np.abs(np.arange(w + 1) - x - c)
+    pmf[0], pmf[w] = p ** (x + c) / (1 + p), p ** (w - x - c) / (1 + p)
+    return pmf
+
+
+def _hockey(P: np.ndarray, Q: np.ndarray, factor: float) -> float:
+    return float(np.maximum(P - factor * Q, 0.0).sum())
+
+
+def _exact_worst_by_distance(eps_geo: float, delta: float, n: int, k: int) -> dict[int, float]:
+    """Over every pair of datasets in {0..k}^n: the smallest eps with both hockey-stick divergences of the released
+    count (Proposition 1) <= delta at e^(eps d), d the Manhattan distance; the worst pair per d (bisection, from below)."""
+    import itertools
+
+    c = M.geo_shuffle_c(eps_geo, delta, n)
+    sets = list(itertools.combinations_with_replacement(range(k + 1), n))  # the count depends on the multiset only
+    law = {}
+    for s in sets:
+        law[s] = np.ones(1)
+        for x in s:
+            law[s] = np.convolve(law[s], _user_pmf(x, eps_geo, c, k))
+    worst: dict[int, float] = {}
+    for s, t in itertools.combinations(sets, 2):
+        d = int(np.abs(np.array(s) - np.array(t)).sum())  # sorted tuples: the closest orderings
+        P, Q = law[s], law[t]
+        lo, hi = 0.0, 2 * eps_geo
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            ok = max(_hockey(P, Q, math.exp(mid * d)), _hockey(Q, P, math.exp(mid * d))) <= delta
+            lo, hi = (lo, mid) if ok else (mid, hi)
+        worst[d] = max(worst.get(d, 0.0), lo)
+    return worst
+
+
+@pytest.mark.parametrize("eps_geo, delta, n, k", [(2.0, 1e-4, 5, 4), (1.0, 1e-4, 4, 3)])
+def test_certified_epsilon_covers_every_pair_and_theorem_41_does_not(eps_geo, delta, n, k):
+    worst = _exact_worst_by_distance(eps_geo, delta, n, k)
+    assert sorted(worst) == list(range(1, n * k + 1))
+    certified = M.geo_shuffle_epsilon(eps_geo, delta, n, k)
+    assert all(certified >= e for e in worst.values())
+    assert certified < eps_geo  # and it is not the trivial bound here
+    assert worst[1] < worst[n * k]  # the exact epsilon grows with the distance: one window cannot serve all d
+    if n >= 5:  # Theorem 4.1 as printed fails on the far pairs of the real protocol
+        paper = M.geo_shuffle_epsilon(eps_geo, delta, n, k, method="theorem-4.1")
+        assert paper < max(worst.values())
+        assert paper > worst[1]  # ... while it does hold at d = 1
+
+
+def test_certified_epsilon_is_eps_geo_when_the_domain_outgrows_the_padding():
+    """k > 2c: T's supports part at D > 2nc, so nothing below eps_geo is certified (the paper's settings)."""
+    c = M.geo_shuffle_c(0.2, 1e-4, 100)
+    assert 1000 > 2 * c
+    assert M.geo_shuffle_epsilon(0.2, 1e-4, 100, 1000) == 0.2
+    assert M.geo_shuffle_epsilon(0.2, 1e-4, 100) == 0.2  # k unknown: values unbounded
+    # the exact untruncated sum needs nearly eps_geo at D = 10^4 already (Theorem 4.1 gives 0.0665)
+    assert M.sgdl_shift_divergence(0.15, 10_000, 100, math.exp(-0.2)) > 1e-4
+
+
+def test_conditioned_noise_is_the_truncated_convolution():
+    pmf, inside = M.geo_shuffle_conditioned_noise(1.0, 3, 2)
+    p = math.exp(-1.0)
+    one = p ** np.abs(np.arange(-3, 4))
+    np.testing.assert_allclose(pmf, np.convolve(one, one) / one.sum() ** 2, rtol=1e-14)
+    assert inside == pytest.approx((one.sum() * (1 - p) / (1 + p)) ** 2, rel=1e-14)
+
+
+def test_certified_inverse_and_bad_method():
+    eps_geo = M.geo_shuffle_local_epsilon(0.8, 1e-4, 20, 3)
+    assert M.geo_shuffle_epsilon(eps_geo, 1e-4, 20, 3) <= 0.8 < eps_geo
+    assert M.geo_shuffle_local_epsilon(0.1, 1e-4, 300, 1000) == 0.1
+    with pytest.raises(PrivacyParameterError, match="method must be one of certified, theorem-4.1"):
+        M.geo_shuffle_epsilon(0.5, 1e-4, 10, 3, method="thm")
+
+
+# --- the same flaw elsewhere: Theorems 5.1 and 3.1 compared with the released count of far-apart datasets ------
+
+
+def test_theorem_51_fails_for_far_datasets_through_truncation():
+    """SGDL-Shuffle(eps = 1, delta = 1e-4, n = 5) on {0..20}: all-zeros vs all-20 (d = 100).  Without truncation the
+    count would be Geo-Central (pure eps); with each user clipped to [0, k + 2c] it is not (eps, delta) at e^(eps d)."""
+    eps, delta, n, k = 1.0, 1e-4, 5, 20
+    c, w = M.sgdl_shuffle_c(eps, delta, n), k + 2 * M.sgdl_shuffle_c(eps, delta, n)
+    r = np.arange(-(w + 3000), w + 3001)
+    noise = M.sgdl_pmf(r, 1.0 / n, math.exp(-eps))
+    P, Q = np.ones(1), np.ones(1)
+    for _ in range(n):
+        P = np.convolve(P, np.bincount(np.clip(0 + r + c, 0, w), weights=noise, minlength=w + 1))
+        Q = np.convolve(Q, np.bincount(np.clip(k + r + c, 0, w), weights=noise, minlength=w + 1))
+    factor = math.exp(eps * n * k)
+    assert max(_hockey(P, Q, factor), _hockey(Q, P, factor)) > 0.5
+
+
+def test_theorem_31_fails_for_far_datasets():
+    """RR-Shuffle at Table 2's n = 100, eps = 0.1, k = 1000: all-zeros vs all-1000 bits (d = n k) are told apart."""
+    from scipy import stats
+
+    eps, delta, n, k = 0.1, 1e-4, 100, 1000
+    p = M.rr_shuffle_probability(eps, delta, k, n)
+    y = np.arange(n * k + 1)
+    log_p, log_q = stats.binom.logpmf(y, n * k, p / 2), stats.binom.logpmf(y, n * k, 1 - p / 2)
+    gap = eps * n * k + log_q - log_p  # log of e^(eps d) Q / P
+    divergence = np.where(gap < 0, np.exp(log_p) * -np.expm1(np.minimum(gap, 0)), 0).sum()
+    assert divergence > 0.5

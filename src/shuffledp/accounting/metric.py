@@ -17,8 +17,9 @@ d the Manhattan distance of the datasets (Eq. 1).
   (SGDL-Shuffle's 1/n) the hypergeometric series itself has positive, decreasing terms.
 * RR-Shuffle: Theorem 3.1 (shuffle model), Theorem 7.1 (compromised shuffler), with their validity
   conditions (:class:`~shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
-* Geo-Shuffle: c of Proposition 2; epsilon of Theorem 4.1 (max over d of ln g(-alpha, d)/d); its inverse;
-  Proposition 5 (compromised shuffler: eps_L = eps_geo).
+* Geo-Shuffle: c of Proposition 2; a certified epsilon (the default: valid for every pair of datasets,
+  see :func:`geo_shuffle_certified_epsilon`) beside Theorem 4.1 as printed (max over d of ln g(-alpha, d)/d,
+  valid only for sums a few noise deviations apart); their inverse; Proposition 5 (compromised shuffler).
 * SGDL-Shuffle: c (Lemma C.1, see :func:`sgdl_shuffle_c` for why the paper's value is not used as is);
   Theorem 7.2 (compromised shuffler).
 * Two dimensions (Appendix D, Theorem D.1 and Proposition 7).
@@ -318,8 +319,11 @@ def geo_shuffle_epsilons_by_distance(eps_geo: float, delta: float, n: int, max_d
     return _distance_epsilons(lambda r: log_sgdl_pmf(r, n, p), -alpha, _distances(max_distance))
 
 
-def geo_shuffle_epsilon(eps_geo: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
-    """Theorem 4.1: Geo-Shuffle(eps_geo, delta, n) is (eps, delta)-d_X-private, eps = max_d ln g(-alpha, d)/d.
+def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
+    """Theorem 4.1 as printed, eps = max_d ln g(-alpha, d)/d: NOT a valid (eps, delta)-d_X bound in general.
+
+    It certifies sums that differ by a few standard deviations of SGDL(n, e^-eps_geo) only (see below and
+    :func:`geo_shuffle_certified_epsilon`); kept to reproduce the paper (``method="theorem-4.1"``).
 
     The maximum is taken over d = 1, ..., ``max_distance`` (Conjecture B.3: d = 1 attains it).  For
     n <= 4 the theorem is undefined (its Chernoff parameter t = 2 eps_geo / sqrt(n) >= eps_geo) and
@@ -335,13 +339,166 @@ def geo_shuffle_epsilon(eps_geo: float, delta: float, n: int, *, max_distance: i
 
     Examples
     --------
-    >>> round(geo_shuffle_epsilon(0.5, 1e-4, 300), 6)  # eps_geo = 0.5 per user, shuffled among 300
+    >>> round(geo_shuffle_epsilon_paper(0.5, 1e-4, 300), 6)  # eps_geo = 0.5 per user, shuffled among 300
     0.103266
     """
     eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     if n <= 4:
         return eps_geo
     return float(min(geo_shuffle_epsilons_by_distance(eps_geo, delta, n, max_distance).max(), eps_geo))
+
+
+# --- Geo-Shuffle, certified: the privacy-conservative reading of Theorem 4.1 ------------------------------
+#
+# Definition 4 compares *every* pair of datasets, with one delta for every distance d = sum_i |x_i - x'_i|,
+# and values lie in {0..k}, so sums differ by D = 1..n k.  Theorem 4.1 bounds the loss only on a window
+# around the midpoint of the two sums; SGDL(n, e^-eps_geo) has tails of rate eps_geo, so at large D the
+# needed eps tends to eps_geo (n = 100, eps_geo = 0.2: 0.032 at D = 1, 0.104 at D = 1000, 0.171 at
+# D = 10^4 for the untruncated sum).  And Proposition 3 needs the mechanism *conditioned* on nobody
+# truncating: there the noise is T = the sum of n discrete Laplace draws conditioned on [-c, c], whose
+# support [-nc, nc] makes the release distinguishable outright once D > 2 n c.  What holds:
+#   * always: (eps_geo, 0) (every report is post-processing of eps_geo-d_R-private noise; Proposition 5);
+#   * at sum distance D: (eps, delta_1 + Pr[H] D_{e^(eps D)}(T + D || T)), delta_1 = 1 - Pr[H]
+#     (Proposition 3 with the conditioned mechanism; H = every |N_i| <= c, independent of the data).
+# The certified epsilon is the smallest eps <= eps_geo meeting delta at every D = 1..n k, else eps_geo.
+
+#: Most multiply-adds spent convolving T (beyond it the certificate is not attempted: eps_geo is returned).
+_MAX_CONVOLUTION_WORK = 4e8
+#: Relative slack on T's pmf (direct convolution of positive terms; rounding is far below this).
+_PMF_SLACK = 1e-9
+#: The methods of :func:`geo_shuffle_epsilon`.
+GEO_SHUFFLE_METHODS = ("certified", "theorem-4.1")
+
+
+def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.ndarray, float]:
+    """T's pmf on -n c .. n c (the sum of n G(0, eps_geo) draws each conditioned on [-c, c]) and Pr[H].
+
+    H = "no user's noise leaves [-c, c]" (Proposition 2); Pr[H] = (1 - 2 p^(c+1) / (1 + p))^n, p = e^-eps_geo.
+    Direct convolution of positive terms (relative rounding ~ n c ulp); far-tail values below the float
+    range are 0.
+    """
+    eps_geo, n = check_epsilon(eps_geo, "eps_geo"), check_n(n)
+    c = check_positive_int(c, "c", minimum=0)
+    p = math.exp(-eps_geo)
+    one = np.exp(-eps_geo * np.abs(np.arange(-c, c + 1, dtype=np.float64)))
+    one /= one.sum()
+    pmf = one
+    for _ in range(n - 1):
+        pmf = np.convolve(pmf, one)
+    inside = -math.expm1(math.log(2.0) + (c + 1) * math.log(p) - math.log1p(p))  # 1 - 2 p^(c+1)/(1+p)
+    return pmf, math.exp(n * math.log(inside))
+
+
+def _shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, budget: float) -> np.ndarray:
+    """For each D in ``shifts``: the smallest eps with sum_t max(0, upper(t) - e^(eps D) lower(t - D)) <= budget.
+
+    ``upper``/``lower`` bound one pmf on the same support from above/below.  Sorting the outcomes by their
+    loss ln(upper(t) / lower(t - D)) / D makes the divergence A_i - e^(eps D) B_i on each stretch between
+    two losses; the root is taken on the stretch where the divergence crosses the budget.  +inf when even
+    the outcomes with lower(t - D) = 0 carry more than the budget.
+    """
+    size = upper.size
+    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+    out = np.empty(shifts.size)
+    rows = max(1, 2_000_000 // size)
+    for start in range(0, shifts.size, rows):
+        d = shifts[start : start + rows]
+        shifted = windows[padded.size - size - d]  # lower(t - D) aligned with upper(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = (np.log(upper)[None, :] - np.log(shifted)) / d[:, None]
+        loss = np.where(upper[None, :] > 0.0, loss, -np.inf)
+        order = np.argsort(-loss, axis=1)
+        loss = np.take_along_axis(loss, order, axis=1)
+        a = np.cumsum(np.take_along_axis(np.broadcast_to(upper, shifted.shape), order, axis=1), axis=1)
+        b = np.cumsum(np.take_along_axis(shifted, order, axis=1), axis=1)
+        below = np.concatenate([loss[:, 1:], np.full((d.size, 1), -np.inf)], axis=1)  # next loss down
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            root = np.where(a > budget, np.log((a - budget) / b) / d[:, None], -np.inf)
+        root = np.where(np.isnan(root), np.inf, root)
+        # on stretch i (eps between below_i and loss_i) the divergence is within budget iff eps >= root_i
+        feasible = root <= loss
+        candidate = np.where(feasible, np.maximum(root, below), np.inf)
+        out[start : start + d.size] = np.maximum(np.minimum(candidate.min(axis=1), loss[:, 0]), 0.0)
+    return out
+
+
+def _shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.ndarray:
+    """sum_t max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``shifts`` (the check of :func:`_shift_epsilons`)."""
+    size = upper.size
+    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+    out = np.empty(shifts.size)
+    rows = max(1, 2_000_000 // size)
+    for start in range(0, shifts.size, rows):
+        d = shifts[start : start + rows]
+        scaled = np.exp(epsilon * d)[:, None] * windows[padded.size - size - d]
+        out[start : start + d.size] = np.maximum(upper[None, :] - scaled, 0.0).sum(axis=1)
+    return out
+
+
+def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int | None) -> float:
+    """The privacy-conservative Geo-Shuffle epsilon: (eps, delta)-d_X-private for *every* pair of datasets.
+
+    Values in {0..k} (``k=None``: unbounded, so eps_geo).  eps is the smallest value <= eps_geo with
+    delta_1 + Pr[H] D_{e^(eps D)}(T + D || T) <= delta at every sum distance D = 1..n k (see the comment
+    above: Proposition 3 on the conditioned noise T, exact pmf); a Manhattan distance d >= D only relaxes
+    the constraint.  eps_geo when n k > 2 n c (T's supports part: no eps < eps_geo certifies) or when T
+    is too costly to convolve.  Every rounding errs upward (slack on T's pmf, the final check).
+
+    Examples
+    --------
+    >>> geo_shuffle_certified_epsilon(0.2, 1e-4, 100, 1000)  # k > 2c: no amplification survives
+    0.2
+    >>> round(geo_shuffle_certified_epsilon(1.0, 1e-4, 30, 5), 4)  # small domain: a real (if modest) gain
+    0.7655
+    """
+    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    if k is None:
+        return eps_geo
+    k = check_positive_int(k, "k (largest value)")
+    c = geo_shuffle_c(eps_geo, delta, n)
+    if n * k > 2 * n * c or 2.0 * (c + 1) ** 2 * n * n > _MAX_CONVOLUTION_WORK:
+        return eps_geo
+    pmf, inside = geo_shuffle_conditioned_noise(eps_geo, c, n)
+    budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
+    upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
+    lower = pmf * (1.0 - _PMF_SLACK)
+    shifts = np.arange(1, n * k + 1)
+    eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
+    if not eps < eps_geo:
+        return eps_geo
+    eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
+    if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # belt and braces: never report an unmet eps
+        return eps_geo
+    return min(eps, eps_geo)
+
+
+def geo_shuffle_epsilon(
+    eps_geo: float,
+    delta: float,
+    n: int,
+    k: int | None = None,
+    *,
+    method: str = "certified",
+    max_distance: int = DEFAULT_MAX_DISTANCE,
+) -> float:
+    """Shuffle-model epsilon of Geo-Shuffle(eps_geo, delta, n) on values in {0..k}.
+
+    ``method="certified"`` (default): :func:`geo_shuffle_certified_epsilon`, valid for every pair of datasets
+    (Definition 4); without ``k`` the values are unbounded and it is eps_geo.  ``method="theorem-4.1"``: the
+    paper's formula (:func:`geo_shuffle_epsilon_paper`, ignores ``k``), which is not a valid bound in general.
+
+    Examples
+    --------
+    >>> geo_shuffle_epsilon(0.5, 1e-4, 300, 1000), round(geo_shuffle_epsilon(0.5, 1e-4, 300, method="theorem-4.1"), 6)
+    (0.5, 0.103266)
+    """
+    if method == "certified":
+        return geo_shuffle_certified_epsilon(eps_geo, delta, n, k)
+    if method == "theorem-4.1":
+        return geo_shuffle_epsilon_paper(eps_geo, delta, n, max_distance=max_distance)
+    raise PrivacyParameterError(f"method must be one of {', '.join(GEO_SHUFFLE_METHODS)}, got {method!r}")
 
 
 def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) -> float:
@@ -358,23 +515,34 @@ def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) ->
     t = -math.log(p) / 2.0
     half = math.ceil((math.log(2.0 / 1e-18) + log_sgdl_mgf(t, beta, p)) / t)  # Pr[|Y| > half] < 1e-18
     log_pmf = log_sgdl_pmf(np.arange(-half - d, half + d + 1), beta, p)
-    gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
+    with np.errstate(over="ignore"):  # e^(eps d) P may overflow to inf: that outcome then adds nothing
+        gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
     return float(min(1.0, np.maximum(gap, 0.0).sum() + 1e-18))  # + the mass of u outside: < 1e-18
 
 
 def geo_shuffle_local_epsilon(
-    target_epsilon: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE, max_eps_geo: float = 50.0
+    target_epsilon: float,
+    delta: float,
+    n: int,
+    k: int | None = None,
+    *,
+    method: str = "certified",
+    max_distance: int = DEFAULT_MAX_DISTANCE,
+    max_eps_geo: float = 50.0,
 ) -> float:
-    """Largest eps_geo with ``geo_shuffle_epsilon(eps_geo, delta, n) <= target_epsilon`` (the inverse of Theorem 4.1).
+    """Largest eps_geo with ``geo_shuffle_epsilon(eps_geo, delta, n, k, method=method) <= target_epsilon``.
 
-    Verified never above the target; within a relative 1e-7 of reaching it where Theorem 4.1 is
-    continuous in eps_geo (alpha's floors make it a step function in places).  eps_geo = target always
-    qualifies (Theorem 4.1 never exceeds eps_geo), so the search runs over [target, max_eps_geo].
+    Verified never above the target; within a relative 1e-7 of reaching it where the epsilon is continuous
+    in eps_geo (alpha's floors and c's ceiling make it a step function in places).  eps_geo = target always
+    qualifies (neither method exceeds eps_geo), so the search runs over [target, max_eps_geo].  With the
+    default certified method and k > 2c (or k None) no amplification is certified and the result is the target.
 
     Examples
     --------
-    >>> eps_geo = geo_shuffle_local_epsilon(0.1, 1e-4, 300)
-    >>> round(eps_geo, 4), geo_shuffle_epsilon(eps_geo, 1e-4, 300) <= 0.1
+    >>> geo_shuffle_local_epsilon(0.1, 1e-4, 300, 1000)  # certified, values up to 1000: nothing to gain
+    0.1
+    >>> eps_geo = geo_shuffle_local_epsilon(0.1, 1e-4, 300, method="theorem-4.1")
+    >>> round(eps_geo, 4), geo_shuffle_epsilon(eps_geo, 1e-4, 300, method="theorem-4.1") <= 0.1
     (0.4847, True)
     """
     from shuffledp.accounting.inverse import largest_within
@@ -382,15 +550,35 @@ def geo_shuffle_local_epsilon(
     target = check_epsilon(target_epsilon, "target_epsilon")
     delta, n = check_delta(delta), check_n(n)
     hi = check_epsilon(max_eps_geo, "max_eps_geo")
+    if method not in GEO_SHUFFLE_METHODS:
+        raise PrivacyParameterError(f"method must be one of {', '.join(GEO_SHUFFLE_METHODS)}, got {method!r}")
     if hi <= target:
         return hi
+    if method == "certified":
+        return _bisect_within(lambda e: geo_shuffle_certified_epsilon(e, delta, n, k), target, target, hi)
     return largest_within(
-        lambda e: geo_shuffle_epsilon(e, delta, n, max_distance=max_distance),
+        lambda e: geo_shuffle_epsilon(e, delta, n, k, method=method, max_distance=max_distance),
         target,
         target,
         hi,
         context=f"with n={n}, delta={delta:g}",
     )
+
+
+def _bisect_within(cost, target: float, lo: float, hi: float, steps: int = 60) -> float:
+    """A large x in [lo, hi] with cost(x) <= target, given cost(lo) <= target (bisection; every returned point checked).
+
+    The certified epsilon steps with c's ceiling and may not be monotone, so the result is a point that meets
+    the target, not necessarily the largest.
+    """
+    if cost(hi) <= target:
+        return hi
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if cost(mid) <= target else (lo, mid)
+        if hi - lo <= 1e-9 * lo:
+            break
+    return lo
 
 
 def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k: int, *, distance: int = 1) -> float:
@@ -476,11 +664,14 @@ def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = 
     return float(_distance_epsilons(lambda r: log_sgdl_pmf(r, beta, p), 0.0, _distances(max_distance)).max())
 
 
-def compromised_local_epsilons(epsilon_s: float, delta: float, n: int, k: int) -> dict[str, float | None]:
+def compromised_local_epsilons(
+    epsilon_s: float, delta: float, n: int, k: int, *, geo_method: str = "certified"
+) -> dict[str, float | None]:
     """eps_L of the three protocols tuned to the same shuffle-model eps_S (§7, Figure 6).
 
     RR-Shuffle: p from Theorem 3.1, then Theorem 7.1 (None where either condition fails); Geo-Shuffle:
-    eps_geo from the inverse of Theorem 4.1 (Proposition 5); SGDL-Shuffle: Theorem 7.2.
+    eps_geo from the inverse of :func:`geo_shuffle_epsilon` with ``geo_method`` (Proposition 5; the paper's
+    Figure 6 uses ``"theorem-4.1"``); SGDL-Shuffle: Theorem 7.2.
     """
     try:
         rr: float | None = rr_shuffle_local_epsilon(delta, rr_shuffle_probability(epsilon_s, delta, k, n), k)
@@ -488,7 +679,7 @@ def compromised_local_epsilons(epsilon_s: float, delta: float, n: int, k: int) -
         rr = None
     return {
         "rr-shuffle": rr,
-        "geo-shuffle": geo_shuffle_local_epsilon(epsilon_s, delta, n),
+        "geo-shuffle": geo_shuffle_local_epsilon(epsilon_s, delta, n, k, method=geo_method),
         "sgdl-shuffle": sgdl_shuffle_local_epsilon(epsilon_s, n),
     }
 
@@ -513,7 +704,11 @@ __all__ = [
     "geo_shuffle_alpha",
     "geo_shuffle_c",
     "geo_shuffle_compromised_epsilon",
+    "GEO_SHUFFLE_METHODS",
+    "geo_shuffle_certified_epsilon",
+    "geo_shuffle_conditioned_noise",
     "geo_shuffle_epsilon",
+    "geo_shuffle_epsilon_paper",
     "geo_shuffle_epsilons_by_distance",
     "geo_shuffle_local_epsilon",
     "geo_shuffle_variation_ratio_epsilon",

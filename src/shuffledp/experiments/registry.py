@@ -22,6 +22,9 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.amplification_bounds",
     "shuffledp.experiments.fl_composition",
     "shuffledp.experiments.metric_synthetic",
+    "shuffledp.experiments.metric_location",
+    "shuffledp.experiments.metric_boost",
+    "shuffledp.experiments.metric_compromised",
 )
 
 

@@ -22,12 +22,17 @@ def _json(args: list[str]) -> dict:
 
 def test_geo_shuffle_epsilon_json():
     out = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--eps-geo", "0.5"])
-    assert out["epsilon"] == M.geo_shuffle_epsilon(0.5, 1e-4, 300)
+    assert out["epsilon"] == 0.5  # certified without --k: values unbounded, no amplification certified
+    assert out["epsilon_theorem_4_1"] == M.geo_shuffle_epsilon(0.5, 1e-4, 300, method="theorem-4.1")
     assert out["c"] == M.geo_shuffle_c(0.5, 1e-4, 300) and out["local_epsilon"] == 0.5
     assert out["inputs"]["mechanism"] == "geo-shuffle" and out["inputs"]["n"] == 300
     assert "variation_ratio_epsilon" not in out
-    with_k = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "2"])
+    with_k = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "2",
+                    "--method", "theorem-4.1"])
     assert with_k["variation_ratio_epsilon"] == M.geo_shuffle_variation_ratio_epsilon(0.5, 1e-4, 300, 2)
+    assert with_k["epsilon"] == with_k["epsilon_theorem_4_1"] == out["epsilon_theorem_4_1"]
+    small = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "20", "--delta", "1e-4", "--eps-geo", "1", "--k", "3"])
+    assert small["epsilon"] == M.geo_shuffle_epsilon(1.0, 1e-4, 20, 3) < 1.0
 
 
 def test_rr_and_sgdl_epsilon_json():
@@ -38,9 +43,11 @@ def test_rr_and_sgdl_epsilon_json():
 
 
 def test_local_epsilon_round_trip_json():
-    out = _json(["local-epsilon", "--target", "0.1", "--n", "100", "--delta", "1e-4"])
+    out = _json(["local-epsilon", "--target", "0.1", "--n", "100", "--delta", "1e-4", "--method", "theorem-4.1"])
     assert out["achieved_epsilon"] <= 0.1 and out["achieved_epsilon"] == pytest.approx(0.1, rel=1e-5)
-    assert out["eps_geo"] == M.geo_shuffle_local_epsilon(0.1, 1e-4, 100)
+    assert out["eps_geo"] == M.geo_shuffle_local_epsilon(0.1, 1e-4, 100, method="theorem-4.1")
+    safe = _json(["local-epsilon", "--target", "0.8", "--n", "20", "--delta", "1e-4", "--k", "3"])
+    assert safe["achieved_epsilon"] <= 0.8 < safe["eps_geo"] == M.geo_shuffle_local_epsilon(0.8, 1e-4, 20, 3)
 
 
 @pytest.mark.parametrize(
@@ -50,6 +57,9 @@ def test_local_epsilon_round_trip_json():
         (["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4"], "--eps-geo is required"),
         (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--k", "3"], "--k does not apply"),
         (["epsilon", "--mechanism", "laplace", "--n", "10", "--delta", "1e-4"], "--mechanism: unknown mechanism"),
+        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--method", "certified"],
+         "--method does not apply"),
+        (["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1e-4", "--method", "thm"], "--method: unknown method"),
         (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "1.5", "--k", "3"], "--p must lie in"),
         (["local-epsilon", "--target", "0", "--n", "10", "--delta", "1e-4"], "--target must be"),
         (["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1"], "--delta must lie in"),

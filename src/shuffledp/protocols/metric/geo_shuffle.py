@@ -1,4 +1,4 @@
-"""Geo-Shuffle(eps_geo, delta, n) of the metric paper (§4.1, Algorithm 3; privacy Theorem 4.1).
+"""Geo-Shuffle(eps_geo, delta, n) of the metric paper (§4.1, Algorithm 3; privacy: Theorem 4.1, or the certified bound).
 
 Each user adds geometric noise N ~ G(0, eps_geo) (Eq. 2; sampled exactly by
 :func:`~shuffledp.randomizers.geometric.discrete_laplace_noise`), shifts by c (Proposition 2),
@@ -14,18 +14,29 @@ import numpy as np
 
 from shuffledp._util.validation import check_epsilon
 from shuffledp.accounting.bounds import check_delta
-from shuffledp.accounting.metric import geo_shuffle_c, geo_shuffle_compromised_epsilon, geo_shuffle_epsilon, geo_shuffle_local_epsilon
+from shuffledp.accounting.metric import (
+    GEO_SHUFFLE_METHODS,
+    geo_shuffle_c,
+    geo_shuffle_compromised_epsilon,
+    geo_shuffle_epsilon,
+    geo_shuffle_local_epsilon,
+)
+from shuffledp.errors import PrivacyParameterError
 from shuffledp.protocols.metric._padded import PaddedUnaryProtocol
 from shuffledp.randomizers.geometric import discrete_laplace_noise
 
 
 class GeoShuffle(PaddedUnaryProtocol):
-    """Geo-Shuffle(eps_geo, delta, n) on values in {0, ..., k}; ``epsilon`` is Theorem 4.1's.
+    """Geo-Shuffle(eps_geo, delta, n) on values in {0, ..., k}.
+
+    ``epsilon`` is the certified guarantee (valid for every pair of datasets; see
+    :func:`~shuffledp.accounting.metric.geo_shuffle_certified_epsilon`); ``method="theorem-4.1"`` makes it
+    the paper's Theorem 4.1, which is not a valid bound in general (kept to reproduce the paper).
 
     Examples
     --------
     >>> import numpy as np
-    >>> proto = GeoShuffle.for_epsilon(0.1, 1e-4, n=300, k=1000)
+    >>> proto = GeoShuffle.for_epsilon(0.1, 1e-4, n=300, k=1000, method="theorem-4.1")
     >>> proto.epsilon <= 0.1, proto.c, proto.width
     (True, 33, 1066)
     >>> x = np.random.default_rng(0).integers(0, 1001, 300)
@@ -34,21 +45,24 @@ class GeoShuffle(PaddedUnaryProtocol):
     ((319800,), True)
     """
 
-    def __init__(self, eps_geo: float, delta: float, n: int, k: int) -> None:
+    def __init__(self, eps_geo: float, delta: float, n: int, k: int, *, method: str = "certified") -> None:
         super().__init__(n, k)
         self.eps_geo = check_epsilon(eps_geo, "eps_geo")
         self.delta = check_delta(delta)
+        if method not in GEO_SHUFFLE_METHODS:
+            raise PrivacyParameterError(f"method must be one of {', '.join(GEO_SHUFFLE_METHODS)}, got {method!r}")
+        self.method = method
         self.c = geo_shuffle_c(self.eps_geo, self.delta, self.n)
 
     @classmethod
-    def for_epsilon(cls, epsilon: float, delta: float, n: int, k: int) -> "GeoShuffle":
-        """The protocol whose Theorem 4.1 guarantee is at most ``epsilon`` (largest such eps_geo)."""
-        return cls(geo_shuffle_local_epsilon(epsilon, delta, n), delta, n, k)
+    def for_epsilon(cls, epsilon: float, delta: float, n: int, k: int, *, method: str = "certified") -> "GeoShuffle":
+        """The protocol whose ``method`` guarantee is at most ``epsilon`` (largest such eps_geo)."""
+        return cls(geo_shuffle_local_epsilon(epsilon, delta, n, k, method=method), delta, n, k, method=method)
 
     @cached_property
     def epsilon(self) -> float:
-        """Theorem 4.1's shuffle-model epsilon."""
-        return geo_shuffle_epsilon(self.eps_geo, self.delta, self.n)
+        """The shuffle-model epsilon of ``method`` (certified by default)."""
+        return geo_shuffle_epsilon(self.eps_geo, self.delta, self.n, self.k, method=self.method)
 
     def local_epsilon(self) -> float:
         """Proposition 5: eps_L = eps_geo (pure) if the shuffler is compromised."""
@@ -58,4 +72,4 @@ class GeoShuffle(PaddedUnaryProtocol):
         return discrete_laplace_noise(math.exp(-self.eps_geo), size, rng)
 
     def __repr__(self) -> str:
-        return f"GeoShuffle(eps_geo={self.eps_geo:g}, delta={self.delta:g}, n={self.n}, k={self.k})"
+        return f"GeoShuffle(eps_geo={self.eps_geo:g}, delta={self.delta:g}, n={self.n}, k={self.k}, method={self.method!r})"

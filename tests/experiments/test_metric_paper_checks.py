@@ -1,0 +1,95 @@
+"""metric-location, metric-compromised, metric-boost (metric paper Table 3, Figures 3, 5, 6) in quick mode:
+the paper's orderings and, where our setting is theirs, its numbers within a factor 2."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from shuffledp.accounting import metric as M
+from shuffledp.experiments import run_experiment
+from shuffledp.experiments import metric_location as L
+
+
+def _rows(target, numeric):
+    with (target / "results.csv").open() as fh:
+        reader = csv.DictReader(fh)
+        rows = [{**r, **{k: (float(r[k]) if r[k] != "" else None) for k in numeric}} for r in reader]
+    return reader.fieldnames, rows
+
+
+@pytest.fixture(scope="module")
+def location(tmp_path_factory):
+    target = run_experiment("metric-location", tmp_path_factory.mktemp("loc"), quick=True, seed=3, progress=False)
+    fields, rows = _rows(target, ("n", "epsilon", "value"))
+    assert fields == L.COLUMNS
+    return target, L.mean_errors([{**r, "n": int(r["n"])} for r in rows])
+
+
+def test_table3_ordering_and_geo_local_matches_its_closed_form(location):
+    target, mean = location
+    for n, eps in [(1000, 0.15), (1000, 0.3), (4000, 0.3)]:
+        chain = [mean.get((n, eps, m)) for m in ("sgdl-shuffle", "geo-shuffle", "rr-shuffle", "geo-local")]
+        chain = [v for v in chain if v is not None]  # RR-Shuffle only where Theorem 3.1 allows it
+        assert all(a < b for a, b in zip(chain, chain[1:])), (n, eps, chain)
+        # Geo-Local per axis: sum of n discrete Laplace(e^-eps_run); the centroid error is Rayleigh with that sd / n
+        p = math.exp(-eps / (6 * math.sqrt(2)))
+        sd = math.sqrt(2 * n * p) / (1 - p) / n
+        assert mean[(n, eps, "geo-local")] == pytest.approx(100 * sd * math.sqrt(math.pi / 2), rel=0.25)
+        # the certified tuning buys nothing over Geo-Local at k = 1000 (same noise, plus padding)
+        assert mean[(n, eps, "geo-shuffle-certified")] == pytest.approx(mean[(n, eps, "geo-local")], rel=0.35)
+    assert "213 outside" in (target / "summary.md").read_text()
+    assert (target / "figure.png").stat().st_size > 10_000
+
+
+def test_table3_values_within_factor_2_where_the_setting_is_the_papers(location):
+    """Geo-Local (data-independent noise, fully specified) and Geo-Shuffle at n = 1000 match Table 3 within 2x.
+    Not asserted (reported in summary.md): SGDL-Shuffle, whose Table 3 values lie below the optimal Geo-Central
+    error of the stated setting; RR- and Geo-Shuffle at n = 4000 (2.4x, 4.7x: unexplained, Geo-Local's own ratio
+    there is 1.6); RR-Shuffle at n = 1000, eps = 0.15, which our natural-log Theorem 3.1 does not allow."""
+    _, mean = location
+    for (n, eps), paper in L.TABLE3.items():
+        refs = dict(zip(L.PAPER_ORDER, paper))
+        if (n, eps, "geo-local") in mean:
+            assert 0.5 <= mean[(n, eps, "geo-local")] / refs["geo-local"] <= 2.0
+    for eps in (0.15, 0.3):
+        assert 0.5 <= mean[(1000, eps, "geo-shuffle")] / dict(zip(L.PAPER_ORDER, L.TABLE3[(1000, eps)]))["geo-shuffle"] <= 2.0
+    assert 0.5 <= mean[(1000, 0.3, "rr-shuffle")] / 40 <= 2.0
+    # SGDL-Shuffle is Geo-Central per axis: below 2x the optimum's Rayleigh mean
+    p = math.exp(-0.15 / (6 * math.sqrt(2)))
+    assert mean[(1000, 0.15, "sgdl-shuffle")] <= 2 * 100 * math.sqrt(2 * p) / (1 - p) / 1000 * math.sqrt(math.pi / 2)
+
+
+def test_grid_cells_of_the_papers_rectangle():
+    pts = np.array([[L.NORTH, L.WEST], [L.NORTH - 0.0005, L.WEST + 0.0015], [L.SOUTH - 0.01, L.WEST], [L.SOUTH, L.EAST]])
+    cells, outside = L.grid_cells(pts)
+    assert outside == 1
+    assert cells[0].tolist() == [0, 0] and cells[1].tolist() == [1, 0]  # 144 m east, 56 m south
+    assert 840 <= cells[2, 0] <= 850 and 955 <= cells[2, 1] <= 965 and cells.max() <= L.K
+
+
+def test_figure6_geo_shuffle_keeps_far_stronger_local_privacy(tmp_path):
+    target = run_experiment("metric-compromised", tmp_path, quick=True, seed=0, progress=False)
+    _, rows = _rows(target, ("n", "local_epsilon"))
+    table = {(int(r["n"]), r["mechanism"]): r["local_epsilon"] for r in rows}
+    for n in (20, 150, 500):
+        assert table[(n, "sgdl-shuffle")] > 3 * table[(n, "geo-shuffle")]
+        assert table[(n, "geo-shuffle-certified")] == pytest.approx(0.2)  # nothing certified beyond eps_S at k = 1000
+        assert table[(n, "sgdl-shuffle")] == pytest.approx(M.sgdl_shuffle_local_epsilon(0.2, n))
+    # §7: "with 150 users the local privacy eps_L is about 5 [SGDL-Shuffle], while for Geo-Shuffle is about 1"
+    assert 2.5 <= table[(150, "sgdl-shuffle")] <= 10 and 0.5 <= table[(150, "geo-shuffle")] <= 2
+
+
+def test_figure3_boost_and_its_certified_counterpart(tmp_path):
+    target = run_experiment("metric-boost", tmp_path, quick=True, seed=0, progress=False)
+    _, rows = _rows(target, ("n", "eps_geo", "epsilon"))
+    for eps_geo in (0.2, 0.5, 1.0):
+        thm = sorted((r["n"], r["epsilon"]) for r in rows if r["eps_geo"] == eps_geo and r["method"] == "theorem-4.1")
+        assert thm[0] == (1, eps_geo) and all(a[1] > b[1] for a, b in zip(thm, thm[1:]))  # no boost at n = 1, then falling
+        assert all(r["epsilon"] == eps_geo for r in rows if r["eps_geo"] == eps_geo and r["method"] == "certified, k = 1000")
+        small = [r for r in rows if r["eps_geo"] == eps_geo and r["method"] == "certified, k = 2" and r["n"] >= 5]
+        assert small and all(r["epsilon"] < eps_geo for r in small)
+    assert (target / "figure.png").stat().st_size > 10_000
