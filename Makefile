@@ -35,6 +35,10 @@ docs: $(DOCS_STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_randomizers.py
 	$(PY) benchmarks/bench_accounting.py
+	$(PY) benchmarks/bench_crypto.py
+	$(PY) benchmarks/bench_pic.py
+	$(PY) benchmarks/bench_segmented.py
+	$(PY) benchmarks/bench_metric.py
 
 bench-record: $(STAMP)
 	SHUFFLEDP_BENCH_RECORD=1 $(MAKE) bench
