@@ -41,6 +41,7 @@ experiment_app = typer.Typer(help="List and run the experiments that reproduce t
 app.add_typer(experiment_app, name="experiment")
 app.add_typer(__import__("shuffledp.cli_segmented", fromlist=["app"]).app, name="segmented")
 app.add_typer(__import__("shuffledp.cli_metric", fromlist=["app"]).app, name="metric")
+app.add_typer(__import__("shuffledp.cli_personalized", fromlist=["app"]).app, name="personalized")
 
 
 @app.callback()
