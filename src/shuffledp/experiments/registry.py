@@ -22,6 +22,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.amplification_bounds",
     "shuffledp.experiments.fl_composition",
     "shuffledp.experiments.metric_synthetic",
+    "shuffledp.experiments.personalized_bounds",
 )
 
 
