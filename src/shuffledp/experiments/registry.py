@@ -23,6 +23,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.fl_composition",
     "shuffledp.experiments.metric_synthetic",
     "shuffledp.experiments.personalized_bounds",
+    "shuffledp.experiments.personalized_estimation",
 )
 
 
