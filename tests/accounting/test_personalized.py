@@ -262,3 +262,18 @@ def test_bad_family_and_shapes():
         P.personalized_shuffle_epsilon_lower(1.0, [1.0, 2.0], 1e-6, others_inputs=[0])
     with pytest.raises(ShapeError, match="deltas"):
         P.eapes_mu([1.0, 2.0], [0.0])
+
+
+def test_from_count_pmf_with_none_weight_equals_engine():
+    # a victim with w_none > 0 (k-RR's variation-ratio pair): the h_s path of from_count_pmf
+    from shuffledp.randomizers import KRandomizedResponse
+
+    pair = DominatingPair.from_params(KRandomizedResponse(1.0, 5).amplification_parameters(), 300)
+    c = np.arange(300.0)
+    pmf = stats.binom.pmf(c, 299, pair.rho)
+    div = PairDivergence.from_count_pmf(pair, pmf, 1e-13 * pmf, 0, 0.0)
+    engine = PairDivergence(pair, 1e-300)
+    assert pair.w_none > 0
+    for eps in (0.0, 0.1, 0.5):
+        assert abs(div.upper(eps) - engine.upper(eps)) < 1e-11
+        assert div.lower(eps) <= engine.upper(eps) and abs(div.lower(eps) - engine.lower(eps)) < 1e-11
