@@ -23,6 +23,7 @@ from rich.table import Table
 
 from shuffledp import _cli_support as S
 from shuffledp.cli_metric import app as metric_app
+from shuffledp.cli_personalized import app as personalized_app
 from shuffledp.cli_pic import pic_app
 from shuffledp.cli_segmented import app as segmented_app
 from shuffledp.params import EPS0_MAX
@@ -45,6 +46,7 @@ app.add_typer(experiment_app, name="experiment")
 app.add_typer(pic_app, name="pic")
 app.add_typer(segmented_app, name="segmented")
 app.add_typer(metric_app, name="metric")
+app.add_typer(personalized_app, name="personalized")
 
 
 @app.callback()

@@ -180,3 +180,7 @@ class ValidityConditionError(OutsideRegimeError):
 
 def _rebuild_validity_error(message, minimum_n, maximum_epsilon, minimum_p):
     return ValidityConditionError(message, minimum_n=minimum_n, maximum_epsilon=maximum_epsilon, minimum_p=minimum_p)
+
+
+class NoCloneBoundError(PrivacyParameterError):
+    """A randomizer family (or its parameters) for which no clone capacity is derived (issue 10)."""

@@ -376,6 +376,72 @@ class PairDivergence:
         self._lower = self._upper if self.exact else _mixture(pair, s_a, s_b, upper=False)
         self.slack = rel_slack(float(pair.trials))
 
+    @classmethod
+    def from_count_pmf(
+        cls, pair: DominatingPair, pmf: np.ndarray, pmf_err: np.ndarray, offset: int, tail: float
+    ) -> "PairDivergence":
+        """The same divergence with an arbitrary law of the blanket count C (exact, width-1 blocks).
+
+        ``pmf[i]`` approximates Pr[C = offset + i] to within ``pmf_err[i]`` (absolute);
+        ``tail`` bounds the mass of C outside the array, and is added to the upper bound.
+        The per-total decomposition of the module docstring holds for any law of C:
+        P(s) = (w_same + w_other) Pr[C = s - 1] + w_none Pr[C = s] and
+        h_s = w_none Pr[C = s] / (2 Pr[C = s - 1]); ``pair.rho`` and ``pair.trials``
+        are not used (used for Poisson-binomial clone counts, :mod:`.personalized`).
+
+        Parameters
+        ----------
+        pair : DominatingPair
+            Supplies w_same, w_other, w_none, w_diff and log_p.
+        pmf, pmf_err : ndarray, shape (m,)
+        offset : int, >= 0
+        tail : float, in [0, 1]
+
+        Returns
+        -------
+        PairDivergence
+
+        Examples
+        --------
+        >>> from scipy import stats
+        >>> pair = DominatingPair.clones(1.0, 201, stronger=True)
+        >>> c = np.arange(201.0)
+        >>> pmf = stats.binom.pmf(c, 200, pair.rho)
+        >>> div = PairDivergence.from_count_pmf(pair, pmf, 1e-15 * pmf, 0, 0.0)
+        >>> abs(div.upper(0.3) - PairDivergence(pair, 1e-300).upper(0.3)) < 1e-12
+        True
+        """
+        pmf = np.asarray(pmf, dtype=np.float64)
+        err = np.asarray(pmf_err, dtype=np.float64)
+        # totals s = offset + i + 1 take C = s - 1 from the victim's messages (weight w_same + w_other)
+        # and C = s from a "none" victim; both arrays padded by one count on each side
+        prev = np.concatenate(([0.0], pmf))  # Pr[C = s - 1] for s = offset, ..., offset + m
+        here = np.concatenate((pmf, [0.0]))  # Pr[C = s]
+        prev_err = np.concatenate(([0.0], err))
+        here_err = np.concatenate((err, [0.0]))
+        s = offset + np.arange(pmf.size + 1, dtype=np.float64)
+        keep = s >= 1.0  # s = 0: the victim's message is absent, P = Q there
+        w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
+        weight = ((w1 + w0) * prev + w00 * here)[keep]
+        weight_err = ((w1 + w0) * prev_err + w00 * here_err)[keep] + _UNDERFLOW
+        if w00 > 0.0:
+            # h from floats with errors: alpha falls as h grows, so the upper bound takes h
+            # from the pmf rounded toward the smaller ratio, the lower bound the larger
+            with np.errstate(divide="ignore", invalid="ignore"):
+                h_up = np.where(prev + prev_err > 0.0, 0.5 * w00 * np.maximum(here - here_err, 0.0) / (prev + prev_err), np.inf)[keep]
+                h_lo = np.where(prev - prev_err > 0.0, 0.5 * w00 * (here + here_err) / (prev - prev_err), np.inf)[keep]
+        else:
+            h_up = h_lo = np.zeros(int(keep.sum()))
+        clones = s[keep] - 1.0
+        self = cls.__new__(cls)
+        self.pair = pair
+        self.tail = float(tail)
+        self.exact = True
+        self._upper = _CloneMixture(weight, weight_err, clones, h_up)
+        self._lower = _CloneMixture(weight, weight_err, clones, h_lo) if w00 > 0.0 else self._upper
+        self.slack = rel_slack(float(clones[-1]) if clones.size else 0.0)
+        return self
+
     def _terms(self, mix: _CloneMixture, eps: float, up: bool) -> tuple[np.ndarray, np.ndarray]:
         """Per block: K(alpha, c, eps) (the best of three thresholds) and its magnitude |pos| + |neg|.
 

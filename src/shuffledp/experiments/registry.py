@@ -25,6 +25,8 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.metric_location",
     "shuffledp.experiments.metric_boost",
     "shuffledp.experiments.metric_compromised",
+    "shuffledp.experiments.personalized_bounds",
+    "shuffledp.experiments.personalized_estimation",
 )
 
 

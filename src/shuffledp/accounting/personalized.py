@@ -1,0 +1,700 @@
+"""Per-user amplification by shuffling when every user picks their own local budget.
+
+Model (issue 10): every user runs one randomizer family (binary RR, k-RR, Laplace on a
+bounded interval) at their own public budget eps_i; the shuffler releases the multiset of
+reports.  A victim's central guarantee depends on its own budget and on how much of a
+*clone* of the victim each other user can produce.
+
+**Clone reduction, personalized.**  Write the victim's pair as R_v(x0), R_v(x1) (eps_v-DP).
+Kairouz-Oh-Viswanath: with a = e^eps_v/(1 + e^eps_v), Q0 = (e^eps_v R_v(x0) - R_v(x1))/(e^eps_v - 1)
+and Q1 symmetrically are distributions, R_v(x0) = a Q0 + (1 - a) Q1, R_v(x1) = (1 - a) Q0 + a Q1,
+and (Q0 + Q1)/2 = (R_v(x0) + R_v(x1))/2.  If another user j satisfies, for every input x,
+R_j(x) >= c_j/2 (R_v(x0) + R_v(x1)) (its *clone capacity* c_j, :func:`clone_capacity`), then
+R_j(x) = c_j (Q0 + Q1)/2 + (1 - c_j) L_j(x): user j is independently a fair Q0/Q1 message
+with probability c_j.  Given the counts (n0, n1) of Q0 and Q1 messages, the set of clone
+users has a law that does not depend on the victim's input, so the shuffled multiset is a
+post-processing of P = (A + D1, C - A + D2) vs Q = (A + D2, C - A + D1) with
+C ~ PoissonBinomial(c_j : j != victim), A | C ~ Binom(C, 1/2) and (D1, D2) = (1, 0) w.p. a,
+(0, 1) otherwise: the clone pair of :mod:`.dominating_pair` with a Poisson-binomial count
+(equal budgets give Binom(n - 1, c): stronger clones for binary RR and k-RR).  Lowering a
+c_j drops fair messages at random (post-processing), so any lower bound on c_j is safe.
+
+**Computation.**  The law of C is computed by divide-and-conquer convolution (direct for
+short arrays, FFT otherwise) in linear space, with a rigorous absolute error per entry
+(|a*b - â*b̂| <= E_a ||b̂||_1 + E_b ||a||_1 plus the round-off of the product, bounded for
+the FFT by 10 u log2(N) ||a||_2 ||b||_2, u = 2^-53: the worst-case FFT bound with a wide
+margin) and edges trimmed with their mass charged.  Entries whose true value is below the
+error floor (~1e-16) are not resolved, which only matters through the charged errors.
+The divergence is :meth:`.PairDivergence.from_count_pmf` (exact, width-1 blocks), epsilon
+the certified grid search :func:`.solve_epsilon`.
+
+References
+----------
+personalized-shuffle-eapes.txt §2.3 Fact 2, §3 Lemmas 1-2, Theorems 1-3, §4 Corollaries 1-2;
+Feldman, McMillan, Talwar FOCS 2021 / SODA 2023 (clones; not in /work/shared/papers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from shuffledp._util.validation import check_probability
+from shuffledp.accounting._rounding import EPS_CEILING, rel_slack, tail_budget
+from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, count_window, solve_epsilon
+from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError
+
+#: Randomizer families with a clone capacity.
+FAMILIES = ("binary-rr", "k-rr", "laplace")
+_U = 2.0**-53
+#: Arrays shorter than this are convolved directly (np.convolve), longer ones by FFT.
+_DIRECT = 64
+#: Safety factor of the FFT round-off bound C u log2(N) ||a||_2 ||b||_2.
+_FFT_FACTOR = 10.0
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def check_budgets(values: Any, name: str) -> np.ndarray:
+    """``values`` as a 1-d float array of finite budgets > 0 (PrivacyParameterError naming ``name``)."""
+    arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    if arr.ndim != 1:
+        raise ShapeError(f"{name} must be a 1-d array of budgets, got shape {arr.shape}")
+    bad = ~(np.isfinite(arr) & (arr > 0.0))
+    if bad.any():
+        raise PrivacyParameterError(f"{name} must be finite and > 0, got {arr[bad][0]!r} at index {int(np.argmax(bad))}")
+    return arr
+
+
+def _check_family(family: str, k: int | None) -> None:
+    if family not in FAMILIES:
+        raise NoCloneBoundError(f"family must be one of {', '.join(FAMILIES)} (the families with a clone bound), got {family!r}")
+    if family == "k-rr" and (k is None or int(k) != k or k < 2):
+        raise NoCloneBoundError(f"family 'k-rr' needs the alphabet size k, an integer >= 2, got k={k!r}")
+
+
+# --------------------------------------------------------------------------- clone capacity
+
+
+def clone_capacity(victim_eps: Any, other_eps: Any, family: str = "binary-rr", k: int | None = None) -> np.ndarray:
+    """Largest c with R_other(x) >= c/2 (R_victim(x0) + R_victim(x1)) for all x and x0 != x1.
+
+    * binary RR: (R_v(0) + R_v(1))/2 is the fair bit and R_other(x) puts at least
+      1/(1 + e^eps_o) on each bit, so c = 2/(1 + e^eps_o) (independent of eps_v).
+    * k-RR: with a_i = 1/(e^eps_i + k - 1), (R_v(x0) + R_v(x1))/2 puts (e^eps_v + 1) a_v/2 on
+      x0 and x1 and a_v on each other symbol; R_other(x) puts at least a_o on every symbol
+      y != x (and more on y = x).  The binding constraint is y = x0 != x:
+      c (e^eps_v + 1) a_v / 2 <= a_o, i.e. c = 2 (e^eps_v + k - 1)/((e^eps_o + k - 1)(e^eps_v + 1))
+      (the other symbols need only c <= a_o/a_v, weaker since (e^eps_v + 1)/2 >= 1); k = 2
+      gives the binary formula, equal budgets 2/(e^eps + 1).
+    * Laplace on an interval of length Delta, scale b_i = Delta/eps_i: inside the interval
+      R_o(y|x) >= e^{-eps_o}/(2 b_o) and the victim's mixture is <= 1/(2 b_v), so
+      c <= (b_v/b_o) e^{-eps_o}, attained at y at an end; outside it, at distance d,
+      the ratio is (b_v/b_o) e^{-eps_o} e^{d (1/b_v - 1/b_o)}: for eps_o <= eps_v it grows with d
+      and c = (eps_o/eps_v) e^{-eps_o} (equal budgets: e^-eps, the FOCS 2021 clones); for
+      eps_o > eps_v the liberal user's lighter tails cannot imitate the victim's (ratio -> 0)
+      and c = 0: such users give no amplification and the victim's bound falls back on
+      the other users (at worst its own local eps_v, which always holds).
+
+    The result is rounded down by a few ulps (a smaller capacity is always safe).
+
+    Parameters
+    ----------
+    victim_eps, other_eps : float or array, > 0 (broadcast)
+    family : {"binary-rr", "k-rr", "laplace"}
+    k : int, >= 2, for "k-rr"
+
+    Returns
+    -------
+    ndarray of float in [0, 1]
+
+    Raises
+    ------
+    PrivacyParameterError, NoCloneBoundError
+
+    Examples
+    --------
+    >>> import math
+    >>> math.isclose(clone_capacity(1.0, 1.0), clone_capacity(1.0, 1.0, "k-rr", k=2), rel_tol=1e-14)
+    True
+    >>> round(float(clone_capacity(0.5, 1.0, "laplace")), 6), float(clone_capacity(1.0, 0.5, "laplace")) > 0
+    (0.0, True)
+    """
+    _check_family(family, k)
+    v = check_budgets(victim_eps, "victim_eps")
+    o = check_budgets(other_eps, "other_eps")
+    if family == "binary-rr":
+        c = 2.0 / (1.0 + np.exp(o)) + 0.0 * v
+    elif family == "k-rr":
+        with np.errstate(over="ignore"):
+            c = 2.0 * (np.exp(v) + k - 1.0) / ((np.exp(o) + k - 1.0) * (np.exp(v) + 1.0))
+        c = np.where(np.isfinite(c), c, 2.0 / (np.exp(o) + k - 1.0))  # e^eps_v overflowed: the limit
+    else:
+        c = np.where(o <= v, o / v * np.exp(-o), 0.0)
+    c = np.minimum(c, 1.0) * (1.0 - 8.0 * _U)
+    scalar = np.ndim(victim_eps) == 0 and np.ndim(other_eps) == 0
+    return c[0] if scalar else c
+
+
+# --------------------------------------------------------------------------- Poisson-binomial law
+
+
+@dataclass(frozen=True)
+class CountPmf:
+    """A sub-probability vector approximating the law of a count.
+
+    ``pmf[i]`` is within ``rel * pmf[i] + abs_err`` of a sub-probability s(offset + i) <=
+    Pr[C = offset + i]; the exact law puts at most ``missing`` mass beyond s (anywhere).
+    """
+
+    offset: int
+    pmf: np.ndarray
+    rel: float
+    abs_err: float
+    missing: float
+    mu: float = 0.0
+    var: float = 0.0
+
+    @property
+    def err(self) -> np.ndarray:
+        """Absolute error bound of each entry."""
+        return self.rel * self.pmf + self.abs_err
+
+_ONE = CountPmf(0, np.ones(1), 0.0, 0.0, 0.0)
+
+
+def _combine_errors(ra, ea, la, rb, eb, lb, round_rel, round_abs):
+    """Error of â*b̂ against a*b: relative parts add (non-negative terms), absolute parts
+    propagate through the L1 norms (<= 1 + size * abs), plus the product's own round-off."""
+    rel = ra + rb + ra * rb + round_rel
+    absolute = ea * (1.0 + rb) * (1.0 + lb * eb) + eb * (1.0 + ra) * (1.0 + la * ea) + round_abs
+    return rel, absolute
+
+
+def _convolve(a: CountPmf, b: CountPmf) -> CountPmf:
+    """a * b with its error bound (module docstring): direct sums of non-negative terms have
+    relative round-off <= (min size + 1) u; the FFT an absolute one, 10 u log2 N ||a||_2 ||b||_2."""
+    size = a.pmf.size + b.pmf.size - 1
+    if min(a.pmf.size, b.pmf.size) <= _DIRECT:
+        out = np.convolve(a.pmf, b.pmf)
+        round_rel, round_abs = (min(a.pmf.size, b.pmf.size) + 1) * _U, 0.0
+    else:
+        nfft = 1 << (size - 1).bit_length()
+        out = np.fft.irfft(np.fft.rfft(a.pmf, nfft) * np.fft.rfft(b.pmf, nfft), nfft)[:size]
+        norms = math.sqrt(float(np.dot(a.pmf, a.pmf)) * float(np.dot(b.pmf, b.pmf)))
+        round_rel, round_abs = 0.0, _FFT_FACTOR * _U * math.log2(nfft) * norms + 1e-300
+    rel, absolute = _combine_errors(a.rel, a.abs_err, a.pmf.size, b.rel, b.abs_err, b.pmf.size, round_rel, round_abs)
+    # true values are >= 0, so clipping only moves toward them
+    return CountPmf(a.offset + b.offset, np.maximum(out, 0.0), rel, absolute, a.missing + b.missing, a.mu + b.mu, a.var + b.var)
+
+
+def _bernstein_radius(var: np.ndarray | float, cut: float) -> np.ndarray | float:
+    """t with 2 exp(-t^2 / (2 (var + t/3))) = cut: a sum of independent Bernoullis with
+    variance ``var`` leaves its mean by >= t with probability <= cut (Bernstein)."""
+    log_term = math.log(2.0 / cut)
+    var = np.asarray(var, dtype=np.float64) * (1.0 + 1e-9) + 1e-12  # float sums of p (1 - p), rounded up
+    return log_term / 3.0 + np.sqrt((log_term / 3.0) ** 2 + 2.0 * var * log_term) + 1.0
+
+
+def _trim(x: CountPmf, cut: float) -> CountPmf:
+    """Keep the counts within the Bernstein radius of the mean; the law outside has mass <= ``cut``."""
+    if cut <= 0.0:
+        return x
+    t = float(_bernstein_radius(x.var, cut))
+    lo = max(0, math.floor(x.mu - t) - x.offset)
+    hi = min(x.pmf.size, math.ceil(x.mu + t) - x.offset + 1)
+    if lo == 0 and hi == x.pmf.size:
+        return x
+    return CountPmf(x.offset + lo, x.pmf[lo:hi].copy(), x.rel, x.abs_err, x.missing + cut, x.mu, x.var)
+
+
+def binomial_count(trials: int, prob: float, cut: float) -> CountPmf:
+    """Binom(trials, prob) on a window holding all but <= ``cut`` of its mass (Boost pmf, rel_slack charged)."""
+    if trials == 0 or prob <= 0.0:
+        return _ONE
+    mu, var = trials * prob, trials * prob * (1.0 - prob)
+    if trials == 1:
+        return CountPmf(0, np.array([1.0 - prob, prob]), _U, 0.0, 0.0, mu, var)
+    lo, hi, tail = count_window(trials, prob, cut / 2.0) if cut > 0.0 else (0, trials, 0.0)
+    pmf = stats.binom.pmf(np.arange(lo, hi + 1, dtype=np.float64), trials, prob)
+    return CountPmf(lo, pmf, rel_slack(trials), 1e-300, tail, mu, var)
+
+
+def _batched_tree(singles: np.ndarray, leaves: list[CountPmf], share: float) -> list[CountPmf]:
+    """Pairwise products of many short leaves, level by level as one (rows, length) array.
+
+    ``singles``: Bernoulli probabilities (one user each); ``leaves``: other short laws.
+    Stops when few rows are left or rows grow long; returns the remaining nodes.
+    """
+    width = max([2] + [leaf.pmf.size for leaf in leaves])
+    rows = np.zeros((singles.size + len(leaves), width))
+    rows[: singles.size, 0] = 1.0 - singles
+    rows[: singles.size, 1] = singles
+    for i, leaf in enumerate(leaves, start=singles.size):
+        rows[i, : leaf.pmf.size] = leaf.pmf
+    offsets = np.array([0] * singles.size + [leaf.offset for leaf in leaves], dtype=np.int64)
+    rel = max([_U] + [leaf.rel for leaf in leaves])
+    abs_err = np.array([0.0] * singles.size + [leaf.abs_err for leaf in leaves])
+    missing = np.array([0.0] * singles.size + [leaf.missing for leaf in leaves])
+    mu = np.concatenate((singles, [leaf.mu for leaf in leaves]))
+    var = np.concatenate((singles * (1.0 - singles), [leaf.var for leaf in leaves]))
+    while rows.shape[0] > 64 and rows.shape[1] <= 2048:
+        if rows.shape[0] % 2:
+            pad = np.zeros((1, rows.shape[1]))
+            pad[0, 0] = 1.0
+            rows = np.vstack((rows, pad))
+            offsets, abs_err, missing = np.append(offsets, 0), np.append(abs_err, 0.0), np.append(missing, 0.0)
+            mu, var = np.append(mu, 0.0), np.append(var, 0.0)
+        a, b = rows[0::2], rows[1::2]
+        length = rows.shape[1]
+        size = 2 * length - 1
+        if length <= 8:
+            out = np.zeros((a.shape[0], size))
+            for j in range(length):
+                out[:, j : j + length] += a[:, j : j + 1] * b
+            round_rel, round_abs = (length + 1) * _U, np.zeros(a.shape[0])
+        else:
+            nfft = 1 << (size - 1).bit_length()
+            out = np.fft.irfft(np.fft.rfft(a, nfft, axis=1) * np.fft.rfft(b, nfft, axis=1), nfft, axis=1)[:, :size]
+            norms = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
+            round_rel, round_abs = 0.0, _FFT_FACTOR * _U * math.log2(nfft) * norms + 1e-300
+        new_rel, new_abs = _combine_errors(rel, abs_err[0::2], length, rel, abs_err[1::2], length, round_rel, round_abs)
+        rows, offsets = np.maximum(out, 0.0), offsets[0::2] + offsets[1::2]
+        rel, abs_err, missing = new_rel, new_abs, missing[0::2] + missing[1::2]
+        mu, var = mu[0::2] + mu[1::2], var[0::2] + var[1::2]
+        if share > 0.0:
+            # every row cut to its Bernstein window (law outside: mass <= share), at a common width
+            t = _bernstein_radius(var, share)
+            lo = np.maximum(np.floor(mu - t).astype(np.int64) - offsets, 0)
+            hi = np.minimum(np.ceil(mu + t).astype(np.int64) - offsets + 1, rows.shape[1])
+            keep = int(np.max(hi - lo))
+            if keep < rows.shape[1]:
+                lo = np.minimum(lo, rows.shape[1] - keep)
+                rows = np.take_along_axis(rows, lo[:, None] + np.arange(keep)[None, :], axis=1)
+                offsets, missing = offsets + lo, missing + share
+    return [CountPmf(int(o), r, rel, float(e), float(m), float(a), float(v)) for o, r, e, m, a, v in zip(offsets, rows, abs_err, missing, mu, var)]
+
+
+def poisson_binomial(probs: Any, cut: float = 1e-30) -> CountPmf:
+    """Law of a sum of independent Bernoulli(probs), by divide-and-conquer convolution.
+
+    Leaves are grouped by equal probability into binomials; the tree multiplies them
+    pairwise (balanced; many short leaves level by level in one array), trimming edge
+    mass at most ``cut`` in total (charged to ``missing``).
+
+    Parameters
+    ----------
+    probs : array of float in [0, 1]
+    cut : float, >= 0
+
+    Returns
+    -------
+    CountPmf
+
+    Examples
+    --------
+    >>> pb = poisson_binomial([0.5, 0.5, 0.5])
+    >>> pb.offset, [round(float(v), 12) for v in pb.pmf]
+    (0, [0.125, 0.375, 0.375, 0.125])
+    """
+    p = np.asarray(probs, dtype=np.float64).ravel()
+    values, counts = np.unique(p[p > 0.0], return_counts=True)
+    if values.size == 0:
+        return _ONE
+    # every node of the tree is trimmed at most once: 2 * values.size trims in all
+    share = cut / (4.0 * values.size)
+    single = counts == 1
+    nodes = [binomial_count(int(m), float(q), share) for q, m in zip(values[~single], counts[~single])]
+    short = [node for node in nodes if node.pmf.size <= 64]
+    if single.sum() + len(short) > 64:
+        nodes = [node for node in nodes if node.pmf.size > 64] + _batched_tree(values[single], short, share)
+    else:
+        nodes = nodes + [binomial_count(1, float(q), share) for q in values[single]]
+    while len(nodes) > 1:
+        paired = [_trim(_convolve(nodes[i], nodes[i + 1]), share) for i in range(0, len(nodes) - 1, 2)]
+        if len(nodes) % 2:
+            paired.append(nodes[-1])
+        nodes = paired
+    return nodes[0]
+
+
+def _leave_one_out(values: np.ndarray, counts: np.ndarray, cut: float) -> list[CountPmf]:
+    """For each group g: the law of the sum over all users but one of group g (prefix x suffix products)."""
+    g = values.size
+    share = cut / (4.0 * max(g, 1))
+    leaves = [binomial_count(int(m), float(q), share) for q, m in zip(values, counts)]
+    minus = [binomial_count(int(m) - 1, float(q), share) for q, m in zip(values, counts)]
+    prefix, suffix = [_ONE], [_ONE]
+    for leaf in leaves[:-1]:
+        prefix.append(_trim(_convolve(prefix[-1], leaf), share))
+    for leaf in leaves[:0:-1]:
+        suffix.append(_trim(_convolve(suffix[-1], leaf), share))
+    suffix.reverse()
+    return [_trim(_convolve(_convolve(prefix[i], suffix[i]), minus[i]), share) for i in range(g)]
+
+
+# --------------------------------------------------------------------------- upper bound
+
+
+def _tight_window(x: CountPmf, cut: float) -> CountPmf:
+    """Drop edge entries whose charged mass (value + error bound, summed from each end) is <= cut/2 per side.
+
+    Narrower than the Bernstein window (the divergence is summed over fewer counts); the
+    true mass dropped is at most the charged mass, which is added to ``missing``.
+    """
+    charged = (x.pmf + x.err) * (1.0 + 4.0 * _U)
+    left, right = np.cumsum(charged), np.cumsum(charged[::-1])
+    slack = x.pmf.size * _U  # float cumulative sums
+    lo = int(np.searchsorted(left * (1.0 + slack), cut / 2.0, side="right"))
+    hi = x.pmf.size - int(np.searchsorted(right * (1.0 + slack), cut / 2.0, side="right"))
+    if hi <= lo or (lo == 0 and hi == x.pmf.size):
+        return x
+    dropped = (float(left[lo - 1]) if lo else 0.0) + (float(right[x.pmf.size - hi - 1]) if hi < x.pmf.size else 0.0)
+    return CountPmf(x.offset + lo, x.pmf[lo:hi].copy(), x.rel, x.abs_err, x.missing + dropped * (1.0 + slack), x.mu, x.var)
+
+
+def _count_divergence(victim_eps: float, count: CountPmf) -> PairDivergence:
+    pair = DominatingPair.clones(victim_eps, 1, stronger=True)  # only w_same, w_other, w_diff, log_p are used
+    return PairDivergence.from_count_pmf(pair, count.pmf, count.err, count.offset, count.missing)
+
+
+def _solve_upper(victim_eps: float, count: CountPmf, delta: float, rtol: float, guess: float | None = None) -> float:
+    div = _count_divergence(victim_eps, _tight_window(count, tail_budget(delta, rtol)))
+    cap = div.pair.eps_cap
+    if guess is None:
+        guess = 2.0 * div.pair.w_diff * math.sqrt(2.0 * math.log(1.0 / delta) / max(count.mu, 1.0))
+    return solve_epsilon(div.upper, delta, min(cap, EPS_CEILING), guess, rtol, True, cap=cap)
+
+
+def _check_common(delta: float, rtol: float) -> tuple[float, float]:
+    delta = check_probability(delta, "delta")
+    if not (1e-12 <= rtol <= 1e-2):
+        raise PrivacyParameterError(f"rtol must lie in [1e-12, 1e-2], got {rtol!r}")
+    return delta, rtol
+
+
+def personalized_shuffle_epsilon(
+    victim_eps: float, others_eps: Sequence[float], delta: float, family: str = "binary-rr", *, k: int | None = None, rtol: float = 1e-6
+) -> float:
+    """Certified upper bound on the central epsilon of one victim among users with their own budgets.
+
+    Clone pair with C ~ PoissonBinomial(clone_capacity(victim_eps, others_eps)) (module
+    docstring), computed exactly up to charged round-off and trimmed mass.
+
+    Parameters
+    ----------
+    victim_eps : float, > 0
+    others_eps : array of float, > 0
+        Budgets of the other n - 1 users.
+    delta : float, in (0, 1)
+    family : {"binary-rr", "k-rr", "laplace"}
+    k : int, for "k-rr"
+    rtol : float, in [1e-12, 1e-2]
+        Relative spacing of the epsilon grid (the result is rounded up to it).
+
+    Returns
+    -------
+    float, <= victim_eps (rounded up by one ulp)
+
+    Raises
+    ------
+    PrivacyParameterError, NoCloneBoundError, ShapeError
+
+    Examples
+    --------
+    >>> from shuffledp.accounting.dominating_pair import DominatingPair, pair_epsilon
+    >>> mine = personalized_shuffle_epsilon(1.0, [1.0] * 999, 1e-6)
+    >>> ref = pair_epsilon(DominatingPair.clones(1.0, 1000, stronger=True), 1e-6, 1e-6, upper=True)
+    >>> abs(mine - ref) <= 2e-6 * ref
+    True
+    """
+    delta, rtol = _check_common(delta, rtol)
+    v = float(check_budgets(victim_eps, "victim_eps")[0])
+    o = check_budgets(others_eps, "others_eps")
+    caps = np.atleast_1d(clone_capacity(v, o, family, k)) if o.size else np.zeros(0)
+    count = poisson_binomial(caps, cut=tail_budget(delta, rtol))
+    return _solve_upper(v, count, delta, rtol)
+
+
+def personalized_shuffle_epsilons(
+    budgets: Sequence[float], delta: float, family: str = "binary-rr", *, k: int | None = None, rtol: float = 1e-6
+) -> tuple[np.ndarray, np.ndarray]:
+    """Upper bound for every distinct budget of a population (each user the victim in turn).
+
+    For binary RR the capacities do not depend on the victim, so the laws of C for all
+    victims come from prefix and suffix products over the groups of equal budget.
+
+    Parameters
+    ----------
+    budgets : array of float, > 0, one per user (n >= 1)
+    delta, family, k, rtol : as :func:`personalized_shuffle_epsilon`
+
+    Returns
+    -------
+    (distinct budgets ascending, their upper bounds)
+
+    Examples
+    --------
+    >>> b, eps = personalized_shuffle_epsilons([0.5] * 500 + [1.0] * 500, 1e-6)
+    >>> b.tolist(), bool(eps[0] < eps[1] < 1.0)
+    ([0.5, 1.0], True)
+    """
+    delta, rtol = _check_common(delta, rtol)
+    all_eps = check_budgets(budgets, "budgets")
+    _check_family(family, k)
+    values, counts = np.unique(all_eps, return_counts=True)
+    cut = tail_budget(delta, rtol)
+    if family == "binary-rr":
+        caps = np.atleast_1d(clone_capacity(values[0], values, family))
+        counts_by_victim = _leave_one_out(caps, counts, cut)
+        eps = []
+        for v, cnt in zip(values, counts_by_victim):  # the previous victim's answer is a close guess
+            eps.append(_solve_upper(float(v), cnt, delta, rtol, eps[-1] if eps else None))
+    else:
+        eps = []
+        for i, v in enumerate(values):
+            others = counts.copy()
+            others[i] -= 1
+            caps = np.repeat(np.atleast_1d(clone_capacity(v, values, family, k)), others)
+            eps.append(_solve_upper(float(v), poisson_binomial(caps, cut), delta, rtol))
+    return values, np.asarray(eps)
+
+
+# --------------------------------------------------------------------------- lower bound (binary RR)
+
+
+def _lower_divergence(victim_eps: float, ones: CountPmf, victim_bit: int):
+    """Certified lower bound on D_{e^eps}(K | x_v = victim_bit || K | x_v = 1 - victim_bit), K = V + S."""
+    b = 1.0 / (1.0 + math.exp(victim_eps))
+    alpha = 1.0 - b if victim_bit else b  # P[V = 1] under the first input
+    beta = 1.0 - alpha  # ... under the second
+    s = np.concatenate((ones.pmf, [0.0]))
+    s_prev = np.concatenate(([0.0], ones.pmf))
+    err = np.concatenate((ones.err, [0.0]))
+    err_prev = np.concatenate(([0.0], ones.err))
+    size = s.size
+
+    def divergence(eps: float) -> float:
+        e = math.exp(eps)
+        a = (1.0 - alpha) - e * (1.0 - beta)  # coefficient of S(k)
+        c = alpha - e * beta  # coefficient of S(k - 1)
+        terms = a * s + c * s_prev
+        mag = abs(a) + abs(c)
+        slack = abs(a) * (err + 4.0 * _U * s) + abs(c) * (err_prev + 4.0 * _U * s_prev)
+        kept = np.maximum(terms - slack, 0.0)
+        total = float(np.sum(kept)) * (1.0 - size * _U) - mag * ones.missing
+        return max(total, 0.0)
+
+    return divergence
+
+
+def personalized_shuffle_epsilon_lower(
+    victim_eps: float,
+    others_eps: Sequence[float],
+    delta: float,
+    *,
+    others_inputs: Sequence[int] | None = None,
+    rtol: float = 1e-6,
+) -> float:
+    """Certified lower bound for binary RR: the exact divergence of one neighbouring pair.
+
+    Victim input 0 vs 1, the others' inputs ``others_inputs`` (default all 0).  The shuffled
+    multiset of bits is its count of ones K = V + S, S ~ PoissonBinomial(P[R_j(x_j) = 1]),
+    computed exactly (up to charged round-off); both directions are tried and the largest
+    grid epsilon whose certified divergence exceeds delta returned.
+
+    Parameters
+    ----------
+    victim_eps : float, > 0
+    others_eps : array of float, > 0
+    delta : float, in (0, 1)
+    others_inputs : array of {0, 1}, same length as ``others_eps``
+    rtol : float, in [1e-12, 1e-2]
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> lo = personalized_shuffle_epsilon_lower(1.0, [1.0] * 999, 1e-6)
+    >>> hi = personalized_shuffle_epsilon(1.0, [1.0] * 999, 1e-6)
+    >>> 0.0 < lo <= hi
+    True
+    """
+    delta, rtol = _check_common(delta, rtol)
+    v = float(check_budgets(victim_eps, "victim_eps")[0])
+    o = check_budgets(others_eps, "others_eps")
+    x = np.zeros(o.size) if others_inputs is None else np.asarray(others_inputs, dtype=np.float64).ravel()
+    if x.size != o.size:
+        raise ShapeError(f"others_inputs must have one bit per entry of others_eps ({o.size}), got {x.size}")
+    if not np.all((x == 0.0) | (x == 1.0)):
+        raise PrivacyParameterError("others_inputs must contain only 0 and 1")
+    q = 1.0 / (1.0 + np.exp(o))
+    ones = poisson_binomial(np.where(x == 1.0, 1.0 - q, q), cut=tail_budget(delta, rtol))
+    return _solve_lower(v, ones, delta, rtol)
+
+
+def _solve_lower(v: float, ones: CountPmf, delta: float, rtol: float) -> float:
+    best = 0.0
+    for bit in (0, 1):
+        div = _lower_divergence(v, ones, bit)
+        best = max(best, solve_epsilon(div, delta, v, 0.1, rtol, False))
+    return best
+
+
+def personalized_shuffle_epsilons_lower(budgets: Sequence[float], delta: float, *, rtol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`personalized_shuffle_epsilon_lower` (all inputs 0) for every distinct budget of a population.
+
+    Examples
+    --------
+    >>> b, lo = personalized_shuffle_epsilons_lower([0.5] * 500 + [1.0] * 500, 1e-6)
+    >>> bool(0.0 < lo[0] < lo[1])
+    True
+    """
+    delta, rtol = _check_common(delta, rtol)
+    all_eps = check_budgets(budgets, "budgets")
+    values, counts = np.unique(all_eps, return_counts=True)
+    probs = 1.0 / (1.0 + np.exp(values))
+    ones = _leave_one_out(probs, counts, tail_budget(delta, rtol))
+    return values, np.asarray([_solve_lower(float(v), s, delta, rtol) for v, s in zip(values, ones)])
+
+
+# --------------------------------------------------------------------------- competitors
+
+
+def eapes_mu(eps: Sequence[float], deltas: Sequence[float] | None = None) -> float:
+    """mu of E-APES Theorem 3 / Corollaries 1-2: sqrt(2 / sum_i (1 - delta_i)/(1 + e^eps_i)) over the n - 1 others.
+
+    Parameters
+    ----------
+    eps : array of float, > 0
+        The other users' local budgets.
+    deltas : array of float in [0, 1), same length (default 0)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(eapes_mu([0.0001] * 200), 4)
+    0.1414
+    """
+    e = check_budgets(eps, "eps")
+    d = np.zeros(e.size) if deltas is None else np.asarray(deltas, dtype=np.float64).ravel()
+    if d.size != e.size:
+        raise ShapeError(f"deltas must have one entry per entry of eps ({e.size}), got {d.size}")
+    if not np.all((d >= 0.0) & (d < 1.0)):
+        raise PrivacyParameterError(f"deltas must lie in [0, 1), got {d[~((d >= 0.0) & (d < 1.0))][0]!r}")
+    return math.sqrt(2.0 / float(np.sum((1.0 - d) / (1.0 + np.exp(e)))))
+
+
+def gdp_delta(eps: float, mu: float) -> float:
+    """delta(eps) of mu-GDP (E-APES Fact 2): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
+    return float(special.ndtr(-eps / mu + mu / 2.0) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2.0))
+
+
+def eapes_epsilon(
+    others_eps: Sequence[float],
+    delta: float,
+    *,
+    others_deltas: Sequence[float] | None = None,
+    berry_esseen: float | None = None,
+) -> float:
+    """E-APES (eps, delta) of Theorem 3 via the mu-GDP conversion (an approximation, not a bound).
+
+    The paper leaves the Berry-Esseen constant C of Lemma 3 unspecified and drops it
+    ("gamma ... can be negligible"), so by default the trade-off is taken as
+    delta_max (1 - alpha) + (1 - delta_max) G_mu(alpha): the central-limit approximation.
+    With a constant C supplied, the term g = C / sqrt(n - 1) is kept: the trade-off
+    G_mu(alpha + g) - g has delta(eps) = delta_mu(eps) + g (1 + e^eps), which shows its size.
+    With delta_max > 0 the mixture gives delta(eps) = (1 - delta_max) delta'(eps'),
+    e^eps' = (e^eps - delta_max)/(1 - delta_max).  The victim's own budget does not enter
+    (the paper's Theorem 1 treats the victim's message as revealing).
+
+    Parameters
+    ----------
+    others_eps : array of float, > 0
+    delta : float, in (0, 1)
+    others_deltas : array of float in [0, 1), optional
+    berry_esseen : float, >= 0, optional
+        The constant C of Lemma 3.
+
+    Returns
+    -------
+    float
+        math.inf when no epsilon reaches delta (the Berry-Esseen term alone exceeds it).
+
+    Examples
+    --------
+    >>> eps = eapes_epsilon([1.0] * 9999, 1e-6)
+    >>> mu = eapes_mu([1.0] * 9999)
+    >>> abs(gdp_delta(eps, mu) - 1e-6) < 1e-12
+    True
+    """
+    delta = check_probability(delta, "delta")
+    mu = eapes_mu(others_eps, others_deltas)
+    d_max = 0.0 if others_deltas is None else float(np.max(others_deltas, initial=0.0))
+    g = 0.0
+    if berry_esseen is not None:
+        if not (math.isfinite(berry_esseen) and berry_esseen >= 0.0):
+            raise PrivacyParameterError(f"berry_esseen must be finite and >= 0, got {berry_esseen!r}")
+        g = berry_esseen / math.sqrt(max(len(np.atleast_1d(others_eps)), 1))
+    target = delta / (1.0 - d_max)
+
+    def excess(eps_p: float) -> float:
+        return gdp_delta(eps_p, mu) + g * (1.0 + math.exp(eps_p)) - target
+
+    if excess(0.0) <= 0.0:
+        eps_p = 0.0
+    else:
+        hi = 1.0
+        while excess(hi) > 0.0:
+            hi *= 2.0
+            if hi > EPS_CEILING or g * (1.0 + math.exp(hi)) > target:
+                return math.inf
+        eps_p = optimize.brentq(excess, 0.0, hi, xtol=1e-15, rtol=1e-14)
+    return math.log((1.0 - d_max) * math.exp(eps_p) + d_max)
+
+
+def weakest_budget_epsilon(
+    n: int, budgets: Sequence[float], delta: float, family: str = "binary-rr", *, k: int | None = None, rtol: float = 1e-6
+) -> float:
+    """Everyone charged at the weakest budget: the homogeneous clone bound at max(budgets) for n users.
+
+    Examples
+    --------
+    >>> weakest_budget_epsilon(1000, [0.5, 1.0], 1e-6) == personalized_shuffle_epsilon(1.0, [1.0] * 999, 1e-6)
+    True
+    """
+    eps_max = float(np.max(check_budgets(budgets, "budgets")))
+    if int(n) != n or n < 1:
+        raise PrivacyParameterError(f"n must be an integer >= 1, got {n!r}")
+    return personalized_shuffle_epsilon(eps_max, np.full(int(n) - 1, eps_max), delta, family, k=k, rtol=rtol)
+
+
+#: Liu et al. 2023 (APES / "EoN") is cited by the E-APES paper but its normal-approximation
+#: formula is not stated there, and we do not have the paper: no implementation.
+LIU_2023_AVAILABLE = False
+
+__all__ = [
+    "FAMILIES",
+    "CountPmf",
+    "check_budgets",
+    "clone_capacity",
+    "eapes_epsilon",
+    "eapes_mu",
+    "gdp_delta",
+    "personalized_shuffle_epsilon",
+    "personalized_shuffle_epsilon_lower",
+    "personalized_shuffle_epsilons",
+    "personalized_shuffle_epsilons_lower",
+    "poisson_binomial",
+    "weakest_budget_epsilon",
+]

@@ -1,0 +1,10 @@
+"""Personalized LDP in the shuffle model (E-APES paper §4): budget populations and Algorithms 1-3.
+
+The accounting lives in :mod:`shuffledp.accounting.personalized`.
+"""
+
+from shuffledp.protocols.personalized.budgets import TABLE3, group_budgets, table3_budgets
+from shuffledp.protocols.personalized.estimators import PersonalizedRun, personalized_average, personalized_frequency
+from shuffledp.protocols.personalized.sgd import personalized_sgd
+
+__all__ = ["TABLE3", "PersonalizedRun", "group_budgets", "personalized_average", "personalized_frequency", "personalized_sgd", "table3_budgets"]

@@ -1,0 +1,60 @@
+"""Personalized budget populations: Table 3 of the E-APES paper and the three-group split of §4.2.
+
+Table 3 writes N(mu, sigma^2) but its caption calls the second number the standard
+deviation; we read N(0.5, 0.2) as mean 0.5, standard deviation 0.2 (the caption's words).
+Values outside the clip range are replaced by the nearest end (as the table says).
+
+References
+----------
+personalized-shuffle-eapes.txt §4.1 Table 3; §4.2 (f_c = 0.54, f_m = 0.37, f_l = 0.09).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shuffledp._util.validation import check_positive_int
+from shuffledp.errors import PrivacyParameterError
+
+#: name -> (kind, a, b, clip low, clip high): uniform U(a, b) or normal N(mean a, sd b).
+TABLE3 = {
+    "uniform1": ("uniform", 0.05, 1.0, 0.05, 1.0),
+    "uniform2": ("uniform", 0.01, 2.0, 0.01, 2.0),
+    "gauss1": ("normal", 0.5, 0.2, 0.05, 1.0),
+    "gauss2": ("normal", 1.0, 0.2, 0.01, 2.0),
+    "gauss3": ("normal", 1.0, 0.5, 0.01, 2.0),
+}
+
+
+def table3_budgets(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` local budgets drawn from the Table 3 distribution ``name``, clipped to its range.
+
+    Examples
+    --------
+    >>> b = table3_budgets("gauss1", 1000, np.random.default_rng(0))
+    >>> float(b.min()) >= 0.05 and float(b.max()) <= 1.0
+    True
+    """
+    if name not in TABLE3:
+        raise PrivacyParameterError(f"distribution must be one of {', '.join(TABLE3)}, got {name!r}")
+    n = check_positive_int(n, "n")
+    kind, a, b, lo, hi = TABLE3[name]
+    draw = rng.uniform(a, b, n) if kind == "uniform" else rng.normal(a, b, n)
+    return np.clip(draw, lo, hi)
+
+
+def group_budgets(n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, eps_l: float, rng: np.random.Generator) -> np.ndarray:
+    """Conservative / moderate / liberal users in fractions f_c, f_m, 1 - f_c - f_m, randomly placed (§4.2).
+
+    Examples
+    --------
+    >>> b = group_budgets(100, 0.54, 0.37, 0.1, 0.5, 1.0, np.random.default_rng(0))
+    >>> [int((b == e).sum()) for e in (0.1, 0.5, 1.0)]
+    [54, 37, 9]
+    """
+    n = check_positive_int(n, "n")
+    if not (0.0 <= f_c and 0.0 <= f_m and f_c + f_m <= 1.0):
+        raise PrivacyParameterError(f"f_c and f_m must be >= 0 with f_c + f_m <= 1, got f_c={f_c!r}, f_m={f_m!r}")
+    n_c, n_m = round(n * f_c), round(n * f_m)
+    budgets = np.concatenate((np.full(n_c, eps_c), np.full(n_m, eps_m), np.full(n - n_c - n_m, eps_l)))
+    return rng.permutation(budgets)
