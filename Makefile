@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m shuffledp pic simulate --dataset gmission --instance 0 --task min-weight --randomizer minkowski --epsilon-c 1 --out results/pic
-	$(PY) -m shuffledp reproduce --quick --out results
+	COLUMNS=120 $(PY) -m shuffledp pic simulate --dataset gmission --instance 0 --task min-weight --randomizer minkowski --epsilon-c 1 --out results/pic
+	COLUMNS=120 $(PY) -m shuffledp reproduce --quick --out results
 
 test: $(STAMP)
 	$(PY) -m pytest -q

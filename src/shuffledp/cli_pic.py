@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from shuffledp import _cli_support as S
+from shuffledp.errors import PrivacyParameterError
 
 pic_app = typer.Typer(help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup)
 console = Console()
@@ -35,6 +36,16 @@ def _bad(ctx: typer.Context, name: str, message: str) -> typer.BadParameter:
     """A usage error printed as one line starting with the option's name (exit status 2)."""
     param = next(p for p in ctx.command.params if p.name == name)
     return typer.BadParameter(f"{param.opts[0]}: {message}", ctx=ctx, param=param)
+
+
+#: Largest group for each task: min-weight matching is dense (n_a x n_b costs and a cubic
+#: assignment), the radius matching builds its pair graph, neighbours scale to 10^5 and more.
+_MAX_USERS = {"min-weight": 5_000, "max-matching": 20_000, "neighbors": 1_000_000}
+_WHY_MAX = {
+    "min-weight": "a dense n x n assignment",
+    "max-matching": "the pair graph within the serving radius",
+    "neighbors": "one process holds every envelope",
+}
 
 
 @pic_app.command("simulate", cls=S.OneLineCommand)
@@ -69,6 +80,13 @@ def simulate_cmd(
         raise _bad(ctx, "n", f"applies to --dataset synthetic only; {dataset} instances have fixed sizes")
     if task != "neighbors" and k != 5:
         raise _bad(ctx, "k", f"applies to --task neighbors only, not {task}")
+    if dataset == "synthetic" and instance != 0:
+        raise _bad(ctx, "instance", "applies to gmission and everysender only")
+    if n is not None and n > _MAX_USERS[task]:
+        raise _bad(ctx, "n", f"must be at most {_MAX_USERS[task]:,} per group for --task {task} ({_WHY_MAX[task]}), got {n}")
+    from shuffledp.experiments.runner import writable_directory
+
+    out = writable_directory(out, "--out")  # checked before the round runs
     rng = np.random.default_rng(seed)
     if dataset == "synthetic":
         inst = synthetic_instance(n, 0 if task == "neighbors" else n, rng)
@@ -77,8 +95,16 @@ def simulate_cmd(
     groups = [("users", inst.users)] if task == "neighbors" else [("users", inst.users), ("workers", inst.workers)]
     radius = inst.serving_radius if task == "max-matching" else PicTask.radius
     pic_task = PicTask(task, radius=radius, k=k if task == "neighbors" else 1)
+    smallest = min(len(X) for _, X in groups)
+    if corrupted >= smallest:
+        raise _bad(ctx, "corrupted", f"must be below the smallest group's size {smallest} (the victim is honest), got {corrupted}")
     config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted)
-    result = run_round(groups, config, rng, ideal=ideal, progress=ProgressReporter())
+    try:
+        result = run_round(groups, config, rng, ideal=ideal, progress=ProgressReporter())
+    except PrivacyParameterError as exc:
+        if "deanonymized" in str(exc):  # §5.3's population: |C| and the |U| it exposes leave nobody
+            raise _bad(ctx, "corrupted", f"{corrupted} leaves no anonymous user: {exc}") from None
+        raise
 
     report = round_report(
         result,
@@ -89,7 +115,6 @@ def simulate_cmd(
         ideal=ideal,
         seed=seed,
     )
-    out.mkdir(parents=True, exist_ok=True)
     (out / "round.json").write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
     _print(report)
     console.print(f"wrote {out / 'round.json'}")

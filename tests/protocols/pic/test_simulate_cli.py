@@ -101,3 +101,36 @@ def test_simulate_every_instance(tmp_path, dataset, instance, shared_data):
                                "--randomizer", "minkowski", "--epsilon-c", "1")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert report["outputs_verified"] is True and report["posts_verified"] is True
+
+
+@pytest.mark.parametrize(
+    "extra, option",
+    [
+        (["--dataset", "synthetic", "--n", "1e12", "--task", "min-weight"], "--n"),
+        (["--dataset", "synthetic", "--n", "6000", "--task", "min-weight"], "--n"),
+        (["--dataset", "synthetic", "--n", "50", "--task", "min-weight", "--instance", "3"], "--instance"),
+        (["--dataset", "synthetic", "--n", "50", "--task", "min-weight", "--corrupted", "60"], "--corrupted"),
+        (["--dataset", "synthetic", "--n", "50", "--task", "min-weight", "--corrupted", "30"], "--corrupted"),
+    ],
+)
+def test_sizes_and_adversary_are_checked_before_the_round(tmp_path, extra, option):
+    args = ["pic", "simulate", *extra, "--randomizer", "minkowski", "--epsilon-c", "1", "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert option in result.output.strip().splitlines()[-1]
+
+
+def test_unwritable_out_fails_before_the_round(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    args = ["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--task", "min-weight", "--randomizer", "minkowski",
+            "--epsilon-c", "1", "--out", str(blocker / "sub")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "--out must be a writable directory" in result.output
+
+
+def test_roles_are_importable_from_the_package():
+    import shuffledp.protocols.pic as pic
+
+    for name in pic.__all__:
+        assert getattr(pic, name) is not None
