@@ -59,10 +59,18 @@ def bench_point(suite: str, n: int) -> dict:
     }
 
 
+def _size(text: str) -> int:
+    """Users per round: an integer >= 10 (float literals such as 1e4 accepted when exact)."""
+    value = float(text)
+    if not value.is_integer() or value < 10:
+        raise argparse.ArgumentTypeError(f"sizes must be integers >= 10, got {text}")
+    return int(value)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    parser.add_argument("--suites", nargs="+", default=["x25519", "pq-hybrid"])
+    parser.add_argument("--sizes", type=lambda v: _size(v), nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--suites", nargs="+", choices=["x25519", "pq-hybrid"], default=["x25519", "pq-hybrid"])
     parser.add_argument("--pq-max", type=int, default=10_000, help="largest n for the pq-hybrid suite (slow keys)")
     args = parser.parse_args()
     results = []
