@@ -217,3 +217,18 @@ def test_best_composition_names_its_method_and_explains_failures():
         cp.tight_composition_epsilon(10, 1e-6, 3, params=poisson)
     with pytest.raises(cp.CompositionError, match="no composition method"):
         cp.best_composed_epsilon(10, 1e-6, 3, params=poisson)
+
+
+def test_blocked_pld_dominates_the_exact_cells_and_stays_close(monkeypatch):
+    from shuffledp.accounting import dominating_pair as dp
+
+    n, delta = 300_000, 1e-7  # E[C] ~ 7e4: blocks of 7 totals
+    params = VariationRatio(p=math.exp(2.0), beta=0.6, q0=math.exp(2.0), q1=math.exp(2.0))  # w_none > 0
+    blocked = cp.shuffle_pld(n, params=params, step=1e-4)
+    composed_blocked = cp.tight_composition_epsilon(n, delta, 3, params=params, step=1e-4)
+    monkeypatch.setattr(dp, "PLD_BLOCK_RTOL", 0.0)  # every total on its own
+    exact = cp.shuffle_pld(n, params=params, step=1e-4)
+    composed_exact = cp.tight_composition_epsilon(n, delta, 3, params=params, step=1e-4)
+    for eps in (0.0, 0.005, 0.01, 0.02):
+        assert exact.delta(eps) <= blocked.delta(eps) * (1 + 1e-9) + 1e-15
+    assert composed_exact <= composed_blocked <= composed_exact * 1.01

@@ -796,6 +796,9 @@ def pair_cells(pair: DominatingPair, tail: float, chunk_cells: int = 2_000_000) 
     """
     t, rho = pair.trials, pair.rho
     c_lo, c_hi, tail_c = count_window(t, rho, tail / 4.0)
+    width = max(1, math.floor(t * rho * PLD_BLOCK_RTOL))
+    if width > 1:
+        return (yield from _block_cells(pair, c_lo, c_hi, width, tail, chunk_cells)) + tail_c
     s_all = np.arange(c_lo, c_hi + 2, dtype=np.float64)
     half = math.ceil(math.sqrt(max(c_hi + 1, 1) * math.log(4.0 / tail) / 2.0)) + 2
     offsets = np.arange(-half, half + 1, dtype=np.float64)
@@ -814,6 +817,41 @@ def pair_cells(pair: DominatingPair, tail: float, chunk_cells: int = 2_000_000) 
         base = np.where(valid, stats.binom.pmf(np.clip(x, 0.0, s), s, 0.5), 0.0)
         yield base * g_p, base * g_q
     return tail_c + tail / 2.0
+
+
+#: Blocks of totals in the PLD span this fraction of E[C] (1 below E[C] = 10^4: exact cells).
+PLD_BLOCK_RTOL = 1e-4
+
+
+def _block_cells(pair: DominatingPair, c_lo: int, c_hi: int, width: int, tail: float, chunk_cells: int):
+    """Cells of the blocked pair that dominates the pair (the engine's "Scale" argument).
+
+    Each block of totals [s_a, s_b] becomes one clone pair with the fewest clones c = s_a - 1 and
+    the largest alpha (at s_b), weighted by the block's P-mass: every total's conditional pair is a
+    post-processing of it (more fair messages, alpha mixed toward 1/2) and the total is drawn
+    independently of the secret, so the PLD of the blocked pair is pessimistic, as the cells'
+    rounding is.  Cells: the representative's u in (c+1)/2 +- sqrt((c+1) log(4/tail) / 2).
+    """
+    s_a = np.arange(max(c_lo, 1), c_hi + 2, width, dtype=np.float64)
+    s_b = np.minimum(s_a + (width - 1), c_hi + 1.0)
+    mix = _mixture(pair, s_a, s_b, upper=True)
+    if c_lo == 0 and pair.w_none > 0.0:  # total 0: the victim sent nothing and no blanket landed (loss 0)
+        mass = np.array([pair.w_none * float(stats.binom.pmf(0, pair.trials, pair.rho))])
+        yield mass, mass.copy()
+    alpha = (pair.w_same + mix.h) / (pair.w_same + pair.w_other + 2.0 * mix.h)
+    half = math.ceil(math.sqrt((c_hi + 1) * math.log(4.0 / tail) / 2.0)) + 2
+    offsets = np.arange(-half, half + 1, dtype=np.float64)
+    rows = max(1, chunk_cells // offsets.size)
+    for i in range(0, s_a.size, rows):
+        c = mix.clones[i : i + rows, None]
+        a = alpha[i : i + rows, None]
+        weight = (mix.weight + mix.weight_err)[i : i + rows, None]
+        u = np.floor((c + 1.0) / 2.0) + offsets[None, :]
+        valid = (u >= 0.0) & (u <= c + 1.0)
+        b_prev = np.where(valid, stats.binom.pmf(u - 1.0, c, 0.5), 0.0)
+        b_here = np.where(valid, stats.binom.pmf(u, c, 0.5), 0.0)
+        yield weight * (a * b_prev + (1.0 - a) * b_here), weight * ((1.0 - a) * b_prev + a * b_here)
+    return tail / 2.0
 
 
 __all__ = [
