@@ -22,6 +22,8 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.amplification_bounds",
     "shuffledp.experiments.fl_composition",
     "shuffledp.experiments.metric_synthetic",
+    "shuffledp.experiments.segmented_synthetic",
+    "shuffledp.experiments.segmented_msnbc",
 )
 
 
