@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_rng
 from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.events import GroupEvent, ShuffleEvent
@@ -136,14 +136,15 @@ class BallsIntoBins:
         d = check_positive_int(d, "d", minimum=2)
         s = check_positive_int(s, "s")
         n_users = check_positive_int(n_users, "n_users")
-        mu = full_rate_blankets(check_levels([epsilon])[0], delta, d, n_users, s)
+        epsilon = check_epsilon(epsilon)
+        mu = full_rate_blankets(epsilon, delta, d, n_users, s)
         acc = VariationRatioAccountant().compose(user_event(1.0, d, n_users, mu, s))
         if mu >= M_MAX and acc.get_epsilon(delta) > epsilon:
             raise PrivacyParameterError(
                 f"no dummy rate mu <= {M_MAX:g} makes balls-into-bins ({epsilon:g}, {delta:g})-DP "
                 f"for n_users={n_users}, d={d}, s={s}"
             )
-        return cls(float(epsilon), delta, d, s, n_users, mu)
+        return cls(epsilon, delta, d, s, n_users, mu)
 
     def event(self) -> GroupEvent:
         """A user's release: Theorem 3 with lambda = 1 (s items, group composition)."""
