@@ -260,6 +260,8 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
     settings = list(SETTINGS)
     order = [OURS, OURS_OPT, *COMPETITORS]
     with page_style() as plt:
+        from matplotlib.ticker import NullFormatter
+
         fig, axes = plt.subplots(len(settings), len(cols), figsize=(PAGE_WIDTH, 1.9 * len(settings) + 0.4), squeeze=False)
         handles: dict[str, Any] = {}
         for i, st in enumerate(settings):
@@ -280,12 +282,15 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
                             continue
                         h = ax.axhline(vals[0], color=style["color"], linestyle=style["linestyle"])
                     handles.setdefault(method, h)
-                ax.set_xlim(0.08, 12.5)
-                log_ticks(ax, "x")
+                ms = [float(r["m"]) for r in cell if r["m"] is not None]
+                ax.set_xscale("log")
+                ax.set_xlim(0.08, max([12.5, *(1.3 * m for m in ms)]))  # the optimizer's m may exceed 10
+                ax.set_xticks([0.1, 1.0, 10.0], ["0.1", "1", "10"])
+                ax.xaxis.set_minor_formatter(NullFormatter())
                 log_ticks(ax, "y", plain=False)
                 ax.set_title(f"{st}, s={s}, n={n:,}")
                 if i == len(settings) - 1:
-                    ax.set_xlabel("blanket messages per user m")
+                    ax.set_xlabel("m")
                 if j == 0:
                     ax.set_ylabel("MSE")
         present = [m for m in order if m in handles]

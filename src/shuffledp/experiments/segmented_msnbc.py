@@ -51,4 +51,4 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
             else "Real MSNBC sessions, padded or sampled to 4 categories.")
     return common.output(ctx, NAME, design, PAPER_M, note=note,
                          caption=f"{dataset}: s = {S} of {MSNBC_CATEGORIES} categories, E = {{0.5, 1, 2}}, delta = 0.01/n. "
-                         "Stars: our protocol at the optimizer's m; horizontal lines: competitors (independent of m).")
+                         "m: blanket messages per user. Stars: our protocol at the optimizer's m; horizontal lines: competitors (independent of m).")

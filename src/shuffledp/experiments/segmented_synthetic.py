@@ -38,5 +38,5 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         ctx, NAME, design(ctx.quick), PAPER_M,
         note="Uniform items over T = 128 (§6).",
         caption=f"{DATASET}: s items per user uniform over {D} items, E = {{0.5, 1, 2}}, delta = 0.01/n. "
-        "Stars: our protocol at the optimizer's m; horizontal lines: competitors (independent of m).",
+        "m: blanket messages per user. Stars: our protocol at the optimizer's m; horizontal lines: competitors (independent of m).",
     )
