@@ -27,6 +27,8 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.metric_compromised",
     "shuffledp.experiments.personalized_bounds",
     "shuffledp.experiments.personalized_estimation",
+    "shuffledp.experiments.segmented_synthetic",
+    "shuffledp.experiments.segmented_msnbc",
 )
 
 

@@ -1,0 +1,170 @@
+"""Set-valued data for the segmented paper's experiments (segmented-multimessage-shuffle.txt §6, "Datasets").
+
+* :func:`uniform_item_sets` — the synthetic data: every user holds s distinct items drawn
+  uniformly from a domain of d items (§6 uses d = T = 128, s in {4, 8}).
+* :func:`read_msnbc` / :func:`load_msnbc` — the UCI "MSNBC.com Anonymous Web Data" file
+  ``msnbc990928.seq`` (paper ref. [36]): comment lines start with ``%``, the first other
+  line names the 17 page categories, then one line per user session holding the
+  categories (1-based) of the pages visited, in order, with repeats.  A user's set is the
+  distinct categories of the session.  The file is not on these machines
+  (../shared/data/README.md); the loader is tested on generated files.
+* :func:`msnbc_like_sets` — a documented stand-in, named ``msnbc-like (synthetic)`` in
+  every output: 17 categories with Zipf(1) popularity and session sets of size
+  1 + Geometric (mean 2, at most 17, as §6 reports for MSNBC).
+* :func:`fix_set_size` — §6's "item padding or random selection" to exactly s items.
+
+Sets are returned as (n, s) int64 arrays of distinct item ids in {0..d-1} (the layout of
+:func:`shuffledp.protocols.segmented.check_item_sets`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp.datasets._paths import data_root, existing_file
+from shuffledp.errors import DataError
+
+#: Categories of the MSNBC data (frontpage, news, ..., travel).
+MSNBC_CATEGORIES = 17
+#: Name used in every output produced from :func:`msnbc_like_sets`.
+MSNBC_LIKE_NAME = "msnbc-like (synthetic)"
+#: Mean raw set size of the MSNBC-like generator (§6: "an average of 2 items per user").
+MSNBC_LIKE_MEAN_SIZE = 2.0
+
+
+@dataclass(frozen=True)
+class MSNBCData:
+    """The parsed file: category names and each session's distinct categories (0-based ids)."""
+
+    categories: tuple[str, ...]
+    sets: tuple[np.ndarray, ...]
+    path: Path
+
+
+def _check_sizes(n: int, d: int, s: int) -> tuple[int, int, int]:
+    n = check_positive_int(n, "n")
+    d = check_positive_int(d, "d", minimum=2)
+    s = check_positive_int(s, "s")
+    if s > d:
+        raise DataError(f"s (items per user) must be at most d={d}, got s={s}")
+    return n, d, s
+
+
+def uniform_item_sets(n: int, d: int, s: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """``n`` users, each with ``s`` distinct items uniform over {0..d-1}: an (n, s) int64 array."""
+    n, d, s = _check_sizes(n, d, s)
+    keys = check_rng(rng).random((n, d))
+    return np.argpartition(keys, s - 1, axis=1)[:, :s].astype(np.int64) if s < d else np.argsort(keys, axis=1)
+
+
+def msnbc_path(root: str | os.PathLike[str] | None = None) -> Path:
+    """Where the MSNBC file is looked for: ``<data root>/msnbc/msnbc990928.seq``."""
+    return data_root(root) / "msnbc" / "msnbc990928.seq"
+
+
+def read_msnbc(path: str | os.PathLike[str]) -> MSNBCData:
+    """Parse a file in the UCI ``msnbc990928.seq`` format (module docstring); DataError names file and line."""
+    path = existing_file(Path(path), "MSNBC sequence file (UCI msnbc990928.seq)")
+    categories: tuple[str, ...] | None = None
+    sets: list[np.ndarray] = []
+    with path.open() as fh:
+        for number, line in enumerate(fh, start=1):
+            text = line.strip()
+            if not text or text.startswith("%"):
+                continue
+            if categories is None:
+                categories = tuple(text.split())
+                if len(categories) < 2:
+                    raise DataError(f"{path}:{number}: expected the category names line, got {text!r}")
+                continue
+            try:
+                visits = np.array([int(tok) for tok in text.split()], dtype=np.int64)
+            except ValueError:
+                raise DataError(f"{path}:{number}: a session must list category numbers, got {text!r}") from None
+            if visits.min() < 1 or visits.max() > len(categories):
+                raise DataError(
+                    f"{path}:{number}: category numbers must lie in [1, {len(categories)}], got {text!r}"
+                )
+            sets.append(np.unique(visits) - 1)
+    if categories is None or not sets:
+        raise DataError(f"{path}: no category line or no sessions found (UCI msnbc990928.seq format)")
+    return MSNBCData(categories, tuple(sets), path)
+
+
+def load_msnbc(path: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None) -> MSNBCData:
+    """:func:`read_msnbc` of ``path`` (default :func:`msnbc_path` of ``root``)."""
+    return read_msnbc(msnbc_path(root) if path is None else path)
+
+
+def fix_set_size(sets: list[np.ndarray] | tuple[np.ndarray, ...], d: int, s: int,
+                 rng: np.random.Generator | None = None) -> np.ndarray:
+    """Exactly ``s`` items per user (§6): a larger set keeps a uniform random s-subset; a smaller
+    one is padded with distinct items drawn uniformly from the items it lacks.
+
+    Padding with real items (not dummies outside the domain) keeps the domain at d, as §6
+    reports T = 17 for MSNBC; the estimation target is then the padded data's frequency.
+    """
+    d = check_positive_int(d, "d", minimum=2)
+    s = check_positive_int(s, "s")
+    if s > d:
+        raise DataError(f"s (items per user) must be at most d={d}, got s={s}")
+    if len(sets) == 0:
+        raise DataError("sets must hold at least one user's set, got none")
+    member = np.zeros((len(sets), d), dtype=bool)
+    for i, items in enumerate(sets):  # parsing layout only: one row per user
+        items = np.asarray(items, dtype=np.int64)
+        if items.size == 0 or items.min() < 0 or items.max() >= d:
+            raise DataError(f"sets[{i}] must hold items in [0, {d - 1}], got {items.tolist()}")
+        member[i, items] = True
+    return _pad_or_sample(member, s, check_rng(rng))
+
+
+def _pad_or_sample(held: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
+    """s items per row of the (n, d) membership ``held``: held items first in random order, then the rest."""
+    keys = rng.random(held.shape) - held  # held items get keys in [-1, 0), the others in [0, 1)
+    return np.argsort(keys, axis=1)[:, :s].astype(np.int64)
+
+
+def msnbc_like_sets(n: int, rng: np.random.Generator | None = None, *, s: int = 4,
+                    d: int = MSNBC_CATEGORIES) -> np.ndarray:
+    """MSNBC-like users (:data:`MSNBC_LIKE_NAME`): sessions over ``d`` = 17 categories, fixed to ``s`` items.
+
+    Category j (0-based) has popularity proportional to 1 / (j + 1) (Zipf, exponent 1); a
+    session's raw set has 1 + Geometric(1 / 2) categories (mean 2, capped at d), drawn
+    without replacement by popularity (Gumbel top-k); then :func:`fix_set_size` pads or
+    samples to ``s`` items.  Not real data: a skewed set-valued stand-in for MSNBC.
+    """
+    n, d, s = _check_sizes(n, d, s)
+    rng = check_rng(rng)
+    log_weight = -np.log(np.arange(1, d + 1, dtype=np.float64))
+    order = np.argsort(-(log_weight + rng.gumbel(size=(n, d))), axis=1)
+    size = np.minimum(rng.geometric(1.0 / MSNBC_LIKE_MEAN_SIZE, size=n), d)
+    held = np.zeros((n, d), dtype=bool)
+    np.put_along_axis(held, order, np.arange(d)[None, :] < size[:, None], axis=1)
+    return _pad_or_sample(held, s, rng)
+
+
+def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
+    """Fraction of users holding each item (the estimation target of §6's MSE)."""
+    items = np.asarray(items, dtype=np.int64)
+    return np.bincount(items.reshape(-1), minlength=d).astype(np.float64) / items.shape[0]
+
+
+__all__ = [
+    "MSNBCData",
+    "MSNBC_CATEGORIES",
+    "MSNBC_LIKE_MEAN_SIZE",
+    "MSNBC_LIKE_NAME",
+    "fix_set_size",
+    "item_frequencies",
+    "load_msnbc",
+    "msnbc_like_sets",
+    "msnbc_path",
+    "read_msnbc",
+    "uniform_item_sets",
+]

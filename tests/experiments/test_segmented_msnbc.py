@@ -1,0 +1,35 @@
+"""segmented-msnbc: which data it runs on (the UCI file when present, else the named MSNBC-like stand-in)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shuffledp.datasets.setvalued import MSNBC_LIKE_NAME
+from shuffledp.experiments import get_experiment
+from shuffledp.experiments.segmented_msnbc import NAME, data_source
+
+
+def test_falls_back_to_the_named_msnbc_like_generator(monkeypatch, tmp_path):
+    monkeypatch.setenv("SHUFFLEDP_DATA", str(tmp_path))  # no msnbc/ folder here
+    dataset, make_items = data_source()
+    assert dataset == MSNBC_LIKE_NAME
+    sets = make_items(300, 4, np.random.default_rng(0))
+    assert sets.shape == (300, 4) and sets.max() < 17
+    assert get_experiment(NAME).paper.startswith("segmented paper")
+
+
+def test_reads_the_uci_file_when_present(monkeypatch, tmp_path):
+    folder = tmp_path / "msnbc"
+    folder.mkdir()
+    rng = np.random.default_rng(1)
+    sessions = [" ".join(map(str, rng.integers(1, 18, size=rng.integers(1, 9)))) for _ in range(400)]
+    names = " ".join(f"c{j}" for j in range(17))
+    (folder / "msnbc990928.seq").write_text(f"% categories\n\n{names}\n\n% Sequences:\n\n" + "\n".join(sessions) + "\n")
+    monkeypatch.setenv("SHUFFLEDP_DATA", str(tmp_path))
+    dataset, make_items = data_source()
+    assert dataset.startswith("msnbc (") and "msnbc990928.seq" in dataset
+    sets = make_items(300, 4, np.random.default_rng(2))
+    assert sets.shape == (300, 4)
+    # every sampled user's set holds items of one of the generated sessions (padding adds the rest)
+    held = [set(int(v) - 1 for v in line.split()) for line in sessions]
+    assert all(any(len(h) and (h <= set(row) or set(row) <= h) for h in held) for row in sets.tolist())

@@ -1,0 +1,77 @@
+"""segmented-synthetic in quick mode: the CSV layout and issue 9's Results acceptance, read from the CSV."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+
+from shuffledp.experiments import run_experiment
+from shuffledp.experiments.segmented_common import COLUMNS, COMPETITORS, OURS_OPT, SETTINGS
+from shuffledp.experiments.segmented_synthetic import DATASET, QUICK_REPEATS
+
+#: Settings where the measured reduction falls short of 40% (see the summary and the report):
+#: s = 8, S2 gives 35% +- 3% (quick, seed 0) -- the claim does not hold there.  strict: a pass is reported.
+SHORT_OF_CLAIM = {(8, "S2")}
+
+
+@pytest.fixture(scope="module")
+def output(tmp_path_factory):
+    target = run_experiment("segmented-synthetic", tmp_path_factory.mktemp("out"), quick=True, seed=0, progress=False)
+    with (target / "results.csv").open() as fh:
+        reader = csv.DictReader(fh)
+        assert reader.fieldnames == COLUMNS
+        rows = list(reader)
+    return target, rows
+
+
+def _cell(rows, n, s, setting):
+    return [r for r in rows if (int(r["n"]), int(r["s"]), r["setting"]) == (n, s, setting)]
+
+
+def _mse_and_se(row):
+    mse = float(row["mse"])
+    return mse, (float(row["mse_ci_high"]) - mse) / 1.96
+
+
+def test_csv_rows_are_complete(output):
+    target, rows = output
+    assert {r["dataset"] for r in rows} == {DATASET}
+    for s in (4, 8):
+        for setting in SETTINGS:
+            cell = _cell(rows, 5000, s, setting)
+            assert sorted(r["method"] for r in cell) == sorted([*COMPETITORS, OURS_OPT])
+            for r in cell:
+                assert int(r["repeats"]) == QUICK_REPEATS
+                assert float(r["mse_ci_low"]) < float(r["mse"]) < float(r["mse_ci_high"])
+                assert (r["m"] == "") == (r["method"] in COMPETITORS)  # competitors do not depend on m
+    assert (target / "figure.png").stat().st_size > 10_000
+    assert "| 5000 | 4 | S1 |" in (target / "summary.md").read_text()
+
+
+CASES = [
+    pytest.param(s, st, marks=pytest.mark.xfail(strict=True, reason="measured reduction 35% +- 3% < 40%"))
+    if (s, st) in SHORT_OF_CLAIM else (s, st)
+    for s in (4, 8) for st in SETTINGS
+]
+
+
+@pytest.mark.parametrize("s, setting", CASES)
+def test_ours_at_the_optimizers_m_is_40_percent_below_the_best_competitor(output, s, setting):
+    _, rows = output
+    cell = _cell(rows, 5000, s, setting)
+    ours, ours_se = _mse_and_se(next(r for r in cell if r["method"] == OURS_OPT))
+    best, best_se = min(_mse_and_se(r) for r in cell if r["method"] in COMPETITORS)
+    ratio = ours / best
+    # Monte-Carlo tolerance: two standard errors of the ratio (delta method)
+    tolerance = 2 * ratio * math.hypot(ours_se / ours, best_se / best)
+    assert ratio - tolerance <= 0.60, (s, setting, ours, best)
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_optimal_m_decreases_from_5000_to_50000_users(output, setting):
+    _, rows = output
+    m = {int(r["n"]): float(r["m"]) for r in rows
+         if r["method"] == OURS_OPT and int(r["s"]) == 4 and r["setting"] == setting}
+    assert m[50_000] < m[5_000]
