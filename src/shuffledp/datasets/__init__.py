@@ -9,10 +9,32 @@ from shuffledp.datasets.crowdsourcing import (
 )
 from shuffledp.datasets.instance import SpatialInstance
 from shuffledp.datasets.locations import EARTH_RADIUS_M, austin_path, load_austin, project_to_metres
+from shuffledp.datasets.setvalued import (
+    MSNBC_CATEGORIES,
+    MSNBC_LIKE_NAME,
+    MSNBCData,
+    fix_set_size,
+    item_frequencies,
+    load_msnbc,
+    msnbc_like_sets,
+    msnbc_path,
+    read_msnbc,
+    uniform_item_sets,
+)
 from shuffledp.datasets.synthetic import clustered_points, synthetic_instance, uniform_points
 from shuffledp.datasets.transform import bounding_box, scale_length, to_unit_box
 
 __all__ = [
+    "MSNBC_CATEGORIES",
+    "MSNBC_LIKE_NAME",
+    "MSNBCData",
+    "fix_set_size",
+    "item_frequencies",
+    "load_msnbc",
+    "msnbc_like_sets",
+    "msnbc_path",
+    "read_msnbc",
+    "uniform_item_sets",
     "CROWDSOURCING_DATASETS",
     "DATA_ENV_VAR",
     "EARTH_RADIUS_M",
