@@ -27,6 +27,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.metric_compromised",
     "shuffledp.experiments.personalized_bounds",
     "shuffledp.experiments.personalized_estimation",
+    "shuffledp.experiments.personalized_sgd",
     "shuffledp.experiments.segmented_synthetic",
     "shuffledp.experiments.segmented_msnbc",
 )

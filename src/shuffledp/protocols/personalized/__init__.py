@@ -3,8 +3,8 @@
 The accounting lives in :mod:`shuffledp.accounting.personalized`.
 """
 
-from shuffledp.protocols.personalized.budgets import TABLE3, group_budgets, table3_budgets
+from shuffledp.protocols.personalized.budgets import TABLE3, group_budgets, read_budgets, table3_budgets
 from shuffledp.protocols.personalized.estimators import PersonalizedRun, personalized_average, personalized_frequency
 from shuffledp.protocols.personalized.sgd import personalized_sgd
 
-__all__ = ["TABLE3", "PersonalizedRun", "group_budgets", "personalized_average", "personalized_frequency", "personalized_sgd", "table3_budgets"]
+__all__ = ["TABLE3", "PersonalizedRun", "group_budgets", "personalized_average", "personalized_frequency", "personalized_sgd", "read_budgets", "table3_budgets"]

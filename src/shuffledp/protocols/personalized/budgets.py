@@ -11,10 +11,12 @@ personalized-shuffle-eapes.txt §4.1 Table 3; §4.2 (f_c = 0.54, f_m = 0.37, f_l
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int
-from shuffledp.errors import PrivacyParameterError
+from shuffledp.errors import DataError, PrivacyParameterError
 
 #: name -> (kind, a, b, clip low, clip high): uniform U(a, b) or normal N(mean a, sd b).
 TABLE3 = {
@@ -58,3 +60,54 @@ def group_budgets(n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, ep
     n_c, n_m = round(n * f_c), round(n * f_m)
     budgets = np.concatenate((np.full(n_c, eps_c), np.full(n_m, eps_m), np.full(n - n_c - n_m, eps_l)))
     return rng.permutation(budgets)
+
+
+def read_budgets(path: str | Path) -> np.ndarray:
+    """Local budgets from a file: one finite budget > 0 per line (text/CSV), or a 1-D ``.npy`` array.
+
+    Blank lines carry no budget and are skipped; any other line must be one number (no
+    header, no second column).  A missing or empty file, or a bad value, raises
+    `DataError` naming the file and the line (the array index for ``.npy``).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+    ...     _ = f.write("0.5\\n1.25\\n")
+    >>> read_budgets(f.name).tolist()
+    [0.5, 1.25]
+    >>> os.remove(f.name)
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file (expected one budget per line, or a .npy array)")
+    if path.suffix.lower() == ".npy":
+        try:
+            values = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: not a readable .npy array ({exc})") from None
+        if values.ndim != 1 or values.dtype.kind not in "iuf":
+            raise DataError(f"{path}: expected a 1-D numeric array, got shape {values.shape} dtype {values.dtype}")
+        label, numbers, values = "index", np.arange(values.size), values.astype(float)
+        texts = values
+    else:
+        lines = path.read_text(errors="replace").splitlines()
+        numbers = [i + 1 for i, line in enumerate(lines) if line.strip()]
+        texts = np.array([lines[i - 1].strip() for i in numbers], dtype=str)
+        label = "line"
+        try:
+            values = texts.astype(float)
+        except ValueError:
+            for number, text in zip(numbers, texts.tolist()):
+                try:
+                    float(text)
+                except ValueError:
+                    raise DataError(f"{path}: line {number}: a budget must be one number, got {text!r}") from None
+            raise  # pragma: no cover - numpy and float() agree on what parses
+    if values.size == 0:
+        raise DataError(f"{path}: the file holds no budget (expected one budget per line)")
+    bad = np.flatnonzero(~(np.isfinite(values) & (values > 0.0)))
+    if bad.size:
+        i = int(bad[0])
+        raise DataError(f"{path}: {label} {numbers[i]}: a budget must be a finite number > 0, got {str(texts[i])!r}")
+    return values
