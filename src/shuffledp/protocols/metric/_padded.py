@@ -17,7 +17,33 @@ from shuffledp.randomizers.unary import thermometer_encode
 
 
 class PaddedUnaryProtocol(UnaryShuffleProtocol):
-    """Users send U(clip(x + N + c, 0, k + 2c), k + 2c); the analyst subtracts n c."""
+    """Users send U(clip(x + N + c, 0, k + 2c), k + 2c); the analyst subtracts n c.
+
+    Subclasses set ``c`` and implement `noise`; see `GeoShuffle` and `SGDLShuffle`.
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4.1 Eq. 3 and Algorithm 3; §5.2 Eq. 6 and Algorithm 4.
+
+    Examples
+    --------
+    Every user's message has k + 2c bits and its count of ones is x':
+
+    >>> import numpy as np
+    >>> from shuffledp.protocols.metric import SGDLShuffle
+    >>> proto = SGDLShuffle(0.5, 1e-4, 100, 10)
+    >>> x = np.arange(100) % 11
+    >>> msgs = proto.randomize(x, np.random.default_rng(0))
+    >>> msgs.shape == (100, 10 + 2 * proto.c)
+    True
+    """
 
     c: int
 
