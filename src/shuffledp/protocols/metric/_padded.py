@@ -49,6 +49,7 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
 
     @property
     def width(self) -> int:
+        """Bits per user: k + 2c."""
         return self.k + 2 * self.c
 
     @abstractmethod
@@ -63,6 +64,7 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
         return np.clip(x + self.noise(shape, rng) + self.c, 0, self.width)
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Every user's message U(x', k + 2c): an (n, k + 2c) int8 thermometer code."""
         return thermometer_encode(self.shifted(x, rng), self.width)
 
     def ones(self, x: Any, rng: np.random.Generator | None = None, repetitions: int | None = None) -> Any:
@@ -71,4 +73,5 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
         return int(totals) if repetitions is None else totals.astype(np.int64)
 
     def debias(self, ones: Any) -> Any:
+        """The analyst (Algorithms 3-4): sum B - n c."""
         return np.asarray(ones, dtype=np.float64) - self.n * self.c

@@ -101,6 +101,7 @@ class GeoCentral:
         self.delta = 0.0
 
     def estimate_sum(self, x: Any, rng: np.random.Generator | None = None, repetitions: int = 1) -> np.ndarray:
+        """``repetitions`` independent releases sum x + N (float64)."""
         x = check_values(x, self.k)
         reps = check_positive_int(repetitions, "repetitions")
         return (int(x.sum()) + discrete_laplace_noise(math.exp(-self.epsilon), reps, check_rng(rng))).astype(np.float64)

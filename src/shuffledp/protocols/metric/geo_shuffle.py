@@ -91,6 +91,7 @@ class GeoShuffle(PaddedUnaryProtocol):
         return geo_shuffle_compromised_epsilon(self.eps_geo)
 
     def noise(self, size, rng: np.random.Generator) -> np.ndarray:
+        """Draws of the geometric noise G(0, eps_geo) (discrete Laplace, p = e^-eps_geo)."""
         return discrete_laplace_noise(math.exp(-self.eps_geo), size, rng)
 
     def __repr__(self) -> str:

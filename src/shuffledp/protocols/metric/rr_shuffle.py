@@ -75,6 +75,7 @@ class RRShuffle(UnaryShuffleProtocol):
 
     @property
     def width(self) -> int:
+        """Bits per user: k."""
         return self.k
 
     def local_epsilon(self) -> float:
@@ -82,6 +83,7 @@ class RRShuffle(UnaryShuffleProtocol):
         return rr_shuffle_local_epsilon(self.delta, self.p, self.k)
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Every user's U(x, k) with each bit flipped with probability p/2: an (n, k) int8 matrix."""
         x = check_values(x, self.k, self.n)
         flips = bernoulli(self.flip, (self.n, self.k), check_rng(rng))
         return (thermometer_encode(x, self.k).view(bool) ^ flips).view(np.int8)
@@ -94,6 +96,7 @@ class RRShuffle(UnaryShuffleProtocol):
         return int(count[0]) if repetitions is None else count.astype(np.int64)
 
     def debias(self, ones: Any) -> Any:
+        """The analyst (Algorithm 2): z = n k / (n k - lambda) (sum B - lambda / 2), unbiased."""
         nk = self.n * self.k
         return nk / (nk - self.lam) * (np.asarray(ones, dtype=np.float64) - self.lam / 2.0)
 

@@ -102,6 +102,7 @@ class SGDLShuffle(PaddedUnaryProtocol):
         return sgdl_shuffle_local_epsilon(self.epsilon, self.n)
 
     def noise(self, size, rng: np.random.Generator) -> np.ndarray:
+        """Draws of SGDL(1/n, e^-eps) (`sgdl_noise`)."""
         return sgdl_noise(1.0 / self.n, math.exp(-self.epsilon), size, rng)
 
     def __repr__(self) -> str:

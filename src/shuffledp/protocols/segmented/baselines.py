@@ -148,6 +148,7 @@ class SubsetExponentialBaseline:
 
     @property
     def randomizer(self) -> SubsetExponential:
+        """The subset exponential randomizer at ``local_epsilon``."""
         return SubsetExponential(self.local_epsilon, self.d, self.s)
 
     def event(self) -> ShuffleEvent | None:
@@ -237,6 +238,7 @@ class BallsIntoBins:
         return user_event(1.0, self.d, self.n_users, self.mu, self.s)
 
     def user_epsilon(self) -> float:
+        """Every user's epsilon at ``delta`` (Theorem 3, variation-ratio accountant); at most ``epsilon``."""
         return VariationRatioAccountant().compose(self.event()).get_epsilon(self.delta)
 
     def run(self, items: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:

@@ -85,6 +85,7 @@ class SegmentedParameters:
     m_range: tuple[float, float] | None  # the free search's [min m_k, max m_k]; None when m was given
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (`dataclasses.asdict`), for ledgers and result files."""
         return asdict(self)
 
 
