@@ -16,11 +16,11 @@ d the Manhattan distance of the datasets (Eq. 1).
   the cut tails are bounded by geometric series and checked negligible).  For beta in (0, 1]
   (SGDL-Shuffle's 1/n) the hypergeometric series itself has positive, decreasing terms.
 * RR-Shuffle: Theorem 3.1 (shuffle model), Theorem 7.1 (compromised shuffler), with their validity
-  conditions (:class:`~shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
+  conditions (`shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
 * Geo-Shuffle: c of Proposition 2; a certified epsilon (the default: valid for every pair of datasets,
-  see :func:`geo_shuffle_certified_epsilon`) beside Theorem 4.1 as printed (max over d of ln g(-alpha, d)/d,
+  see `geo_shuffle_certified_epsilon`) beside Theorem 4.1 as printed (max over d of ln g(-alpha, d)/d,
   valid only for sums a few noise deviations apart); their inverse; Proposition 5 (compromised shuffler).
-* SGDL-Shuffle: c (Lemma C.1, see :func:`sgdl_shuffle_c` for why the paper's value is not used as is);
+* SGDL-Shuffle: c (Lemma C.1, see `sgdl_shuffle_c` for why the paper's value is not used as is);
   Theorem 7.2 (compromised shuffler).
 * Two dimensions (Appendix D, Theorem D.1 and Proposition 7).
 """
@@ -145,11 +145,36 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
     ``beta`` is an integer >= 1 or a real in (0, 1]; ``p`` in (0, 1).  Relative accuracy ~1e-12
     for beta <= 10^4 and |r| <= 10^4 (tests: against 60-digit mpmath).
 
+    Parameters
+    ----------
+    r : int or array_like of int
+        Outcomes of Y.
+    beta : int >= 1 or float in (0, 1]
+        Shape of the two negative binomials (Geo-Shuffle: n; SGDL-Shuffle: 1/n).
+    p : float, in (0, 1)
+        The SGDL parameter e^-eps.
+
+    Returns
+    -------
+    numpy.ndarray
+        log Pr[Y = r], with the shape of ``r``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``beta`` or ``p`` out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4.1 (SGDL); module docstring for the finite sum.
+
     Examples
     --------
     >>> import numpy as np
     >>> np.exp(log_sgdl_pmf([0, 3], 1, 0.5))  # beta = 1: discrete Laplace (1-p)/(1+p) p^|r|
     array([0.33333333, 0.04166667])
+    >>> bool(abs(np.exp(log_sgdl_pmf(np.arange(-200, 201), 2, 0.5)).sum() - 1) < 1e-12)  # a distribution
+    True
     """
     beta = _check_beta(beta)
     p = check_probability(p, "p (SGDL parameter e^-eps)")
@@ -165,12 +190,79 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
 
 
 def sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
-    """Pr[Y = r] for Y ~ SGDL(beta, p); see :func:`log_sgdl_pmf`."""
+    """Pr[Y = r] for Y ~ SGDL(beta, p); see `log_sgdl_pmf`.
+
+    Parameters
+    ----------
+    r : int or array_like of int
+        Outcomes of Y.
+    beta : int >= 1 or float in (0, 1]
+        Shape of the two negative binomials.
+    p : float, in (0, 1)
+        The SGDL parameter e^-eps.
+
+    Returns
+    -------
+    numpy.ndarray
+        Pr[Y = r], with the shape of ``r``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``beta`` or ``p`` out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4.1.
+
+    Examples
+    --------
+    Symmetric, and a distribution also for fractional beta:
+
+    >>> import numpy as np
+    >>> pmf = sgdl_pmf(np.arange(-2000, 2001), 0.5, 0.9)
+    >>> bool(abs(pmf.sum() - 1) < 1e-12), bool(np.allclose(pmf, pmf[::-1], rtol=1e-12, atol=0))
+    (True, True)
+    """
     return np.exp(log_sgdl_pmf(r, beta, p))
 
 
 def log_sgdl_mgf(t: float, beta: float, p: float) -> float:
-    """log E[e^(tY)] = beta log((1-p)^2 / ((1 - p e^t)(1 - p e^-t))), |t| < -log p (Theorem B.1)."""
+    """log E[e^(tY)] = beta log((1-p)^2 / ((1 - p e^t)(1 - p e^-t))), |t| < -log p (Theorem B.1).
+
+    Parameters
+    ----------
+    t : float, |t| < -log p
+        Argument of the moment generating function.
+    beta : float, > 0
+        Shape of the two negative binomials.
+    p : float, in (0, 1)
+        The SGDL parameter e^-eps.
+
+    Returns
+    -------
+    float
+        log E[e^(tY)].
+
+    Raises
+    ------
+    PrivacyParameterError
+        If |t| >= -log p (the expectation is infinite).
+
+    References
+    ----------
+    metric-privacy-shuffler.txt Appendix B, Theorem B.1.
+
+    Examples
+    --------
+    Against the pmf summed directly:
+
+    >>> import numpy as np
+    >>> r = np.arange(-300, 301)
+    >>> direct = np.log(np.sum(sgdl_pmf(r, 3, 0.5) * np.exp(0.2 * r)))
+    >>> bool(abs(log_sgdl_mgf(0.2, 3, 0.5) - direct) < 1e-12), log_sgdl_mgf(0.0, 3, 0.5)
+    (True, 0.0)
+    """
     if not abs(t) < -math.log(p):
         raise PrivacyParameterError(f"t must satisfy |t| < -log p = {-math.log(p):g}, got t={t!r}")
     return beta * (2.0 * math.log1p(-p) - math.log(-math.expm1(math.log(p) + t)) - math.log1p(-p * math.exp(-t)))
@@ -197,15 +289,67 @@ def _rr_epsilon(lam: float, delta: float) -> float:
 
 
 def rr_minimum_lambda(delta: float) -> float:
-    """14 log(4/delta): the smallest expected number of random bits Theorem 3.1 accepts."""
+    """14 log(4/delta): the smallest expected number of random bits Theorem 3.1 accepts.
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+
+    Returns
+    -------
+    float
+        14 log(4/delta).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``delta`` out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3, Theorem 3.1 (validity condition).
+
+    Examples
+    --------
+    >>> round(rr_minimum_lambda(1e-4), 6) == round(14 * math.log(4e4), 6)
+    True
+    """
     return 14.0 * math.log(4.0 / check_delta(delta))
 
 
 def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int) -> float:
     """Theorem 3.1: RR-Shuffle(delta, p, k, n) is (eps, delta)-d_X-private, lambda = p n k.
 
-    Valid when n k >= lambda >= 14 log(4/delta); otherwise :class:`ValidityConditionError`
+    Valid when n k >= lambda >= 14 log(4/delta); otherwise `ValidityConditionError`
     naming the minimum n (and the largest epsilon the theorem can give).
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value (values lie in {0..k}).
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    float
+        sqrt(32 log(4/delta) / (lambda - sqrt(2 lambda log(2/delta)))), lambda = p n k.
+
+    Raises
+    ------
+    ValidityConditionError
+        If lambda < 14 log(4/delta) (the theorem's condition).
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3, Theorem 3.1.
 
     Examples
     --------
@@ -236,7 +380,43 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int) -> floa
 
     lambda solves eps^2 (lambda - sqrt(2 lambda log(2/delta))) = 32 log(4/delta); below the validity
     floor 14 log(4/delta) the floor is used (a smaller epsilon).  If lambda >= n k (p would reach 1),
-    :class:`ValidityConditionError` names the minimum n.
+    `ValidityConditionError` names the minimum n.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target shuffle-model epsilon.
+    delta : float, in (0, 1)
+        Target delta.
+    k : int, >= 1
+        Largest value.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    float
+        p = lambda / (n k).
+
+    Raises
+    ------
+    ValidityConditionError
+        If the needed lambda reaches n k.
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3, Theorem 3.1 (inverted).
+
+    Examples
+    --------
+    Round trip through `rr_shuffle_epsilon`, never above the target:
+
+    >>> p = rr_shuffle_probability(0.5, 1e-4, 1000, 100)
+    >>> eps = rr_shuffle_epsilon(1e-4, p, 1000, 100)
+    >>> 0 < p < 1, 0.4999 < eps <= 0.5
+    (True, True)
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     k, n = check_positive_int(k, "k (largest value)"), check_n(n)
@@ -258,8 +438,40 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int) -> floa
 def rr_shuffle_local_epsilon(delta: float, p: float, k: int) -> float:
     """Theorem 7.1 (compromised shuffler): eps_L of the same formula with lambda_L = p k.
 
-    Valid when k >= lambda_L >= 14 log(4/delta); otherwise :class:`ValidityConditionError` naming the
+    Valid when k >= lambda_L >= 14 log(4/delta); otherwise `ValidityConditionError` naming the
     minimum p (or that k itself is too small).
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value.
+
+    Returns
+    -------
+    float
+        eps_L of Theorem 3.1's formula at lambda_L = p k.
+
+    Raises
+    ------
+    ValidityConditionError
+        If p k < 14 log(4/delta).
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Theorem 7.1.
+
+    Examples
+    --------
+    One user's bits are n = 1 of the shuffle-model formula:
+
+    >>> rr_shuffle_local_epsilon(1e-4, 0.5, 1000) == rr_shuffle_epsilon(1e-4, 0.5, 1000, 1)
+    True
     """
     delta = check_delta(delta)
     p = check_probability(p, "p (RR randomization probability)")
@@ -291,6 +503,38 @@ def geo_shuffle_c(eps_geo: float, delta: float, n: int) -> int:
     """Proposition 2: c = ceil(-ln[(1 + e^-eps_geo)(1 - (1 - delta/2)^(1/n)) / 2] / eps_geo).
 
     Then no user's noise leaves [-c, c] with probability >= 1 - delta/2 (Corollary 1).
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    int
+        The truncation bound c >= 0.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Proposition 2 and Corollary 1.
+
+    Examples
+    --------
+    Pr[|G| > c] = 2 e^(-eps (c+1)) / (1 + e^-eps) for one user; over n users it stays within delta/2:
+
+    >>> c = geo_shuffle_c(0.5, 1e-4, 300)
+    >>> tail = 2 * math.exp(-0.5 * (c + 1)) / (1 + math.exp(-0.5))
+    >>> 1 - (1 - tail) ** 300 <= 0.5e-4, c
+    (True, 32)
     """
     eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     a = math.exp(-eps_geo)
@@ -302,6 +546,39 @@ def geo_shuffle_alpha(eps_geo: float, delta: float, n: int) -> float:
     """alpha of Theorem 4.1: Pr[|SGDL(n, e^-eps_geo)| >= alpha] <= delta/2 by Chernoff at t = 2 eps_geo / sqrt(n).
 
     Defined for n >= 5 only (t < eps_geo is needed for the moment generating function).
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 5
+        Number of users.
+
+    Returns
+    -------
+    float
+        alpha = (log(4/delta) + log E[e^(tY)]) / t, Y ~ SGDL(n, e^-eps_geo).
+
+    Raises
+    ------
+    ValidityConditionError
+        If n < 5.
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Theorem 4.1; Appendix B (Chernoff bound).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> alpha = geo_shuffle_alpha(0.5, 1e-4, 300)
+    >>> r = np.arange(-2000, 2001)
+    >>> float(sgdl_pmf(r, 300, math.exp(-0.5))[np.abs(r) >= alpha].sum()) <= 0.5e-4  # the tail it bounds
+    True
     """
     eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     t = 2.0 * eps_geo / math.sqrt(n)
@@ -313,7 +590,39 @@ def geo_shuffle_alpha(eps_geo: float, delta: float, n: int) -> float:
 
 
 def geo_shuffle_epsilons_by_distance(eps_geo: float, delta: float, n: int, max_distance: int = DEFAULT_MAX_DISTANCE) -> np.ndarray:
-    """ln g(-alpha, d, e^-eps_geo, n) / d for d = 1, ..., max_distance (the terms of Theorem 4.1's maximum)."""
+    """ln g(-alpha, d, e^-eps_geo, n) / d for d = 1, ..., max_distance (the terms of Theorem 4.1's maximum).
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 5
+        Number of users.
+    max_distance : int, >= 1
+        Largest distance d.
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``max_distance`` values ln g(-alpha, d)/d.
+
+    Raises
+    ------
+    ValidityConditionError
+        If n < 5.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Theorem 4.1 (Eq. 45-48).
+
+    Examples
+    --------
+    >>> terms = geo_shuffle_epsilons_by_distance(0.5, 1e-4, 300, 5)
+    >>> terms.shape, float(terms.max()) == geo_shuffle_epsilon_paper(0.5, 1e-4, 300, max_distance=5)
+    ((5,), True)
+    """
     alpha = geo_shuffle_alpha(eps_geo, delta, n)
     p = math.exp(-eps_geo)
     return _distance_epsilons(lambda r: log_sgdl_pmf(r, n, p), -alpha, _distances(max_distance))
@@ -323,7 +632,7 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
     """Theorem 4.1 as printed, eps = max_d ln g(-alpha, d)/d: NOT a valid (eps, delta)-d_X bound in general.
 
     It certifies sums that differ by a few standard deviations of SGDL(n, e^-eps_geo) only (see below and
-    :func:`geo_shuffle_certified_epsilon`); kept to reproduce the paper (``method="theorem-4.1"``).
+    `geo_shuffle_certified_epsilon`); kept to reproduce the paper (``method="theorem-4.1"``).
 
     The maximum is taken over d = 1, ..., ``max_distance`` (Conjecture B.3: d = 1 attains it).  For
     n <= 4 the theorem is undefined (its Chernoff parameter t = 2 eps_geo / sqrt(n) >= eps_geo) and
@@ -336,6 +645,31 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
     distance (Definition 4) the sum's exact divergence exceeds delta/2 for large d (n = 100,
     eps_geo = 0.2, delta = 1e-4: D_{e^(eps d)} = 0.02 at d = 500), so the value certifies datasets whose
     sums differ by a few standard deviations of SGDL(n, e^-eps_geo) only.
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    max_distance : int, >= 1
+        Largest distance d of the maximum.
+
+    Returns
+    -------
+    float
+        min(eps_geo, max_d ln g(-alpha, d)/d); eps_geo for n <= 4.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Theorem 4.1; Appendix B, Conjecture B.3.
 
     Examples
     --------
@@ -366,7 +700,7 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
 _MAX_CONVOLUTION_WORK = 4e8
 #: Relative slack on T's pmf (direct convolution of positive terms; rounding is far below this).
 _PMF_SLACK = 1e-9
-#: The methods of :func:`geo_shuffle_epsilon`.
+#: The methods of `geo_shuffle_epsilon`.
 GEO_SHUFFLE_METHODS = ("certified", "theorem-4.1")
 
 
@@ -376,6 +710,37 @@ def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.nd
     H = "no user's noise leaves [-c, c]" (Proposition 2); Pr[H] = (1 - 2 p^(c+1) / (1 + p))^n, p = e^-eps_geo.
     Direct convolution of positive terms (relative rounding ~ n c ulp); far-tail values below the float
     range are 0.
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    c : int, >= 0
+        Truncation bound (Proposition 2).
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    (numpy.ndarray, float)
+        T's pmf on -n c .. n c (length 2 n c + 1) and Pr[H].
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Propositions 2-3.
+
+    Examples
+    --------
+    >>> pmf, inside = geo_shuffle_conditioned_noise(1.0, 3, 4)
+    >>> pmf.size, round(float(pmf.sum()), 12), bool(np.allclose(pmf, pmf[::-1]))
+    (25, 1.0, True)
+    >>> abs(inside - (1 - 2 * math.exp(-4) / (1 + math.exp(-1))) ** 4) < 1e-15
+    True
     """
     eps_geo, n = check_epsilon(eps_geo, "eps_geo"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
@@ -424,7 +789,7 @@ def _shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, bu
 
 
 def _shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.ndarray:
-    """sum_t max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``shifts`` (the check of :func:`_shift_epsilons`)."""
+    """sum_t max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``shifts`` (the check of `_shift_epsilons`)."""
     size = upper.size
     padded = np.concatenate([np.zeros(int(shifts.max())), lower])
     windows = np.lib.stride_tricks.sliding_window_view(padded, size)
@@ -445,6 +810,32 @@ def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int |
     above: Proposition 3 on the conditioned noise T, exact pmf); a Manhattan distance d >= D only relaxes
     the constraint.  eps_geo when n k > 2 n c (T's supports part: no eps < eps_geo certifies) or when T
     is too costly to convolve.  Every rounding errs upward (slack on T's pmf, the final check).
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value (values in {0..k}); None for unbounded values.
+
+    Returns
+    -------
+    float
+        The certified epsilon, at most eps_geo.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Definition 4, Propositions 2-3 and 5 (a conservative
+    reading of Theorem 4.1; see the comment above this function in the source).
 
     Examples
     --------
@@ -485,9 +876,38 @@ def geo_shuffle_epsilon(
 ) -> float:
     """Shuffle-model epsilon of Geo-Shuffle(eps_geo, delta, n) on values in {0..k}.
 
-    ``method="certified"`` (default): :func:`geo_shuffle_certified_epsilon`, valid for every pair of datasets
+    ``method="certified"`` (default): `geo_shuffle_certified_epsilon`, valid for every pair of datasets
     (Definition 4); without ``k`` the values are unbounded and it is eps_geo.  ``method="theorem-4.1"``: the
-    paper's formula (:func:`geo_shuffle_epsilon_paper`, ignores ``k``), which is not a valid bound in general.
+    paper's formula (`geo_shuffle_epsilon_paper`, ignores ``k``), which is not a valid bound in general.
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value (values in {0..k}); None for unbounded values.
+    method : {"certified", "theorem-4.1"}
+        Which analysis (see above).
+    max_distance : int, >= 1
+        Largest distance of Theorem 4.1's maximum (``method="theorem-4.1"`` only).
+
+    Returns
+    -------
+    float
+        The shuffle-model epsilon, at most eps_geo.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Theorem 4.1.
 
     Examples
     --------
@@ -507,6 +927,39 @@ def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) ->
     The exact privacy of a sum released with SGDL noise at two datasets whose sums differ by d (Definition 4):
     Geo-Shuffle is (eps, delta/2 + this)-private at sum distance d (Propositions 2-3).  Outcomes beyond a
     Chernoff window of probability < 1e-18 are not summed; that mass is added (upper bound).
+
+    Parameters
+    ----------
+    epsilon : float, >= 0
+        The epsilon per unit of distance.
+    distance : int, >= 1
+        The difference d of the two sums.
+    beta : int >= 1 or float in (0, 1]
+        SGDL shape.
+    p : float, in (0, 1)
+        The SGDL parameter e^-eps.
+
+    Returns
+    -------
+    float
+        An upper bound on the divergence, in [1e-18, 1].
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Definition 4, Propositions 2-3.
+
+    Examples
+    --------
+    beta = 1 is the discrete Laplace of parameter p, exactly (-log p)-d_R-private:
+
+    >>> p = math.exp(-0.1)
+    >>> sgdl_shift_divergence(0.1, 1, 1, p) < 1e-12, sgdl_shift_divergence(0.05, 1, 1, p) > 0.01
+    (True, True)
     """
     epsilon = check_epsilon(epsilon)
     d = check_positive_int(distance, "distance")
@@ -536,6 +989,37 @@ def geo_shuffle_local_epsilon(
     in eps_geo (alpha's floors and c's ceiling make it a step function in places).  eps_geo = target always
     qualifies (neither method exceeds eps_geo), so the search runs over [target, max_eps_geo].  With the
     default certified method and k > 2c (or k None) no amplification is certified and the result is the target.
+
+    Parameters
+    ----------
+    target_epsilon : float, > 0
+        The shuffle-model epsilon to reach.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value; None for unbounded values.
+    method : {"certified", "theorem-4.1"}
+        Which analysis `geo_shuffle_epsilon` uses.
+    max_distance : int, >= 1
+        Largest distance of Theorem 4.1's maximum.
+    max_eps_geo : float, > 0
+        Upper end of the search.
+
+    Returns
+    -------
+    float
+        eps_geo in [target_epsilon, max_eps_geo] (``max_eps_geo`` if it is below the target).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Theorem 4.1 (inverted); §7, Figure 6.
 
     Examples
     --------
@@ -583,12 +1067,46 @@ def _bisect_within(cost, target: float, lo: float, hi: float, steps: int = 60) -
 
 def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k: int, *, distance: int = 1) -> float:
     """Beyond the paper: Geo-Shuffle's shuffled epsilon when one user's value moves by ``distance``, through the
-    variation-ratio engine (segmented paper Theorem 1; a :class:`~shuffledp.accounting.events.ShuffleEvent`).
+    variation-ratio engine (segmented paper Theorem 1; a `shuffledp.accounting.events.ShuffleEvent`).
 
     The victim's report is post-processing of geometric noise, so p = e^(eps_geo d) and beta = TV(G(x), G(x + d))
     (truncation only lowers both); any other user's input is within k, so q = e^(eps_geo k).  The released count is
     post-processing of the shuffled reports.  Returns the total epsilon for the pair (compare d times Theorem 4.1's);
     q grows like e^(eps_geo k), so this is the tighter analysis only for small eps_geo k.
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+    distance : int, in [1, k]
+        How far the victim's value moves.
+
+    Returns
+    -------
+    float
+        The epsilon for the pair, at most eps_geo ``distance``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range or ``distance`` > ``k``.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §3.3, Theorem 1 (variation-ratio amplification), applied
+    to metric-privacy-shuffler.txt §4's Geo-Shuffle.
+
+    Examples
+    --------
+    >>> eps = geo_shuffle_variation_ratio_epsilon(0.1, 1e-6, 10_000, 5)
+    >>> 0 < eps < 0.1
+    True
     """
     from shuffledp.accounting.accountants import VariationRatioAccountant
     from shuffledp.accounting.events import ShuffleEvent
@@ -606,7 +1124,32 @@ def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k:
 
 
 def geo_shuffle_compromised_epsilon(eps_geo: float) -> float:
-    """Proposition 5: with the shuffler compromised Geo-Shuffle is (eps_geo, 0)-d_X-private in the local model."""
+    """Proposition 5: with the shuffler compromised Geo-Shuffle is (eps_geo, 0)-d_X-private in the local model.
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+
+    Returns
+    -------
+    float
+        eps_geo.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``eps_geo`` out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Proposition 5.
+
+    Examples
+    --------
+    >>> geo_shuffle_compromised_epsilon(0.3)
+    0.3
+    """
     return check_epsilon(eps_geo, "eps_geo")
 
 
@@ -615,7 +1158,36 @@ def geo_shuffle_compromised_epsilon(eps_geo: float) -> float:
 
 def sgdl_shuffle_c_paper(epsilon: float, delta: float, n: int) -> int:
     """Lemma C.1 as printed: c = ceil(u (1 - e^-eps) / n), u = 1 + (sqrt(w(w-4)) - w)/2,
-    w = 2 n ln((1 - (1 - delta)^(1/n)) / 2).  Not a valid bound (see :func:`sgdl_shuffle_c`)."""
+    w = 2 n ln((1 - (1 - delta)^(1/n)) / 2).  Not a valid bound (see `sgdl_shuffle_c`).
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target shuffle-model epsilon.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    int
+        The paper's c.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt Appendix C, Lemma C.1.
+
+    Examples
+    --------
+    >>> sgdl_shuffle_c_paper(0.1, 1e-4, 100) <= sgdl_shuffle_c(0.1, 1e-4, 100)
+    True
+    """
     epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
     w = 2.0 * n * (math.log(_tail_share(delta, n)) - math.log(2.0))
     u = 1.0 + (math.sqrt(w * (w - 4.0)) - w) / 2.0
@@ -632,10 +1204,41 @@ def sgdl_shuffle_c(epsilon: float, delta: float, n: int) -> int:
     above c; union over users) with the exact NB tail: 2 Pr[NB > c] <= 1 - (1 - delta)^(1/n).
     The paper's c is kept when larger.
 
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target shuffle-model epsilon.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    int
+        c >= 0.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5 and Appendix C, Lemma C.1.
+
     Examples
     --------
     >>> sgdl_shuffle_c(0.1, 1e-4, 100), sgdl_shuffle_c_paper(0.1, 1e-4, 100)
     (78, 3)
+
+    The exact NB tail at c meets the per-user share:
+
+    >>> from scipy import stats
+    >>> c = sgdl_shuffle_c(0.1, 1e-4, 100)
+    >>> tail = stats.nbinom(1 / 100, 1 - math.exp(-0.1)).sf(c)
+    >>> bool(2 * tail <= 1 - (1 - 1e-4) ** (1 / 100))
+    True
     """
     epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
     share = _tail_share(delta, n) / 2.0
@@ -653,12 +1256,73 @@ def sgdl_shuffle_c(epsilon: float, delta: float, n: int) -> int:
 
 
 def sgdl_shuffle_epsilon(epsilon: float, delta: float, n: int) -> float:
-    """Theorem 5.1: SGDL-Shuffle(eps, delta, n) is (eps, delta)-d_X-private (with c from :func:`sgdl_shuffle_c`)."""
+    """Theorem 5.1: SGDL-Shuffle(eps, delta, n) is (eps, delta)-d_X-private (with c from `sgdl_shuffle_c`).
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        The protocol's parameter eps.
+    delta : float, in (0, 1)
+        Target delta (it sets c, not epsilon).
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    float
+        ``epsilon``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``epsilon`` out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5, Theorem 5.1.
+
+    Examples
+    --------
+    >>> sgdl_shuffle_epsilon(0.3, 1e-4, 100)
+    0.3
+    """
     return check_epsilon(epsilon)
 
 
 def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
-    """Theorem 7.2 (compromised shuffler): eps_L = max_d ln g(0, d, e^-eps_S, 1/n) / d over d = 1..max_distance."""
+    """Theorem 7.2 (compromised shuffler): eps_L = max_d ln g(0, d, e^-eps_S, 1/n) / d over d = 1..max_distance.
+
+    Parameters
+    ----------
+    epsilon_s : float, > 0
+        The shuffle-model epsilon the protocol was tuned to.
+    n : int, >= 1
+        Number of users (beta = 1/n).
+    max_distance : int, >= 1
+        Largest distance d of the maximum.
+
+    Returns
+    -------
+    float
+        eps_L.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Theorem 7.2.
+
+    Examples
+    --------
+    With n = 1 the noise is the discrete Laplace itself, so eps_L = eps_S; more users leave
+    each one less noise:
+
+    >>> round(sgdl_shuffle_local_epsilon(0.5, 1), 9), sgdl_shuffle_local_epsilon(0.5, 100) > 0.5
+    (0.5, True)
+    """
     epsilon_s, n = check_epsilon(epsilon_s, "epsilon_s"), check_n(n)
     p, beta = math.exp(-epsilon_s), 1.0 / n
     return float(_distance_epsilons(lambda r: log_sgdl_pmf(r, beta, p), 0.0, _distances(max_distance)).max())
@@ -670,8 +1334,41 @@ def compromised_local_epsilons(
     """eps_L of the three protocols tuned to the same shuffle-model eps_S (§7, Figure 6).
 
     RR-Shuffle: p from Theorem 3.1, then Theorem 7.1 (None where either condition fails); Geo-Shuffle:
-    eps_geo from the inverse of :func:`geo_shuffle_epsilon` with ``geo_method`` (Proposition 5; the paper's
+    eps_geo from the inverse of `geo_shuffle_epsilon` with ``geo_method`` (Proposition 5; the paper's
     Figure 6 uses ``"theorem-4.1"``); SGDL-Shuffle: Theorem 7.2.
+
+    Parameters
+    ----------
+    epsilon_s : float, > 0
+        The common shuffle-model epsilon.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+    geo_method : {"certified", "theorem-4.1"}
+        Analysis of Geo-Shuffle.
+
+    Returns
+    -------
+    dict
+        ``{"rr-shuffle": float or None, "geo-shuffle": float, "sgdl-shuffle": float}``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Theorems 7.1-7.2, Proposition 5, Figure 6.
+
+    Examples
+    --------
+    >>> out = compromised_local_epsilons(0.5, 1e-4, 100, 10, geo_method="theorem-4.1")
+    >>> out["rr-shuffle"] is None, out["sgdl-shuffle"] == sgdl_shuffle_local_epsilon(0.5, 100)
+    (True, True)
     """
     try:
         rr: float | None = rr_shuffle_local_epsilon(delta, rr_shuffle_probability(epsilon_s, delta, k, n), k)
@@ -688,12 +1385,68 @@ def compromised_local_epsilons(
 
 
 def planar_guarantee(axis_epsilon: float, axis_delta: float) -> tuple[float, float]:
-    """Theorem D.1 + Proposition 7: two (eps, delta)-d_R-private axes give (sqrt(2) eps, 2 delta)-||.||_2-privacy."""
+    """Theorem D.1 + Proposition 7: two (eps, delta)-d_R-private axes give (sqrt(2) eps, 2 delta)-||.||_2-privacy.
+
+    Parameters
+    ----------
+    axis_epsilon : float, > 0
+        Epsilon of each axis.
+    axis_delta : float, in (0, 1)
+        Delta of each axis.
+
+    Returns
+    -------
+    (float, float)
+        (sqrt(2) axis_epsilon, 2 axis_delta).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt Appendix D, Theorem D.1 and Proposition 7.
+
+    Examples
+    --------
+    >>> eps, delta = planar_guarantee(*axis_budget(1.0, 1e-6))  # the two are inverse
+    >>> round(eps, 12), round(delta, 18)
+    (1.0, 1e-06)
+    """
     return math.sqrt(2.0) * check_epsilon(axis_epsilon, "axis_epsilon"), 2.0 * check_delta(axis_delta, "axis_delta")
 
 
 def axis_budget(epsilon: float, delta: float) -> tuple[float, float]:
-    """Per-axis (eps / sqrt(2), delta / 2) for an (eps, delta)-||.||_2-private planar release (Appendix D)."""
+    """Per-axis (eps / sqrt(2), delta / 2) for an (eps, delta)-||.||_2-private planar release (Appendix D).
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target planar epsilon.
+    delta : float, in (0, 1)
+        Target planar delta.
+
+    Returns
+    -------
+    (float, float)
+        (epsilon / sqrt(2), delta / 2).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt Appendix D.
+
+    Examples
+    --------
+    >>> eps, delta = axis_budget(1.0, 1e-6)
+    >>> round(eps, 6), delta
+    (0.707107, 5e-07)
+    """
     return check_epsilon(epsilon) / math.sqrt(2.0), check_delta(delta) / 2.0
 
 

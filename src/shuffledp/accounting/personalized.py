@@ -9,13 +9,13 @@ reports.  A victim's central guarantee depends on its own budget and on how much
 Kairouz-Oh-Viswanath: with a = e^eps_v/(1 + e^eps_v), Q0 = (e^eps_v R_v(x0) - R_v(x1))/(e^eps_v - 1)
 and Q1 symmetrically are distributions, R_v(x0) = a Q0 + (1 - a) Q1, R_v(x1) = (1 - a) Q0 + a Q1,
 and (Q0 + Q1)/2 = (R_v(x0) + R_v(x1))/2.  If another user j satisfies, for every input x,
-R_j(x) >= c_j/2 (R_v(x0) + R_v(x1)) (its *clone capacity* c_j, :func:`clone_capacity`), then
+R_j(x) >= c_j/2 (R_v(x0) + R_v(x1)) (its *clone capacity* c_j, `clone_capacity`), then
 R_j(x) = c_j (Q0 + Q1)/2 + (1 - c_j) L_j(x): user j is independently a fair Q0/Q1 message
 with probability c_j.  Given the counts (n0, n1) of Q0 and Q1 messages, the set of clone
 users has a law that does not depend on the victim's input, so the shuffled multiset is a
 post-processing of P = (A + D1, C - A + D2) vs Q = (A + D2, C - A + D1) with
 C ~ PoissonBinomial(c_j : j != victim), A | C ~ Binom(C, 1/2) and (D1, D2) = (1, 0) w.p. a,
-(0, 1) otherwise: the clone pair of :mod:`.dominating_pair` with a Poisson-binomial count
+(0, 1) otherwise: the clone pair of `dominating_pair` with a Poisson-binomial count
 (equal budgets give Binom(n - 1, c): stronger clones for binary RR and k-RR).  Lowering a
 c_j drops fair messages at random (post-processing), so any lower bound on c_j is safe.
 
@@ -25,8 +25,8 @@ short arrays, FFT otherwise) in linear space, with a rigorous absolute error per
 the FFT by 10 u log2(N) ||a||_2 ||b||_2, u = 2^-53: the worst-case FFT bound with a wide
 margin) and edges trimmed with their mass charged.  Entries whose true value is below the
 error floor (~1e-16) are not resolved, which only matters through the charged errors.
-The divergence is :meth:`.PairDivergence.from_count_pmf` (exact, width-1 blocks), epsilon
-the certified grid search :func:`.solve_epsilon`.
+The divergence is `PairDivergence.from_count_pmf` (exact, width-1 blocks), epsilon
+the certified grid search `solve_epsilon`.
 
 References
 ----------
@@ -61,7 +61,36 @@ _FFT_FACTOR = 10.0
 
 
 def check_budgets(values: Any, name: str) -> np.ndarray:
-    """``values`` as a 1-d float array of finite budgets > 0 (PrivacyParameterError naming ``name``)."""
+    """``values`` as a 1-d float array of finite budgets > 0 (PrivacyParameterError naming ``name``).
+
+    Parameters
+    ----------
+    values : float or array_like
+        Local budgets eps_i, each finite and > 0 (a scalar becomes a length-1 array).
+    name : str
+        The parameter name quoted in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        1-d float64 array of the budgets.
+
+    Raises
+    ------
+    ShapeError
+        If ``values`` has more than one dimension.
+    PrivacyParameterError
+        If a budget is not finite or not > 0.
+
+    Examples
+    --------
+    >>> check_budgets(0.5, "budgets").tolist()
+    [0.5]
+    >>> check_budgets([1.0, -1.0], "budgets")
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: budgets must be finite and > 0, got ...-1.0... at index 1
+    """
     arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
     if arr.ndim != 1:
         raise ShapeError(f"{name} must be a 1-d array of budgets, got shape {arr.shape}")
@@ -150,6 +179,32 @@ class CountPmf:
 
     ``pmf[i]`` is within ``rel * pmf[i] + abs_err`` of a sub-probability s(offset + i) <=
     Pr[C = offset + i]; the exact law puts at most ``missing`` mass beyond s (anywhere).
+
+    Parameters
+    ----------
+    offset : int, >= 0
+        The count of ``pmf[0]``.
+    pmf : numpy.ndarray
+        Approximate probabilities of the counts offset, offset + 1, ...
+    rel : float, >= 0
+        Relative error bound of each entry.
+    abs_err : float, >= 0
+        Absolute error bound of each entry.
+    missing : float, >= 0
+        Mass of the exact law not represented (trimmed edges).
+    mu, var : float
+        Mean and variance of the count (used to place trimming windows).
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §3 (the count of clones; module docstring, "Computation").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = CountPmf(2, np.array([0.25, 0.75]), 1e-15, 0.0, 0.0)
+    >>> bool(np.allclose(c.err, [0.25e-15, 0.75e-15], rtol=1e-12, atol=0))
+    True
     """
 
     offset: int
@@ -432,7 +487,7 @@ def personalized_shuffle_epsilons(
     Parameters
     ----------
     budgets : array of float, > 0, one per user (n >= 1)
-    delta, family, k, rtol : as :func:`personalized_shuffle_epsilon`
+    delta, family, k, rtol : as `personalized_shuffle_epsilon`
 
     Returns
     -------
@@ -549,7 +604,32 @@ def _solve_lower(v: float, ones: CountPmf, delta: float, rtol: float) -> float:
 
 
 def personalized_shuffle_epsilons_lower(budgets: Sequence[float], delta: float, *, rtol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`personalized_shuffle_epsilon_lower` (all inputs 0) for every distinct budget of a population.
+    """`personalized_shuffle_epsilon_lower` (all inputs 0) for every distinct budget of a population.
+
+    Parameters
+    ----------
+    budgets : sequence of float, each > 0
+        Every user's local budget (binary RR).
+    delta : float, in (0, 1)
+        Target delta.
+    rtol : float, in [1e-12, 1e-2]
+        Relative precision of the epsilon grid search.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The distinct budgets (sorted) and, for a victim with each, the certified lower bound
+        on its epsilon (the others being all the other users, inputs 0).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For a budget, ``delta`` or ``rtol`` out of range.
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §3 (the shuffled binary-RR release whose exact divergence
+    this bounds from below).
 
     Examples
     --------
@@ -596,7 +676,34 @@ def eapes_mu(eps: Sequence[float], deltas: Sequence[float] | None = None) -> flo
 
 
 def gdp_delta(eps: float, mu: float) -> float:
-    """delta(eps) of mu-GDP (E-APES Fact 2): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
+    """delta(eps) of mu-GDP (E-APES Fact 2): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
+
+    Parameters
+    ----------
+    eps : float, >= 0
+        The epsilon at which delta is read.
+    mu : float, > 0
+        The GDP parameter.
+
+    Returns
+    -------
+    float
+        delta(eps) in [0, 1).
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §2.3, Fact 2.
+
+    Examples
+    --------
+    At eps = 0 this is the total variation of N(0, 1) and N(mu, 1), 2 Phi(mu/2) - 1:
+
+    >>> from scipy.stats import norm
+    >>> abs(gdp_delta(0.0, 1.0) - float(2 * norm.cdf(0.5) - 1)) < 1e-15
+    True
+    >>> gdp_delta(1.0, 1.0) < gdp_delta(0.5, 1.0)
+    True
+    """
     return float(special.ndtr(-eps / mu + mu / 2.0) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2.0))
 
 
@@ -667,6 +774,38 @@ def weakest_budget_epsilon(
     n: int, budgets: Sequence[float], delta: float, family: str = "binary-rr", *, k: int | None = None, rtol: float = 1e-6
 ) -> float:
     """Everyone charged at the weakest budget: the homogeneous clone bound at max(budgets) for n users.
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    budgets : sequence of float, each > 0
+        The users' local budgets; only the largest is used.
+    delta : float, in (0, 1)
+        Target delta.
+    family : {"binary-rr", "k-rr", "laplace"}
+        The randomizer family.
+    k : int, >= 2, for "k-rr"
+        Alphabet size.
+    rtol : float, in [1e-12, 1e-2]
+        Relative precision of the epsilon grid search.
+
+    Returns
+    -------
+    float
+        `personalized_shuffle_epsilon` of a victim at max(budgets) among n - 1 others at
+        max(budgets).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``n`` or another argument out of range.
+    NoCloneBoundError
+        For a family without a clone bound.
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §4 (the baseline that ignores personalization).
 
     Examples
     --------

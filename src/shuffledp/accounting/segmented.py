@@ -52,7 +52,34 @@ SLOT_RULES = ("theorem2", "theorem3")
 
 
 def check_blanket_rate(m: float, name: str = "m") -> float:
-    """The expected blanket messages per user, a finite number in (0, M_MAX]."""
+    """The expected blanket messages per user, a finite number in (0, M_MAX].
+
+    Parameters
+    ----------
+    m : float, in (0, M_MAX]
+        Expected number of blanket messages each user sends (Algorithm 2's m).
+    name : str
+        The parameter name quoted in the error message.
+
+    Returns
+    -------
+    float
+        ``m`` as a float.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``m`` is not a finite number in (0, M_MAX].
+
+    Examples
+    --------
+    >>> check_blanket_rate(2.5)
+    2.5
+    >>> check_blanket_rate(0)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: m (blanket messages per user) must lie in (0, 10000], got 0
+    """
     try:
         value = float(m)
     except (TypeError, ValueError):
@@ -63,12 +90,70 @@ def check_blanket_rate(m: float, name: str = "m") -> float:
 
 
 def check_sampling_rate(lam: float, name: str = "lam") -> float:
-    """A Poisson sampling rate lambda in (0, 1]."""
+    """A Poisson sampling rate lambda in (0, 1].
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Probability lambda that a user reports each of its items (Eq. 2).
+    name : str
+        The parameter name quoted in the error message.
+
+    Returns
+    -------
+    float
+        ``lam`` as a float.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``lam`` is not in (0, 1].
+
+    Examples
+    --------
+    >>> check_sampling_rate(0.3)
+    0.3
+    >>> check_sampling_rate(1.5)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: lam (Poisson sampling rate) must ...
+    """
     return check_probability(lam, f"{name} (Poisson sampling rate)", open_low=True, open_high=False)
 
 
 def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
-    """Lemma 3: the Poisson randomizer of rate ``lam`` on d items has p = inf, beta = lam, q = d lam (>= 1)."""
+    """Lemma 3: the Poisson randomizer of rate ``lam`` on d items has p = inf, beta = lam, q = d lam (>= 1).
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda.
+    d : int, >= 2
+        Number of items in the domain.
+
+    Returns
+    -------
+    VariationRatio
+        (p, beta, q) = (inf, lambda, max(1, d lambda)); q is raised to 1 when
+        lambda < 1/d (module docstring, "Small lambda").
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``lam`` is not in (0, 1] or ``d`` < 2.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1, Lemma 3.
+
+    Examples
+    --------
+    >>> vr = poisson_item_parameters(0.5, 10)
+    >>> vr.p, vr.beta, vr.q0
+    (inf, 0.5, 5.0)
+    >>> poisson_item_parameters(0.05, 10).q0  # lambda < 1/d: q raised to 1
+    1.0
+    """
     from shuffledp.randomizers.categorical import PoissonRandomizer
 
     lam = check_sampling_rate(lam)
@@ -76,7 +161,36 @@ def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
 
 
 def blanket_slots(n_users: int, m: float) -> tuple[int, float]:
-    """Algorithm 2's blanket calls: (n_users * ceil(m) slots, each used with gamma = m / ceil(m))."""
+    """Algorithm 2's blanket calls: (n_users * ceil(m) slots, each used with gamma = m / ceil(m)).
+
+    Parameters
+    ----------
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+
+    Returns
+    -------
+    (int, float)
+        The number of blanket calls n_users ceil(m) and the probability
+        gamma = m / ceil(m) that each call sends a message.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, or if n_users ceil(m) + 1 reaches 2^53.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1, Algorithm 2.
+
+    Examples
+    --------
+    >>> calls, gamma = blanket_slots(1000, 2.5)
+    >>> calls, round(gamma, 6), round(calls * gamma, 6)  # expected blankets n m
+    (3000, 0.833333, 2500.0)
+    """
     n_users = check_positive_int(n_users, "n_users")
     m = check_blanket_rate(m)
     calls = math.ceil(m)
@@ -86,7 +200,44 @@ def blanket_slots(n_users: int, m: float) -> tuple[int, float]:
 
 
 def item_event(lam: float, d: int, n_users: int, m: float, *, slots: str = "theorem2") -> ShuffleEvent:
-    """One item of one user shuffled with all blankets (Theorem 2 with Lemma 3's parameters)."""
+    """One item of one user shuffled with all blankets (Theorem 2 with Lemma 3's parameters).
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+    slots : {"theorem2", "theorem3"}
+        Participant count: n_users ceil(m) + 1 (Theorem 2, default) or n_users ceil(m)
+        (Theorem 3 read literally); see the module docstring.
+
+    Returns
+    -------
+    ShuffleEvent
+        ``ShuffleEvent(poisson_item_parameters(lam, d), participants, gamma)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range or an unknown ``slots``.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1, Theorem 2 and Lemma 3.
+
+    Examples
+    --------
+    >>> event = item_event(0.5, 10, 1000, 2.5)
+    >>> event.n, round(event.gamma, 6)
+    (3001, 0.833333)
+    >>> item_event(0.5, 10, 1000, 2.5, slots="theorem3").n
+    3000
+    """
     if slots not in SLOT_RULES:
         raise PrivacyParameterError(f"slots must be one of {', '.join(SLOT_RULES)}, got {slots!r}")
     calls, gamma = blanket_slots(n_users, m)
@@ -95,7 +246,43 @@ def item_event(lam: float, d: int, n_users: int, m: float, *, slots: str = "theo
 
 
 def user_event(lam: float, d: int, n_users: int, m: float, s: int, *, slots: str = "theorem2") -> GroupEvent:
-    """Theorem 3: a user's s items are s virtual users, composed by group privacy (Lemma 1)."""
+    """Theorem 3: a user's s items are s virtual users, composed by group privacy (Lemma 1).
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+    s : int, in [1, d]
+        Number of items each user holds.
+    slots : {"theorem2", "theorem3"}
+        Participant count of `item_event`.
+
+    Returns
+    -------
+    GroupEvent
+        ``GroupEvent(item_event(lam, d, n_users, m, slots=slots), s)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, or ``s`` > ``d``.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1, Theorem 3; §3.1, Lemma 1.
+
+    Examples
+    --------
+    >>> event = user_event(0.5, 10, 1000, 2.5, 2)
+    >>> event.size, event.event == item_event(0.5, 10, 1000, 2.5)
+    (2, True)
+    """
     d = check_positive_int(d, "d", minimum=2)
     s = check_positive_int(s, "s")
     if s > d:
@@ -106,27 +293,179 @@ def user_event(lam: float, d: int, n_users: int, m: float, s: int, *, slots: str
 def user_epsilon(
     lam: float, d: int, n_users: int, m: float, s: int, delta: float, *, accountant: Accountant | None = None
 ) -> float:
-    """Upper bound on a user's epsilon at ``delta`` (Theorem 3), priced by ``accountant`` (variation ratio)."""
+    """Upper bound on a user's epsilon at ``delta`` (Theorem 3), priced by ``accountant`` (variation ratio).
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+    s : int, in [1, d]
+        Number of items each user holds.
+    delta : float, in (0, 1)
+        Target delta.
+    accountant : Accountant or None
+        Accountant that prices `user_event` (a fresh copy is used);
+        `VariationRatioAccountant` by default.
+
+    Returns
+    -------
+    float
+        Epsilon of the user's whole report at ``delta``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1, Theorem 3.
+
+    Examples
+    --------
+    For s = 1 the upper bound meets Proposition 1's lower bound; more items cost more:
+
+    >>> eps1 = user_epsilon(0.5, 10, 1000, 2.5, 1, 1e-6)
+    >>> abs(eps1 - proposition1_lower(0.5, 10, 1000, 2.5, 1e-6)) < 1e-6 * eps1
+    True
+    >>> user_epsilon(0.5, 10, 1000, 2.5, 2, 1e-6) > 2 * eps1
+    True
+    """
     acc = accountant.fresh() if accountant is not None else VariationRatioAccountant()
     return acc.compose(user_event(lam, d, n_users, m, s)).get_epsilon(delta)
 
 
 def theorem3_guarantee(lam: float, d: int, n_users: int, m: float, s: int, item_epsilon: float) -> tuple[float, float]:
-    """Theorem 3 as stated: with delta' = D_{e^eps'}(P || Q) (upper), the user is (s eps', s e^(s eps') delta')-DP."""
+    """Theorem 3 as stated: with delta' = D_{e^eps'}(P || Q) (upper), the user is (s eps', s e^(s eps') delta')-DP.
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+    s : int, >= 1
+        Number of items each user holds.
+    item_epsilon : float, >= 0
+        The per-item epsilon eps'.
+
+    Returns
+    -------
+    (float, float)
+        (s eps', min(1, s e^(s eps') delta')).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1, Theorem 3.
+
+    Examples
+    --------
+    >>> eps, delta = theorem3_guarantee(0.5, 10, 1000, 2.5, 2, 0.5)
+    >>> eps, delta < 1e-12
+    (1.0, True)
+    """
     event = item_event(lam, d, n_users, m)
     delta_item = hockey_stick_divergence(event.params, event.n, item_epsilon, gamma=event.gamma)[1]
     return group_composition(item_epsilon, delta_item, check_positive_int(s, "s"))
 
 
 def level_constraint_met(lam: float, level: float, delta: float, d: int, n_users: int, m: float, s: int) -> bool:
-    """Eq. 7: whether D_{e^(E/s)}(P || Q) <= delta / (s e^E) for the level E = ``level`` (upper bound on D)."""
+    """Eq. 7: whether D_{e^(E/s)}(P || Q) <= delta / (s e^E) for the level E = ``level`` (upper bound on D).
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda of the level.
+    level : float, >= 0
+        The level's privacy budget E.
+    delta : float, in (0, 1)
+        Target delta.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+    s : int, in [1, d]
+        Number of items each user holds.
+
+    Returns
+    -------
+    bool
+        True if the user's event is (``level``, ``delta``)-DP by the accountant's upper bound.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.2, Eq. 7.
+
+    Examples
+    --------
+    >>> level_constraint_met(0.5, 1.0, 1e-6, 10, 1000, 2.5, 2)
+    True
+    >>> level_constraint_met(0.5, 0.01, 1e-6, 10, 1000, 2.5, 2)
+    False
+    """
     delta = check_delta(delta)
     acc = VariationRatioAccountant().compose(user_event(lam, d, n_users, m, s))
     return acc.get_delta(level) <= delta
 
 
 def proposition1_lower(lam: float, d: int, n_users: int, m: float, delta: float) -> float:
-    """Proposition 1: a lower bound on the epsilon of one item (s = 1) at ``delta``."""
+    """Proposition 1: a lower bound on the epsilon of one item (s = 1) at ``delta``.
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+    delta : float, in (0, 1)
+        Target delta.
+
+    Returns
+    -------
+    float
+        Lower bound on the item's epsilon (exact for lambda >= 1/(d - 1)).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.1, Proposition 1.
+
+    Examples
+    --------
+    >>> low = proposition1_lower(0.5, 10, 1000, 2.5, 1e-6)
+    >>> 0 < low <= user_epsilon(0.5, 10, 1000, 2.5, 1, 1e-6)
+    True
+    """
     event = item_event(lam, d, n_users, m)
     return variation_ratio_epsilon_lower(event.params, event.n, check_delta(delta), gamma=event.gamma)
 

@@ -1,20 +1,20 @@
 """Set-valued data for the segmented paper's experiments (segmented-multimessage-shuffle.txt §6, "Datasets").
 
-* :func:`uniform_item_sets` — the synthetic data: every user holds s distinct items drawn
+* `uniform_item_sets` — the synthetic data: every user holds s distinct items drawn
   uniformly from a domain of d items (§6 uses d = T = 128, s in {4, 8}).
-* :func:`read_msnbc` / :func:`load_msnbc` — the UCI "MSNBC.com Anonymous Web Data" file
+* `read_msnbc` / `load_msnbc` — the UCI "MSNBC.com Anonymous Web Data" file
   ``msnbc990928.seq`` (paper ref. [36]): comment lines start with ``%``, the first other
   line names the 17 page categories, then one line per user session holding the
   categories (1-based) of the pages visited, in order, with repeats.  A user's set is the
   distinct categories of the session.  The file is not on these machines
   (../shared/data/README.md); the loader is tested on generated files.
-* :func:`msnbc_like_sets` — a documented stand-in, named ``msnbc-like (synthetic)`` in
+* `msnbc_like_sets` — a documented stand-in, named ``msnbc-like (synthetic)`` in
   every output: 17 categories with Zipf(1) popularity and session sets of size
   1 + Geometric (mean 2, at most 17, as §6 reports for MSNBC).
-* :func:`fix_set_size` — §6's "item padding or random selection" to exactly s items.
+* `fix_set_size` — §6's "item padding or random selection" to exactly s items.
 
 Sets are returned as (n, s) int64 arrays of distinct item ids in {0..d-1} (the layout of
-:func:`shuffledp.protocols.segmented.check_item_sets`).
+`shuffledp.protocols.segmented.check_item_sets`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from shuffledp.errors import DataError
 
 #: Categories of the MSNBC data (frontpage, news, ..., travel).
 MSNBC_CATEGORIES = 17
-#: Name used in every output produced from :func:`msnbc_like_sets`.
+#: Name used in every output produced from `msnbc_like_sets`.
 MSNBC_LIKE_NAME = "msnbc-like (synthetic)"
 #: Mean raw set size of the MSNBC-like generator (§6: "an average of 2 items per user").
 MSNBC_LIKE_MEAN_SIZE = 2.0
@@ -39,7 +39,24 @@ MSNBC_LIKE_MEAN_SIZE = 2.0
 
 @dataclass(frozen=True)
 class MSNBCData:
-    """The parsed file: category names and each session's distinct categories (0-based ids)."""
+    """The parsed file: category names and each session's distinct categories (0-based ids).
+
+    Parameters
+    ----------
+    categories : tuple of str
+        The category names of the file's first non-comment line.
+    sets : tuple of numpy.ndarray
+        One sorted int64 array of distinct 0-based category ids per session.
+    path : pathlib.Path
+        The file that was read.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = MSNBCData(("news", "sports"), (np.array([0, 1]),), Path("x.seq"))
+    >>> len(data.categories), data.sets[0].tolist()
+    (2, [0, 1])
+    """
 
     categories: tuple[str, ...]
     sets: tuple[np.ndarray, ...]
@@ -56,19 +73,102 @@ def _check_sizes(n: int, d: int, s: int) -> tuple[int, int, int]:
 
 
 def uniform_item_sets(n: int, d: int, s: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """``n`` users, each with ``s`` distinct items uniform over {0..d-1}: an (n, s) int64 array."""
+    """``n`` users, each with ``s`` distinct items uniform over {0..d-1}: an (n, s) int64 array.
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    d : int, >= 2
+        Number of items in the domain (§6: d = 128).
+    s : int, in [1, d]
+        Items per user (§6: 4 or 8).
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, s) int64 array; each row holds s distinct items in {0..d-1}.
+
+    Raises
+    ------
+    ShuffleDPError
+        ``DataError`` if s > d, a parameter error for a non-positive size.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6, "Datasets" (synthetic data).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sets = uniform_item_sets(1000, 8, 3, np.random.default_rng(0))
+    >>> sets.shape, bool(all(len(set(row)) == 3 for row in sets.tolist()))
+    ((1000, 3), True)
+    >>> freq = item_frequencies(sets, 8)  # each item is held with probability s / d = 0.375
+    >>> bool(abs(freq - 0.375).max() < 0.06)
+    True
+    """
     n, d, s = _check_sizes(n, d, s)
     keys = check_rng(rng).random((n, d))
     return np.argpartition(keys, s - 1, axis=1)[:, :s].astype(np.int64) if s < d else np.argsort(keys, axis=1)
 
 
 def msnbc_path(root: str | os.PathLike[str] | None = None) -> Path:
-    """Where the MSNBC file is looked for: ``<data root>/msnbc/msnbc990928.seq``."""
+    """Where the MSNBC file is looked for: ``<data root>/msnbc/msnbc990928.seq``.
+
+    Parameters
+    ----------
+    root : str, os.PathLike or None
+        The data root; None uses the library's default data root.
+
+    Returns
+    -------
+    pathlib.Path
+        The expected location of the file (it may not exist).
+
+    Examples
+    --------
+    >>> msnbc_path("/data").as_posix()
+    '/data/msnbc/msnbc990928.seq'
+    """
     return data_root(root) / "msnbc" / "msnbc990928.seq"
 
 
 def read_msnbc(path: str | os.PathLike[str]) -> MSNBCData:
-    """Parse a file in the UCI ``msnbc990928.seq`` format (module docstring); DataError names file and line."""
+    """Parse a file in the UCI ``msnbc990928.seq`` format (module docstring); DataError names file and line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The sequence file.
+
+    Returns
+    -------
+    MSNBCData
+        Category names and each session's distinct categories, 0-based.
+
+    Raises
+    ------
+    DataError
+        If the file is missing, has no category line or sessions, or a session holds a
+        token that is not a category number in [1, number of categories].
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6, "Datasets" (MSNBC, ref. [36]).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     file = Path(tmp) / "msnbc990928.seq"
+    ...     _ = file.write_text("% comment\\nfrontpage news tech\\n1 1 3\\n2\\n")
+    ...     data = read_msnbc(file)
+    >>> data.categories, [s.tolist() for s in data.sets]
+    (('frontpage', 'news', 'tech'), [[0, 2], [1]])
+    """
     path = existing_file(Path(path), "MSNBC sequence file (UCI msnbc990928.seq)")
     categories: tuple[str, ...] | None = None
     sets: list[np.ndarray] = []
@@ -97,7 +197,35 @@ def read_msnbc(path: str | os.PathLike[str]) -> MSNBCData:
 
 
 def load_msnbc(path: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None) -> MSNBCData:
-    """:func:`read_msnbc` of ``path`` (default :func:`msnbc_path` of ``root``)."""
+    """`read_msnbc` of ``path`` (default `msnbc_path` of ``root``).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or None
+        The sequence file; None looks it up under ``root``.
+    root : str, os.PathLike or None
+        The data root used when ``path`` is None.
+
+    Returns
+    -------
+    MSNBCData
+        The parsed file.
+
+    Raises
+    ------
+    DataError
+        If the file is missing or malformed (see `read_msnbc`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     file = msnbc_path(tmp)
+    ...     file.parent.mkdir()
+    ...     _ = file.write_text("a b\\n2 2\\n")
+    ...     len(load_msnbc(root=tmp).sets)
+    1
+    """
     return read_msnbc(msnbc_path(root) if path is None else path)
 
 
@@ -108,6 +236,38 @@ def fix_set_size(sets: list[np.ndarray] | tuple[np.ndarray, ...], d: int, s: int
 
     Padding with real items (not dummies outside the domain) keeps the domain at d, as §6
     reports T = 17 for MSNBC; the estimation target is then the padded data's frequency.
+
+    Parameters
+    ----------
+    sets : list or tuple of numpy.ndarray
+        One array of distinct items in {0..d-1} per user (at least one user, no empty set).
+    d : int, >= 2
+        Number of items in the domain.
+    s : int, in [1, d]
+        Items per user after padding or sampling.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(sets), s) int64 array of distinct items per row.
+
+    Raises
+    ------
+    DataError
+        If s > d, ``sets`` is empty, or a set is empty or holds an item outside [0, d - 1].
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6, "Datasets" (item padding or random selection).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fixed = fix_set_size([np.array([0, 1, 2, 3]), np.array([5])], 8, 2, np.random.default_rng(1))
+    >>> fixed.shape, set(fixed[0].tolist()) <= {0, 1, 2, 3}, 5 in fixed[1].tolist()
+    ((2, 2), True, True)
     """
     d = check_positive_int(d, "d", minimum=2)
     s = check_positive_int(s, "s")
@@ -132,12 +292,45 @@ def _pad_or_sample(held: np.ndarray, s: int, rng: np.random.Generator) -> np.nda
 
 def msnbc_like_sets(n: int, rng: np.random.Generator | None = None, *, s: int = 4,
                     d: int = MSNBC_CATEGORIES) -> np.ndarray:
-    """MSNBC-like users (:data:`MSNBC_LIKE_NAME`): sessions over ``d`` = 17 categories, fixed to ``s`` items.
+    """MSNBC-like users (`MSNBC_LIKE_NAME`): sessions over ``d`` = 17 categories, fixed to ``s`` items.
 
     Category j (0-based) has popularity proportional to 1 / (j + 1) (Zipf, exponent 1); a
     session's raw set has 1 + Geometric(1 / 2) categories (mean 2, capped at d), drawn
-    without replacement by popularity (Gumbel top-k); then :func:`fix_set_size` pads or
+    without replacement by popularity (Gumbel top-k); then `fix_set_size` pads or
     samples to ``s`` items.  Not real data: a skewed set-valued stand-in for MSNBC.
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+    s : int, in [1, d]
+        Items per user after padding or sampling.
+    d : int, >= 2
+        Number of categories.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, s) int64 array of distinct categories per row.
+
+    Raises
+    ------
+    ShuffleDPError
+        ``DataError`` if s > d, a parameter error for a non-positive size.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6, "Datasets" (MSNBC statistics).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sets = msnbc_like_sets(2000, np.random.default_rng(0), s=1)
+    >>> freq = item_frequencies(sets, MSNBC_CATEGORIES)
+    >>> sets.shape, bool(freq[0] > freq[8] > freq[16])  # Zipf popularity is kept
+    ((2000, 1), True)
     """
     n, d, s = _check_sizes(n, d, s)
     rng = check_rng(rng)
@@ -150,7 +343,30 @@ def msnbc_like_sets(n: int, rng: np.random.Generator | None = None, *, s: int = 
 
 
 def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
-    """Fraction of users holding each item (the estimation target of §6's MSE)."""
+    """Fraction of users holding each item (the estimation target of §6's MSE).
+
+    Parameters
+    ----------
+    items : numpy.ndarray
+        (n, s) array of distinct item ids in {0..d-1} per user.
+    d : int, >= 1
+        Number of items in the domain.
+
+    Returns
+    -------
+    numpy.ndarray
+        Length-d float64 array; entry j is the fraction of the n users holding item j.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6 (MSE of frequency estimation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> item_frequencies(np.array([[0, 1], [1, 2]]), 4)
+    array([0.5, 1. , 0.5, 0. ])
+    """
     items = np.asarray(items, dtype=np.int64)
     return np.bincount(items.reshape(-1), minlength=d).astype(np.float64) / items.shape[0]
 

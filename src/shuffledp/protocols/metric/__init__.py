@@ -2,7 +2,7 @@
 
 RR-Shuffle, Geo-Shuffle and SGDL-Shuffle: local randomizers that send unary bit messages, the
 shuffler of bits, and the analysts' debiased sums; Geo-Local and Geo-Central baselines.  Their
-guarantees are computed in :mod:`shuffledp.accounting.metric`.
+guarantees are computed in `shuffledp.accounting.metric`.
 """
 
 from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values, shuffle_bits

@@ -1,10 +1,10 @@
 """What the three shuffle protocols of the metric paper share (§2.2, §3.2, §4.1, §5.2).
 
 Each user holds an integer in {0, ..., k} and sends ``width`` bits (a unary message); the shuffler
-concatenates and permutes all n * width bits (:func:`shuffle_bits`); the analyst sums them and debiases.
+concatenates and permutes all n * width bits (`shuffle_bits`); the analyst sums them and debiases.
 By Proposition 1 the shuffled unary bits carry exactly the information of their count, so
-:meth:`UnaryShuffleProtocol.ones` (the count, drawn without materialising bits) is what simulations
-release; :meth:`UnaryShuffleProtocol.run` with ``materialize=True`` goes through the bits.
+`UnaryShuffleProtocol.ones` (the count, drawn without materialising bits) is what simulations
+release; `UnaryShuffleProtocol.run` with ``materialize=True`` goes through the bits.
 """
 
 from __future__ import annotations
@@ -19,7 +19,42 @@ from shuffledp.errors import DomainError, ShapeError
 
 
 def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
-    """``x`` as a 1-d int64 array of integers in {0, ..., k} (of length n if given); named errors otherwise."""
+    """``x`` as a 1-d int64 array of integers in {0, ..., k} (of length n if given); named errors otherwise.
+
+    Parameters
+    ----------
+    x : array_like
+        The users' values: integers (or integral floats) in {0, ..., k}.
+    k : int, >= 1
+        Largest value.
+    n : int or None
+        Required number of values; None accepts any length.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` as a 1-d int64 array.
+
+    Raises
+    ------
+    ShapeError
+        If ``x`` is not 1-d or (with ``n``) not of length n.
+    DomainError
+        If a value is not an integer in {0, ..., k}.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3.2, §4.1, §5.2 (values in {0..k}).
+
+    Examples
+    --------
+    >>> check_values([0, 3.0, 10], 10).tolist()
+    [0, 3, 10]
+    >>> check_values([0, 11], 10)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.DomainError: x must hold integers in {0, ..., 10}, got x[1]=11
+    """
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise ShapeError(f"x (the users' values) must be a 1-d array, got shape {arr.shape}")
@@ -39,13 +74,67 @@ def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
 
 
 def shuffle_bits(messages: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-    """The shuffler (§2.2): concatenate every user's bits and apply one uniform permutation to them all."""
+    """The shuffler (§2.2): concatenate every user's bits and apply one uniform permutation to them all.
+
+    Parameters
+    ----------
+    messages : numpy.ndarray
+        The users' bit messages, e.g. an (n, width) matrix.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        All bits, flattened and uniformly permuted.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §2.2 (the shuffle model).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = shuffle_bits(np.array([[1, 0, 1], [0, 0, 1]]), np.random.default_rng(0))
+    >>> bits.shape, int(bits.sum())
+    ((6,), 3)
+    """
     bits = np.asarray(messages).reshape(-1)
     return check_rng(rng).permutation(bits)
 
 
 class UnaryShuffleProtocol(ABC):
-    """A protocol (R, S, A) whose users send ``width`` bits each (subclasses: RR-, Geo-, SGDL-Shuffle)."""
+    """A protocol (R, S, A) whose users send ``width`` bits each (subclasses: RR-, Geo-, SGDL-Shuffle).
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``n`` or ``k`` out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §2.2 and Proposition 1 (shuffled unary bits = their count).
+
+    Examples
+    --------
+    Through the bits or through the count of ones, the analyst sees the same thing
+    (here with RR-Shuffle, a subclass):
+
+    >>> import numpy as np
+    >>> from shuffledp.protocols.metric import RRShuffle
+    >>> proto = RRShuffle(1e-4, 0.2, 10, 1000)
+    >>> x = np.arange(1000) % 11
+    >>> bits = proto.shuffle(proto.randomize(x, np.random.default_rng(0)), np.random.default_rng(1))
+    >>> bits.shape, isinstance(proto.analyze(bits), float)
+    ((10000,), True)
+    """
 
     #: Users and the largest value.
     n: int
@@ -76,7 +165,7 @@ class UnaryShuffleProtocol(ABC):
         """The analyst: the debiased sum estimate from a count of ones (array in, array out)."""
 
     def shuffle(self, messages: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-        """The shuffler: one permutation of all n * width bits (:func:`shuffle_bits`)."""
+        """The shuffler: one permutation of all n * width bits (`shuffle_bits`)."""
         messages = np.asarray(messages)
         if messages.shape != (self.n, self.width):
             raise ShapeError(f"messages must have shape (n, width) = ({self.n}, {self.width}), got {messages.shape}")

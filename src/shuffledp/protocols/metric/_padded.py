@@ -17,12 +17,39 @@ from shuffledp.randomizers.unary import thermometer_encode
 
 
 class PaddedUnaryProtocol(UnaryShuffleProtocol):
-    """Users send U(clip(x + N + c, 0, k + 2c), k + 2c); the analyst subtracts n c."""
+    """Users send U(clip(x + N + c, 0, k + 2c), k + 2c); the analyst subtracts n c.
+
+    Subclasses set ``c`` and implement `noise`; see `GeoShuffle` and `SGDLShuffle`.
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4.1 Eq. 3 and Algorithm 3; §5.2 Eq. 6 and Algorithm 4.
+
+    Examples
+    --------
+    Every user's message has k + 2c bits and its count of ones is x':
+
+    >>> import numpy as np
+    >>> from shuffledp.protocols.metric import SGDLShuffle
+    >>> proto = SGDLShuffle(0.5, 1e-4, 100, 10)
+    >>> x = np.arange(100) % 11
+    >>> msgs = proto.randomize(x, np.random.default_rng(0))
+    >>> msgs.shape == (100, 10 + 2 * proto.c)
+    True
+    """
 
     c: int
 
     @property
     def width(self) -> int:
+        """Bits per user: k + 2c."""
         return self.k + 2 * self.c
 
     @abstractmethod
@@ -37,6 +64,7 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
         return np.clip(x + self.noise(shape, rng) + self.c, 0, self.width)
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Every user's message U(x', k + 2c): an (n, k + 2c) int8 thermometer code."""
         return thermometer_encode(self.shifted(x, rng), self.width)
 
     def ones(self, x: Any, rng: np.random.Generator | None = None, repetitions: int | None = None) -> Any:
@@ -45,4 +73,5 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
         return int(totals) if repetitions is None else totals.astype(np.int64)
 
     def debias(self, ones: Any) -> Any:
+        """The analyst (Algorithms 3-4): sum B - n c."""
         return np.asarray(ones, dtype=np.float64) - self.n * self.c

@@ -23,7 +23,43 @@ def calibrated_mechanisms(
     epsilon: float, delta: float, n: int, k: int, *, geo_method: str = "theorem-4.1"
 ) -> dict[str, object]:
     """name -> mechanism at (epsilon, delta) for n users with values in {0..k}; RR-Shuffle's entry is the
-    :class:`~shuffledp.errors.ValidityConditionError` (naming the minimum n) where Theorem 3.1 cannot reach epsilon."""
+    `shuffledp.errors.ValidityConditionError` (naming the minimum n) where Theorem 3.1 cannot reach epsilon.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        The common target epsilon.
+    delta : float, in (0, 1)
+        The common target delta.
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+    geo_method : {"theorem-4.1", "certified"}
+        Geo-Shuffle's analysis.
+
+    Returns
+    -------
+    dict
+        `MECHANISMS` -> mechanism (or, for "rr-shuffle", the `ValidityConditionError`).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §6.1.
+
+    Examples
+    --------
+    >>> mechs = calibrated_mechanisms(0.5, 1e-4, 100, 10)
+    >>> tuple(mechs) == MECHANISMS, type(mechs["rr-shuffle"]).__name__  # n = 100 is too few for RR-Shuffle
+    (True, 'ValidityConditionError')
+    >>> mechs["sgdl-shuffle"].epsilon, mechs["geo-shuffle"].epsilon <= 0.5
+    (0.5, True)
+    """
     try:
         rr: object = RRShuffle.for_epsilon(epsilon, delta, k, n)
     except ValidityConditionError as exc:

@@ -1,7 +1,7 @@
 """Geo-Shuffle(eps_geo, delta, n) of the metric paper (§4.1, Algorithm 3; privacy: Theorem 4.1, or the certified bound).
 
 Each user adds geometric noise N ~ G(0, eps_geo) (Eq. 2; sampled exactly by
-:func:`~shuffledp.randomizers.geometric.discrete_laplace_noise`), shifts by c (Proposition 2),
+`shuffledp.randomizers.geometric.discrete_laplace_noise`), shifts by c (Proposition 2),
 truncates to [0, k + 2c] and sends the unary encoding; the analyst returns sum B - n c.
 """
 
@@ -30,8 +30,30 @@ class GeoShuffle(PaddedUnaryProtocol):
     """Geo-Shuffle(eps_geo, delta, n) on values in {0, ..., k}.
 
     ``epsilon`` is the certified guarantee (valid for every pair of datasets; see
-    :func:`~shuffledp.accounting.metric.geo_shuffle_certified_epsilon`); ``method="theorem-4.1"`` makes it
+    `shuffledp.accounting.metric.geo_shuffle_certified_epsilon`); ``method="theorem-4.1"`` makes it
     the paper's Theorem 4.1, which is not a valid bound in general (kept to reproduce the paper).
+
+    Parameters
+    ----------
+    eps_geo : float, > 0
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta (sets c, Proposition 2).
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+    method : {"certified", "theorem-4.1"}
+        Which analysis gives ``epsilon``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4.1, Algorithm 3, Proposition 2, Theorem 4.1; §7, Proposition 5.
 
     Examples
     --------
@@ -69,6 +91,7 @@ class GeoShuffle(PaddedUnaryProtocol):
         return geo_shuffle_compromised_epsilon(self.eps_geo)
 
     def noise(self, size, rng: np.random.Generator) -> np.ndarray:
+        """Draws of the geometric noise G(0, eps_geo) (discrete Laplace, p = e^-eps_geo)."""
         return discrete_laplace_noise(math.exp(-self.eps_geo), size, rng)
 
     def __repr__(self) -> str:

@@ -1,6 +1,6 @@
 """Personalized LDP in the shuffle model (E-APES paper §4): budget populations and Algorithms 1-3.
 
-The accounting lives in :mod:`shuffledp.accounting.personalized`.
+The accounting lives in `shuffledp.accounting.personalized`.
 """
 
 from shuffledp.protocols.personalized.budgets import TABLE3, group_budgets, read_budgets, table3_budgets

@@ -31,6 +31,29 @@ TABLE3 = {
 def table3_budgets(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` local budgets drawn from the Table 3 distribution ``name``, clipped to its range.
 
+    Parameters
+    ----------
+    name : {"uniform1", "uniform2", "gauss1", "gauss2", "gauss3"}
+        A key of `TABLE3`.
+    n : int, >= 1
+        Number of users.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` float64 budgets within the distribution's clip range.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown ``name`` or ``n`` < 1.
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §4.1, Table 3.
+
     Examples
     --------
     >>> b = table3_budgets("gauss1", 1000, np.random.default_rng(0))
@@ -47,6 +70,32 @@ def table3_budgets(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
 
 def group_budgets(n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, eps_l: float, rng: np.random.Generator) -> np.ndarray:
     """Conservative / moderate / liberal users in fractions f_c, f_m, 1 - f_c - f_m, randomly placed (§4.2).
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    f_c, f_m : float, >= 0 with f_c + f_m <= 1
+        Fractions of conservative and moderate users (§4.2: 0.54 and 0.37); the counts are
+        round(n f_c) and round(n f_m), the liberal users the rest.
+    eps_c, eps_m, eps_l : float
+        The budgets of the three groups.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` budgets in uniformly random order.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``n`` < 1 or fractions out of range.
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §4.2.
 
     Examples
     --------

@@ -24,7 +24,29 @@ from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
 
 @dataclass(frozen=True)
 class PersonalizedRun:
-    """Estimate of one run, the shuffled reports, and per distinct budget the central epsilons."""
+    """Estimate of one run, the shuffled reports, and per distinct budget the central epsilons.
+
+    Parameters
+    ----------
+    estimate : float
+        The server's estimate z.
+    reports : numpy.ndarray
+        The shuffled reports.
+    budgets : numpy.ndarray
+        The distinct budgets (sorted).
+    upper : numpy.ndarray
+        Per distinct budget, the rigorous upper bound on a victim's central epsilon at the
+        run's delta (empty when no delta was given).
+    eapes : numpy.ndarray
+        Per distinct budget, the E-APES approximation (empty when no delta was given).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> run = personalized_frequency(np.tile([0, 1], 500), np.full(1000, 1.0), rng, delta=1e-6)
+    >>> run.budgets.tolist(), bool(run.upper[0] < 1.0), run.reports.size
+    ([1.0], True, 1000)
+    """
 
     estimate: float
     reports: np.ndarray
@@ -64,6 +86,24 @@ def personalized_average(
     delta : float in (0, 1), optional
         When given, the per-budget central guarantees are computed (Laplace family).
 
+    Returns
+    -------
+    PersonalizedRun
+        z, the shuffled noisy values and (with ``delta``) the per-budget guarantees.
+
+    Raises
+    ------
+    ShapeError
+        If ``x`` is not 1-d with one value per budget.
+    DataError
+        If a value lies outside [low, high].
+    PrivacyParameterError
+        For a budget or the interval out of range.
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §4.2, Algorithm 2; Corollary 1.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -91,6 +131,32 @@ def personalized_frequency(x: np.ndarray, budgets: np.ndarray, rng: np.random.Ge
     when the budgets are assigned independently of the data (the paper's setting: only
     the multiset of budgets reaches the server); with budgets correlated to the data it
     estimates the budget-weighted fraction.
+
+    Parameters
+    ----------
+    x : array of {0, 1}, one per user
+    budgets : array of float, > 0, one per user
+    rng : numpy.random.Generator
+    delta : float in (0, 1), optional
+        When given, the per-budget central guarantees are computed (binary-RR family).
+
+    Returns
+    -------
+    PersonalizedRun
+        z, the shuffled bits and (with ``delta``) the per-budget guarantees.
+
+    Raises
+    ------
+    ShapeError
+        If ``x`` is not 1-d with one value per budget.
+    DataError
+        If ``x`` holds a value other than 0 and 1.
+    PrivacyParameterError
+        For a budget out of range.
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §4.2, Algorithm 3; Corollary 2.
 
     Examples
     --------

@@ -54,6 +54,24 @@ def personalized_sgd(
     rng : numpy.random.Generator
     epochs, lr, clip : T, eta and C of Table 2 (defaults 50, 0.05, 2)
 
+    Returns
+    -------
+    numpy.ndarray
+        The model theta, shape (features, classes), after ``epochs`` passes.
+
+    Raises
+    ------
+    ShapeError
+        For mismatched shapes, or if m does not divide n.
+    DataError
+        If ``y`` is not integer labels >= 0.
+    PrivacyParameterError
+        For a budget, delta, ``epochs``, ``lr`` or ``clip`` out of range.
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §4.1, Algorithm 1 and Table 2.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)

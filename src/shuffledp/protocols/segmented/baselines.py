@@ -1,13 +1,13 @@
 """The five competitors of the segmented paper's experiments (segmented-multimessage-shuffle.txt §6).
 
-* :class:`SubsetExponentialBaseline` — "Subexp, local" (PrivSet's subset exponential
+* `SubsetExponentialBaseline` — "Subexp, local" (PrivSet's subset exponential
   mechanism [20], every user at epsilon = 2, local model) and "Subexp, shuffle" (the same
   randomizer, every user at the target 0.5 in the single-message shuffle model: the local
   budget is the largest whose shuffled release of n reports meets (0.5, delta) under the
-  variation-ratio accountant, found by :func:`~shuffledp.accounting.accountants.calibrate`).
-* :class:`BallsIntoBins` — "MM, shuffle": the balls-into-bins multi-message protocol of
+  variation-ratio accountant, found by `shuffledp.accounting.accountants.calibrate`).
+* `BallsIntoBins` — "MM, shuffle": the balls-into-bins multi-message protocol of
   Luo, Wang, Yi (CCS 2022, paper ref. [12]; not in papers/), every user at 0.5.
-* :class:`SeparatedBallsIntoBins` — "SepMM, shuffle" (one balls-into-bins run per level,
+* `SeparatedBallsIntoBins` — "SepMM, shuffle" (one balls-into-bins run per level,
   estimators averaged) and "Weighted SepMM, shuffle" (weights 1/sqrt(d s^2 log(1/delta) /
   (n_k E_k)^2 + s / n_k) from the balls-into-bins MSE bound, normalised to sum 1).
 
@@ -21,7 +21,7 @@ into fewer bins; with d = 17 or 128 <= n no hashing is needed.)  This is Algorit
 single level and lambda = 1, so its privacy is priced by the project's accountant exactly as
 ours: Lemma 3 (p = inf, beta = 1, q = d) with Theorem 2's random blanket count, then
 Theorem 3's group composition over the s items.  mu is the least rate at which that
-*upper* bound meets (epsilon, delta) (:func:`~shuffledp.protocols.segmented.optimizer.full_rate_blankets`,
+*upper* bound meets (epsilon, delta) (`shuffledp.protocols.segmented.optimizer.full_rate_blankets`,
 rounded up).  Privacy-conservative: the bound is an upper bound for the exact mechanism we
 run (tight for s = 1 by Proposition 1, group composition over-counts for s > 1), whereas
 [12]'s own calibration compares the binomial noise of a single bin and ignores that a
@@ -55,7 +55,26 @@ MODELS = ("local", "shuffle")
 
 
 def membership(items: np.ndarray, d: int) -> np.ndarray:
-    """(n, s) item ids -> (n, d) 0/1 int8 membership matrix."""
+    """(n, s) item ids -> (n, d) 0/1 int8 membership matrix.
+
+    Parameters
+    ----------
+    items : numpy.ndarray
+        (n, s) int item ids in {0..d-1}.
+    d : int, >= 1
+        Number of items.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, d) int8 matrix, 1 where the user holds the item.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> membership(np.array([[0, 2], [1, 2]]), 4).tolist()
+    [[1, 0, 1, 0], [0, 1, 1, 0]]
+    """
     out = np.zeros((items.shape[0], d), dtype=np.int8)
     np.put_along_axis(out, items, 1, axis=1)
     return out
@@ -63,7 +82,41 @@ def membership(items: np.ndarray, d: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SubsetExponentialBaseline:
-    """"Subexp, local" / "Subexp, shuffle": every user reports once with PrivSet's subset exponential mechanism."""
+    """"Subexp, local" / "Subexp, shuffle": every user reports once with PrivSet's subset exponential mechanism.
+
+    Build it with `SubsetExponentialBaseline.calibrated`.
+
+    Parameters
+    ----------
+    model : {"local", "shuffle"}
+        The trust model.
+    epsilon : float, > 0
+        The target guarantee (local: the LDP budget; shuffle: of the shuffled reports).
+    delta : float or None
+        Target delta (shuffle model only).
+    d : int, >= 2
+        Number of items.
+    s : int, in [1, d]
+        Items per user.
+    n_users : int, >= 1
+        Number of users.
+    local_epsilon : float
+        Budget of the subset exponential randomizer.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6 (competitors; PrivSet, ref. [20]).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> local = SubsetExponentialBaseline.calibrated("local", 2.0, 8, 2, 1000)
+    >>> local.local_epsilon, local.event() is None
+    (2.0, True)
+    >>> estimate = local.run(np.tile([0, 1], (1000, 1)), np.random.default_rng(0))
+    >>> bool(np.abs(estimate - [1, 1, 0, 0, 0, 0, 0, 0]).max() < 0.2)
+    True
+    """
 
     model: str
     epsilon: float  # the target guarantee (local: the LDP budget; shuffle: of the shuffled reports)
@@ -95,6 +148,7 @@ class SubsetExponentialBaseline:
 
     @property
     def randomizer(self) -> SubsetExponential:
+        """The subset exponential randomizer at ``local_epsilon``."""
         return SubsetExponential(self.local_epsilon, self.d, self.s)
 
     def event(self) -> ShuffleEvent | None:
@@ -120,7 +174,40 @@ def _check_users(items: np.ndarray, d: int, s: int, n_users: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BallsIntoBins:
-    """"MM, shuffle": true balls plus mu uniform dummy balls per user (module docstring), (epsilon, delta)-DP."""
+    """"MM, shuffle": true balls plus mu uniform dummy balls per user (module docstring), (epsilon, delta)-DP.
+
+    Build it with `BallsIntoBins.calibrated`.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target epsilon of every user.
+    delta : float, in (0, 1)
+        Target delta.
+    d : int, >= 2
+        Number of bins (items).
+    s : int, in [1, d]
+        Items per user.
+    n_users : int, >= 1
+        Number of users.
+    mu : float
+        Expected dummy balls per user.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6 ("MM, shuffle", ref. [12]); priced by Lemma 3,
+    Theorem 2 and Theorem 3 of §5.1 (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mm = BallsIntoBins.calibrated(1.0, 1e-6, 8, 2, 1000)
+    >>> 0.999 < mm.user_epsilon() <= 1.0  # the least safe dummy rate
+    True
+    >>> estimate = mm.run(np.tile([0, 1], (1000, 1)), np.random.default_rng(0))
+    >>> bool(np.abs(estimate - [1, 1, 0, 0, 0, 0, 0, 0]).max() < 0.1)
+    True
+    """
 
     epsilon: float
     delta: float
@@ -151,6 +238,7 @@ class BallsIntoBins:
         return user_event(1.0, self.d, self.n_users, self.mu, self.s)
 
     def user_epsilon(self) -> float:
+        """Every user's epsilon at ``delta`` (Theorem 3, variation-ratio accountant); at most ``epsilon``."""
         return VariationRatioAccountant().compose(self.event()).get_epsilon(self.delta)
 
     def run(self, items: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -166,6 +254,41 @@ def bound_weights(levels: Sequence[float], level_counts: Sequence[float], delta:
 
     §6 writes n for the number of users of each balls-into-bins run; a run at level k has
     the n_k users of that level, so n = n_k here.
+
+    Parameters
+    ----------
+    levels : sequence of float
+        The menu E_1 < ... < E_K.
+    level_counts : sequence of float
+        The count n_k (> 0) of each level.
+    delta : float, in (0, 1)
+        Target delta.
+    d : int, >= 2
+        Number of items.
+    s : int, >= 1
+        Items per user.
+
+    Returns
+    -------
+    numpy.ndarray
+        Length-K weights summing to 1.
+
+    Raises
+    ------
+    PrivacyLevelError
+        For a malformed menu or counts.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6 ("Weighted SepMM, shuffle").
+
+    Examples
+    --------
+    >>> import math
+    >>> w = bound_weights([1.0, 2.0], [500, 500], 1e-6, 8, 2)
+    >>> raw = [1 / math.sqrt(8 * 4 * math.log(1e6) / (500 * e) ** 2 + 2 / 500) for e in (1.0, 2.0)]
+    >>> bool(abs(w[0] - raw[0] / sum(raw)) < 1e-12), round(float(w.sum()), 12)
+    (True, 1.0)
     """
     E = np.asarray(check_levels(levels))
     n = np.asarray(check_level_counts(level_counts, E.size))
@@ -175,7 +298,33 @@ def bound_weights(levels: Sequence[float], level_counts: Sequence[float], delta:
 
 @dataclass(frozen=True)
 class SeparatedBallsIntoBins:
-    """"SepMM, shuffle" (equal weights) and "Weighted SepMM, shuffle": one balls-into-bins run per level."""
+    """"SepMM, shuffle" (equal weights) and "Weighted SepMM, shuffle": one balls-into-bins run per level.
+
+    Build it with `SeparatedBallsIntoBins.calibrated`.
+
+    Parameters
+    ----------
+    runs : tuple of BallsIntoBins
+        One run per level, calibrated to (E_k, delta) among its n_k users.
+    weights : tuple of float
+        Combination weights, summing to 1.
+    weighted : bool
+        True for `bound_weights`, False for equal weights.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §6 ("SepMM, shuffle", "Weighted SepMM, shuffle").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sep = SeparatedBallsIntoBins.calibrated([1.0, 2.0], [500, 500], 1e-6, 8, 2, weighted=False)
+    >>> sep.weights
+    (0.5, 0.5)
+    >>> estimate = sep.run(np.tile([0, 1], (1000, 1)), np.repeat([0, 1], 500), np.random.default_rng(0))
+    >>> bool(np.abs(estimate - [1, 1, 0, 0, 0, 0, 0, 0]).max() < 0.15)
+    True
+    """
 
     runs: tuple[BallsIntoBins, ...]
     weights: tuple[float, ...]

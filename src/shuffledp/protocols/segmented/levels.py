@@ -22,7 +22,26 @@ from shuffledp.errors import PrivacyLevelError
 
 @dataclass(frozen=True)
 class LevelHistogram:
-    """The server's view of step 1: counts per level (exact or DP estimates) and the number of users."""
+    """The server's view of step 1: counts per level (exact or DP estimates) and the number of users.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Length-K float64 count of users per level (exact, or unbiased DP estimates that may be
+        negative or fractional).
+    n_users : int
+        Number of users.
+    epsilon_p, delta_p : float or None
+        The histogram's DP guarantee; None for the exact histogram.
+    local_epsilon : float or None
+        The k-RR budget behind a DP histogram (inf when K = 1: nothing is randomized).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(LevelHistogram(np.array([1.0, 2.0]), 3).counts.sum())
+    3.0
+    """
 
     counts: np.ndarray
     n_users: int
@@ -32,7 +51,38 @@ class LevelHistogram:
 
 
 def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
-    """Each user's level as an index of the menu ``levels``; a value not on the menu is a named error."""
+    """Each user's level as an index of the menu ``levels``; a value not on the menu is a named error.
+
+    Parameters
+    ----------
+    user_levels : array_like
+        One privacy level per user, each a value of ``levels``.
+    levels : sequence of float
+        The menu E_1 < ... < E_K (increasing, as `check_levels` requires).
+
+    Returns
+    -------
+    numpy.ndarray
+        Each user's index in {0..K-1} (int64).
+
+    Raises
+    ------
+    PrivacyLevelError
+        If ``user_levels`` is empty or holds a value not on the menu.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §4.3 (step 1: users choose a level of the menu).
+
+    Examples
+    --------
+    >>> level_indices([1.0, 2.0, 1.0], [1.0, 2.0]).tolist()
+    [0, 1, 0]
+    >>> level_indices([1.5], [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyLevelError: user_levels[0]=1.5 is not a privacy level on the menu; allowed: [1.0, 2.0]
+    """
     menu = np.asarray(levels, dtype=np.float64)
     chosen = np.asarray(user_levels, dtype=np.float64).reshape(-1)
     if chosen.size == 0:
@@ -49,7 +99,44 @@ def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> float:
-    """The k-RR local epsilon whose shuffled histogram of ``n`` users is (epsilon_p, delta_p)-DP (calibrate)."""
+    """The k-RR local epsilon whose shuffled histogram of ``n`` users is (epsilon_p, delta_p)-DP (calibrate).
+
+    Parameters
+    ----------
+    n : int, >= 1
+        Number of users.
+    k : int, >= 2
+        Number of levels (the k-RR domain).
+    epsilon_p : float, > 0
+        Target epsilon of the shuffled histogram.
+    delta_p : float, in (0, 1)
+        Target delta.
+
+    Returns
+    -------
+    float
+        The largest local epsilon (within `calibrate`'s safe-side tolerance) whose shuffled
+        k-RR reports meet (epsilon_p, delta_p) under the variation-ratio accountant.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If no local epsilon in [epsilon_p / 2, 50] meets the target.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §4.3 (step 1 with a DP level histogram).
+
+    Examples
+    --------
+    >>> from shuffledp.accounting import ShuffleEvent, VariationRatioAccountant
+    >>> from shuffledp.randomizers.categorical import KRandomizedResponse
+    >>> local = level_local_epsilon(10_000, 3, 1.0, 1e-6)
+    >>> event = ShuffleEvent(KRandomizedResponse(local, 3).amplification_parameters(), 10_000)
+    >>> eps = VariationRatioAccountant().compose(event).get_epsilon(1e-6)
+    >>> local > 1.0, 0.999 < eps <= 1.0
+    (True, True)
+    """
     from shuffledp.accounting.accountants import calibrate
     from shuffledp.accounting.events import ShuffleEvent
     from shuffledp.randomizers.categorical import KRandomizedResponse
@@ -71,7 +158,48 @@ def aggregate_levels(
     delta_p: float | None = None,
     rng: np.random.Generator | None = None,
 ) -> LevelHistogram:
-    """Shuffle the users' levels (indices in {0..k-1}) and count them; a DP histogram if ``epsilon_p`` is given."""
+    """Shuffle the users' levels (indices in {0..k-1}) and count them; a DP histogram if ``epsilon_p`` is given.
+
+    With ``epsilon_p`` each level is randomized by k-RR at `level_local_epsilon` and the
+    server debiases the shuffled counts: n_hat_j = (c_j - n p_other) / (p_true - p_other).
+
+    Parameters
+    ----------
+    level_index : numpy.ndarray
+        Each user's level index in {0..k-1}.
+    k : int, >= 1
+        Number of levels.
+    epsilon_p : float or None, > 0
+        Target epsilon of the histogram; None counts the levels exactly.
+    delta_p : float or None, in (0, 1)
+        Target delta; defaults to 0.01 / n.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    LevelHistogram
+        The counts and the guarantee behind them.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``epsilon_p`` or ``delta_p`` out of range.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §4.3 (step 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> levels = np.repeat([0, 1, 2], [2000, 3000, 5000])
+    >>> aggregate_levels(levels, 3).counts.tolist()
+    [2000.0, 3000.0, 5000.0]
+    >>> dp = aggregate_levels(levels, 3, epsilon_p=1.0, delta_p=1e-6, rng=np.random.default_rng(0))
+    >>> bool(abs(dp.counts - [2000, 3000, 5000]).max() < 100), round(float(dp.counts.sum()), 6)
+    (True, 10000.0)
+    """
     rng = check_rng(rng)
     level_index = np.asarray(level_index, dtype=np.int64)
     n = int(level_index.size)

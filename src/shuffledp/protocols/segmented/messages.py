@@ -24,6 +24,42 @@ def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
     Exactly s: the number of messages reveals how many items a user reported, so a neighbour
     with a different set size is not covered by Theorem 3 (whose inputs all have s items);
     pad or sample sets to s items beforehand (as §6 does).
+
+    Parameters
+    ----------
+    items : array_like
+        (n_users, s) integer item ids.
+    d : int, >= 2
+        Number of items.
+    s : int, >= 1
+        Items per user.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``items`` as an (n_users, s) int64 array.
+
+    Raises
+    ------
+    ShapeError
+        If ``items`` is not 2-D or holds no user.
+    DataError
+        If a row does not hold exactly s distinct items.
+    DomainError
+        If an id is not an integer in [0, d - 1].
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5 (Theorem 3's inputs), §6 (padding to s items).
+
+    Examples
+    --------
+    >>> check_item_sets([[0, 3], [2, 1]], d=4, s=2).dtype
+    dtype('int64')
+    >>> check_item_sets([[0, 0]], d=4, s=2)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.DataError: items[0] repeats an item ([0, 0]): a user's set has s distinct items
     """
     arr = np.asarray(items)
     if arr.ndim != 2:
@@ -50,7 +86,45 @@ def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
 def user_messages(
     items: np.ndarray, level_index: np.ndarray, lambdas: np.ndarray, m: float, d: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 2 lines 8-16 for all users at once: (input-dependent messages, blanket messages)."""
+    """Algorithm 2 lines 8-16 for all users at once: (input-dependent messages, blanket messages).
+
+    Each item of a user at level k is sent with probability lambdas[k]; each user makes
+    ceil(m) blanket calls, each sending a uniform item with probability m / ceil(m).
+
+    Parameters
+    ----------
+    items : numpy.ndarray
+        (n_users, s) int64 item ids (see `check_item_sets`).
+    level_index : numpy.ndarray
+        Each user's level, an index into ``lambdas``.
+    lambdas : numpy.ndarray
+        Sampling rate lambda_k in (0, 1] of each level.
+    m : float, > 0
+        Expected blanket messages per user.
+    d : int, >= 2
+        Number of items.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The reported items and the blanket items (int64, unshuffled).
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5, Algorithm 2 lines 8-16; Eq. 2.
+
+    Examples
+    --------
+    At lambda = 1 every item is sent; the blankets number Binomial(n ceil(m), m / ceil(m)):
+
+    >>> import numpy as np
+    >>> items = np.tile(np.arange(3), (2000, 1))
+    >>> sent, blankets = user_messages(items, np.zeros(2000, np.int64), np.ones(1), 2.5, 8, np.random.default_rng(0))
+    >>> sent.size, bool(abs(blankets.size - 5000) < 4 * np.sqrt(6000 * (5 / 6) * (1 / 6)))
+    (6000, True)
+    """
     rate = np.asarray(lambdas, dtype=np.float64)[level_index]
     kept = rng.random(items.shape) < rate[:, None]  # line 11: r <= lambda (r uniform on [0, 1))
     calls = math.ceil(m)
@@ -60,7 +134,31 @@ def user_messages(
 
 
 def shuffle(*batches: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Line 18: a uniform permutation of all messages."""
+    """Line 18: a uniform permutation of all messages.
+
+    Parameters
+    ----------
+    *batches : numpy.ndarray
+        Message arrays to pool.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        The concatenated messages in uniformly random order.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5, Algorithm 2 line 18.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = shuffle(np.array([0, 1]), np.array([2]), rng=np.random.default_rng(0))
+    >>> sorted(out.tolist())
+    [0, 1, 2]
+    """
     return check_rng(rng).permutation(np.concatenate(batches))
 
 

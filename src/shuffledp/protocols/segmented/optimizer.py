@@ -38,7 +38,39 @@ _GRID = 9
 
 @dataclass(frozen=True)
 class SegmentedParameters:
-    """The optimizer's answer: m, one lambda per level, and what they cost."""
+    """The optimizer's answer: m, one lambda per level, and what they cost.
+
+    Parameters
+    ----------
+    levels : tuple of float
+        The menu E_1 < ... < E_K.
+    level_counts : tuple of float
+        The counts n_k the optimizer used.
+    n_users : int
+        Number of users sending blankets (the accounted population).
+    d : int
+        Number of items.
+    s : int
+        Items per user.
+    delta : float
+        Target delta of every level.
+    m : float
+        Expected blanket messages per user.
+    lambdas : tuple of float
+        Sampling rate lambda_k of each level, in (0, 1].
+    epsilons : tuple of float
+        Each level's user epsilon at ``delta`` (Theorem 3), at most its level.
+    mse_bound : float
+        §5.2's bound on sum_j E|w_j - W_j|^2 at these parameters.
+    m_range : (float, float) or None
+        The free search's interval [min m_k, max m_k]; None when m was given.
+
+    Examples
+    --------
+    >>> p = optimize_parameters([0.5, 1.0], 1e-3, [50, 50], 8, 1, m=1.0)
+    >>> sorted(p.to_dict())[:3]
+    ['d', 'delta', 'epsilons']
+    """
 
     levels: tuple[float, ...]
     level_counts: tuple[float, ...]
@@ -53,11 +85,41 @@ class SegmentedParameters:
     m_range: tuple[float, float] | None  # the free search's [min m_k, max m_k]; None when m was given
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (`dataclasses.asdict`), for ledgers and result files."""
         return asdict(self)
 
 
 def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
-    """The menu E_1 < ... < E_K of privacy levels (each a finite epsilon > 0)."""
+    """The menu E_1 < ... < E_K of privacy levels (each a finite epsilon > 0).
+
+    Parameters
+    ----------
+    levels : sequence of float
+        At least one finite epsilon > 0, strictly increasing.
+
+    Returns
+    -------
+    tuple of float
+        The levels as floats.
+
+    Raises
+    ------
+    PrivacyLevelError
+        If ``levels`` is empty, not numeric, not finite and positive, or not strictly increasing.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §4.3 (the menu of privacy levels).
+
+    Examples
+    --------
+    >>> check_levels([0.5, 1, 2])
+    (0.5, 1.0, 2.0)
+    >>> check_levels([1.0, 0.5])
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyLevelError: levels must be strictly increasing, got [1.0, 0.5]
+    """
     try:
         values = tuple(float(e) for e in levels)
     except (TypeError, ValueError):
@@ -72,7 +134,34 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
 
 
 def check_level_counts(level_counts: Sequence[float], k: int) -> tuple[float, ...]:
-    """One count (> 0; exact or a DP estimate) per level."""
+    """One count (> 0; exact or a DP estimate) per level.
+
+    Parameters
+    ----------
+    level_counts : sequence of float
+        The count n_k of each level, finite and > 0.
+    k : int
+        Number of levels.
+
+    Returns
+    -------
+    tuple of float
+        The counts as floats.
+
+    Raises
+    ------
+    PrivacyLevelError
+        If a count is not numeric, not finite and positive, or there are not ``k`` of them.
+
+    Examples
+    --------
+    >>> check_level_counts([10, 2.5], 2)
+    (10.0, 2.5)
+    >>> check_level_counts([10, 0], 2)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyLevelError: level_counts[1] must be > 0 (an empty level: leave it off the menu), got 0
+    """
     try:
         counts = tuple(float(c) for c in level_counts)
     except (TypeError, ValueError):
@@ -88,7 +177,37 @@ def check_level_counts(level_counts: Sequence[float], k: int) -> tuple[float, ..
 
 
 def mse_bound(m: float, lambdas: Sequence[float], level_counts: Sequence[float], n_users: int, s: int) -> float:
-    """§5.2: sum_j E|w_j - W_j|^2 <= (n m + s sum_k n_k lambda_k) / (sum_k n_k lambda_k)^2."""
+    """§5.2: sum_j E|w_j - W_j|^2 <= (n m + s sum_k n_k lambda_k) / (sum_k n_k lambda_k)^2.
+
+    Parameters
+    ----------
+    m : float, > 0
+        Expected blanket messages per user.
+    lambdas : sequence of float
+        Sampling rate lambda_k of each level.
+    level_counts : sequence of float
+        The count n_k of each level.
+    n_users : int
+        Number of users n sending blankets.
+    s : int
+        Items per user.
+
+    Returns
+    -------
+    float
+        The bound on the summed mean squared error of W.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.2 (the MSE bound minimised by the optimizer).
+
+    Examples
+    --------
+    n = 100, m = 2, s = 1, sum_k n_k lambda_k = 50 * 1 + 50 * 0.5 = 75: (200 + 75) / 75^2.
+
+    >>> round(mse_bound(2.0, [1.0, 0.5], [50, 50], 100, 1), 10) == round(275 / 75**2, 10)
+    True
+    """
     signal = float(np.dot(level_counts, lambdas))
     return (n_users * m + s * signal) / signal**2
 
@@ -97,6 +216,45 @@ def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float
     """Eq. 6-7: the largest lambda in (0, 1] whose user event costs at most ``level`` at ``delta``.
 
     Through `calibrate`, started from a bracket found by checking Eq. 7 directly.
+
+    Parameters
+    ----------
+    level : float, > 0
+        The level's privacy budget E_k.
+    delta : float, in (0, 1)
+        Target delta.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    m : float, in (0, M_MAX]
+        Expected blanket messages per user.
+    s : int, in [1, d]
+        Items per user.
+
+    Returns
+    -------
+    float
+        lambda_k in [LAMBDA_MIN, 1].
+
+    Raises
+    ------
+    PrivacyParameterError
+        If no lambda >= LAMBDA_MIN meets the level.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.2, Eq. 6-7.
+
+    Examples
+    --------
+    The rate meets the level, and 1% more would not:
+
+    >>> from shuffledp.accounting.segmented import user_epsilon
+    >>> lam = max_sampling_rate(0.5, 1e-3, 8, 100, 1.0, 1)
+    >>> eps = user_epsilon(lam, 8, 100, 1.0, 1, 1e-3)
+    >>> 0 < lam < 1, 0.4999 < eps <= 0.5, user_epsilon(1.01 * lam, 8, 100, 1.0, 1, 1e-3) > 0.5
+    (True, True, True)
     """
     guess = _approximate_rate(level, delta, d, n_users, m, s, rtol=1e-6)
 
@@ -137,7 +295,37 @@ def _approximate_rate(level: float, delta: float, d: int, n_users: int, m: float
 
 
 def full_rate_blankets(level: float, delta: float, d: int, n_users: int, s: int) -> float:
-    """m_k of §5.2: the least m (to a relative 1e-3) at which lambda = 1 meets ``level``; M_MAX if none does."""
+    """m_k of §5.2: the least m (to a relative 1e-3) at which lambda = 1 meets ``level``; M_MAX if none does.
+
+    Parameters
+    ----------
+    level : float, > 0
+        The level's privacy budget E_k.
+    delta : float, in (0, 1)
+        Target delta.
+    d : int, >= 2
+        Number of items.
+    n_users : int, >= 1
+        Number of users.
+    s : int, in [1, d]
+        Items per user.
+
+    Returns
+    -------
+    float
+        m_k in [M_MIN, M_MAX] (rounded up, so Eq. 7 holds at it).
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.2 (m_k) and Eq. 7.
+
+    Examples
+    --------
+    >>> from shuffledp.accounting.segmented import level_constraint_met
+    >>> mk = full_rate_blankets(0.5, 1e-3, 8, 100, 1)
+    >>> level_constraint_met(1.0, 0.5, 1e-3, 8, 100, mk, 1), level_constraint_met(1.0, 0.5, 1e-3, 8, 100, mk / 1.01, 1)
+    (True, False)
+    """
     ok = lambda m: level_constraint_met(1.0, level, delta, d, n_users, m, s)  # noqa: E731
     if not ok(M_MAX):
         return M_MAX
@@ -166,6 +354,48 @@ def optimize_parameters(
     number of users who send blankets.  The privacy of every level is accounted with
     ``n_users``: it defaults to the sum of the counts, which must then be integers (a
     noisy sum could overstate the blankets, so with DP counts pass the true n).
+
+    Parameters
+    ----------
+    E : sequence of float
+        The menu E_1 < ... < E_K (see `check_levels`).
+    delta : float, in (0, 1)
+        Target delta of every level.
+    level_counts : sequence of float
+        The count n_k (> 0) of each level.
+    d : int, >= 2
+        Number of items.
+    s : int, in [1, d]
+        Items per user.
+    m : float or None, in (0, M_MAX]
+        Fixed blanket rate; None searches the m minimising `mse_bound`.
+    n_users : int or None, >= 1
+        Number of users sending blankets; defaults to the sum of integer ``level_counts``.
+
+    Returns
+    -------
+    SegmentedParameters
+        m, the lambdas, each level's epsilon and the MSE bound.
+
+    Raises
+    ------
+    PrivacyLevelError
+        For a malformed menu or counts.
+    PrivacyParameterError
+        For another argument out of range, non-integer counts without ``n_users``, or a
+        level no lambda can meet.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5.2, Eq. 6-7; Algorithm 2 line 6.
+
+    Examples
+    --------
+    >>> p = optimize_parameters([0.5, 1.0], 1e-3, [50, 50], 8, 1, m=1.0)
+    >>> p.n_users, all(0 < lam <= 1 for lam in p.lambdas), all(e <= E for e, E in zip(p.epsilons, p.levels))
+    (100, True, True)
+    >>> p.lambdas[0] < p.lambdas[1]  # the stricter level samples less
+    True
     """
     levels = check_levels(E)
     counts = check_level_counts(level_counts, len(levels))

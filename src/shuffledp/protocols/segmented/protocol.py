@@ -27,7 +27,30 @@ from shuffledp.protocols.segmented.optimizer import SegmentedParameters, check_l
 
 @dataclass(frozen=True)
 class SegmentedRun:
-    """One run: the estimate W (length d), the level histogram, the parameters, and per-level events."""
+    """One run: the estimate W (length d), the level histogram, the parameters, and per-level events.
+
+    Parameters
+    ----------
+    estimate : numpy.ndarray
+        The analyzer's length-d frequency estimate W.
+    histogram : LevelHistogram
+        Step 1's level counts.
+    parameters : SegmentedParameters
+        Step 2's m and lambdas (with each level's epsilon).
+    events : tuple of GroupEvent
+        Each level's user event (Theorem 3).
+    n_messages : int
+        Number of shuffled messages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> items = np.argsort(rng.random((1000, 8)), axis=1)[:, :2]
+    >>> run = run_segmented(items, np.repeat([1.0, 2.0], 500), [1.0, 2.0], 1e-6, 8, 2, m=4.0, rng=rng)
+    >>> [row["step"] for row in run.ledger()], all(row["within_level"] for row in run.ledger()[1:])
+    (['levels', 'data', 'data'], True)
+    """
 
     estimate: np.ndarray
     histogram: LevelHistogram
@@ -78,6 +101,61 @@ def run_segmented(
     levels, d, s and n); otherwise step 2 runs on the step-1 counts (``m`` fixed or free).
     Given parameters are re-priced (each level's user event by the variation-ratio
     accountant) unless ``verify=False``; a level they break is a PrivacyParameterError.
+
+    Parameters
+    ----------
+    items : array_like
+        (n, s) distinct item ids in {0..d-1} per user (see `check_item_sets`).
+    user_levels : array_like
+        Each user's privacy level, a value of ``levels``.
+    levels : sequence of float
+        The menu E_1 < ... < E_K.
+    delta : float, in (0, 1)
+        Target delta of every level (used when step 2 runs; given ``parameters`` keep theirs).
+    d : int, >= 2
+        Number of items.
+    s : int, in [1, d]
+        Items per user.
+    m : float or None, in (0, M_MAX]
+        Fixed blanket rate for step 2; None lets the optimizer choose.
+    epsilon_p : float or None, > 0
+        Budget of a DP level histogram in step 1; None counts the levels exactly.
+    delta_p : float or None, in (0, 1)
+        Delta of the DP level histogram (default 0.01 / n).
+    parameters : SegmentedParameters or None
+        Reuse these instead of running step 2.
+    verify : bool
+        Re-price given ``parameters`` before use.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    SegmentedRun
+        The estimate and the record of every step.
+
+    Raises
+    ------
+    ProtocolError
+        If ``user_levels`` and ``items`` disagree on n, or ``parameters`` are for another setting.
+    PrivacyParameterError
+        If the parameters break a level, or an argument is out of range.
+    PrivacyLevelError
+        For a malformed menu or a user level not on it.
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5, Algorithm 2; Theorem 3.
+
+    Examples
+    --------
+    Every user holds items {0, 1} of d = 4, so W estimates the frequencies (1, 1, 0, 0):
+
+    >>> import numpy as np
+    >>> items = np.tile([0, 1], (2000, 1))
+    >>> run = run_segmented(items, np.full(2000, 1.0), [1.0], 1e-6, 4, 2, m=2.0, rng=np.random.default_rng(1))
+    >>> bool(np.abs(run.estimate - [1, 1, 0, 0]).max() < 0.15), run.parameters.epsilons[0] <= 1.0
+    (True, True)
     """
     rng = check_rng(rng)
     levels = check_levels(levels)
