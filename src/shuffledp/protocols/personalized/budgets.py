@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int
+from shuffledp._util.validation import check_positive_int, check_epsilon
 from shuffledp.errors import DataError, PrivacyParameterError
 
 #: name -> (kind, a, b, clip low, clip high): uniform U(a, b) or normal N(mean a, sd b).
@@ -106,7 +106,10 @@ def group_budgets(n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, ep
     n = check_positive_int(n, "n")
     if not (0.0 <= f_c and 0.0 <= f_m and f_c + f_m <= 1.0):
         raise PrivacyParameterError(f"f_c and f_m must be >= 0 with f_c + f_m <= 1, got f_c={f_c!r}, f_m={f_m!r}")
-    n_c, n_m = round(n * f_c), round(n * f_m)
+    for name, eps in (("eps_c", eps_c), ("eps_m", eps_m), ("eps_l", eps_l)):
+        check_epsilon(eps, name)
+    n_c = round(n * f_c)
+    n_m = min(round(n * f_m), n - n_c)  # rounding both up could exceed n (e.g. n = 3, 0.5 / 0.5)
     budgets = np.concatenate((np.full(n_c, eps_c), np.full(n_m, eps_m), np.full(n - n_c - n_m, eps_l)))
     return rng.permutation(budgets)
 
