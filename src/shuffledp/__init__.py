@@ -24,7 +24,7 @@ from shuffledp.errors import (
 )
 
 _EXPORTS = {
-    "VariationRatio": "shuffledp.accounting.params",
+    "VariationRatio": "shuffledp.params",
     "available_methods": "shuffledp.accounting.bounds",
     "shuffle_epsilon": "shuffledp.accounting.bounds",
     "shuffle_epsilon_lower": "shuffledp.accounting.bounds",

@@ -142,7 +142,7 @@ def _randomizer(name: str, eps0: float, dim: int) -> Any:
 
 def _local_parameters(eps0: float, randomizer: Optional[str], dim: int):
     """VariationRatio of ``randomizer`` at local epsilon ``eps0`` (generic eps0-LDP if None)."""
-    from shuffledp.accounting.params import VariationRatio
+    from shuffledp.params import VariationRatio
 
     if randomizer is None:
         return VariationRatio.from_ldp(eps0)

@@ -36,10 +36,19 @@ import math
 from collections import Counter
 from typing import Callable
 
+from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
 from shuffledp.accounting import events as E
-from shuffledp.accounting.bounds import _is_generic, check_delta
-from shuffledp.accounting.clones import clone_divergence, clone_epsilon, stronger_clone_epsilon
-from shuffledp.accounting.composition import _MAX_COMPOSED_BINS, PrivacyLossDistribution, shuffle_pld
+from shuffledp.accounting.bounds import check_delta, ldp_level
+from shuffledp.accounting.clones import (
+    clone_divergence,
+    clone_epsilon,
+    stronger_clone_epsilon,
+)
+from shuffledp.accounting.composition import (
+    _MAX_COMPOSED_BINS,
+    PrivacyLossDistribution,
+    shuffle_pld,
+)
 from shuffledp.accounting.dominating_pair import DominatingPair
 from shuffledp.accounting.inverse import largest_within
 from shuffledp.accounting.variation_ratio import (
@@ -48,8 +57,11 @@ from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
-from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
-from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
+from shuffledp.errors import (
+    OutsideRegimeError,
+    PrivacyParameterError,
+    UnsupportedEventError,
+)
 
 #: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
 _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
@@ -486,7 +498,7 @@ class CloneAccountant(_PairAccountant):
         self.name = "stronger-clones" if self.stronger else "clones"
 
     def _single_supported(self, event: E.ShuffleEvent) -> None:
-        if not _is_generic(event.params) or event.gamma != 1.0:
+        if ldp_level(event.params) is None or event.gamma != 1.0:
             raise UnsupportedEventError(
                 f"method {self.name!r} applies only to eps0-LDP populations (finite p, q <= p) with gamma = 1 "
                 f"(got p={event.params.p:g}, beta={event.params.beta:g}, gamma={event.gamma:g})"
@@ -544,7 +556,7 @@ class ClosedFormAccountant(Accountant):
         single = _single(event)
         if single is None:
             raise UnsupportedEventError(f"the closed form {self.name!r} prices one release, not {type(event).__name__}")
-        if self.method.generic_only and not _is_generic(single.params):
+        if self.method.generic_only and ldp_level(single.params) is None:
             raise UnsupportedEventError(f"method {self.name!r} applies only to eps0-LDP populations (finite p, q <= p)")
         if single.gamma != 1.0:
             raise UnsupportedEventError(f"the closed form {self.name!r} has no random-count (gamma < 1) version")

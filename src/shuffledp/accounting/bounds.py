@@ -23,8 +23,8 @@ from typing import Callable, Literal
 
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.accounting._rounding import DELTA_MIN, N_MAX
-from shuffledp.params import VariationRatio, check_eps0
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
+from shuffledp.params import VariationRatio, check_eps0
 
 BoundFunc = Callable[[VariationRatio, int, float], float]
 
@@ -358,8 +358,3 @@ def ldp_level(vr: VariationRatio) -> float | None:
     if math.isinf(vr.p) or vr.q > vr.p * (1.0 + 1e-12):
         return None
     return math.log(vr.p)
-
-
-def _is_generic(vr: VariationRatio) -> bool:
-    """Whether the generic bounds apply (see `ldp_level`)."""
-    return ldp_level(vr) is not None

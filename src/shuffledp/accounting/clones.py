@@ -28,8 +28,13 @@ from __future__ import annotations
 import math
 
 from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
-from shuffledp.accounting.bounds import BoundMethod, check_eps0, check_n_delta, register_method
-from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, pair_epsilon
+from shuffledp.accounting.bounds import BoundMethod, check_n_delta, register_method
+from shuffledp.accounting.dominating_pair import (
+    DominatingPair,
+    PairDivergence,
+    pair_epsilon,
+)
+from shuffledp.params import check_eps0
 
 DEFAULT_RTOL = 1e-7
 

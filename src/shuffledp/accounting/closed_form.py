@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
+from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.params import VariationRatio, check_eps0
 from shuffledp.errors import PrivacyParameterError
 

@@ -68,10 +68,17 @@ from scipy import optimize, stats
 
 from shuffledp._util.validation import check_probability
 from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
-from shuffledp.accounting._rounding import EPS_CEILING, LOG_ODDS_SLACK, floor_positive, grid_step, rel_slack, tail_budget
+from shuffledp.accounting._rounding import (
+    EPS_CEILING,
+    LOG_ODDS_SLACK,
+    floor_positive,
+    grid_step,
+    rel_slack,
+    tail_budget,
+)
 from shuffledp.accounting.bounds import check_n
-from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
 
 #: Below this many blanket trials every count C is summed (no truncation).
 _FULL_RANGE = 1_000
@@ -80,6 +87,8 @@ MAX_BLOCKS = 20_000
 #: Blocks may span this fraction of the typical blanket count E[C]: K changes by about
 #: that fraction across a block, and Boost's betainc is slow (~0.5 ms) at c ~ 10^11.
 _BLOCK_RTOL = 1e-6
+#: Blocks of totals in the PLD span this fraction of E[C] (width 1 below E[C] = 10^4: exact cells).
+PLD_BLOCK_RTOL = 1e-4
 #: Absolute error of a float64 probability that underflowed (half the smallest subnormal, doubled).
 _UNDERFLOW = 1e-323
 
@@ -442,8 +451,9 @@ class PairDivergence:
         self.slack = rel_slack(float(clones[-1]) if clones.size else 0.0)
         return self
 
-    def _terms(self, mix: _CloneMixture, eps: float, up: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Per block: K(alpha, c, eps) (the best of three thresholds) and its magnitude |pos| + |neg|.
+    def _terms(self, mix: _CloneMixture, eps: float, up: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per block: K(alpha, c, eps) (the best of three thresholds), its magnitude |pos| + |neg|, and the
+        Q-mass of the positive region (dK/deps = -e^eps times it).
 
         The log-odds L is rounded outward (up for an upper bound, down for a lower one) by
         ``LOG_ODDS_SLACK`` relative: near eps = L one ulp of L moves A by ulp / (L - eps).
@@ -490,8 +500,7 @@ class PairDivergence:
             magnitude = np.where(better, pos + neg, magnitude)
             q_mass = np.where(better, t_here + other * b_prev, q_mass)  # Q-mass of u >= u*: (1-alpha) T(u-1) + alpha T(u)
         positive = best > 0.0
-        self._q_mass = np.where(positive, q_mass, 0.0)  # for slope(): dK/deps = -e^eps Q[u >= u*]
-        return np.where(positive, best, 0.0), magnitude
+        return np.where(positive, best, 0.0), magnitude, np.where(positive, q_mass, 0.0)
 
     def upper(self, eps: float) -> float:
         """Certified upper bound on the divergence at ``eps``.
@@ -514,16 +523,18 @@ class PairDivergence:
         """
         if eps > EPS_CEILING:  # e^eps would overflow: D is non-increasing, and 0 beyond log p
             return 0.0 if eps >= self.pair.eps_cap else self.upper(EPS_CEILING)
-        mix = self._upper
-        value, magnitude = self._terms(mix, eps, up=True)
-        total = float(np.sum((mix.weight + mix.weight_err) * value))
-        slack = self.slack * float(np.sum((mix.weight + mix.weight_err) * magnitude))
-        return min(1.0, (total + slack) * (1.0 + 1e-15) + self.tail)
+        return self.upper_and_slope(eps)[0]
 
     def upper_and_slope(self, eps: float) -> tuple[float, float]:
-        """:meth:`upper` and (approximately) its derivative in eps, -e^eps Q[loss > eps]: for Newton steps only."""
-        value = self.upper(eps)
-        return value, -math.exp(eps) * float(np.sum(self._upper.weight * self._q_mass))
+        """:meth:`upper` (for eps <= EPS_CEILING) and, approximately, its derivative -e^eps Q[loss > eps]:
+        the derivative serves Newton steps only."""
+        mix = self._upper
+        value, magnitude, q_mass = self._terms(mix, eps, up=True)
+        weight = mix.weight + mix.weight_err
+        total = float(np.sum(weight * value))
+        slack = self.slack * float(np.sum(weight * magnitude))
+        upper = min(1.0, (total + slack) * (1.0 + 1e-15) + self.tail)
+        return upper, -math.exp(eps) * float(np.sum(mix.weight * q_mass))
 
     def lower(self, eps: float) -> float:
         """Certified lower bound on the divergence at ``eps``.
@@ -547,7 +558,7 @@ class PairDivergence:
         if eps > EPS_CEILING:  # e^eps would overflow: 0 is a valid lower bound
             return 0.0
         mix = self._lower
-        value, magnitude = self._terms(mix, eps, up=False)
+        value, magnitude, _ = self._terms(mix, eps, up=False)
         weight = np.maximum(mix.weight - mix.weight_err, 0.0)
         total = float(np.sum(weight * value)) - self.slack * float(np.sum(mix.weight * magnitude))
         return max(0.0, total * (1.0 - 1e-15))
@@ -817,10 +828,6 @@ def pair_cells(pair: DominatingPair, tail: float, chunk_cells: int = 2_000_000) 
         base = np.where(valid, stats.binom.pmf(np.clip(x, 0.0, s), s, 0.5), 0.0)
         yield base * g_p, base * g_q
     return tail_c + tail / 2.0
-
-
-#: Blocks of totals in the PLD span this fraction of E[C] (1 below E[C] = 10^4: exact cells).
-PLD_BLOCK_RTOL = 1e-4
 
 
 def _block_cells(pair: DominatingPair, c_lo: int, c_hi: int, width: int, tail: float, chunk_cells: int):
