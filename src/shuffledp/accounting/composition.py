@@ -699,8 +699,6 @@ def composed_shuffle_epsilon(
     >>> round(composed_shuffle_epsilon(10_000, 1e-6, 10, eps0=2.0, method="basic"), 4)
     1.3098
     """
-    from shuffledp.accounting.bounds import shuffle_epsilon
-
     n, delta = check_n_delta(n, delta)
     k = check_positive_int(rounds, "rounds")
     if method == "best":
@@ -710,15 +708,26 @@ def composed_shuffle_epsilon(
     if method not in COMPOSITION_METHODS:
         allowed = ", ".join((*COMPOSITION_METHODS, "best"))
         raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {allowed}")
+    basic = _basic(n, delta, k, eps0, params, per_round_method)
+    return basic if method == "basic" else _advanced(n, delta, k, eps0, params, per_round_method, basic)
+
+
+def _basic(n: int, delta: float, k: int, eps0, params, per_round_method: str) -> float:
+    """k times the per-round bound at delta / k; CompositionError if that bound is infinite."""
+    from shuffledp.accounting.bounds import shuffle_epsilon
+
     per_round = shuffle_epsilon(n, delta / k, eps0, params, method=per_round_method)
     if not math.isfinite(per_round):
         raise CompositionError(
-            f"{method} composition certifies nothing: the per-round bound ({per_round_method}) is infinite at "
+            f"basic and advanced composition certify nothing: the per-round bound ({per_round_method}) is infinite at "
             f"n={n}, delta/rounds={delta / k:g}; use a larger n or delta, or another per_round_method"
         )
-    basic = basic_composition(per_round, delta / k, k)[0]
-    if method == "basic":
-        return basic
+    return basic_composition(per_round, delta / k, k)[0]
+
+
+def _advanced(n: int, delta: float, k: int, eps0, params, per_round_method: str, basic: float) -> float:
+    """Advanced composition over a searched split of delta, capped by ``basic`` (basic composition's value)."""
+    from shuffledp.accounting.bounds import shuffle_epsilon
 
     def advanced(frac: float) -> float:
         per_round = (1.0 - frac) * delta / k
@@ -769,14 +778,19 @@ def best_composed_epsilon(
     """
     candidates: dict[str, float] = {}
     reasons: dict[str, str] = {}
-    for name in COMPOSITION_METHODS:
-        try:
-            value = composed_shuffle_epsilon(
-                n, delta, rounds, eps0, params, method=name, per_round_method=per_round_method, step=step
-            )
-        except CompositionError as exc:
-            value, reasons[name] = math.inf, str(exc)
-        candidates[name] = value
+    n, delta = check_n_delta(n, delta)
+    k = check_positive_int(rounds, "rounds")
+    try:
+        candidates["tight"] = tight_composition_epsilon(n, delta, k, eps0, params, step=step)
+    except CompositionError as exc:
+        candidates["tight"], reasons["tight"] = math.inf, str(exc)
+    try:  # advanced is capped by basic, so one per-round bound serves both
+        basic = _basic(n, delta, k, eps0, params, per_round_method)
+        candidates["advanced"] = _advanced(n, delta, k, eps0, params, per_round_method, basic)
+        candidates["basic"] = basic
+    except CompositionError as exc:
+        for name in ("advanced", "basic"):
+            candidates[name], reasons[name] = math.inf, str(exc)
     best = min(candidates, key=lambda name: candidates[name])
     if not math.isfinite(candidates[best]):
         raise CompositionError("no composition method certifies a finite epsilon: " + "; ".join(reasons.values()))
