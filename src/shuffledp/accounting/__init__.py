@@ -42,6 +42,7 @@ _EXPORTS = {
     "GroupEvent": _EVENTS,
     "ComposedEvent": _EVENTS,
     "SelfComposedEvent": _EVENTS,
+    "PersonalizedShuffleEvent": _EVENTS,
     "best_composed_epsilon": _COMPOSITION,
     "available_methods": _BOUNDS,
     "shuffle_epsilon": _BOUNDS,

@@ -51,6 +51,11 @@ from shuffledp.accounting.composition import (
 )
 from shuffledp.accounting.dominating_pair import DominatingPair
 from shuffledp.accounting.inverse import largest_within
+from shuffledp.accounting.personalized import (
+    personalized_shuffle_delta,
+    personalized_shuffle_epsilon,
+    personalized_shuffle_epsilon_lower,
+)
 from shuffledp.accounting.variation_ratio import (
     DEFAULT_RTOL,
     hockey_stick_divergence,
@@ -76,6 +81,14 @@ def _single(event: E.Event) -> E.ShuffleEvent | None:
     if isinstance(event, E.LinkedEvent):
         return event.as_shuffle_event()
     return None
+
+
+Release = E.ShuffleEvent | E.PersonalizedShuffleEvent
+
+
+def _release(event: E.Event) -> Release | None:
+    """`_single`, or the event itself for a personalized release."""
+    return event if isinstance(event, E.PersonalizedShuffleEvent) else _single(event)
 
 
 class Accountant:
@@ -295,6 +308,13 @@ class Accountant:
         raise NotImplementedError
 
 
+def _cap(event: Release) -> float:
+    """An epsilon the release certifies with delta = 0 (log p; the victim's own budget when personalized)."""
+    if isinstance(event, E.PersonalizedShuffleEvent):
+        return event.victim_epsilon
+    return DominatingPair.from_params(event.params, event.n, event.gamma).eps_cap
+
+
 class _PairAccountant(Accountant):
     """Single releases by a dominating-pair bound; group privacy (Lemma 1) and basic composition on top."""
 
@@ -307,12 +327,29 @@ class _PairAccountant(Accountant):
     def _single_delta(self, event: E.ShuffleEvent, epsilon: float) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _personalized_supported(self, event: E.PersonalizedShuffleEvent) -> None:
+        """Raise UnsupportedEventError if this accountant does not price personalized releases."""
+
+    def _release_epsilon(self, event: Release, delta: float) -> float:
+        if isinstance(event, E.PersonalizedShuffleEvent):
+            return personalized_shuffle_epsilon(
+                event.victim_epsilon, event.others_budgets(), delta, event.family, k=event.k, rtol=self.rtol
+            )
+        return self._single_epsilon(event, delta)
+
+    def _release_delta(self, event: Release, epsilon: float) -> float:
+        if isinstance(event, E.PersonalizedShuffleEvent):
+            return personalized_shuffle_delta(event.victim_epsilon, event.others_budgets(), epsilon, event.family, k=event.k)
+        return self._single_delta(event, epsilon)
+
     def _check_supported(self, event: E.Event) -> None:
-        single = _single(event)
-        if single is not None:
+        single = _release(event)
+        if isinstance(single, E.PersonalizedShuffleEvent):
+            self._personalized_supported(single)
+        elif single is not None:
             self._single_supported(single)
         elif isinstance(event, E.GroupEvent):
-            if _single(event.event) is None:
+            if _release(event.event) is None:
                 raise UnsupportedEventError(f"{type(self).__name__} prices group privacy of one release only")
             self._check_supported(event.event)
         elif isinstance(event, E.SelfComposedEvent):
@@ -322,9 +359,9 @@ class _PairAccountant(Accountant):
                 self._check_supported(inner)
 
     def _epsilon(self, event: E.Event, delta: float) -> float:
-        single = _single(event)
+        single = _release(event)
         if single is not None:
-            value = self._single_epsilon(single, delta)
+            value = self._release_epsilon(single, delta)
             if not math.isfinite(value):
                 raise OutsideRegimeError(
                     f"{self.name} certifies no finite epsilon for n={single.n} at delta={delta:g} "
@@ -339,15 +376,14 @@ class _PairAccountant(Accountant):
         return sum(count * self._epsilon(inner, delta / total) for inner, count in parts)
 
     def _delta(self, event: E.Event, epsilon: float) -> float:
-        single = _single(event)
+        single = _release(event)
         if single is not None:
-            return self._single_delta(single, epsilon)
+            return self._release_delta(single, epsilon)
         if isinstance(event, E.GroupEvent):
             size = event.size
             if size == 1:
                 return self._delta(event.event, epsilon)
-            single = _single(event.event)
-            if epsilon >= size * DominatingPair.from_params(single.params, single.n, single.gamma).eps_cap:
+            if epsilon >= size * _cap(_release(event.event)):
                 return 0.0  # pure group privacy: size * log p with delta = 0
             return min(1.0, size * math.exp(min(epsilon, 700.0)) * self._delta(event.event, epsilon / size))
         parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
@@ -361,14 +397,14 @@ class _PairAccountant(Accountant):
         certified at the end through delta_1; falls back to size * log p (pure group privacy,
         always valid for finite p).
         """
-        single, size = _single(event.event), event.size
-        cap = size * DominatingPair.from_params(single.params, single.n, single.gamma).eps_cap
+        single, size = _release(event.event), event.size
+        cap = size * _cap(single)
         eps = 0.0
         for _ in range(_GROUP_ITERATIONS):
             target = delta / (size * math.exp(min(size * eps, 700.0)))
             if target < 1e-300:
                 break
-            new = self._single_epsilon(single, target)
+            new = self._release_epsilon(single, target)
             if not math.isfinite(new) or new <= eps * (1.0 + 1e-12):
                 eps = max(eps, new)
                 break
@@ -448,10 +484,16 @@ class VariationRatioAccountant(_PairAccountant):
         >>> acc.get_epsilon_lower(1e-6) <= acc.get_epsilon(1e-6)
         True
         """
-        single = _single(self.event)
+        single = _release(self.event)
         if single is None:
             raise UnsupportedEventError("VariationRatioAccountant has a lower bound for one release only")
         delta = check_delta(delta)
+        if isinstance(single, E.PersonalizedShuffleEvent):
+            if single.family != "binary-rr":
+                raise UnsupportedEventError(
+                    f"the personalized lower bound is for binary RR only, got family {single.family!r}"
+                )
+            return personalized_shuffle_epsilon_lower(single.victim_epsilon, single.others_budgets(), delta, rtol=self.rtol)
         return variation_ratio_epsilon_lower(single.params, single.n, delta, gamma=single.gamma, rtol=self.rtol)
 
 
@@ -504,6 +546,12 @@ class CloneAccountant(_PairAccountant):
                 f"(got p={event.params.p:g}, beta={event.params.beta:g}, gamma={event.gamma:g})"
             )
 
+    def _personalized_supported(self, event: E.PersonalizedShuffleEvent) -> None:
+        if not self.stronger:
+            raise UnsupportedEventError(
+                "personalized releases are priced by the stronger-clone (Poisson-binomial) bound: use CloneAccountant()"
+            )
+
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
         bound = stronger_clone_epsilon if self.stronger else clone_epsilon
         return bound(math.log(event.params.p), event.n, delta, rtol=self.rtol)
@@ -554,6 +602,11 @@ class ClosedFormAccountant(Accountant):
 
     def _check_supported(self, event: E.Event) -> None:
         single = _single(event)
+        if isinstance(event, E.PersonalizedShuffleEvent):
+            raise UnsupportedEventError(
+                f"the closed form {self.name!r} assumes one budget for all users: price a PersonalizedShuffleEvent "
+                "with VariationRatioAccountant or CloneAccountant"
+            )
         if single is None:
             raise UnsupportedEventError(f"the closed form {self.name!r} prices one release, not {type(event).__name__}")
         if self.method.generic_only and ldp_level(single.params) is None:
@@ -634,6 +687,10 @@ class PLDAccountant(Accountant):
             return Counter({single: 1})
         if isinstance(event, E.GroupEvent):
             raise UnsupportedEventError("PLDAccountant does not price group privacy: use VariationRatioAccountant")
+        if isinstance(event, E.PersonalizedShuffleEvent):
+            raise UnsupportedEventError(
+                "PLDAccountant has no privacy-loss distribution for personalized releases: use VariationRatioAccountant"
+            )
         if isinstance(event, E.SelfComposedEvent):
             return Counter({k: v * event.count for k, v in self._rounds(event.event).items()})
         total: Counter = Counter()

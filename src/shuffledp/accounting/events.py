@@ -12,6 +12,8 @@ the tightest accountant that supports them.
 * `LinkedEvent` — the same key or report linked across ``count`` releases (PIC §8):
   the adversary joins them into one message of the k-fold product randomizer.
 * `GroupEvent` — group privacy over ``size`` items (segmented paper Lemma 1, Theorem 3).
+* `PersonalizedShuffleEvent` — one shuffled release where every user randomizes at their own
+  public budget (E-APES paper §3); priced for one victim by the Poisson-binomial clone bound.
 * `ComposedEvent`, `SelfComposedEvent` — sequential composition, rounds may
   differ in n and parameters.
 
@@ -29,6 +31,8 @@ import json
 import math
 from dataclasses import dataclass
 from typing import Any, Union
+
+import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.errors import PrivacyParameterError
@@ -265,8 +269,111 @@ class SelfComposedEvent:
         object.__setattr__(self, "count", check_positive_int(self.count, "count"))
 
 
-Event = Union[ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent]
-_EVENT_TYPES = (ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent)
+@dataclass(frozen=True)
+class PersonalizedShuffleEvent:
+    """One shuffled release where each user applies ``family`` at their own budget; the victim's is ``victim_epsilon``.
+
+    The other users are stored compactly as ``others``: (budget, count) pairs, budgets distinct and
+    ascending (`from_budgets` builds it from one budget per user).  Priced by the rigorous
+    Poisson-binomial clone bound of `shuffledp.accounting.personalized`.
+
+    Parameters
+    ----------
+    victim_epsilon : float, finite and > 0
+        The victim's local budget.
+    others : sequence of (float, int)
+        (budget, number of other users with that budget); the budgets finite and > 0.
+    family : {"binary-rr", "k-rr", "laplace"}
+        The randomizer family every user applies.
+    k : int or None
+        Alphabet size for "k-rr" (None otherwise).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For a budget that is not finite and > 0, a count < 1, or more than 2^53 users.
+    NoCloneBoundError
+        For a family without a clone bound (or "k-rr" without k).
+
+    References
+    ----------
+    personalized-shuffle-eapes.txt §3, Definition 4 and Theorem 1 (the clone decomposition).
+
+    Examples
+    --------
+    >>> ev = PersonalizedShuffleEvent.from_budgets(1.0, [0.5, 2.0, 0.5])
+    >>> ev.others, ev.n
+    (((0.5, 2), (2.0, 1)), 4)
+    """
+
+    victim_epsilon: float
+    others: tuple[tuple[float, int], ...]
+    family: str = "binary-rr"
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        from shuffledp.accounting.personalized import check_budgets, check_family
+
+        check_family(self.family, self.k)
+        object.__setattr__(self, "k", None if self.k is None else int(self.k))
+        victim = float(check_budgets(self.victim_epsilon, "victim_epsilon")[0])
+        object.__setattr__(self, "victim_epsilon", victim)
+        try:
+            pairs = [(budget, count) for budget, count in self.others]
+        except (TypeError, ValueError):
+            raise PrivacyParameterError(
+                f"others must be a sequence of (budget, count) pairs, got {self.others!r:.80}"
+            ) from None
+        budgets = check_budgets([b for b, _ in pairs], "others budget")
+        merged: dict[float, int] = {}
+        for budget, (_, count) in zip(budgets, pairs):
+            merged[float(budget)] = merged.get(float(budget), 0) + check_positive_int(count, "others count")
+        object.__setattr__(self, "others", tuple(sorted(merged.items())))
+        if self.n > _N_MAX:
+            raise PrivacyParameterError(f"n must be at most 2^53 = {_N_MAX}, got n={self.n}")
+
+    @classmethod
+    def from_budgets(
+        cls, victim_epsilon: float, others_epsilon: Any, family: str = "binary-rr", k: int | None = None
+    ) -> "PersonalizedShuffleEvent":
+        """The event for a victim among other users with budgets ``others_epsilon`` (one per user).
+
+        Parameters
+        ----------
+        victim_epsilon : float, > 0
+        others_epsilon : array_like of float, > 0
+            One budget per other user (may be empty).
+        family, k : as the class
+
+        Returns
+        -------
+        PersonalizedShuffleEvent
+
+        Examples
+        --------
+        >>> PersonalizedShuffleEvent.from_budgets(0.5, []).n
+        1
+        """
+        from shuffledp.accounting.personalized import check_budgets
+
+        values, counts = np.unique(check_budgets(others_epsilon, "others_epsilon"), return_counts=True)
+        return cls(victim_epsilon, tuple(zip(values.tolist(), counts.tolist())), family, k)
+
+    @property
+    def n(self) -> int:
+        """Users in the release, the victim included."""
+        return 1 + sum(count for _, count in self.others)
+
+    def others_budgets(self) -> np.ndarray:
+        """One budget per other user (ascending)."""
+        if not self.others:
+            return np.zeros(0)
+        values, counts = zip(*self.others)
+        return np.repeat(np.asarray(values, dtype=np.float64), counts)
+
+
+Event = Union[ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent]
+_EVENT_TYPES = (ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent)
 
 
 def check_event(event: Any, name: str) -> None:
@@ -317,6 +424,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         return {"type": "group", "event": event_to_dict(event.event), "size": event.size}
     if isinstance(event, SelfComposedEvent):
         return {"type": "self_composed", "event": event_to_dict(event.event), "count": event.count}
+    if isinstance(event, PersonalizedShuffleEvent):
+        return {"type": "personalized", "victim_epsilon": event.victim_epsilon,
+                "others": [[b, c] for b, c in event.others], "family": event.family, "k": event.k}
     return {"type": "composed", "events": [event_to_dict(e) for e in event.events]}
 
 
@@ -326,7 +436,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     Parameters
     ----------
     data : dict
-        A dict with a ``"type"`` in shuffle, linked, group, self_composed, composed.
+        A dict with a ``"type"`` in shuffle, linked, group, self_composed, composed, personalized.
 
     Returns
     -------
@@ -345,7 +455,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     >>> event_from_dict({"type": "laplace"})
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: unknown event type 'laplace'; allowed: shuffle, linked, group, self_composed, composed
+    shuffledp.errors.PrivacyParameterError: unknown event type 'laplace'; allowed: shuffle, linked, group, self_composed, composed, personalized
     """
     try:
         kind = data["type"]
@@ -360,12 +470,15 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             return SelfComposedEvent(event_from_dict(data["event"]), data["count"])
         if kind == "composed":
             return ComposedEvent(tuple(event_from_dict(e) for e in data["events"]))
+        if kind == "personalized":
+            others = tuple((float(b), c) for b, c in data["others"])
+            return PersonalizedShuffleEvent(float(data["victim_epsilon"]), others, data.get("family", "binary-rr"), data.get("k"))
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, PrivacyParameterError):
             raise
         raise PrivacyParameterError(f"malformed event description {data!r}: {exc}") from None
     raise PrivacyParameterError(
-        f"unknown event type {kind!r}; allowed: shuffle, linked, group, self_composed, composed"
+        f"unknown event type {kind!r}; allowed: shuffle, linked, group, self_composed, composed, personalized"
     )
 
 
@@ -435,6 +548,7 @@ __all__ = [
     "Event",
     "GroupEvent",
     "LinkedEvent",
+    "PersonalizedShuffleEvent",
     "SelfComposedEvent",
     "ShuffleEvent",
     "event_from_dict",

@@ -100,7 +100,17 @@ def check_budgets(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _check_family(family: str, k: int | None) -> None:
+def check_family(family: str, k: int | None) -> None:
+    """Raise NoCloneBoundError unless ``family`` has a clone bound (and "k-rr" an integer k >= 2).
+
+    Examples
+    --------
+    >>> check_family("k-rr", 3)
+    >>> check_family("gaussian", None)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.NoCloneBoundError: family must be one of binary-rr, k-rr, laplace (the families with a clone bound), got 'gaussian'
+    """
     if family not in FAMILIES:
         raise NoCloneBoundError(f"family must be one of {', '.join(FAMILIES)} (the families with a clone bound), got {family!r}")
     if family == "k-rr" and (k is None or int(k) != k or k < 2):
@@ -154,7 +164,7 @@ def clone_capacity(victim_eps: Any, other_eps: Any, family: str = "binary-rr", k
     >>> round(float(clone_capacity(0.5, 1.0, "laplace")), 6), float(clone_capacity(1.0, 0.5, "laplace")) > 0
     (0.0, True)
     """
-    _check_family(family, k)
+    check_family(family, k)
     v = check_budgets(victim_eps, "victim_eps")
     o = check_budgets(other_eps, "other_eps")
     if family == "binary-rr":
@@ -501,7 +511,7 @@ def personalized_shuffle_epsilons(
     """
     delta, rtol = _check_common(delta, rtol)
     all_eps = check_budgets(budgets, "budgets")
-    _check_family(family, k)
+    check_family(family, k)
     values, counts = np.unique(all_eps, return_counts=True)
     cut = tail_budget(delta, rtol)
     if family == "binary-rr":
@@ -518,6 +528,53 @@ def personalized_shuffle_epsilons(
             caps = np.repeat(np.atleast_1d(clone_capacity(v, values, family, k)), others)
             eps.append(_solve_upper(float(v), poisson_binomial(caps, cut), delta, rtol))
     return values, np.asarray(eps)
+
+
+#: Mass of the clone count that `personalized_shuffle_delta` may trim (charged to the bound).
+_DELTA_TAIL = 1e-30
+
+
+def personalized_shuffle_delta(
+    victim_eps: float, others_eps: Sequence[float], epsilon: float, family: str = "binary-rr", *, k: int | None = None
+) -> float:
+    """Certified upper bound on delta at ``epsilon`` for one victim: the clone pair's divergence.
+
+    The same pair as `personalized_shuffle_epsilon` (C ~ PoissonBinomial of the clone capacities),
+    evaluated at a given epsilon; trimmed mass (at most 1e-30) and round-off are added.  0 for
+    ``epsilon`` >= ``victim_eps`` (the victim's own pure LDP).
+
+    Parameters
+    ----------
+    victim_eps : float, > 0
+    others_eps : array of float, > 0
+    epsilon : float, >= 0
+    family : {"binary-rr", "k-rr", "laplace"}
+    k : int, for "k-rr"
+
+    Returns
+    -------
+    float, in [0, 1]
+
+    Raises
+    ------
+    PrivacyParameterError, NoCloneBoundError, ShapeError
+
+    Examples
+    --------
+    >>> eps = personalized_shuffle_epsilon(1.0, [0.5] * 500 + [2.0] * 499, 1e-6)
+    >>> personalized_shuffle_delta(1.0, [0.5] * 500 + [2.0] * 499, eps) <= 1e-6
+    True
+    """
+    epsilon = float(epsilon)
+    if not (math.isfinite(epsilon) and epsilon >= 0.0):
+        raise PrivacyParameterError(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    v = float(check_budgets(victim_eps, "victim_eps")[0])
+    o = check_budgets(others_eps, "others_eps")
+    check_family(family, k)
+    caps = np.atleast_1d(clone_capacity(v, o, family, k)) if o.size else np.zeros(0)
+    if epsilon >= v:
+        return 0.0
+    return _count_divergence(v, poisson_binomial(caps, cut=_DELTA_TAIL)).upper(epsilon)
 
 
 # --------------------------------------------------------------------------- lower bound (binary RR)
@@ -826,10 +883,12 @@ __all__ = [
     "FAMILIES",
     "CountPmf",
     "check_budgets",
+    "check_family",
     "clone_capacity",
     "eapes_epsilon",
     "eapes_mu",
     "gdp_delta",
+    "personalized_shuffle_delta",
     "personalized_shuffle_epsilon",
     "personalized_shuffle_epsilon_lower",
     "personalized_shuffle_epsilons",
