@@ -277,3 +277,15 @@ def test_from_count_pmf_with_none_weight_equals_engine():
     for eps in (0.0, 0.1, 0.5):
         assert abs(div.upper(eps) - engine.upper(eps)) < 1e-11
         assert div.lower(eps) <= engine.upper(eps) and abs(div.lower(eps) - engine.lower(eps)) < 1e-11
+
+
+def test_all_zero_inputs_are_not_always_the_worst_pair():
+    """Why the lower bound is only a bound (summary of personalized-bounds): with n = 4 and equal
+    budgets, mixed inputs of the others give a larger divergence than all zeros."""
+    victim, others, eps = 0.5, [1.0, 1.0, 1.0], 0.05
+    base = [krr_row(e, 2, 0) for e in others]
+    all_zero = max(
+        hockey(multiset_law(base + [krr_row(victim, 2, a)]), multiset_law(base + [krr_row(victim, 2, b)]), eps)
+        for a, b in ((0, 1), (1, 0))
+    )
+    assert worst_divergence(victim, others, 2, eps) > 1.15 * all_zero
