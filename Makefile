@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_pic.py
 	$(PY) benchmarks/bench_segmented.py
 	$(PY) benchmarks/bench_metric.py
+	$(PY) benchmarks/bench_personalized.py
 
 bench-record: $(STAMP)
 	SHUFFLEDP_BENCH_RECORD=1 $(MAKE) bench

@@ -48,7 +48,7 @@ def main() -> None:
             lo = personalized_shuffle_epsilon_lower(b[i], others, 1 / n)
             gaps.append(dict(distribution=name, n=n, victim_eps=float(b[i]), upper=up, lower=lo, gap=up / lo - 1))
             print(gaps[-1])
-    write_json("personalized", dict(timings=timings, gaps=gaps))
+    write_json("bench_personalized", dict(timings=timings, gaps=gaps))
 
 
 if __name__ == "__main__":
