@@ -87,3 +87,18 @@ def test_algorithm2_user_reporting_above_the_declared_budget_is_caught(eps):
     result = audit_continuous(_ProtocolLaplace(eps, reported=2 * eps), n_samples=200_000, bins_per_dim=16, coords=1,
                               rng=np.random.default_rng(2))
     assert not result.passed, result
+
+
+class _InexactRR(BinaryRandomizedResponse):
+    """Broken variant: Algorithm 3's flip drawn as ``rng.random() < p`` (cannot realize p < 2^-53)."""
+
+    def _randomize(self, X, rng):
+        x = np.asarray(X)
+        flip = 1.0 / (1.0 + np.exp(np.full(x.size, self.epsilon)))
+        return rng.permutation(np.where(rng.random(x.size) < flip, 1 - x, x))
+
+
+def test_algorithm3_is_exact_at_a_large_budget_where_a_float_threshold_is_caught():
+    assert exact_audit(_ProtocolRR(40.0), n_samples=20_000) == pytest.approx(40.0, rel=1e-9)
+    with pytest.raises(AuditError, match="does not realize its transition matrix"):
+        exact_audit(_InexactRR(40.0), n_samples=20_000)

@@ -20,6 +20,7 @@ import numpy as np
 
 from shuffledp.accounting.personalized import check_budgets, eapes_epsilon, personalized_shuffle_epsilons
 from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
+from shuffledp.randomizers._sampling import bernoulli
 
 
 @dataclass(frozen=True)
@@ -170,9 +171,12 @@ def personalized_frequency(x: np.ndarray, budgets: np.ndarray, rng: np.random.Ge
     _check_data(x, budgets)
     if not np.all((x == 0) | (x == 1)):
         raise DataError("data must contain only 0 and 1")
-    flip = 1.0 / (1.0 + np.exp(budgets))
-    y = np.where(rng.random(x.size) < flip, 1 - x, x)
-    reports = rng.permutation(y)
+    # The shuffle is drawn first and applied to the (value, budget) pairs: the same law as
+    # permuting the reports afterwards, and each report row is the row of its own coin (exact
+    # Bernoulli at any budget, and the audit's tilted coins weight the right report).
+    order = rng.permutation(x.size)
+    x, flip = x[order], 1.0 / (1.0 + np.exp(budgets[order]))
+    reports = np.where(bernoulli(flip, x.size, rng), 1 - x, x)
     a, b = float(reports.sum()), float(flip.sum())
     values, upper, eapes = _guarantees(budgets, delta, "binary-rr")
     return PersonalizedRun((a - b) / (x.size - 2.0 * b), reports, values, upper, eapes)
