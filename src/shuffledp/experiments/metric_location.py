@@ -113,7 +113,7 @@ def centroid_errors(mechanism: Any, cells: np.ndarray, runs: int, rng: np.random
 
 @register(NAME, "Metric privacy, Austin centroid: error in metres (Table 3, Figures 5 and 29)", "metric paper §6.3, Table 3, Figures 5, 29")
 def run(ctx: ExperimentContext) -> ExperimentOutput:
-    runs = 30 if ctx.quick else 300
+    runs = 100 if ctx.quick else 300
     settings = sorted(set(TABLE3) | {(n, FIGURE_EPSILON) for n in FIGURE_N})
     if ctx.quick:
         settings = [(1000, 0.15), (1000, 0.3), (4000, 0.3)]

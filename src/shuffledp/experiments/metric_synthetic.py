@@ -6,7 +6,7 @@ from Theorem 3.1 (omitted where its validity condition fails), Geo-Shuffle with 
 Theorem 4.1 guarantee is eps, SGDL-Shuffle at eps.  Beside them (`metric_common`): Geo-Shuffle tuned by the
 certified bound (the privacy-valid tuning), and the paper's tuning of Geo-Shuffle (Theorem 4.1 at d = 1) and of
 RR-Shuffle (inferred from its reported minimum n), against which Table 2 is compared cell by cell.  One
-dataset per n (uniform integers, as in the paper); 1000 runs per point (``--quick``: 100); the error of a run
+dataset per n (uniform integers, as in the paper); 1000 runs per point (``--quick``: 300); the error of a run
 is |estimate of the average - average|.  Runs release the count of the shuffled bits (Proposition 1), not the
 n (k + 2c) bits themselves.
 """
@@ -59,7 +59,7 @@ def absolute_errors(mechanism: Any, x: np.ndarray, runs: int, rng: np.random.Gen
 
 @register(NAME, "Metric privacy, synthetic data: MAE of the average (Table 2, Figure 4)", "metric paper §6.2, Table 2, Figure 4")
 def run(ctx: ExperimentContext) -> ExperimentOutput:
-    runs = 100 if ctx.quick else 1000
+    runs = 300 if ctx.quick else 1000
     settings = sorted(set(TABLE2) | {(n, FIGURE_EPSILON) for n in (FIGURE_N_QUICK if ctx.quick else FIGURE_N)})
     rows: list[dict[str, Any]] = []
     invalid: dict[str, list[tuple[int, float]]] = {}
