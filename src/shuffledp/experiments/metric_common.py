@@ -177,16 +177,19 @@ def _reason(column: str, model: ErrorModel, ref: float, n: int, epsilon: float, 
         exact = model.geo(eps_axis, n)
         return f"no tuning to match: its expectation is {exact:.3g}, the paper's value {ref / exact:.2g}x that"
     if column == "sgdl-shuffle":
-        return (f"below the Geo-Central optimum {model.central(eps_axis, n):.3g} of any eps-private release"
-                if ref < model.central(eps_axis, n) else "above the Geo-Central optimum")
+        optimum = model.central(eps_axis, n)
+        where = "below" if ref < optimum else "above"
+        return f"the paper's value lies {where} the Geo-Central optimum {optimum:.3g} (the least error of any eps-private sum)"
     if column == "geo-shuffle":
         eps_geo, implied = implied_geo_guarantee(model, ref, epsilon, delta, n)
+        tail = "" if implied > eps_axis else " (the paper's value is worse than its own theorem allows)"
         return (f"the paper's value needs eps_geo = {eps_geo:.3g}, which Theorem 4.1 (d = 1) rates at eps = "
-                f"{implied:.3g} = {implied / eps_axis:.2g}x the target")
+                f"{implied:.3g} = {implied / eps_axis:.2g}x the target{tail}")
     implied = implied_rr_guarantee(model, ref, epsilon, delta, n)
     if implied is None:
-        return "the paper's value needs fewer random bits than Theorem 3.1 admits"
-    return f"the paper's value needs p with Theorem 3.1 eps = {implied:.3g} = {implied / eps_axis:.2g}x the target"
+        return "the paper's value needs fewer random bits than Theorem 3.1 admits at all"
+    tail = "" if implied > eps_axis else " (the paper's value is worse than its own theorem allows)"
+    return f"the paper's value needs p with Theorem 3.1 eps = {implied:.3g} = {implied / eps_axis:.2g}x the target{tail}"
 
 
 def verdict(column: str, ours: float | None, ref: float, n: int, epsilon: float, delta: float, model: ErrorModel) -> str:
