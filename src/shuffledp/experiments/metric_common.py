@@ -70,6 +70,24 @@ LAPLACE_PAIR_NORM = 1.6232252
 def paper_tuned_eps_geo(epsilon: float, delta: float, n: int) -> float:
     """Largest eps_geo whose Theorem 4.1 epsilon at d = 1 alone (Conjecture B.3) is at most ``epsilon``.
 
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target shuffle-model epsilon (per axis in metric-location).
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    float
+        eps_geo; Theorem 4.1 maximised over d = 1..50 may exceed ``epsilon`` there (by under 1% at the tables' cells).
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Theorem 4.1; Appendix B, Conjecture B.3.
+
     Examples
     --------
     >>> round(paper_tuned_eps_geo(0.1, 1e-4, 100), 4)
@@ -81,7 +99,29 @@ def paper_tuned_eps_geo(epsilon: float, delta: float, n: int) -> float:
 def tuned_mechanisms(epsilon: float, delta: float, n: int, k: int) -> dict[str, object]:
     """`MECHANISMS` -> mechanism at (epsilon, delta) for n users with values in {0..k}.
 
-    An RR entry is the `ValidityConditionError` where Theorem 3.1 cannot reach its target.
+    Ours (`calibrated_mechanisms` with Theorem 4.1), the certified Geo-Shuffle, and the paper's tuning (module
+    docstring).  ``geo-shuffle-paper-tuning`` is a ``GeoShuffle(method="theorem-4.1")``, so its ``epsilon``
+    attribute is the maximum over d, not the d = 1 value it was tuned by.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Common target epsilon.
+    delta : float, in (0, 1)
+        Common target delta.
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+
+    Returns
+    -------
+    dict
+        Name -> mechanism; an RR entry is the `ValidityConditionError` where Theorem 3.1 cannot reach its target.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §6.1; Theorems 3.1 and 4.1; Appendix B, Conjecture B.3.
 
     Examples
     --------
