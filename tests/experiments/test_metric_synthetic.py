@@ -31,7 +31,7 @@ def test_table2_orderings_and_sgdl_is_geo_central(output):
         assert sgdl < geo < local
         a = math.exp(-eps)
         central = 2 * a / (1 - a * a) / n  # E|discrete Laplace| / n: SGDL-Shuffle without truncation
-        assert sgdl == pytest.approx(central, rel=0.25)  # 100 runs: a few standard errors
+        assert sgdl == pytest.approx(central, rel=0.25)  # 300 runs: several standard errors
         geo_local = np.sqrt(n * 2 * a / (1 - a) ** 2) / n * math.sqrt(2 / math.pi)  # normal approximation of the sum
         assert local == pytest.approx(geo_local, rel=0.25)
     assert "| 50 | 0.2 |" in (target / "summary.md").read_text()
@@ -54,6 +54,8 @@ def test_table2_chain_and_factor_2_where_the_setting_is_the_papers(output):
     RR-Shuffle in every row, Geo-Shuffle (Theorem 4.1 tuning) where the paper's value is not below what its own
     eps_geo gives (not at n = 50, eps = 0.5 and n = 100, eps = 0.3: ours 3x the paper's there, as the normal
     approximation of SGDL(n, e^-eps_geo) predicts), SGDL-Shuffle nowhere (the paper's values lie below Geo-Central).
+    The same comparison under the paper's tuning (d = 1, RR's inferred overshoot), with the summary's reasons where
+    it fails: test_metric_tables.py.
     """
     _, rows = output
     mae = mae_table(rows)

@@ -6,9 +6,10 @@ paper's Table 3 used every address, so its numbers are compared, not matched.  T
 two integers in {0..1000}; addresses outside the rectangle are left out and counted in the summary.
 Privacy (Appendix D): (eps, delta)-||.||_2 at a privacy radius of 600 m = 6 squares, so each axis runs at
 eps_run = eps / (6 sqrt 2) and delta / 2.  Error: Euclidean distance (metres) between the true and the
-released centroid.  Geo-Shuffle is tuned twice: by Theorem 4.1 as the paper does, and by the certified
-epsilon (:func:`~shuffledp.accounting.metric.geo_shuffle_certified_epsilon`), which at k = 1000 certifies
-no gain over Geo-Local.
+released centroid.  Beside our tuning (`metric_common`): Geo-Shuffle by the certified epsilon
+(:func:`~shuffledp.accounting.metric.geo_shuffle_certified_epsilon`, the privacy-valid tuning, which at k = 1000
+certifies no gain over Geo-Local), and the paper's tuning of Geo-Shuffle (Theorem 4.1 at d = 1) and RR-Shuffle
+(inferred from its reported minimum n), against which Table 3 is compared cell by cell.
 """
 
 from __future__ import annotations
@@ -18,12 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp.accounting.metric import axis_budget
+from shuffledp.accounting.metric import axis_budget, rr_shuffle_probability
 from shuffledp.datasets import load_austin, project_to_metres
 from shuffledp.errors import ValidityConditionError
+from shuffledp.experiments.metric_common import (
+    LAPLACE_PAIR_NORM,
+    MECHANISMS,
+    PAPER_COLUMNS,
+    RR_PAPER_OVERSHOOT,
+    ErrorModel,
+    chain_holds,
+    comparison_lines,
+    geo_sum_variance,
+    paper_tuned_eps_geo,
+    rr_sum_variance,
+    tuned_mechanisms,
+)
 from shuffledp.experiments.plotting import PAGE_WIDTH, bar_style, legend_and_caption, page_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
-from shuffledp.protocols.metric import GeoShuffle, calibrated_mechanisms
 
 NAME = "metric-location"
 #: The paper's rectangle (footnote 4): north, south latitudes; west, east longitudes.
@@ -41,8 +54,7 @@ TABLE3: dict[tuple[int, float], tuple[float, float, float, float]] = {
     (3000, 0.2): (130, 40, 20, 0.001),
     (4000, 0.3): (50, 5, 1, 0.00006),
 }
-PAPER_ORDER = ("geo-local", "rr-shuffle", "geo-shuffle", "sgdl-shuffle")
-MECHANISMS = ("geo-local", "rr-shuffle", "geo-shuffle", "geo-shuffle-certified", "sgdl-shuffle")
+PAPER_ORDER = PAPER_COLUMNS
 #: Figure 5 / 29: eps = 0.15 over n.
 FIGURE_EPSILON = 0.15
 FIGURE_N = (1000, 2000, 3000, 4000, 5000)
@@ -58,13 +70,38 @@ def grid_cells(latlon: np.ndarray) -> tuple[np.ndarray, int]:
     return cells, int((~inside).sum())  # the rectangle is 84.7 km x 96.1 km: squares 0..847 and 0..961
 
 
+def axis_parameters(epsilon: float, delta: float = DELTA) -> tuple[float, float]:
+    """(eps_run, delta_axis) = (eps / (6 sqrt 2), delta / 2): one axis, per square (Appendix D, §6.3)."""
+    eps_axis, delta_axis = axis_budget(epsilon, delta)
+    return eps_axis / RADIUS_SQUARES, delta_axis
+
+
 def axis_mechanisms(epsilon: float, n: int) -> dict[str, object]:
-    """The five mechanisms for one axis at eps_run = eps / (6 sqrt 2), delta / 2 (Appendix D, §6.3)."""
-    eps_axis, delta_axis = axis_budget(epsilon, DELTA)
-    eps_run = eps_axis / RADIUS_SQUARES
-    mechanisms = calibrated_mechanisms(eps_run, delta_axis, n, K, geo_method="theorem-4.1")
-    mechanisms["geo-shuffle-certified"] = GeoShuffle.for_epsilon(eps_run, delta_axis, n, K, method="certified")
-    return {name: mechanisms[name] for name in MECHANISMS}
+    """The mechanisms of `metric_common.MECHANISMS` for one axis at eps_run = eps / (6 sqrt 2), delta / 2."""
+    eps_run, delta_axis = axis_parameters(epsilon)
+    return tuned_mechanisms(eps_run, delta_axis, n, K)
+
+
+def _rayleigh(sum_variance: float, n: int) -> float:
+    """Mean Euclidean error (m) of a centroid whose two axes carry independent normal sums of this variance."""
+    return SQUARE_M * math.sqrt(math.pi / 2.0) * math.sqrt(sum_variance) / n
+
+
+def _central(eps_run: float, n: int) -> float:
+    """Geo-Central's mean error (m): two independent discrete Laplace(e^-eps_run) sums, as Laplace of equal E|.|."""
+    a = math.exp(-eps_run)
+    return SQUARE_M * LAPLACE_PAIR_NORM * 2.0 * a / (1.0 - a * a) / n
+
+
+#: Expected error (m) under each mechanism's parameter (normal approximation of the per-axis sums; n >= 1000).
+ERROR_MODEL = ErrorModel(
+    geo=lambda eps_geo, n: _rayleigh(geo_sum_variance(eps_geo, n), n),
+    rr=lambda p, n: _rayleigh(rr_sum_variance(p, n, K), n),
+    central=_central,
+    axis=axis_parameters,
+    k=K,
+    unit="mean Euclidean error (m), per-axis eps_run = eps / (6 sqrt 2) and delta / 2",
+)
 
 
 def centroid_errors(mechanism: Any, cells: np.ndarray, runs: int, rng: np.random.Generator) -> np.ndarray:
@@ -76,18 +113,18 @@ def centroid_errors(mechanism: Any, cells: np.ndarray, runs: int, rng: np.random
 
 @register(NAME, "Metric privacy, Austin centroid: error in metres (Table 3, Figures 5 and 29)", "metric paper §6.3, Table 3, Figures 5, 29")
 def run(ctx: ExperimentContext) -> ExperimentOutput:
-    runs = 30 if ctx.quick else 300
+    runs = 100 if ctx.quick else 300
     settings = sorted(set(TABLE3) | {(n, FIGURE_EPSILON) for n in FIGURE_N})
     if ctx.quick:
         settings = [(1000, 0.15), (1000, 0.3), (4000, 0.3)]
     cells_all, outside = grid_cells(load_austin())
     rows: list[dict[str, Any]] = []
-    invalid: dict[tuple[int, float], str] = {}
+    invalid: dict[str, list[tuple[int, float]]] = {}
     for index, (n, eps) in enumerate(ctx.progress.track(settings, NAME)):
         users = cells_all[ctx.rng(index, 0).choice(cells_all.shape[0], n, replace=False)]
         for m_index, (name, mechanism) in enumerate(axis_mechanisms(eps, n).items()):
             if isinstance(mechanism, ValidityConditionError):
-                invalid[(n, eps)] = str(mechanism)
+                invalid.setdefault(name, []).append((n, eps))
                 continue
             errors = centroid_errors(mechanism, users, runs, ctx.rng(index, 1 + m_index))
             base = {"experiment": NAME, "n": n, "epsilon": eps, "delta": DELTA, "mechanism": name, "error_metric": "euclidean_m"}
@@ -110,14 +147,41 @@ def mean_errors(rows: list[dict[str, Any]]) -> dict[tuple[int, float, str], floa
     return {key: float(np.mean(v)) for key, v in groups.items()}
 
 
+def _span(values) -> str:
+    lo, hi = f"{min(values):.2f}", f"{max(values):.2f}"
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def published_code_shifts() -> dict[str, Any]:
+    """Expected errors at Table 3's cells under the settings of the authors' published code (delta = 1e-3 per axis,
+    searches stopped at 1.1 eps_run), against ours: ``geo`` the ratios ours / theirs for Geo-Shuffle (d = 1 both),
+    ``geo_4000`` theirs at n = 4000, eps = 0.3, ``rr_vs_variant`` the largest relative gap between their RR-Shuffle
+    and `rr-shuffle-paper-tuning` where both are valid."""
+    out: dict[str, Any] = {"geo": [], "rr_vs_variant": 0.0}
+    for n, eps in TABLE3:
+        eps_run, delta_axis = axis_parameters(eps)
+        theirs = ERROR_MODEL.geo(paper_tuned_eps_geo(1.1 * eps_run, 1e-3, n), n)
+        out["geo"].append(ERROR_MODEL.geo(paper_tuned_eps_geo(eps_run, delta_axis, n), n) / theirs)
+        if (n, eps) == (4000, 0.3):
+            out["geo_4000"] = theirs
+        try:
+            code = ERROR_MODEL.rr(rr_shuffle_probability(1.1 * eps_run, 1e-3, K, n), n)
+            variant = ERROR_MODEL.rr(rr_shuffle_probability(RR_PAPER_OVERSHOOT * eps_run, delta_axis, K, n), n)
+        except ValidityConditionError:
+            continue
+        out["rr_vs_variant"] = max(out["rr_vs_variant"], abs(code / variant - 1))
+    return out
+
+
 def _summary(rows, invalid, runs, outside, inside) -> str:
     mean = mean_errors(rows)
     lines = [
         f"Mean Euclidean error (m) of the centroid, {runs} runs per cell, delta = {DELTA:g}, radius 600 m "
-        f"(eps_run = eps / (6 sqrt 2) per axis). Ours (paper, ratio ours/paper). {inside} suburban addresses in the "
-        f"paper's rectangle ({outside} outside it, left out); the paper's Table 3 used all Austin addresses.",
+        f"(eps_run = eps / (6 sqrt 2) per axis). Our tuning; in brackets the paper's Table 3 value and the ratio "
+        f"ours/paper where the paper has the column. {inside} suburban addresses in the paper's rectangle ({outside} "
+        "outside it, left out); the paper's Table 3 used all Austin addresses.",
         "",
-        "| n | eps | " + " | ".join(MECHANISMS) + " | SGDL < Geo-Shuffle < RR < Geo-Local (Thm 4.1 tuning) |",
+        "| n | eps | " + " | ".join(MECHANISMS) + " | SGDL < Geo-Shuffle < RR < Geo-Local (ours) |",
         "|---|---|" + "---|" * (len(MECHANISMS) + 1),
     ]
     for (n, eps), paper in TABLE3.items():
@@ -131,24 +195,53 @@ def _summary(rows, invalid, runs, outside, inside) -> str:
                 cells.append("n/a (Thm 3.1)")
             else:
                 cells.append(f"{value:.3g}" + ("" if ref is None else f" ({ref:g}, {value / ref:.2g})"))
-        v = [mean.get((n, eps, m)) for m in ("sgdl-shuffle", "geo-shuffle", "rr-shuffle", "geo-local")]
-        chain = [x for x in v if x is not None]
-        holds = all(a < b for a, b in zip(chain, chain[1:]))
+        holds = chain_holds([mean.get((n, eps, m)) for m in ("sgdl-shuffle", "geo-shuffle", "rr-shuffle", "geo-local")])
         lines.append(f"| {n} | {eps:g} | " + " | ".join(cells) + f" | {'yes' if holds else 'no'} |")
+    lines += ["", *comparison_lines(mean, TABLE3, DELTA, ERROR_MODEL), ""]
+    local = {key: paper[0] / ERROR_MODEL.geo(axis_parameters(key[1])[0], key[0]) for key, paper in TABLE3.items()}
+    code = published_code_shifts()
     lines += [
+        "How the paper's setting differs from ours, and what does not matter (computed, see "
+        "shuffledp.experiments.metric_common):",
+        "",
+        "* The data set does not move these numbers: every mechanism's noise is independent of the data (RR-Shuffle's "
+        "debiased sum has variance n k (p/2)(1 - p/2) / (1 - p)^2 whatever the values; Geo-, SGDL-Shuffle and Geo-Local "
+        "add data-independent noise, truncated at c, which almost never acts). So Table 3 (all addresses) and the "
+        "dispersed variant of Appendix E.2 (Figures 26, 28, 29; our suburban file) would give the same errors, and "
+        "the paper gives no numbers for the dispersed variant (figures only, not in the text), so Table 3 is the "
+        "reference.",
+        f"* Geo-Local has nothing to tune, yet the paper's values are {_span(local.values())}x its expectation; the paper's Geo-Local at n = 2000, "
+        "eps = 0.1 (190 m) is below its value at n = 1000, eps = 0.15 (300 m), though the noise is larger there "
+        f"({ERROR_MODEL.geo(axis_parameters(0.1)[0], 2000):.0f} m against {ERROR_MODEL.geo(axis_parameters(0.15)[0], 1000):.0f} m "
+        "expected). Within 2x is as close as Table 3 can be matched.",
+        "* Geo-Shuffle at d = 1 (Conjecture B.3) is our Theorem 4.1 tuning to within 1% in eps_geo. Its n = 4000 cell "
+        "(1 m) needs an eps_geo that Theorem 4.1 rates at about 5x eps_run (matched table): not a tuning to eps.",
+        "* RR-Shuffle: the paper's statement that RR needs at least 776 users at eps_run = 0.017 is reproduced, with "
+        "Theorem 3.1 in natural logarithms, delta = 1e-4 (not delta / 2) and the same 1.233 overshoot as its 23 users "
+        "of §6.2 (see metric-synthetic); `rr-shuffle-paper-tuning` keeps delta / 2 per axis.",
+        "* The authors' published code for this experiment uses delta = 1e-3 (per axis in one of its two copies, halved "
+        "in the other), a radius of 6 squares and eps / (6 sqrt 2) per axis as we do, and stops its searches for eps_geo "
+        "and lambda within 10% of eps_run of the target. Computed at Table 3's cells with delta = 1e-3 per axis and that "
+        "10%, it lowers Geo-Shuffle's "
+        f"expected error by {_span(code['geo'])}x (to {code['geo_4000']:.2g} m at n = 4000, "
+        f"eps = 0.3, against the paper's 1 m) and puts RR-Shuffle within {100 * code['rr_vs_variant']:.0f}% of "
+        "`rr-shuffle-paper-tuning`'s expectation where both run; its c takes the floor where Proposition 2 takes the "
+        "ceiling (truncation acts with probability below delta / 2 either way). None of it explains the cells that "
+        "stay outside 2x.",
         "",
         "SGDL-Shuffle is (with probability 1 - delta) Geo-Central: per axis discrete Laplace of parameter e^-eps_run on "
-        "the sum, so its error is about 100 m * sqrt(2) * 1.25 / (eps_run n) (about 8 m at n = 1000, eps = 0.15). The "
-        "paper's SGDL column (2 m there, 6e-5 m at n = 4000) lies below that optimum, so those ratios mean little.",
+        f"the sum, so its error is about {_central(axis_parameters(0.15)[0], 1000):.3g} m at n = 1000, eps = 0.15. The "
+        "paper's SGDL column (2 m there, 6e-5 m at n = 4000) lies below that optimum, so those ratios mean little. "
+        "(The authors' published code multiplies eps_run by n before adding central noise to the sum, which gives "
+        "about 0 m; that does not match the column either.)",
         "",
         "geo-shuffle-certified: Geo-Shuffle tuned so that the guarantee holds for every pair of datasets "
         "(Definition 4). With values up to k = 1000 > 2c nothing below eps_geo is certified, so it is Geo-Local "
-        "with padding. Theorem 4.1 (the geo-shuffle column, as in the paper) and, for the same reason, Theorem 3.1 "
-        "(RR-Shuffle) and Theorem 5.1 (SGDL-Shuffle, through truncation) do not hold for datasets far apart.",
+        "with padding. Theorem 4.1 (the geo-shuffle columns, ours and the paper's tuning) and, for the same reason, "
+        "Theorem 3.1 (RR-Shuffle) and Theorem 5.1 (SGDL-Shuffle, through truncation) do not hold for datasets far apart.",
     ]
-    if invalid:
-        lines += ["", "RR-Shuffle omitted (Theorem 3.1's condition): " + "; ".join(
-            f"n = {n}, eps = {eps:g}" for n, eps in sorted(invalid))]
+    for name, cells in sorted(invalid.items()):
+        lines += ["", f"{name} omitted (Theorem 3.1's condition): " + "; ".join(f"n = {n}, eps = {eps:g}" for n, eps in sorted(cells))]
     return "\n".join(lines)
 
 
@@ -181,7 +274,8 @@ def _figure(rows):
         legend_and_caption(
             fig, handles, list(MECHANISMS), ncol=len(MECHANISMS),
             caption=f"Figure 5 / 29 setting: eps = {FIGURE_EPSILON:g} at 600 m, delta = {DELTA:g}, suburban Austin "
-            "addresses on the paper's 100 m grid. geo-shuffle is tuned by Theorem 4.1 as in the paper; "
-            "geo-shuffle-certified by the bound valid for every pair of datasets. Boxes: quartiles; whiskers: 1.5 IQR.",
+            "addresses on the paper's 100 m grid. geo-shuffle: Theorem 4.1 maximised over d (ours); *-paper-tuning: the "
+            "paper's tuning (see summary); geo-shuffle-certified: the bound valid for every pair of datasets. "
+            "Boxes: quartiles; whiskers: 1.5 IQR.",
         )
     return fig

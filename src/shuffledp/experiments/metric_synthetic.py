@@ -3,9 +3,12 @@
 Every mechanism is tuned to the same (eps, delta = 1e-4)-d_X-privacy (§6.1; see
 `calibrated_mechanisms`): Geo-Local at eps_geo = eps, RR-Shuffle with p
 from Theorem 3.1 (omitted where its validity condition fails), Geo-Shuffle with the largest eps_geo whose
-Theorem 4.1 guarantee is eps, SGDL-Shuffle at eps.  One dataset per n (uniform integers, as in the
-paper); 1000 runs per point (``--quick``: 100); the error of a run is |estimate of the average - average|.
-Runs release the count of the shuffled bits (Proposition 1), not the n (k + 2c) bits themselves.
+Theorem 4.1 guarantee is eps, SGDL-Shuffle at eps.  Beside them (`metric_common`): Geo-Shuffle tuned by the
+certified bound (the privacy-valid tuning), and the paper's tuning of Geo-Shuffle (Theorem 4.1 at d = 1) and of
+RR-Shuffle (inferred from its reported minimum n), against which Table 2 is compared cell by cell.  One
+dataset per n (uniform integers, as in the paper); 1000 runs per point (``--quick``: 300); the error of a run
+is |estimate of the average - average|.  Runs release the count of the shuffled bits (Proposition 1), not the
+n (k + 2c) bits themselves.
 """
 
 from __future__ import annotations
@@ -15,10 +18,20 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp.accounting.metric import geo_shuffle_local_epsilon
 from shuffledp.errors import ValidityConditionError
+from shuffledp.experiments.metric_common import (
+    MECHANISMS,
+    ErrorModel,
+    RR_PAPER_OVERSHOOT,
+    comparison_lines,
+    paper_tuned_eps_geo,
+    rr_sum_variance,
+    sgdl_abs_mean,
+    tuned_mechanisms,
+)
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
-from shuffledp.protocols.metric import MECHANISMS, calibrated_mechanisms
 
 NAME = "metric-synthetic"
 K = 1000
@@ -34,7 +47,8 @@ TABLE2: dict[tuple[int, float], tuple[float, float, float, float]] = {
 }
 #: Figure 4: eps = 0.1 over n.
 FIGURE_EPSILON = 0.1
-FIGURE_N = (10, 20, 35, 50, 70, 100, 150, 200, 300, 500, 1000)
+#: 23: the paper's first n for RR-Shuffle at eps = 0.1 (rr-shuffle-paper-tuning starts there; ours at 35).
+FIGURE_N = (10, 20, 23, 35, 50, 70, 100, 150, 200, 300, 500, 1000)
 FIGURE_N_QUICK = (20, 50, 100, 200)
 COLUMNS = ["experiment", "n", "epsilon", "delta", "mechanism", "error_metric", "value", "run"]
 
@@ -46,15 +60,15 @@ def absolute_errors(mechanism: Any, x: np.ndarray, runs: int, rng: np.random.Gen
 
 @register(NAME, "Metric privacy, synthetic data: MAE of the average (Table 2, Figure 4)", "metric paper §6.2, Table 2, Figure 4")
 def run(ctx: ExperimentContext) -> ExperimentOutput:
-    runs = 100 if ctx.quick else 1000
+    runs = 300 if ctx.quick else 1000
     settings = sorted(set(TABLE2) | {(n, FIGURE_EPSILON) for n in (FIGURE_N_QUICK if ctx.quick else FIGURE_N)})
     rows: list[dict[str, Any]] = []
-    invalid: dict[tuple[int, float], str] = {}
+    invalid: dict[str, list[tuple[int, float]]] = {}
     for index, (n, eps) in enumerate(ctx.progress.track(settings, NAME)):
         x = ctx.rng(index, 0).integers(0, K + 1, n)
-        for m_index, (name, mechanism) in enumerate(calibrated_mechanisms(eps, DELTA, n, K).items()):
+        for m_index, (name, mechanism) in enumerate(tuned_mechanisms(eps, DELTA, n, K).items()):
             if isinstance(mechanism, ValidityConditionError):
-                invalid[(n, eps)] = str(mechanism)
+                invalid.setdefault(name, []).append((n, eps))
                 continue
             errors = absolute_errors(mechanism, x, runs, ctx.rng(index, 1 + m_index))
             base = {"experiment": NAME, "n": n, "epsilon": eps, "delta": DELTA, "mechanism": name, "error_metric": "absolute_error"}
@@ -76,42 +90,91 @@ def mae_table(rows: list[dict[str, Any]]) -> dict[tuple[int, float, str], float]
     return {key: float(np.mean(v)) for key, v in sums.items()}
 
 
-def _summary(rows: list[dict[str, Any]], invalid: dict[tuple[int, float], str], runs: int) -> str:
+#: Expected MAE of the average under each mechanism's parameter (metric_common.ErrorModel): Geo exact (the sum of
+#: n discrete Laplace draws is SGDL(n, e^-eps_geo)), RR by the normal approximation, Geo-Central exact.
+ERROR_MODEL = ErrorModel(
+    geo=lambda eps_geo, n: sgdl_abs_mean(eps_geo, n) / n,
+    rr=lambda p, n: math.sqrt(2.0 / math.pi) * math.sqrt(rr_sum_variance(p, n, K)) / n,
+    central=lambda eps, n: _central_mae(eps) / n,
+    axis=lambda eps, delta: (eps, delta),
+    k=K,
+    unit="MAE of the average",
+)
+#: The paper's column -> our column tuned our way (its default, ``geo-shuffle`` maximised over d).
+OURS = {"geo-local": "geo-local", "rr-shuffle": "rr-shuffle", "geo-shuffle": "geo-shuffle", "sgdl-shuffle": "sgdl-shuffle"}
+
+
+def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, float]]], runs: int) -> str:
     mae = mae_table(rows)
     lines = [
-        f"MAE of the average of n uniform integers in {{0..{K}}}, delta = {DELTA:g}, {runs} runs per cell; "
-        "ours (paper, ratio ours/paper).",
+        f"MAE of the average of n uniform integers in {{0..{K}}}, delta = {DELTA:g}, {runs} runs per cell. "
+        "Our tuning; in brackets the paper's Table 2 value and the ratio ours/paper where the paper has the column.",
         "",
         "| n | eps | " + " | ".join(MECHANISMS) + " | SGDL < Geo-Shuffle < RR, Geo-Local | RR vs Geo-Local as in paper |",
         "|---|---|" + "---|" * (len(MECHANISMS) + 2),
     ]
+    paper_of = {ours: i for i, ours in enumerate(OURS.values())}
     for (n, eps), paper in TABLE2.items():
-        cells, ours = [], []
-        for name, ref in zip(MECHANISMS, paper):
+        cells = []
+        for name in MECHANISMS:
             value = mae.get((n, eps, name))
-            ours.append(value)
-            cells.append("n/a (Thm 3.1)" if value is None else f"{value:.3g} ({ref:g}, {value / ref:.2g})")
-        local, rr, geo, sgdl = ours
+            if value is None:
+                cells.append("n/a (Thm 3.1)")
+            elif name in paper_of:
+                ref = paper[paper_of[name]]
+                cells.append(f"{value:.3g} ({ref:g}, {value / ref:.2g})")
+            else:
+                cells.append(f"{value:.3g}")
+        local, rr, geo, sgdl = (mae.get((n, eps, m)) for m in OURS.values())
         holds = sgdl < geo < min(v for v in (rr, local) if v is not None)
         same = "n/a" if rr is None else "yes" if (rr < local) == (paper[1] < paper[0]) else "no"
         lines.append(f"| {n} | {eps:g} | " + " | ".join(cells) + f" | {'yes' if holds else 'no'} | {same} |")
+    lines += ["", *comparison_lines(mae, TABLE2, DELTA, ERROR_MODEL), ""]
+    shifts = tuning_shifts()
+    local_ratios = [paper[0] / ERROR_MODEL.geo(eps, n) for (n, eps), paper in TABLE2.items()]
     lines += [
+        "How the paper tuned each mechanism (computed, see shuffledp.experiments.metric_common):",
         "",
-        "SGDL-Shuffle is (with probability 1 - delta) the Geo-Central mechanism, the optimal eps-d_X-private "
-        "sum (Proposition 4): its MAE is that of discrete Laplace noise of parameter e^-eps divided by n "
+        "* Geo-Shuffle: Theorem 4.1 at d = 1 (Conjecture B.3) instead of the maximum over d = 1..50 moves eps_geo by "
+        f"at most {100 * shifts['d=1']:.2g}% over the cells of Table 2 (delta = 1e-3, which the authors' published code "
+        f"uses for Figure 4, by at most {100 * shifts['delta=1e-3']:.2g}%): `geo-shuffle-paper-tuning` equals "
+        "`geo-shuffle` to Monte Carlo noise. Where the paper's value is far below ours (n = 50, eps = 0.5; n = 100, "
+        "eps = 0.3) it needs an eps_geo that Theorem 4.1 itself rates at 2.5-3x the target (numbers in the matched "
+        "table): no tuning to eps yields those cells.",
+        "* RR-Shuffle: Theorem 3.1 with natural logarithms needs n >= 35 at eps = 0.1; the paper reports 23. No reading "
+        "(log base e, 2, 10; constant 8..64; delta 1e-4..1e-2) gives 23 together with the 776 of §6.3; admitting RR "
+        f"while Theorem 3.1 gives at most {RR_PAPER_OVERSHOOT} eps reproduces both, so `rr-shuffle-paper-tuning` runs "
+        f"Theorem 3.1 at {RR_PAPER_OVERSHOOT} eps (not eps-private by Theorem 3.1).",
+        f"* Geo-Local has nothing to tune: the paper's values are {min(local_ratios):.2f}-{max(local_ratios):.2f}x its "
+        "exact expectation, which shows how closely any cell can be expected to match.",
+        "* SGDL-Shuffle is (with probability 1 - delta) the Geo-Central mechanism, the optimal eps-d_X-private sum "
+        "(Proposition 4): its MAE is that of discrete Laplace noise of parameter e^-eps divided by n "
         f"(e.g. {_central_mae(0.5) / 50:.3g} at n = 50, eps = 0.5). The paper's SGDL column (0.0004 there) is far "
-        "below that optimum, so it cannot come from an eps-private release; ratios of that column are not meaningful.",
+        "below that optimum, so it cannot come from an eps-private release; ratios of that column are not meaningful. "
+        "(The authors' published code scales epsilon by n before adding central noise to the sum for the average "
+        "query, which gives an MAE of about 0; that does not match the column either.)",
         "",
         "The paper's own table does not order RR-Shuffle and Geo-Local the same way in every row (RR is worse at "
-        "n = 50 and at n = 100, eps = 0.2), so the last column compares that pair with the paper row by row.",
+        "n = 50 and at n = 100, eps = 0.2), so the RR vs Geo-Local column compares that pair with the paper row by row.",
         "",
-        "Geo-Shuffle's eps_geo is the inverse of Theorem 4.1 (maximised over d = 1..50); RR-Shuffle's p the inverse of "
-        "Theorem 3.1 with natural logarithms, which needs n >= 35 at eps = 0.1 (the paper reports 23).",
+        "`geo-shuffle` (ours, Theorem 4.1 maximised over d) and `geo-shuffle-paper-tuning` are not valid "
+        "(eps, delta)-d_X bounds for datasets far apart; `geo-shuffle-certified` is, and at k = 1000 it certifies no "
+        "gain over Geo-Local (it is Geo-Local plus padding).",
     ]
-    if invalid:
-        lines += ["", "RR-Shuffle omitted (Theorem 3.1's condition): " + "; ".join(
-            f"n = {n}, eps = {eps:g}" for n, eps in sorted(invalid))]
+    for name, cells in sorted(invalid.items()):
+        lines += ["", f"{name} omitted (Theorem 3.1's condition): " + "; ".join(f"n = {n}, eps = {eps:g}" for n, eps in sorted(cells))]
     return "\n".join(lines)
+
+
+def tuning_shifts(delta: float = DELTA) -> dict[str, float]:
+    """Largest relative change of Geo-Shuffle's eps_geo over the cells of Table 2 when Theorem 4.1 is taken at d = 1
+    only (``"d=1"``) or at delta = 1e-3 (``"delta=1e-3"``) instead of our maximum over d = 1..50 at ``delta``."""
+    out = {"d=1": 0.0, "delta=1e-3": 0.0}
+    for n, eps in TABLE2:
+        ours = geo_shuffle_local_epsilon(eps, delta, n, method="theorem-4.1")
+        out["d=1"] = max(out["d=1"], abs(paper_tuned_eps_geo(eps, delta, n) / ours - 1))
+        out["delta=1e-3"] = max(out["delta=1e-3"], abs(geo_shuffle_local_epsilon(eps, 1e-3, n, method="theorem-4.1") / ours - 1))
+    return out
 
 
 def _central_mae(eps: float) -> float:
@@ -135,8 +198,8 @@ def _figure(rows: list[dict[str, Any]]):
         log_ticks(ax, "x")
         log_ticks(ax, "y")
         legend_and_caption(
-            fig, [h for h, _ in handles], [label for _, label in handles], ncol=len(handles),
+            fig, [h for h, _ in handles], [label for _, label in handles], ncol=min(4, len(handles)),
             caption=f"Figure 4 setting: eps = {FIGURE_EPSILON:g}, delta = {DELTA:g}, values uniform in {{0..{K}}}. "
-            "RR-Shuffle starts where Theorem 3.1 allows it.",
+            "RR-Shuffle starts where Theorem 3.1 allows it; *-paper-tuning: the paper's tuning (see summary).",
         )
     return fig

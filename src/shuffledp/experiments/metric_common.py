@@ -1,0 +1,267 @@
+"""What metric-synthetic and metric-location share: our tuning, the paper's, and the cell-by-cell comparison
+with Tables 2 and 3 (metric paper §6, Theorems 3.1 and 4.1, Appendix B Conjecture B.3).
+
+Mechanisms (one CSV ``mechanism`` name each, :func:`tuned_mechanisms`):
+
+* ``geo-local``, ``rr-shuffle``, ``geo-shuffle``, ``sgdl-shuffle``: ours (:func:`calibrated_mechanisms`):
+  RR-Shuffle's p is Theorem 3.1 inverted at eps with natural logarithms; Geo-Shuffle's eps_geo the largest
+  whose Theorem 4.1 epsilon, maximised over d = 1..50, is at most eps.
+* ``geo-shuffle-certified``: Geo-Shuffle tuned by the bound valid for every pair of datasets
+  (:func:`~shuffledp.accounting.metric.geo_shuffle_certified_epsilon`).  The only Geo-Shuffle column whose
+  guarantee is a valid (eps, delta)-d_X bound; at k = 1000 it certifies no gain over Geo-Local.
+* ``geo-shuffle-paper-tuning``: Theorem 4.1 evaluated at d = 1 only (Conjecture B.3, as the paper and its
+  published code do).  The conjecture fails in places, but at the tables' settings the d = 1 term is within
+  1% of the maximum, so this column is ours to within Monte Carlo noise: d = 1 does not explain the tables.
+* ``rr-shuffle-paper-tuning``: Theorem 3.1 inverted at `RR_PAPER_OVERSHOOT` x eps.  No reading of
+  Theorem 3.1 (natural, binary or decimal logarithms in either log, constant 8..64, delta in
+  {1e-4, 5e-5, 5e-4, 1e-3, 1e-2}) reproduces the minimum n the paper reports (23 at eps = 0.1, §6.2 / Figure 4,
+  and 776 at eps_run = 0.017, §6.3): natural logs need 35 and 1179.  Both are reproduced, with natural
+  logs and delta = 1e-4, if RR is admitted once Theorem 3.1's epsilon at p = 1 is below 1.233 x eps (it is
+  0.1232 at n = 23 and 0.02096 = 1.2328 x 0.017 at n = 776; the windows for the two are [1.2324, 1.2606] and
+  [1.2328, 1.2336]).  So this variant is an inference from the paper's two numbers, and it is *not* eps-private
+  by Theorem 3.1: its guarantee is 1.233 eps.
+
+The comparison (:func:`comparison_lines`) sets each of the paper's columns beside the matching variant
+(`MATCHED`) and says, cell by cell, whether the ratio lies within a factor 2, and if not why: for Geo- and
+RR-Shuffle, the eps_geo (or p) that the paper's value needs under the same error model, and the epsilon that
+the paper's own theorem gives it; for Geo-Local (no tuning) the exact expectation; for SGDL-Shuffle the
+Geo-Central optimum.  The noise of every mechanism is data-independent (up to truncation at c, which almost
+never acts), so the data set (e.g. the paper's full Austin file against our suburban one) cannot move these
+numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from shuffledp.accounting.metric import geo_shuffle_epsilon_paper, geo_shuffle_local_epsilon, rr_shuffle_epsilon, sgdl_pmf
+from shuffledp.errors import ValidityConditionError
+from shuffledp.protocols.metric import GeoShuffle, RRShuffle, calibrated_mechanisms
+
+#: The factor on eps at which the paper's reported minimum n for RR-Shuffle is reproduced (see module docstring).
+RR_PAPER_OVERSHOOT = 1.233
+#: The paper's columns, in its tables' order.
+PAPER_COLUMNS = ("geo-local", "rr-shuffle", "geo-shuffle", "sgdl-shuffle")
+#: Every mechanism of the two experiments, in the order of their summaries.
+MECHANISMS = (
+    "geo-local",
+    "rr-shuffle",
+    "rr-shuffle-paper-tuning",
+    "geo-shuffle",
+    "geo-shuffle-paper-tuning",
+    "geo-shuffle-certified",
+    "sgdl-shuffle",
+)
+#: The paper's column -> our variant tuned as the paper tunes it (the "matched setting").
+MATCHED = {
+    "geo-local": "geo-local",
+    "rr-shuffle": "rr-shuffle-paper-tuning",
+    "geo-shuffle": "geo-shuffle-paper-tuning",
+    "sgdl-shuffle": "sgdl-shuffle",
+}
+#: E sqrt(X^2 + Y^2) for X, Y iid Laplace(1) (two-dimensional quadrature; tests recompute it).
+LAPLACE_PAIR_NORM = 1.6232252
+
+
+def paper_tuned_eps_geo(epsilon: float, delta: float, n: int) -> float:
+    """Largest eps_geo whose Theorem 4.1 epsilon at d = 1 alone (Conjecture B.3) is at most ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target shuffle-model epsilon (per axis in metric-location).
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    float
+        eps_geo; Theorem 4.1 maximised over d = 1..50 may exceed ``epsilon`` there (by under 1% at the tables' cells).
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Theorem 4.1; Appendix B, Conjecture B.3.
+
+    Examples
+    --------
+    >>> round(paper_tuned_eps_geo(0.1, 1e-4, 100), 4)
+    0.3002
+    """
+    return geo_shuffle_local_epsilon(epsilon, delta, n, method="theorem-4.1", max_distance=1)
+
+
+def tuned_mechanisms(epsilon: float, delta: float, n: int, k: int) -> dict[str, object]:
+    """`MECHANISMS` -> mechanism at (epsilon, delta) for n users with values in {0..k}.
+
+    Ours (`calibrated_mechanisms` with Theorem 4.1), the certified Geo-Shuffle, and the paper's tuning (module
+    docstring).  ``geo-shuffle-paper-tuning`` is a ``GeoShuffle(method="theorem-4.1")``, so its ``epsilon``
+    attribute is the maximum over d, not the d = 1 value it was tuned by.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Common target epsilon.
+    delta : float, in (0, 1)
+        Common target delta.
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+
+    Returns
+    -------
+    dict
+        Name -> mechanism; an RR entry is the `ValidityConditionError` where Theorem 3.1 cannot reach its target.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §6.1; Theorems 3.1 and 4.1; Appendix B, Conjecture B.3.
+
+    Examples
+    --------
+    >>> mechs = tuned_mechanisms(0.1, 1e-4, 100, 1000)
+    >>> tuple(mechs) == MECHANISMS
+    True
+    >>> round(mechs["rr-shuffle-paper-tuning"].epsilon / mechs["rr-shuffle"].epsilon, 3)
+    1.233
+    """
+    ours = calibrated_mechanisms(epsilon, delta, n, k, geo_method="theorem-4.1")
+    try:
+        rr_paper: object = RRShuffle.for_epsilon(RR_PAPER_OVERSHOOT * epsilon, delta, k, n)
+    except ValidityConditionError as exc:
+        rr_paper = exc
+    extra = {
+        "rr-shuffle-paper-tuning": rr_paper,
+        "geo-shuffle-paper-tuning": GeoShuffle(paper_tuned_eps_geo(epsilon, delta, n), delta, n, k, method="theorem-4.1"),
+        "geo-shuffle-certified": GeoShuffle.for_epsilon(epsilon, delta, n, k, method="certified"),
+    }
+    merged = {**ours, **extra}
+    return {name: merged[name] for name in MECHANISMS}
+
+
+def geo_sum_variance(eps_geo: float, n: int) -> float:
+    """Variance of the sum of n discrete Laplace(e^-eps_geo) draws: n 2a / (1 - a)^2."""
+    a = math.exp(-eps_geo)
+    return n * 2.0 * a / (1.0 - a) ** 2
+
+
+def rr_sum_variance(p: float, n: int, k: int) -> float:
+    """Variance of RR-Shuffle's debiased sum: n k (p/2)(1 - p/2) / (1 - p)^2 (data-independent)."""
+    return n * k * (p / 2.0) * (1.0 - p / 2.0) / (1.0 - p) ** 2
+
+
+def sgdl_abs_mean(eps_geo: float, n: int) -> float:
+    """E|S| for S ~ SGDL(n, e^-eps_geo), the sum of n discrete Laplace draws (exact sum over the pmf)."""
+    half = int(15.0 * math.sqrt(geo_sum_variance(eps_geo, n))) + 50  # beyond: mass < e^-20 (tails of rate eps_geo)
+    r = np.arange(0, half + 1)
+    return float(2.0 * np.sum(r * sgdl_pmf(r, n, math.exp(-eps_geo))))
+
+
+@dataclass(frozen=True)
+class ErrorModel:
+    """Expected error of an experiment's release as a function of each mechanism's parameter.
+
+    geo(eps_geo, n): Geo-Local / Geo-Shuffle (truncation neglected); rr(p, n): RR-Shuffle;
+    central(eps, n): Geo-Central, the optimum SGDL-Shuffle reaches.  ``axis(eps, delta)`` gives the
+    per-axis (eps, delta) the mechanisms run at; ``unit`` labels the error.
+    """
+
+    geo: Callable[[float, int], float]
+    rr: Callable[[float, int], float]
+    central: Callable[[float, int], float]
+    axis: Callable[[float, float], tuple[float, float]]
+    k: int
+    unit: str
+
+
+def _bisect_decreasing(f: Callable[[float], float], value: float, lo: float, hi: float, steps: int = 30) -> float:
+    """x in [lo, hi] with f(x) = value for a decreasing f (clamped to the ends)."""
+    if f(lo) <= value:
+        return lo
+    if f(hi) >= value:
+        return hi
+    for _ in range(steps):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if f(mid) > value else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def implied_geo_guarantee(model: ErrorModel, value: float, epsilon: float, delta: float, n: int) -> tuple[float, float]:
+    """(eps_geo, eps): the eps_geo at which Geo-Shuffle's expected error is ``value``, and the epsilon that
+    Theorem 4.1 at d = 1 gives it (per axis, in the units of ``model.axis``)."""
+    eps_axis, d_axis = model.axis(epsilon, delta)
+    eps_geo = _bisect_decreasing(lambda e: model.geo(e, n), value, eps_axis / 10.0, 20.0)
+    return eps_geo, geo_shuffle_epsilon_paper(eps_geo, d_axis, n, max_distance=1)
+
+
+def implied_rr_guarantee(model: ErrorModel, value: float, epsilon: float, delta: float, n: int) -> float | None:
+    """Theorem 3.1's epsilon at the p where RR-Shuffle's expected error is ``value`` (None: outside the theorem)."""
+    _, d_axis = model.axis(epsilon, delta)
+    # the error grows with p: bisect on q = 1 - p, where it decreases
+    q = _bisect_decreasing(lambda q: model.rr(1.0 - q, n), value, 1e-12, 1.0 - 1e-12)
+    try:
+        return rr_shuffle_epsilon(d_axis, 1.0 - q, model.k, n)
+    except ValidityConditionError:
+        return None
+
+
+def _reason(column: str, model: ErrorModel, ref: float, n: int, epsilon: float, delta: float) -> str:
+    eps_axis, _ = model.axis(epsilon, delta)
+    if column == "geo-local":
+        exact = model.geo(eps_axis, n)
+        return f"no tuning to match: its expectation is {exact:.3g}, the paper's value {ref / exact:.2g}x that"
+    if column == "sgdl-shuffle":
+        optimum = model.central(eps_axis, n)
+        where = "below" if ref < optimum else "above"
+        return f"the paper's value lies {where} the Geo-Central optimum {optimum:.3g} (the least error of any eps-private sum)"
+    if column == "geo-shuffle":
+        eps_geo, implied = implied_geo_guarantee(model, ref, epsilon, delta, n)
+        tail = "" if implied > eps_axis else " (the paper's value is worse than its own theorem allows)"
+        return (f"the paper's value needs eps_geo = {eps_geo:.3g}, which Theorem 4.1 (d = 1) rates at eps = "
+                f"{implied:.3g} = {implied / eps_axis:.2g}x the target{tail}")
+    implied = implied_rr_guarantee(model, ref, epsilon, delta, n)
+    if implied is None:
+        return "the paper's value needs fewer random bits than Theorem 3.1 admits at all"
+    tail = "" if implied > eps_axis else " (the paper's value is worse than its own theorem allows)"
+    return f"the paper's value needs p with Theorem 3.1 eps = {implied:.3g} = {implied / eps_axis:.2g}x the target{tail}"
+
+
+def verdict(column: str, ours: float | None, ref: float, n: int, epsilon: float, delta: float, model: ErrorModel) -> str:
+    """One cell: "ours (paper, ratio): within 2x" or "... : not within 2x, <why>"."""
+    if ours is None:
+        return f"n/a ({ref:g}): RR-Shuffle outside Theorem 3.1 under this tuning"
+    ratio = ours / ref
+    head = f"{ours:.3g} ({ref:g}, {ratio:.2g})"
+    if 0.5 <= ratio <= 2.0:
+        return head + ": within 2x"
+    return head + ": NOT within 2x, " + _reason(column, model, ref, n, epsilon, delta)
+
+
+def comparison_lines(mean: dict[tuple[int, float, str], float], table: dict[tuple[int, float], tuple[float, ...]],
+                     delta: float, model: ErrorModel) -> list[str]:
+    """Markdown: per (n, eps) of the paper's table and per paper column, our matched variant against it."""
+    lines = [
+        f"Matched setting (the paper's tuning, `{'`, `'.join(MATCHED[c] for c in PAPER_COLUMNS)}`) against the paper, "
+        f"{model.unit}: ours (paper, ratio ours/paper): within 2x or not, and why not.",
+        "",
+        "| n | eps | " + " | ".join(f"{c} as `{MATCHED[c]}`" for c in PAPER_COLUMNS) + " |",
+        "|---|---|" + "---|" * len(PAPER_COLUMNS),
+    ]
+    for (n, eps), paper in table.items():
+        if not any(key[:2] == (n, eps) for key in mean):
+            continue
+        cells = [verdict(c, mean.get((n, eps, MATCHED[c])), ref, n, eps, delta, model) for c, ref in zip(PAPER_COLUMNS, paper)]
+        lines.append(f"| {n} | {eps:g} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def chain_holds(values: list[Any]) -> bool:
+    """SGDL < Geo-Shuffle < RR-Shuffle < Geo-Local over the values present (RR may be absent)."""
+    chain = [v for v in values if v is not None]
+    return all(a < b for a, b in zip(chain, chain[1:]))
