@@ -14,15 +14,23 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_rng
-from shuffledp.accounting.metric import rr_shuffle_epsilon, rr_shuffle_local_epsilon, rr_shuffle_probability
+from shuffledp.accounting.metric import (
+    RR_SHUFFLE_METHODS,
+    rr_shuffle_epsilon,
+    rr_shuffle_local_epsilon,
+    rr_shuffle_probability,
+)
 from shuffledp.accounting.bounds import check_delta
+from shuffledp.errors import PrivacyParameterError
 from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values
 from shuffledp.randomizers._sampling import bernoulli
 from shuffledp.randomizers.unary import thermometer_encode
 
 
 class RRShuffle(UnaryShuffleProtocol):
-    """RR-Shuffle(delta, p, k, n); ``epsilon`` is Theorem 3.1's (its validity condition is checked here).
+    """RR-Shuffle(delta, p, k, n); ``epsilon`` is the certified guarantee (valid for every pair of datasets, see
+    `shuffledp.accounting.metric.rr_shuffle_certified_epsilon`); ``method="theorem-3.1"`` makes it Theorem 3.1's
+    (not valid for datasets far apart; its validity condition is checked here).
 
     Parameters
     ----------
@@ -34,11 +42,13 @@ class RRShuffle(UnaryShuffleProtocol):
         Largest value (message width).
     n : int, >= 1
         Number of users.
+    method : {"certified", "theorem-3.1"}
+        Which analysis gives ``epsilon``.
 
     Raises
     ------
     ValidityConditionError
-        If p n k < 14 log(4/delta) (Theorem 3.1's condition).
+        With ``method="theorem-3.1"``, if p n k < 14 log(4/delta) (Theorem 3.1's condition).
     PrivacyParameterError
         For an argument out of range.
 
@@ -51,7 +61,7 @@ class RRShuffle(UnaryShuffleProtocol):
     The debiased sum is unbiased with variance n k (p/2)(1 - p/2) / (1 - p)^2:
 
     >>> import numpy as np
-    >>> proto = RRShuffle.for_epsilon(0.5, 1e-4, 10, 1000)
+    >>> proto = RRShuffle.for_epsilon(0.5, 1e-4, 10, 1000, method="theorem-3.1")
     >>> x = np.arange(1000) % 11
     >>> sums = proto.estimate_sum(x, np.random.default_rng(1), 2000)
     >>> sd = np.sqrt(10_000 * proto.flip * (1 - proto.flip)) / (1 - proto.p)
@@ -59,19 +69,23 @@ class RRShuffle(UnaryShuffleProtocol):
     (True, True, True)
     """
 
-    def __init__(self, delta: float, p: float, k: int, n: int) -> None:
+    def __init__(self, delta: float, p: float, k: int, n: int, *, method: str = "certified") -> None:
         super().__init__(n, k)
+        if method not in RR_SHUFFLE_METHODS:
+            raise PrivacyParameterError(f"method must be one of {', '.join(RR_SHUFFLE_METHODS)}, got {method!r}")
+        self.method = method
         self.delta = check_delta(delta)
-        self.epsilon = rr_shuffle_epsilon(self.delta, p, self.k, self.n)  # validates p, raises outside Thm 3.1
+        # validates p; with method="theorem-3.1" raises outside Theorem 3.1's condition
+        self.epsilon = rr_shuffle_epsilon(self.delta, p, self.k, self.n, method=method)
         self.p = float(p)
         #: Probability that a bit is flipped.
         self.flip = self.p / 2.0
         self.lam = self.p * self.n * self.k
 
     @classmethod
-    def for_epsilon(cls, epsilon: float, delta: float, k: int, n: int) -> "RRShuffle":
-        """The protocol whose Theorem 3.1 guarantee is at most ``epsilon`` (p from the inverse)."""
-        return cls(delta, rr_shuffle_probability(epsilon, delta, k, n), k, n)
+    def for_epsilon(cls, epsilon: float, delta: float, k: int, n: int, *, method: str = "certified") -> "RRShuffle":
+        """The protocol whose ``method`` guarantee is at most ``epsilon`` (p from the inverse)."""
+        return cls(delta, rr_shuffle_probability(epsilon, delta, k, n, method=method), k, n, method=method)
 
     @property
     def width(self) -> int:
@@ -101,4 +115,4 @@ class RRShuffle(UnaryShuffleProtocol):
         return nk / (nk - self.lam) * (np.asarray(ones, dtype=np.float64) - self.lam / 2.0)
 
     def __repr__(self) -> str:
-        return f"RRShuffle(delta={self.delta:g}, p={self.p:g}, k={self.k}, n={self.n})"
+        return f"RRShuffle(delta={self.delta:g}, p={self.p:g}, k={self.k}, n={self.n}, method={self.method!r})"
