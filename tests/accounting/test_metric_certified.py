@@ -134,7 +134,23 @@ def test_rr_pair_epsilons_and_blanket_removal(total, p, delta):
             assert both - 1e-9 <= max(up, down) <= both + 1e-7
             assert max(up, down) <= cover + 1e-12
             full = max(full, both)
-    assert full - 1e-9 <= M._rr_search(total, p / 2, delta, 0.0) <= full + 1e-7
+    assert full - 1e-9 <= M._rr_search(total, p / 2, delta, 0.0, range(1, total + 1)) <= full + 1e-7
+
+
+@pytest.mark.parametrize("total, p, delta", [(20, 0.5, 1e-2), (40, 0.6, 1e-4), (25, 0.9, 1e-3)])
+def test_rr_search_finds_each_distance_worst_sum(total, p, delta):
+    """Per distance the worst S is often not 0 (discreteness); the search started at the S = 0 pair's value (as the
+    certified epsilon starts at all zeros against all k) must still find it: cover, refine and exact steps."""
+    laws = _rr_count_laws(total, p)
+    top = 2 * math.log(2 / p)
+    inner = 0
+    for d in range(1, total):
+        by_s = [_pair_epsilon(laws[s_], laws[s_ + d], d, delta, top) for s_ in range(total - d + 1)]
+        start = max(M._rr_pair_epsilons(0, d, total, p / 2, delta))
+        got = M._rr_search(total, p / 2, delta, start, range(d, d + 1))
+        assert max(by_s) - 1e-9 <= got <= max(by_s) + 1e-7
+        inner += max(by_s) > by_s[0] + 1e-6
+    assert inner > 0  # some distance has its worst pair inside: the check has teeth
 
 
 def test_theorem_31_is_caught_by_the_same_check():

@@ -667,12 +667,12 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
     if _rr_search_work(total) > _MAX_RR_WORK:
         return local
     level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
-    return min(_rr_search(total, q0, delta, level), local)
+    return min(_rr_search(total, q0, delta, level, range(1, total)), local)
 
 
-def _rr_search(total: int, q0: float, delta: float, level: float) -> float:
-    """max(level, the largest pair epsilon over every (S, S + D)), given that ``level`` is attained by some pair (or
-    is 0): the cover / refine / exact steps of fact (b) in the comment above."""
+def _rr_search(total: int, q0: float, delta: float, level: float, distances: range) -> float:
+    """max(level, the largest pair epsilon over every (S, S + D), D in ``distances``) (``level``: a value attained
+    by some pair, or 0): the cover / refine / exact steps of fact (b) in the comment above."""
     cover_cache: dict[tuple[int, int], tuple[float, float]] = {}
 
     def cover(d: int, m: int) -> tuple[float, float]:  # (a1, a2) of the pair (0, d) among m bits
@@ -690,7 +690,7 @@ def _rr_search(total: int, q0: float, delta: float, level: float) -> float:
             lo, hi = (lo, mid) if cover(d, mid)[which] <= level else (mid + 1, hi)
         return lo
 
-    for d in range(1, total):
+    for d in distances:
         half = (total + d + 1) // 2
         if max(cover(d, half)) <= level:
             continue
@@ -702,7 +702,7 @@ def _rr_search(total: int, q0: float, delta: float, level: float) -> float:
         for s_left in s[~(up_ok & down_ok)]:
             level = max(level, *_rr_pair_epsilons(int(s_left), d, total, q0, delta))
         cover_cache.clear()
-    return max(level, *_rr_pair_epsilons(0, total, total, q0, delta))
+    return level
 
 
 def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int, *, method: str = "certified") -> float:
