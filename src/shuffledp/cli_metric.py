@@ -7,6 +7,8 @@ Every mechanism's epsilon is the certified one by default (valid for every pair 
 {0..k}; without --k the values are unbounded: eps_geo for Geo-Shuffle, the per-report epsilon for SGDL-Shuffle);
 the paper's theorem is reported beside it (``epsilon_theorem_4_1``, ``epsilon_theorem_3_1``,
 ``epsilon_theorem_5_1``: not valid bounds in general), or used with ``--method theorem-4.1|theorem-3.1|theorem-5.1``.
+RR-Shuffle's ``local_epsilon`` (compromised shuffler) follows the method too: certified, with Theorem 7.1 beside it
+as ``local_epsilon_theorem_7_1`` (not a valid bound).
 Errors (a missing or foreign option, a theorem's validity condition) are one line naming the option, status 2.
 """
 
@@ -147,21 +149,23 @@ def epsilon_cmd(
                 raise _named("--n", exc) from None
             paper, paper_reason = None, str(exc)
         try:
-            local: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k)
+            local_paper: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k, method="theorem-7.1")
             reason = None
         except ValidityConditionError as exc:
-            local, reason = None, str(exc)
+            local_paper, reason = None, str(exc)
+        local = M.rr_shuffle_local_epsilon(delta, p, k) if method == "certified" else local_paper
         results = {
             "epsilon": M.rr_shuffle_epsilon(delta, p, k, n, method=method),
             "epsilon_theorem_3_1": paper,
             "lambda": p * n * k,
             "local_epsilon": local,
+            "local_epsilon_theorem_7_1": local_paper,
             "source": "certified (every pair of datasets)" if method == "certified" else "Theorem 3.1 (not valid for datasets far apart)",
         }
         if paper_reason is not None:
             results["epsilon_theorem_3_1_reason"] = paper_reason
         if reason is not None:
-            results["local_epsilon_reason"] = reason
+            results["local_epsilon_theorem_7_1_reason"] = reason
     else:
         inputs.update(method=method)
         results = {

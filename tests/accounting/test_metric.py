@@ -259,10 +259,10 @@ def test_rr_shuffle_probability_names_minimum_n():
 def test_rr_local_epsilon_validity():
     delta, k = 0.01, 1000
     lam_min = 14 * math.log(4 / delta)
-    assert M.rr_shuffle_local_epsilon(delta, 0.5, k) == pytest.approx(
+    assert M.rr_shuffle_local_epsilon(delta, 0.5, k, method="theorem-7.1") == pytest.approx(
         math.sqrt(32 * math.log(4 / delta) / (500 - math.sqrt(1000 * math.log(2 / delta)))))
     with pytest.raises(ValidityConditionError, match="p >=") as info:
-        M.rr_shuffle_local_epsilon(delta, 0.05, k)
+        M.rr_shuffle_local_epsilon(delta, 0.05, k, method="theorem-7.1")
     assert info.value.minimum_p == pytest.approx(lam_min / k)
 
 

@@ -195,6 +195,35 @@ def test_rr_fallback_and_inverse():
     assert proto.p == p and proto.epsilon <= 0.7
 
 
+@pytest.mark.parametrize("k, p, delta", [(3, 0.5, 1e-2), (5, 0.3, 1e-3), (6, 0.8, 0.05)])
+def test_rr_certified_local_epsilon_is_exact_on_positioned_bits(k, p, delta):
+    """Compromised shuffler: one user's k bits arrive in their positions; every x, x' in {0..k} by enumeration."""
+    q0 = p / 2.0
+    flips = np.array(list(itertools.product((0, 1), repeat=k)), dtype=np.int64)
+    weight = np.prod(np.where(flips == 1, q0, 1.0 - q0), axis=1)
+    laws = {}
+    for x in range(k + 1):
+        out = (np.arange(k) < x).astype(np.int64)[None, :] ^ flips  # U(x, k) after RR, positions kept
+        laws[x] = np.bincount(out @ (1 << np.arange(k)), weights=weight, minlength=2**k)
+    assert all(abs(law.sum() - 1.0) < 1e-12 for law in laws.values())
+    worst = max(_pair_epsilon(laws[a], laws[b], b - a, delta, 2 * math.log(2 / p)) for a, b in itertools.combinations(laws, 2))
+    certified = M.rr_shuffle_local_epsilon(delta, p, k)
+    assert worst - 1e-9 <= certified <= worst + 1e-7
+    assert _violated(laws, lambda a, b: abs(a - b), 0.99 * certified, delta)
+
+
+def test_theorem_71_is_caught():
+    """Theorem 7.1 at p = 0.5, k = 1000, delta = 0.01 gives 0.67; x = 0 against x = 1 shows one bit, Bern(3/4) against
+    Bern(1/4), which needs ln(0.74 / 0.25) = 1.085."""
+    paper = M.rr_shuffle_local_epsilon(0.01, 0.5, 1000, method="theorem-7.1")
+    one_bit = {0: np.array([0.75, 0.25]), 1: np.array([0.25, 0.75])}
+    assert _violated(one_bit, lambda a, b: abs(a - b), paper, 0.01)
+    certified = M.rr_shuffle_local_epsilon(0.01, 0.5, 1000)
+    assert certified >= math.log(0.74 / 0.25) - 1e-12 and not _violated(one_bit, lambda a, b: abs(a - b), certified, 0.01)
+    out = M.compromised_local_epsilons(0.2, 0.01, 150, 1000)  # certified defaults: RR always has a value
+    assert out["rr-shuffle"] == M.rr_shuffle_local_epsilon(0.01, M.rr_shuffle_probability(0.2, 0.01, 1000, 150), 1000)
+
+
 # --- SGDL-Shuffle: the exact law of the sum of truncated reports ---------------------------------------------
 
 

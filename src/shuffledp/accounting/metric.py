@@ -441,10 +441,15 @@ def rr_shuffle_probability_paper(epsilon: float, delta: float, k: int, n: int) -
     return lam / (n * k)
 
 
-def rr_shuffle_local_epsilon(delta: float, p: float, k: int) -> float:
-    """Theorem 7.1 (compromised shuffler): eps_L of the same formula with lambda_L = p k.
+def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
+    """Theorem 7.1 as printed (compromised shuffler): eps_L of Theorem 3.1's formula with lambda_L = p k.
+    NOT a valid bound: see `rr_shuffle_certified_local_epsilon`.
 
-    Valid when k >= lambda_L >= 14 log(4/delta); otherwise `ValidityConditionError` naming the
+    Its proof says seeing one user's k bits is the same as seeing them shuffled; the bits arrive in their
+    positions, so moving x by 1 shows one bit that is Bern(1 - p/2) against Bern(p/2) (loss up to
+    ln((2 - p)/p), e.g. 1.085 at p = 0.5, delta = 0.01, where this formula gives 0.67 for k = 1000).
+
+    Applies when k >= lambda_L >= 14 log(4/delta); otherwise `ValidityConditionError` naming the
     minimum p (or that k itself is too small).
 
     Parameters
@@ -476,7 +481,7 @@ def rr_shuffle_local_epsilon(delta: float, p: float, k: int) -> float:
     --------
     One user's bits are n = 1 of the shuffle-model formula:
 
-    >>> rr_shuffle_local_epsilon(1e-4, 0.5, 1000) == rr_shuffle_epsilon_paper(1e-4, 0.5, 1000, 1)
+    >>> rr_shuffle_local_epsilon_paper(1e-4, 0.5, 1000) == rr_shuffle_epsilon_paper(1e-4, 0.5, 1000, 1)
     True
     """
     delta = check_delta(delta)
@@ -828,6 +833,101 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
             x_lo, f_lo = x, f
             f_hi, side = (f_hi / 2.0, side) if side == 1 else (f_hi, 1)
     return math.exp(x_hi) if gap(x_hi) <= 0.0 else hi  # checked: never above the target
+
+
+#: The methods of `rr_shuffle_local_epsilon`.
+RR_LOCAL_METHODS = ("certified", "theorem-7.1")
+
+
+def rr_shuffle_certified_local_epsilon(delta: float, p: float, k: int) -> float:
+    """RR-Shuffle's local-model epsilon when the shuffler is compromised, exactly: max over d = 1..k of the
+    smallest eps with D_{e^(eps d)} <= delta between Bin(d, 1 - p/2) and Bin(d, p/2) (both directions).
+
+    The analyst then sees each user's k bits in their positions; x and x' at distance d differ in d positions of
+    U(., k), each Bern(1 - p/2) against Bern(p/2), the others equal in law, so the count of ones among those d
+    bits is sufficient (threshold sets as in `rr_shuffle_certified_epsilon`).  Not monotone in d.  At most
+    ln((2 - p)/p), which is returned when k is too large for the search (k above about 10^4).
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value.
+
+    Returns
+    -------
+    float
+        eps_L, at most ln((2 - p)/p).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Theorem 7.1 (replaced), Algorithm 2.
+
+    Examples
+    --------
+    >>> round(rr_shuffle_certified_local_epsilon(0.01, 0.5, 1000), 4), round(rr_shuffle_local_epsilon_paper(0.01, 0.5, 1000), 4)
+    (1.0906, 0.6699)
+    """
+    delta = check_delta(delta)
+    p = check_probability(p, "p (RR randomization probability)")
+    k = check_positive_int(k, "k (largest value)")
+    local = math.log((2.0 - p) / p)
+    if 5.0 * k * k > _MAX_RR_WORK:
+        return local
+    worst = max(max(_rr_pair_epsilons(0, d, d, p / 2.0, delta)) for d in range(1, k + 1))
+    return min(worst, local)
+
+
+def rr_shuffle_local_epsilon(delta: float, p: float, k: int, *, method: str = "certified") -> float:
+    """RR-Shuffle's local-model epsilon if the shuffler is compromised.
+
+    ``method="certified"`` (default): `rr_shuffle_certified_local_epsilon` (exact, no condition);
+    ``method="theorem-7.1"``: `rr_shuffle_local_epsilon_paper` (not a valid bound; may raise
+    `ValidityConditionError`).
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value.
+    method : {"certified", "theorem-7.1"}
+        Which analysis.
+
+    Returns
+    -------
+    float
+        eps_L.
+
+    Raises
+    ------
+    ValidityConditionError
+        With ``method="theorem-7.1"`` outside Theorem 7.1's condition.
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Theorem 7.1.
+
+    Examples
+    --------
+    >>> rr_shuffle_local_epsilon(0.01, 0.5, 1000) > rr_shuffle_local_epsilon(0.01, 0.5, 1000, method="theorem-7.1")
+    True
+    """
+    if _check_method(method, RR_LOCAL_METHODS) == "theorem-7.1":
+        return rr_shuffle_local_epsilon_paper(delta, p, k)
+    return rr_shuffle_certified_local_epsilon(delta, p, k)
 
 
 # --- Geo-Shuffle (§4, Proposition 2, Theorem 4.1, Proposition 5) ----------------------------------------
@@ -1901,8 +2001,9 @@ def compromised_local_epsilons(
 ) -> dict[str, float | None]:
     """eps_L of the three protocols tuned to the same shuffle-model eps_S (§7, Figure 6).
 
-    RR-Shuffle: p from the inverse of `rr_shuffle_epsilon` with ``rr_method``, then Theorem 7.1 (None where
-    its condition, or Theorem 3.1's, fails); Geo-Shuffle: eps_geo from the inverse of `geo_shuffle_epsilon`
+    RR-Shuffle: with ``rr_method="certified"`` p from the certified inverse, then the certified local epsilon
+    (`rr_shuffle_certified_local_epsilon`); with ``"theorem-3.1"`` the paper's pair, Theorem 3.1's inverse then
+    Theorem 7.1 (None where either condition fails); Geo-Shuffle: eps_geo from the inverse of `geo_shuffle_epsilon`
     with ``geo_method`` (Proposition 5); SGDL-Shuffle: Theorem 7.2.  The paper's Figure 6 uses
     ``geo_method="theorem-4.1", rr_method="theorem-3.1"``.
 
@@ -1943,7 +2044,8 @@ def compromised_local_epsilons(
     """
     try:
         p = rr_shuffle_probability(epsilon_s, delta, k, n, method=rr_method)
-        rr: float | None = rr_shuffle_local_epsilon(delta, p, k)
+        local_method = "certified" if rr_method == "certified" else "theorem-7.1"
+        rr: float | None = rr_shuffle_local_epsilon(delta, p, k, method=local_method)
     except ValidityConditionError:
         rr = None
     return {
@@ -2045,7 +2147,10 @@ __all__ = [
     "rr_shuffle_certified_epsilon",
     "rr_shuffle_epsilon",
     "rr_shuffle_epsilon_paper",
+    "RR_LOCAL_METHODS",
+    "rr_shuffle_certified_local_epsilon",
     "rr_shuffle_local_epsilon",
+    "rr_shuffle_local_epsilon_paper",
     "rr_shuffle_probability",
     "rr_shuffle_probability_paper",
     "sgdl_pmf",

@@ -93,8 +93,10 @@ class RRShuffle(UnaryShuffleProtocol):
         return self.k
 
     def local_epsilon(self) -> float:
-        """Theorem 7.1: eps_L if the shuffler is compromised (ValidityConditionError outside its condition)."""
-        return rr_shuffle_local_epsilon(self.delta, self.p, self.k)
+        """eps_L if the shuffler is compromised: certified (exact) with ``method="certified"``, else Theorem 7.1
+        (not a valid bound; ValidityConditionError outside its condition)."""
+        method = "certified" if self.method == "certified" else "theorem-7.1"
+        return rr_shuffle_local_epsilon(self.delta, self.p, self.k, method=method)
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
         """Every user's U(x, k) with each bit flipped with probability p/2: an (n, k) int8 matrix."""
