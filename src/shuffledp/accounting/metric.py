@@ -15,13 +15,16 @@ d the Manhattan distance of the datasets (Eq. 1).
   summed in log space over the window of j that carries the mass (the terms are log-concave in j;
   the cut tails are bounded by geometric series and checked negligible).  For beta in (0, 1]
   (SGDL-Shuffle's 1/n) the hypergeometric series itself has positive, decreasing terms.
-* RR-Shuffle: Theorem 3.1 (shuffle model), Theorem 7.1 (compromised shuffler), with their validity
-  conditions (`shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
+* RR-Shuffle: a certified epsilon (the default: the exact divergence of the released count over every pair of
+  datasets, see `rr_shuffle_certified_epsilon`) beside Theorem 3.1 as printed (valid for nearby datasets only),
+  with its inverse; the compromised shuffler likewise (certified, beside Theorem 7.1); the theorems keep their
+  validity conditions (`shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
 * Geo-Shuffle: c of Proposition 2; a certified epsilon (the default: valid for every pair of datasets,
   see `geo_shuffle_certified_epsilon`) beside Theorem 4.1 as printed (max over d of ln g(-alpha, d)/d,
   valid only for sums a few noise deviations apart); their inverse; Proposition 5 (compromised shuffler).
-* SGDL-Shuffle: c (Lemma C.1, see `sgdl_shuffle_c` for why the paper's value is not used as is);
-  Theorem 7.2 (compromised shuffler).
+* SGDL-Shuffle: c (Lemma C.1, see `sgdl_shuffle_c` for why the paper's value is not used as is); a certified
+  epsilon (the default, `sgdl_shuffle_certified_epsilon`) beside Theorem 5.1's claim; Theorem 7.2 (compromised
+  shuffler).
 * Two dimensions (Appendix D, Theorem D.1 and Proposition 7).
 """
 
