@@ -262,6 +262,23 @@ def test_sgdl_certified_covers_every_pair_and_theorem_51_does_not(eps, n, k, del
         assert certified < M.sgdl_shuffle_report_epsilon(eps, n)  # the conditioned analysis bites
 
 
+@settings(max_examples=15, deadline=None)
+@given(
+    eps=st.floats(0.3, 3.0),
+    n=st.integers(1, 3),
+    k=st.integers(1, 3),
+    delta=st.floats(1e-5, 0.1),
+    extra=st.integers(0, 6),
+)
+def test_sgdl_certified_property(eps, n, k, delta, extra):
+    """Over a small box (padding from the protocol's c up): no pair of datasets breaks the certified epsilon, which
+    never exceeds the per-report epsilon."""
+    c = M.sgdl_shuffle_c(eps, delta, n) + extra
+    certified = M.sgdl_shuffle_epsilon(eps, delta, n, k, c=c)
+    assert certified <= M.sgdl_shuffle_report_epsilon(eps, n)
+    assert not _violated(_sgdl_view_laws(eps, n, k, c), _sorted_manhattan, certified, delta)
+
+
 def test_theorem_51_is_caught_by_the_same_check():
     """SGDL-Shuffle(eps = 1, delta = 1e-4, n = 3) on {0..6}: the paper's eps is not enough for the far pairs."""
     eps, delta, n, k = 1.0, 1e-4, 3, 6
