@@ -540,11 +540,12 @@ def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
 #      (ln((2 - p)/p), 0)-d_X-private (post-processing); the certified value never exceeds it, and it is
 #      returned when N is too large for the exact search (`_MAX_RR_WORK`), e.g. at the paper's k = 1000.
 #
-# Rounding: log pmfs of the binomials come from scipy's log-gamma forms; a sum of two binomials is a direct
-# convolution of positive terms (relative error ~ N ulp), after exponential tilting so that the region of
-# interest is far from underflow; underflowed values are 0, which can only raise the computed epsilon (they
-# sit in denominators, and numerators get an absolute 1e-250 added).  Numerators are inflated and denominators
-# deflated by _PMF_SLACK.
+# Rounding: log pmfs of the binomials come from a table of ln j! (log-gamma; absolute error ~ N ulp of ln N!,
+# i.e. ~1e-12 relative on the pmf); a sum of two binomials is a direct convolution of positive terms (relative
+# error ~ N ulp), after exponential tilting so that the region of interest is far from underflow; underflowed
+# terms are 0, which can only raise the computed epsilon (they sit in denominators, and numerators, whose lost
+# mass is below 1e-290, get an absolute 1e-250 added); tails are accumulated in log space.  Numerators are
+# inflated and denominators deflated by _PMF_SLACK (1e-9), far above these errors.
 
 #: Most multiply-adds of the exact RR-Shuffle search (beyond it the local epsilon ln((2-p)/p) is returned).
 _MAX_RR_WORK = 6e8
