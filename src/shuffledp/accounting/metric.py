@@ -630,7 +630,7 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
     The exact smallest eps with D_{e^(eps D)} <= delta in both directions between the laws of the released count
     at every pair of sums (S, S + D), D = 1..n k (see the comment above this function in the source: threshold
     sets, blanket removal, exact refinement); at most the local epsilon ln((2 - p)/p), which is returned when
-    n k is too large for the exact search (n k above about 1350).  Every rounding errs upward.
+    n k is too large for the exact search (n k above 1335; about 1.5 s there).  Every rounding errs upward.
 
     Parameters
     ----------
@@ -768,7 +768,8 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
     falsi on log p; the certified epsilon does not increase with p, since RR(p') is a post-processing of RR(p)
     for p' > p), never
     failing: p = 2 / (1 + e^eps) always qualifies (local epsilon), and is the answer when n k is beyond the
-    exact search.  Each step is one certified epsilon (up to ~1 s at the largest n k searched).
+    exact search.  Each step is one certified epsilon (about 1.5 s at the largest n k searched, n k = 1335,
+    where the inverse takes about 15 s).
     ``method="theorem-3.1"``: `rr_shuffle_probability_paper` (may raise `ValidityConditionError`).
 
     Parameters
