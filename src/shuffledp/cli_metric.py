@@ -3,9 +3,12 @@
 ``shuffledp metric epsilon --mechanism geo-shuffle --n 300 --delta 1e-4 --eps-geo 0.5 --k 1000 --json`` prints the
 shuffle-model epsilon, the padding c and the local-model epsilon if the shuffler is compromised;
 ``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4 --k 1000`` the largest eps_geo reaching a target.
-Geo-Shuffle's epsilon is the certified one (valid for every pair of datasets with values in {0..k}; without
---k the values are unbounded and it is eps_geo); Theorem 4.1 as printed is reported beside it as
-``epsilon_theorem_4_1`` (not a valid bound in general), or used with ``--method theorem-4.1``.
+Every mechanism's epsilon is the certified one by default (valid for every pair of datasets with values in
+{0..k}; without --k the values are unbounded: eps_geo for Geo-Shuffle, the per-report epsilon for SGDL-Shuffle);
+the paper's theorem is reported beside it (``epsilon_theorem_4_1``, ``epsilon_theorem_3_1``,
+``epsilon_theorem_5_1``: not valid bounds in general), or used with ``--method theorem-4.1|theorem-3.1|theorem-5.1``.
+RR-Shuffle's ``local_epsilon`` (compromised shuffler) follows the method too: certified, with Theorem 7.1 beside it
+as ``local_epsilon_theorem_7_1`` (not a valid bound).
 Errors (a missing or foreign option, a theorem's validity condition) are one line naming the option, status 2.
 """
 
@@ -25,7 +28,13 @@ MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 #: The options each mechanism takes (beyond --n and --delta).
 _OPTIONS = {"geo-shuffle": ("--eps-geo",), "rr-shuffle": ("--p", "--k"), "sgdl-shuffle": ("--eps",)}
 #: Options a mechanism accepts without needing them.
-_OPTIONAL = {"geo-shuffle": ("--k", "--method"), "rr-shuffle": (), "sgdl-shuffle": ()}
+_OPTIONAL = {"geo-shuffle": ("--k", "--method"), "rr-shuffle": ("--method",), "sgdl-shuffle": ("--k", "--method")}
+#: The --method values each mechanism takes (the first is the default).
+_METHODS = {
+    "geo-shuffle": ("certified", "theorem-4.1"),
+    "rr-shuffle": ("certified", "theorem-3.1"),
+    "sgdl-shuffle": ("certified", "theorem-5.1"),
+}
 
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
@@ -34,8 +43,9 @@ GeoMethodOpt = Annotated[
     str,
     typer.Option(
         "--method",
-        parser=S.choice_option("--method", lambda: ["certified", "theorem-4.1"], "method"),
-        help="Geo-Shuffle's guarantee: certified (valid for every pair) or theorem-4.1 (the paper's, not valid in general).",
+        parser=S.choice_option("--method", lambda: ["certified", "theorem-4.1", "theorem-3.1", "theorem-5.1"], "method"),
+        help="The guarantee: certified (valid for every pair) or the paper's theorem-4.1 (Geo-Shuffle), theorem-3.1 "
+        "(RR-Shuffle), theorem-5.1 (SGDL-Shuffle), not valid in general.",
     ),
 ]
 MaxDistanceOpt = Annotated[
@@ -92,7 +102,8 @@ def epsilon_cmd(
         Optional[int],
         typer.Option(
             "--k", parser=S.count_option("--k"),
-            help="Largest value: RR-Shuffle needs it; Geo-Shuffle's certified epsilon uses it (and adds the variation-ratio epsilon, d = 1).",
+            help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it (Geo-Shuffle also "
+            "adds the variation-ratio epsilon, d = 1).",
         ),
     ] = None,
     eps: Annotated[
@@ -107,6 +118,10 @@ def epsilon_cmd(
 
     _check_options(mechanism, {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps, "--method": method})
     method = method or "certified"
+    if method not in _METHODS[mechanism]:
+        raise PrivacyParameterError(
+            f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
+        )
     inputs = {"mechanism": mechanism, "n": n, "delta": delta, "eps_geo": eps_geo, "p": p, "k": k, "eps": eps}
     if mechanism == "geo-shuffle":
         inputs.update(max_distance=max_distance, method=method)
@@ -125,25 +140,42 @@ def epsilon_cmd(
         if k is not None:
             results["variation_ratio_epsilon"] = M.geo_shuffle_variation_ratio_epsilon(eps_geo, delta, n, k)
     elif mechanism == "rr-shuffle":
+        inputs.update(method=method)
         try:
-            epsilon = M.rr_shuffle_epsilon(delta, p, k, n)
+            paper: Optional[float] = M.rr_shuffle_epsilon(delta, p, k, n, method="theorem-3.1")
+            paper_reason = None
         except ValidityConditionError as exc:
-            raise _named("--n", exc) from None
+            if method == "theorem-3.1":
+                raise _named("--n", exc) from None
+            paper, paper_reason = None, str(exc)
         try:
-            local: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k)
+            local_paper: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k, method="theorem-7.1")
             reason = None
         except ValidityConditionError as exc:
-            local, reason = None, str(exc)
-        results = {"epsilon": epsilon, "lambda": p * n * k, "local_epsilon": local, "source": "Theorem 3.1"}
-        if reason is not None:
-            results["local_epsilon_reason"] = reason
-    else:
+            local_paper, reason = None, str(exc)
+        local = M.rr_shuffle_local_epsilon(delta, p, k) if method == "certified" else local_paper
         results = {
-            "epsilon": M.sgdl_shuffle_epsilon(eps, delta, n),
+            "epsilon": M.rr_shuffle_epsilon(delta, p, k, n, method=method),
+            "epsilon_theorem_3_1": paper,
+            "lambda": p * n * k,
+            "local_epsilon": local,
+            "local_epsilon_theorem_7_1": local_paper,
+            "source": "certified (every pair of datasets)" if method == "certified" else "Theorem 3.1 (not valid for datasets far apart)",
+        }
+        if paper_reason is not None:
+            results["epsilon_theorem_3_1_reason"] = paper_reason
+        if reason is not None:
+            results["local_epsilon_theorem_7_1_reason"] = reason
+    else:
+        inputs.update(method=method)
+        results = {
+            "epsilon": M.sgdl_shuffle_epsilon(eps, delta, n, k, method=method),
+            "epsilon_theorem_5_1": M.sgdl_shuffle_epsilon(eps, delta, n, method="theorem-5.1"),
+            "report_epsilon": M.sgdl_shuffle_report_epsilon(eps, n),
             "c": M.sgdl_shuffle_c(eps, delta, n),
             "c_paper": M.sgdl_shuffle_c_paper(eps, delta, n),
             "local_epsilon": M.sgdl_shuffle_local_epsilon(eps, n, max_distance=max_distance),
-            "source": "Theorem 5.1",
+            "source": "certified (every pair of datasets)" if method == "certified" else "Theorem 5.1 (not valid in general)",
         }
     _emit(as_json, inputs, results)
 

@@ -233,9 +233,9 @@ def test_rr_shuffle_epsilon_formula_and_validity():
     n_min = math.ceil(lam_min / (p * k))
     lam = p * n_min * k
     expected = math.sqrt(32 * math.log(4 / delta) / (lam - math.sqrt(2 * lam * math.log(2 / delta))))
-    assert M.rr_shuffle_epsilon(delta, p, k, n_min) == pytest.approx(expected, rel=1e-14)
+    assert M.rr_shuffle_epsilon(delta, p, k, n_min, method="theorem-3.1") == pytest.approx(expected, rel=1e-14)
     with pytest.raises(ValidityConditionError, match=f"n >= {n_min}") as info:
-        M.rr_shuffle_epsilon(delta, p, k, n_min - 1)
+        M.rr_shuffle_epsilon(delta, p, k, n_min - 1, method="theorem-3.1")
     assert info.value.minimum_n == n_min
     assert info.value.maximum_epsilon == pytest.approx(
         math.sqrt(32 * math.log(4 / delta) / (lam_min - math.sqrt(2 * lam_min * math.log(2 / delta)))))
@@ -243,26 +243,26 @@ def test_rr_shuffle_epsilon_formula_and_validity():
 
 @pytest.mark.parametrize("eps, n, k", [(0.1, 100, 1000), (0.5, 50, 1000), (1.0, 10, 100), (3.0, 1000, 10)])
 def test_rr_shuffle_probability_round_trip(eps, n, k):
-    p = M.rr_shuffle_probability(eps, 1e-4, k, n)
-    got = M.rr_shuffle_epsilon(1e-4, p, k, n)
+    p = M.rr_shuffle_probability(eps, 1e-4, k, n, method="theorem-3.1")
+    got = M.rr_shuffle_epsilon(1e-4, p, k, n, method="theorem-3.1")
     assert got <= eps
     assert got >= eps * (1 - 1e-9) or p * n * k == pytest.approx(M.rr_minimum_lambda(1e-4))
 
 
 def test_rr_shuffle_probability_names_minimum_n():
     with pytest.raises(ValidityConditionError, match="n >= 35") as info:
-        M.rr_shuffle_probability(0.1, 1e-4, 1000, 20)
+        M.rr_shuffle_probability(0.1, 1e-4, 1000, 20, method="theorem-3.1")
     assert info.value.minimum_n == 35
-    M.rr_shuffle_probability(0.1, 1e-4, 1000, 35)  # works there
+    M.rr_shuffle_probability(0.1, 1e-4, 1000, 35, method="theorem-3.1")  # works there
 
 
 def test_rr_local_epsilon_validity():
     delta, k = 0.01, 1000
     lam_min = 14 * math.log(4 / delta)
-    assert M.rr_shuffle_local_epsilon(delta, 0.5, k) == pytest.approx(
+    assert M.rr_shuffle_local_epsilon(delta, 0.5, k, method="theorem-7.1") == pytest.approx(
         math.sqrt(32 * math.log(4 / delta) / (500 - math.sqrt(1000 * math.log(2 / delta)))))
     with pytest.raises(ValidityConditionError, match="p >=") as info:
-        M.rr_shuffle_local_epsilon(delta, 0.05, k)
+        M.rr_shuffle_local_epsilon(delta, 0.05, k, method="theorem-7.1")
     assert info.value.minimum_p == pytest.approx(lam_min / k)
 
 
@@ -413,7 +413,7 @@ def test_theorem_31_fails_for_far_datasets():
     from scipy import stats
 
     eps, delta, n, k = 0.1, 1e-4, 100, 1000
-    p = M.rr_shuffle_probability(eps, delta, k, n)
+    p = M.rr_shuffle_probability(eps, delta, k, n, method="theorem-3.1")
     y = np.arange(n * k + 1)
     log_p, log_q = stats.binom.logpmf(y, n * k, p / 2), stats.binom.logpmf(y, n * k, 1 - p / 2)
     gap = eps * n * k + log_q - log_p  # log of e^(eps d) Q / P

@@ -15,18 +15,22 @@ d the Manhattan distance of the datasets (Eq. 1).
   summed in log space over the window of j that carries the mass (the terms are log-concave in j;
   the cut tails are bounded by geometric series and checked negligible).  For beta in (0, 1]
   (SGDL-Shuffle's 1/n) the hypergeometric series itself has positive, decreasing terms.
-* RR-Shuffle: Theorem 3.1 (shuffle model), Theorem 7.1 (compromised shuffler), with their validity
-  conditions (`shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
+* RR-Shuffle: a certified epsilon (the default: the exact divergence of the released count over every pair of
+  datasets, see `rr_shuffle_certified_epsilon`) beside Theorem 3.1 as printed (valid for nearby datasets only),
+  with its inverse; the compromised shuffler likewise (certified, beside Theorem 7.1); the theorems keep their
+  validity conditions (`shuffledp.errors.ValidityConditionError` names the minimum n / p or maximum eps).
 * Geo-Shuffle: c of Proposition 2; a certified epsilon (the default: valid for every pair of datasets,
   see `geo_shuffle_certified_epsilon`) beside Theorem 4.1 as printed (max over d of ln g(-alpha, d)/d,
   valid only for sums a few noise deviations apart); their inverse; Proposition 5 (compromised shuffler).
-* SGDL-Shuffle: c (Lemma C.1, see `sgdl_shuffle_c` for why the paper's value is not used as is);
-  Theorem 7.2 (compromised shuffler).
+* SGDL-Shuffle: c (Lemma C.1, see `sgdl_shuffle_c` for why the paper's value is not used as is); a certified
+  epsilon (the default, `sgdl_shuffle_certified_epsilon`) beside Theorem 5.1's claim; Theorem 7.2 (compromised
+  shuffler).
 * Two dimensions (Appendix D, Theorem D.1 and Proposition 7).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -318,10 +322,15 @@ def rr_minimum_lambda(delta: float) -> float:
     return 14.0 * math.log(4.0 / check_delta(delta))
 
 
-def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int) -> float:
-    """Theorem 3.1: RR-Shuffle(delta, p, k, n) is (eps, delta)-d_X-private, lambda = p n k.
+def rr_shuffle_epsilon_paper(delta: float, p: float, k: int, n: int) -> float:
+    """Theorem 3.1 as printed: RR-Shuffle(delta, p, k, n) is (eps, delta)-d_X-private, lambda = p n k.
 
-    Valid when n k >= lambda >= 14 log(4/delta); otherwise `ValidityConditionError`
+    NOT a valid bound for datasets far apart (all zeros against all k: the released counts are told apart,
+    see `rr_shuffle_certified_epsilon`); kept to reproduce the paper (``method="theorem-3.1"``).  Its
+    argument is the binary-summation bound of Cheu et al., which covers one bit changing, i.e. distance 1;
+    Definition 4 needs every distance with the same delta.
+
+    Applies when n k >= lambda >= 14 log(4/delta); otherwise `ValidityConditionError`
     naming the minimum n (and the largest epsilon the theorem can give).
 
     Parameters
@@ -353,9 +362,9 @@ def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int) -> float:
 
     Examples
     --------
-    >>> round(rr_shuffle_epsilon(1e-4, 0.5, 1000, 100), 6)
+    >>> round(rr_shuffle_epsilon_paper(1e-4, 0.5, 1000, 100), 6)
     0.083184
-    >>> rr_shuffle_epsilon(1e-4, 0.5, 1, 10)
+    >>> rr_shuffle_epsilon_paper(1e-4, 0.5, 1, 10)
     Traceback (most recent call last):
     ...
     shuffledp.errors.ValidityConditionError: RR-Shuffle needs lambda = p n k >= 14 log(4/delta) = 148.353 (Theorem 3.1), got lambda = 5 at n=10, p=0.5, k=1: use n >= 297 (or a larger p)
@@ -375,8 +384,8 @@ def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int) -> float:
     return _rr_epsilon(lam, delta)
 
 
-def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int) -> float:
-    """The RR parameter p in (0, 1) at which Theorem 3.1 gives ``epsilon`` (never above it).
+def rr_shuffle_probability_paper(epsilon: float, delta: float, k: int, n: int) -> float:
+    """The RR parameter p in (0, 1) at which Theorem 3.1 gives ``epsilon`` (never above it; not a valid bound).
 
     lambda solves eps^2 (lambda - sqrt(2 lambda log(2/delta))) = 32 log(4/delta); below the validity
     floor 14 log(4/delta) the floor is used (a smaller epsilon).  If lambda >= n k (p would reach 1),
@@ -413,8 +422,8 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int) -> floa
     --------
     Round trip through `rr_shuffle_epsilon`, never above the target:
 
-    >>> p = rr_shuffle_probability(0.5, 1e-4, 1000, 100)
-    >>> eps = rr_shuffle_epsilon(1e-4, p, 1000, 100)
+    >>> p = rr_shuffle_probability_paper(0.5, 1e-4, 1000, 100)
+    >>> eps = rr_shuffle_epsilon_paper(1e-4, p, 1000, 100)
     >>> 0 < p < 1, 0.4999 < eps <= 0.5
     (True, True)
     """
@@ -435,10 +444,15 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int) -> floa
     return lam / (n * k)
 
 
-def rr_shuffle_local_epsilon(delta: float, p: float, k: int) -> float:
-    """Theorem 7.1 (compromised shuffler): eps_L of the same formula with lambda_L = p k.
+def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
+    """Theorem 7.1 as printed (compromised shuffler): eps_L of Theorem 3.1's formula with lambda_L = p k.
+    NOT a valid bound: see `rr_shuffle_certified_local_epsilon`.
 
-    Valid when k >= lambda_L >= 14 log(4/delta); otherwise `ValidityConditionError` naming the
+    Its proof says seeing one user's k bits is the same as seeing them shuffled; the bits arrive in their
+    positions, so moving x by 1 shows one bit that is Bern(1 - p/2) against Bern(p/2) (loss up to
+    ln((2 - p)/p), e.g. 1.085 at p = 0.5, delta = 0.01, where this formula gives 0.67 for k = 1000).
+
+    Applies when k >= lambda_L >= 14 log(4/delta); otherwise `ValidityConditionError` naming the
     minimum p (or that k itself is too small).
 
     Parameters
@@ -470,7 +484,7 @@ def rr_shuffle_local_epsilon(delta: float, p: float, k: int) -> float:
     --------
     One user's bits are n = 1 of the shuffle-model formula:
 
-    >>> rr_shuffle_local_epsilon(1e-4, 0.5, 1000) == rr_shuffle_epsilon(1e-4, 0.5, 1000, 1)
+    >>> rr_shuffle_local_epsilon_paper(1e-4, 0.5, 1000) == rr_shuffle_epsilon_paper(1e-4, 0.5, 1000, 1)
     True
     """
     delta = check_delta(delta)
@@ -489,6 +503,436 @@ def rr_shuffle_local_epsilon(delta: float, p: float, k: int) -> float:
             maximum_epsilon=_rr_epsilon(lam_min, delta),
         )
     return _rr_epsilon(lam, delta)
+
+
+# --- RR-Shuffle, certified: the exact divergence of the released count, every pair of datasets -----------
+#
+# What the analyst sees.  Every bit of U(x_i, k) goes through RR(., p): it reads 1 with probability
+# q1 = 1 - p/2 if it was 1, q0 = p/2 if it was 0 (Algorithm 2; `shuffledp.protocols.metric.RRShuffle`).  The
+# shuffled bits are equivalent to their count (Proposition 1), whose law depends on the dataset only through
+# S = sum_i x_i:  P_S = Bin(S, q1) + Bin(N - S, q0), N = n k.  Every S in 0..N is reached and every pair
+# (S, S + D) by datasets at Manhattan distance exactly D (Eq. 1); a larger distance only relaxes
+# Definition 4.  So the certified epsilon is the smallest eps with both D_{e^(eps D)}(P_{S+D} || P_S) and
+# D_{e^(eps D)}(P_S || P_{S+D}) <= delta for all D = 1..N, S = 0..N - D.
+#
+# Facts used (each checked by tests/accounting/test_metric_certified.py):
+#  (a) Threshold sets.  P_{S+D}(y) / P_S(y) is non-decreasing in y: P_{S+D} = Z + Bin(D, q1) and
+#      P_S = Z + Bin(D, q0) with Z = Bin(S, q1) + Bin(N - S - D, q0) independent and log-concave, the two
+#      binomials have the increasing ratio (q1/q0)^(2j - D), and convolving with a log-concave (PF2) kernel keeps
+#      a monotone likelihood ratio (Karlin's composition formula).  So the hockey-stick divergence is a maximum
+#      over threshold sets: D_{e^a}(P_{S+D} || P_S) = max_y SF_{S+D}(y) - e^a SF_S(y) (SF(y) = Pr[Y >= y]),
+#      and the smallest a meeting delta is max_y ln((SF_{S+D}(y) - delta)_+ / SF_S(y)); likewise with CDFs
+#      for the other direction.  No bisection.
+#  (b) Removing blanket bits only helps the adversary.  The S one-bits and the N - S - D zero-bits outside the
+#      D that differ add independent noise to both laws (post-processing), so the pair (S, S + D) in a world of
+#      N bits is at most as distinguishable as the pair (0, D) in a world of M = N - S bits, and (reflecting
+#      y -> M - y, ones <-> zeros) as the pair (M - D, M) in a world of M = S + D bits.  Hence, with
+#      a1(D, M) / a2(D, M) the two directions of the pair (0, D) among M bits (both non-increasing in M):
+#      direction "up" of (S, S+D) <= min(a1(D, N - S), a2(D, S + D)), direction "down" <= min(a2(D, N - S),
+#      a1(D, S + D)); in particular every S is covered by the pair (0, D) among ceil((N + D) / 2) bits.
+#  (c) Which S are worst.  The exact values at S = 0 lower-bound the answer; in every case we searched
+#      exhaustively the maximum over all (S, D) sits at D = N, S = 0 (all zeros against all k), a single pair
+#      of plain binomials.  The code does not rely on (c): it starts from that pair's epsilon L, certifies each
+#      D with the cover of (b) at level L, refines with the per-S minimum of (b) (binary search on M), and
+#      computes the remaining S exactly (raising L if one exceeds it).  The result is the exact maximum over
+#      all pairs, up to the upward rounding below.
+#  (d) Always valid: every bit is ln((2 - p)/p)-LDP and U(x, k) moves |x - x'| bits, so the release is
+#      (ln((2 - p)/p), 0)-d_X-private (post-processing); the certified value never exceeds it, and it is
+#      returned when N is too large for the exact search (`_MAX_RR_WORK`), e.g. at the paper's k = 1000.
+#
+# Rounding: log pmfs of the binomials come from a table of ln j! (log-gamma; absolute error ~ N ulp of ln N!,
+# i.e. ~1e-12 relative on the pmf); a sum of two binomials is a direct convolution of positive terms (relative
+# error ~ N ulp), after exponential tilting so that the region of interest is far from underflow; underflowed
+# terms are 0, which can only raise the computed epsilon (they sit in denominators, and numerators, whose lost
+# mass is below 1e-290, get an absolute 1e-250 added); tails are accumulated in log space.  Numerators are
+# inflated and denominators deflated by _PMF_SLACK (1e-9), far above these errors.
+
+#: Most multiply-adds of the exact RR-Shuffle search (beyond it the local epsilon ln((2-p)/p) is returned).
+_MAX_RR_WORK = 6e8
+#: The methods of `rr_shuffle_epsilon`.
+RR_SHUFFLE_METHODS = ("certified", "theorem-3.1")
+
+
+def _check_method(method: str, allowed: tuple[str, ...]) -> str:
+    if method not in allowed:
+        raise PrivacyParameterError(f"method must be one of {', '.join(allowed)}, got {method!r}")
+    return method
+
+
+@functools.lru_cache(maxsize=4)
+def _log_factorials(size: int) -> np.ndarray:
+    """ln j! for j = 0..size (read-only)."""
+    out = special.gammaln(np.arange(size + 1, dtype=np.float64) + 1.0)
+    out.flags.writeable = False
+    return out
+
+
+def _log_binomial_pmf(m: int, q: float) -> np.ndarray:
+    """ln Pr[Bin(m, q) = j], j = 0..m (log-gamma form; absolute error ~ m ulp of ln m!)."""
+    lf = _log_factorials(max(m, 64))
+    j = np.arange(m + 1)
+    return lf[m] - lf[j] - lf[m - j] + j * math.log(q) + (m - j) * math.log1p(-q)
+
+
+#: Tilts tried by `_log_two_binomials` (interpolated to put a centre at the tilted mean).
+_TILT_GRID = np.linspace(-60.0, 60.0, 481)
+
+
+def _log_two_binomials(a: int, qa: float, b: int, qb: float, centers: tuple[float, ...]) -> np.ndarray:
+    """log pmf of Bin(a, qa) + Bin(b, qb) on 0..a+b: direct convolutions of positive terms, exponentially tilted
+    (by e^(theta y), then undone) so that each of ``centers`` is near the tilted mean once, plus the untilted one;
+    the largest (least underflowed) value is kept.  Any tilt gives the same exact value up to rounding: the tilt
+    only decides where values fall below the float range (they are then 0)."""
+    la, lb = _log_binomial_pmf(a, qa), _log_binomial_pmf(b, qb)
+    if a == 0 or b == 0:
+        return la if b == 0 else lb
+    ya, yb, y = np.arange(a + 1.0), np.arange(b + 1.0), np.arange(a + b + 1.0)
+    means = a * special.expit(math.log(qa) - math.log1p(-qa) + _TILT_GRID) + b * special.expit(
+        math.log(qb) - math.log1p(-qb) + _TILT_GRID
+    )  # the tilted mean, increasing in theta
+    out = np.full(a + b + 1, -np.inf)
+    for theta in (0.0, *np.interp(centers, means, _TILT_GRID)):
+        ta, tb = la + theta * ya, lb + theta * yb
+        ma, mb = ta.max(), tb.max()
+        with np.errstate(divide="ignore"):
+            conv = np.log(np.convolve(np.exp(ta - ma), np.exp(tb - mb))) + ma + mb - theta * y
+        out = np.maximum(out, conv)
+    return out
+
+
+def _rr_pair_epsilons(s: int, d: int, total: int, q0: float, delta: float) -> tuple[float, float]:
+    """(a_up, a_down) / d: the smallest eps with D_{e^(eps d)}(P_{s+d} || P_s) <= delta, resp. the other direction,
+    P_S = Bin(S, 1 - q0) + Bin(total - S, q0) (fact (a) of the comment above; rounded upward)."""
+    q1 = 1.0 - q0
+    centers = (s * q1 + (total - s) * q0, (s + d) * q1 + (total - s - d) * q0)
+    log_p = _log_two_binomials(s, q1, total - s, q0, centers)
+    log_q = _log_two_binomials(s + d, q1, total - s - d, q0, centers)
+    cdf_p, sf_p = np.logaddexp.accumulate(log_p), np.logaddexp.accumulate(log_p[::-1])[::-1]
+    cdf_q, sf_q = np.logaddexp.accumulate(log_q), np.logaddexp.accumulate(log_q[::-1])[::-1]
+    up_slack = math.log1p(_PMF_SLACK)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        num_up = np.exp(sf_q + up_slack) + 1e-250 - delta
+        a_up = np.where(num_up > 0.0, np.log(np.where(num_up > 0.0, num_up, 1.0)) - (sf_p - up_slack), -np.inf)
+        num_down = np.exp(cdf_p + up_slack) + 1e-250 - delta
+        a_down = np.where(num_down > 0.0, np.log(np.where(num_down > 0.0, num_down, 1.0)) - (cdf_q - up_slack), -np.inf)
+    return max(float(a_up.max()), 0.0) / d, max(float(a_down.max()), 0.0) / d
+
+
+def _rr_search_work(total: int) -> float:
+    """Multiply-adds of the cover step of the exact search (the pairs (0, D) among ceil((N + D)/2) bits)."""
+    d = np.arange(1, total + 1, dtype=np.float64)
+    return float(np.sum(3.0 * (d + 1.0) * (np.ceil((total + d) / 2.0) - d + 1.0)))
+
+
+def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> float:
+    """The privacy-conservative RR-Shuffle epsilon: (eps, delta)-d_X-private for *every* pair of datasets.
+
+    The exact smallest eps with D_{e^(eps D)} <= delta in both directions between the laws of the released count
+    at every pair of sums (S, S + D), D = 1..n k (see the comment above this function in the source: threshold
+    sets, blanket removal, exact refinement); at most the local epsilon ln((2 - p)/p), which is returned when
+    n k is too large for the exact search (n k above 1335; about 1.5 s there).  Every rounding errs upward.
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value (values in {0..k}).
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    float
+        The certified epsilon, at most ln((2 - p)/p).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §2.3 Definition 4 and Eq. 1, §3.2 Algorithm 2, §4 Proposition 1 (a conservative
+    replacement of Theorem 3.1, which is not valid for datasets far apart).
+
+    Examples
+    --------
+    Theorem 3.1's 0.083 at n = 100, k = 1000 does not survive all zeros against all thousands; with n k beyond the
+    exact search the local epsilon is returned:
+
+    >>> rr_shuffle_certified_epsilon(1e-4, 0.5, 1000, 100) == math.log(1.5 / 0.5)
+    True
+    >>> round(rr_shuffle_certified_epsilon(1e-4, 0.5, 4, 50), 4)  # 200 bits: some gain over ln 3 = 1.0986
+    0.7798
+    """
+    delta = check_delta(delta)
+    p = check_probability(p, "p (RR randomization probability)")
+    k, n = check_positive_int(k, "k (largest value)"), check_n(n)
+    q0, total = p / 2.0, n * k
+    local = math.log((2.0 - p) / p)
+    if _rr_search_work(total) > _MAX_RR_WORK:
+        return local
+    level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
+    return min(_rr_search(total, q0, delta, level, range(1, total)), local)
+
+
+def _rr_search(total: int, q0: float, delta: float, level: float, distances: range) -> float:
+    """max(level, the largest pair epsilon over every (S, S + D), D in ``distances``) (``level``: a value attained
+    by some pair, or 0): the cover / refine / exact steps of fact (b) in the comment above."""
+    cover_cache: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def cover(d: int, m: int) -> tuple[float, float]:  # (a1, a2) of the pair (0, d) among m bits
+        if (d, m) not in cover_cache:
+            cover_cache[(d, m)] = _rr_pair_epsilons(0, d, m, q0, delta)
+        return cover_cache[(d, m)]
+
+    def smallest_world(d: int, which: int, lo: int, level: float) -> int:
+        """Smallest m in [lo, total] with cover(d, m)[which] <= level (total + 1 if none): non-increasing in m."""
+        if cover(d, total)[which] > level:
+            return total + 1
+        hi = total
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if cover(d, mid)[which] <= level else (mid + 1, hi)
+        return lo
+
+    for d in distances:
+        half = (total + d + 1) // 2
+        if max(cover(d, half)) <= level:
+            continue
+        m1, m2 = smallest_world(d, 0, d, level), smallest_world(d, 1, d, level)
+        s = np.arange(total - d + 1)
+        ones, zeros = total - s, s + d  # world sizes after removing the one-bits, resp. the zero-bits
+        up_ok = (ones >= m1) | (zeros >= m2)
+        down_ok = (ones >= m2) | (zeros >= m1)
+        for s_left in s[~(up_ok & down_ok)]:
+            level = max(level, *_rr_pair_epsilons(int(s_left), d, total, q0, delta))
+        cover_cache.clear()
+    return level
+
+
+def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int, *, method: str = "certified") -> float:
+    """Shuffle-model epsilon of RR-Shuffle(delta, p, k, n) on values in {0..k}.
+
+    ``method="certified"`` (default): `rr_shuffle_certified_epsilon`, valid for every pair of datasets
+    (Definition 4), never above the local ln((2 - p)/p), no validity condition.  ``method="theorem-3.1"``: the
+    paper's formula (`rr_shuffle_epsilon_paper`), not a valid bound for datasets far apart, with its
+    `ValidityConditionError`.
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value (values in {0..k}).
+    n : int, >= 1
+        Number of users.
+    method : {"certified", "theorem-3.1"}
+        Which analysis (see above).
+
+    Returns
+    -------
+    float
+        The shuffle-model epsilon.
+
+    Raises
+    ------
+    ValidityConditionError
+        With ``method="theorem-3.1"`` outside Theorem 3.1's condition.
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3, Algorithm 2, Theorem 3.1.
+
+    Examples
+    --------
+    >>> round(rr_shuffle_epsilon(1e-4, 0.5, 4, 50), 4), round(rr_shuffle_epsilon(1e-4, 0.5, 1000, 100, method="theorem-3.1"), 6)
+    (0.7798, 0.083184)
+    """
+    if _check_method(method, RR_SHUFFLE_METHODS) == "certified":
+        return rr_shuffle_certified_epsilon(delta, p, k, n)
+    return rr_shuffle_epsilon_paper(delta, p, k, n)
+
+
+def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, method: str = "certified") -> float:
+    """The RR parameter p in (0, 1) at which `rr_shuffle_epsilon` (``method``) is at most ``epsilon``.
+
+    ``method="certified"`` (default): the smallest such p up to a relative 1e-6 in p or 1e-7 in epsilon (regula
+    falsi on log p; the certified epsilon does not increase with p, since RR(p') is a post-processing of RR(p)
+    for p' > p), never
+    failing: p = 2 / (1 + e^eps) always qualifies (local epsilon), and is the answer when n k is beyond the
+    exact search.  Each step is one certified epsilon (about 1.5 s at the largest n k searched, n k = 1335,
+    where the inverse takes about 15 s).
+    ``method="theorem-3.1"``: `rr_shuffle_probability_paper` (may raise `ValidityConditionError`).
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        Target shuffle-model epsilon.
+    delta : float, in (0, 1)
+        Target delta.
+    k : int, >= 1
+        Largest value.
+    n : int, >= 1
+        Number of users.
+    method : {"certified", "theorem-3.1"}
+        Which analysis.
+
+    Returns
+    -------
+    float
+        p in (0, 1).
+
+    Raises
+    ------
+    ValidityConditionError
+        With ``method="theorem-3.1"`` if the needed lambda reaches n k.
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3, Algorithm 2, Theorem 3.1 (inverted).
+
+    Examples
+    --------
+    >>> p = rr_shuffle_probability(0.9, 1e-4, 4, 50)
+    >>> rr_shuffle_epsilon(1e-4, p, 4, 50) <= 0.9 < rr_shuffle_epsilon(1e-4, p * (1 - 1e-5), 4, 50)
+    True
+    >>> p = rr_shuffle_probability(0.5, 1e-4, 1000, 100)  # beyond the exact search: the local epsilon's p
+    >>> abs(p - 2 / (1 + math.exp(0.5))) < 1e-15, math.log((2 - p) / p) <= 0.5
+    (True, True)
+    """
+    if _check_method(method, RR_SHUFFLE_METHODS) == "theorem-3.1":
+        return rr_shuffle_probability_paper(epsilon, delta, k, n)
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    k, n = check_positive_int(k, "k (largest value)"), check_n(n)
+    hi = 2.0 / (1.0 + math.exp(epsilon))  # ln((2 - hi)/hi) = eps
+    while math.log((2.0 - hi) / hi) > epsilon:  # round-off: err toward more randomization
+        hi = math.nextafter(hi, 1.0)
+    if _rr_search_work(n * k) > _MAX_RR_WORK:
+        return hi
+    gap = lambda log_p: rr_shuffle_certified_epsilon(delta, math.exp(log_p), k, n) - epsilon  # noqa: E731
+    x_hi, f_hi = math.log(hi), gap(math.log(hi))
+    x_lo, f_lo = x_hi - math.log(2.0), gap(x_hi - math.log(2.0))
+    while f_lo <= 0.0 and x_lo > -690.0:  # bracket: f_lo > 0 (too little randomization) >= f_hi
+        x_hi, f_hi, x_lo = x_lo, f_lo, x_lo - math.log(2.0)
+        f_lo = gap(x_lo)
+    side = 0
+    while x_hi - x_lo > 1e-6 and f_hi < -1e-7 * epsilon:  # Illinois regula falsi on log p
+        x = (x_lo * f_hi - x_hi * f_lo) / (f_hi - f_lo)
+        if not x_lo < x < x_hi:
+            x = 0.5 * (x_lo + x_hi)
+        f = gap(x)
+        if f <= 0.0:
+            x_hi, f_hi = x, f
+            f_lo, side = (f_lo / 2.0, side) if side == -1 else (f_lo, -1)
+        else:
+            x_lo, f_lo = x, f
+            f_hi, side = (f_hi / 2.0, side) if side == 1 else (f_hi, 1)
+    return math.exp(x_hi) if gap(x_hi) <= 0.0 else hi  # checked: never above the target
+
+
+#: The methods of `rr_shuffle_local_epsilon`.
+RR_LOCAL_METHODS = ("certified", "theorem-7.1")
+
+
+def rr_shuffle_certified_local_epsilon(delta: float, p: float, k: int) -> float:
+    """RR-Shuffle's local-model epsilon when the shuffler is compromised, exactly: max over d = 1..k of the
+    smallest eps with D_{e^(eps d)} <= delta between Bin(d, 1 - p/2) and Bin(d, p/2) (both directions).
+
+    The analyst then sees each user's k bits in their positions; x and x' at distance d differ in d positions of
+    U(., k), each Bern(1 - p/2) against Bern(p/2), the others equal in law, so the count of ones among those d
+    bits is sufficient (threshold sets as in `rr_shuffle_certified_epsilon`).  Not monotone in d.  At most
+    ln((2 - p)/p), which is returned when k is too large for the search (k above about 10^4).
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value.
+
+    Returns
+    -------
+    float
+        eps_L, at most ln((2 - p)/p).
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Theorem 7.1 (replaced), Algorithm 2.
+
+    Examples
+    --------
+    >>> round(rr_shuffle_certified_local_epsilon(0.01, 0.5, 1000), 4), round(rr_shuffle_local_epsilon_paper(0.01, 0.5, 1000), 4)
+    (1.0906, 0.6699)
+    """
+    delta = check_delta(delta)
+    p = check_probability(p, "p (RR randomization probability)")
+    k = check_positive_int(k, "k (largest value)")
+    local = math.log((2.0 - p) / p)
+    if 5.0 * k * k > _MAX_RR_WORK:
+        return local
+    worst = max(max(_rr_pair_epsilons(0, d, d, p / 2.0, delta)) for d in range(1, k + 1))
+    return min(worst, local)
+
+
+def rr_shuffle_local_epsilon(delta: float, p: float, k: int, *, method: str = "certified") -> float:
+    """RR-Shuffle's local-model epsilon if the shuffler is compromised.
+
+    ``method="certified"`` (default): `rr_shuffle_certified_local_epsilon` (exact, no condition);
+    ``method="theorem-7.1"``: `rr_shuffle_local_epsilon_paper` (not a valid bound; may raise
+    `ValidityConditionError`).
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value.
+    method : {"certified", "theorem-7.1"}
+        Which analysis.
+
+    Returns
+    -------
+    float
+        eps_L.
+
+    Raises
+    ------
+    ValidityConditionError
+        With ``method="theorem-7.1"`` outside Theorem 7.1's condition.
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §7, Theorem 7.1.
+
+    Examples
+    --------
+    >>> rr_shuffle_local_epsilon(0.01, 0.5, 1000) > rr_shuffle_local_epsilon(0.01, 0.5, 1000, method="theorem-7.1")
+    True
+    """
+    if _check_method(method, RR_LOCAL_METHODS) == "theorem-7.1":
+        return rr_shuffle_local_epsilon_paper(delta, p, k)
+    return rr_shuffle_certified_local_epsilon(delta, p, k)
 
 
 # --- Geo-Shuffle (§4, Proposition 2, Theorem 4.1, Proposition 5) ----------------------------------------
@@ -1255,8 +1699,13 @@ def sgdl_shuffle_c(epsilon: float, delta: float, n: int) -> int:
     return max(exact, sgdl_shuffle_c_paper(epsilon, delta, n))
 
 
-def sgdl_shuffle_epsilon(epsilon: float, delta: float, n: int) -> float:
-    """Theorem 5.1: SGDL-Shuffle(eps, delta, n) is (eps, delta)-d_X-private (with c from `sgdl_shuffle_c`).
+def sgdl_shuffle_epsilon_paper(epsilon: float, delta: float, n: int) -> float:
+    """Theorem 5.1 as printed: SGDL-Shuffle(eps, delta, n) is (eps, delta)-d_X-private.  NOT a valid bound in general.
+
+    The proof conditions on H = "no |N_i| exceeds c" (Proposition 3) and then treats the sum of the noises as
+    Geo-Central's SGDL(1, e^-eps); conditioned on H it is not (its support is [-n c, n c]), and without the
+    conditioning the truncation at 0 and k + 2c separates datasets far apart (all zeros against all k, see
+    `sgdl_shuffle_certified_epsilon`).  Kept to reproduce the paper (``method="theorem-5.1"``).
 
     Parameters
     ----------
@@ -1279,14 +1728,238 @@ def sgdl_shuffle_epsilon(epsilon: float, delta: float, n: int) -> float:
 
     References
     ----------
+    metric-privacy-shuffler.txt §5, Theorem 5.1; Appendix C.
+
+    Examples
+    --------
+    >>> sgdl_shuffle_epsilon_paper(0.3, 1e-4, 100)
+    0.3
+    """
+    return check_epsilon(epsilon)
+
+
+# --- SGDL-Shuffle, certified ------------------------------------------------------------------------------
+#
+# The analyst sees sum_i clip(x_i + N_i + c, 0, k + 2c) (Proposition 1), N_i ~ SGDL(1/n, e^-eps); its law depends
+# on the whole dataset through the truncation, so the exact worst pair is out of reach beyond tiny cases.  What
+# holds (the same reading as Geo-Shuffle's certified epsilon):
+#   * always: every report is post-processing of x + N, and SGDL(beta, p) for beta <= 1 is log-convex on
+#     m >= 0 (a sum over j of NB(j + m) NB(j), each log-convex in m since NB(beta) is for beta <= 1), so the
+#     unit-step ratio pmf(m)/pmf(m + 1) is largest at m = 0: x + N is (eps_u, 0)-d_R-private with
+#     eps_u = ln(pmf(0)/pmf(1)), and the release is (eps_u, 0)-d_X-private (`sgdl_shuffle_report_epsilon`;
+#     eps_u = eps for n = 1, and grows like ln n);
+#   * at sum distance D: (eps, delta_1 + Pr[H] D_{e^(eps D)}(T + D || T)), H = every |N_i| <= c (independent of
+#     the data; delta_1 = 1 - Pr[H] <= 1 - (1 - 2 Pr[NB(1/n, 1 - e^-eps) > c])^n, Lemma C.1's union), T the sum
+#     of the n noises each conditioned on [-c, c] (Proposition 3 with the conditioned mechanism).  T is not
+#     Geo-Central's SGDL(1, e^-eps): its support is [-n c, n c], so nothing is certified once n k > 2 n c, and
+#     `sgdl_shuffle_c` spends all of delta on delta_1, leaving only its rounding margin for the divergence.
+# The certified epsilon is the smallest eps <= eps_u meeting delta at every D = 1..n k, else eps_u.  A larger
+# padding ``c`` (k <= 2c and delta_1 well below delta) is what makes the second analysis bite.
+
+
+def sgdl_shuffle_report_epsilon(epsilon: float, n: int) -> float:
+    """eps_u = ln(pmf(0) / pmf(1)) of SGDL(1/n, e^-eps): each SGDL-Shuffle report is (eps_u, 0)-d_R-private.
+
+    So SGDL-Shuffle is (eps_u, 0)-d_X-private whether the shuffler is trusted or not (see the comment above:
+    log-convexity puts the largest unit-step loss at 0).  Rounded upward (relative 1e-9).
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        The protocol's parameter eps.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    float
+        eps_u >= eps.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5.1 (SGDL(1/n, e^-eps) noise), §7 Theorem 7.2 (its d = 1 term).
+
+    Examples
+    --------
+    >>> round(sgdl_shuffle_report_epsilon(0.5, 1), 6), round(sgdl_shuffle_report_epsilon(0.5, 100), 4)
+    (0.5, 5.1031)
+    """
+    epsilon, n = check_epsilon(epsilon), check_n(n)
+    logs = log_sgdl_pmf(np.array([0, 1]), 1.0 / n, math.exp(-epsilon))
+    return float(logs[0] - logs[1]) * (1.0 + 1e-9)
+
+
+#: The methods of `sgdl_shuffle_epsilon`.
+SGDL_SHUFFLE_METHODS = ("certified", "theorem-5.1")
+
+
+def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.ndarray, float]:
+    """T's pmf on -n c .. n c (the sum of n SGDL(1/n, e^-eps) draws each conditioned on [-c, c]) and an upper
+    bound on delta_1 = 1 - Pr[H] (H = every |N_i| <= c): 1 - (1 - 2 Pr[NB(1/n, 1 - e^-eps) > c])^n.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        The protocol's parameter eps.
+    c : int, >= 0
+        The padding.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    (numpy.ndarray, float)
+        T's pmf (length 2 n c + 1) and the bound on delta_1.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5.2, Lemma C.1, Proposition 3.
+
+    Examples
+    --------
+    >>> pmf, delta_1 = sgdl_shuffle_conditioned_noise(1.0, 3, 4)
+    >>> pmf.size, round(float(pmf.sum()), 12), bool(np.allclose(pmf, pmf[::-1])), 0 < delta_1 < 1
+    (25, 1.0, True, True)
+    """
+    epsilon, n = check_epsilon(epsilon), check_n(n)
+    c = check_positive_int(c, "c", minimum=0)
+    p = math.exp(-epsilon)
+    one = sgdl_pmf(np.arange(-c, c + 1), 1.0 / n, p)
+    one /= one.sum()
+    pmf = one
+    for _ in range(n - 1):
+        pmf = np.convolve(pmf, one)
+    tail = min(1.0, 2.0 * float(stats.nbinom(1.0 / n, -math.expm1(-epsilon)).sf(c)) * (1.0 + 1e-9))
+    delta_1 = 1.0 if tail >= 1.0 else -math.expm1(n * math.log1p(-tail))
+    return pmf, delta_1
+
+
+def sgdl_shuffle_certified_epsilon(epsilon: float, delta: float, n: int, k: int | None, *, c: int | None = None) -> float:
+    """The privacy-conservative SGDL-Shuffle epsilon: (eps, delta)-d_X-private for *every* pair of datasets.
+
+    The smallest eps <= eps_u (`sgdl_shuffle_report_epsilon`) with delta_1 + D_{e^(eps D)}(T + D || T) <= delta at
+    every sum distance D = 1..n k (see the comment above this function in the source), else eps_u; eps_u when
+    ``k`` is None (unbounded values), when n k > 2 n c, or when T is too costly to convolve.  Every rounding errs
+    upward.  With the protocol's c (`sgdl_shuffle_c`, the default) delta_1 takes nearly all of delta.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        The protocol's parameter eps.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value (values in {0..k}); None for unbounded values.
+    c : int >= 0, optional
+        The padding (default `sgdl_shuffle_c`, as Algorithm 4 with the exact tail).
+
+    Returns
+    -------
+    float
+        The certified epsilon, at most eps_u.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5, Definition 4, Proposition 3, Lemma C.1 (a conservative replacement of
+    Theorem 5.1).
+
+    Examples
+    --------
+    At the paper's k = 1000 (k > 2c) only the per-report bound survives; a small domain with generous
+    padding certifies much less:
+
+    >>> sgdl_shuffle_certified_epsilon(0.5, 1e-4, 100, 1000) == sgdl_shuffle_report_epsilon(0.5, 100)
+    True
+    >>> round(sgdl_shuffle_certified_epsilon(1.0, 1e-4, 10, 4, c=20), 4), round(sgdl_shuffle_report_epsilon(1.0, 10), 4)
+    (1.0513, 3.2962)
+    """
+    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    fallback = sgdl_shuffle_report_epsilon(epsilon, n)
+    if k is None:
+        return fallback
+    k = check_positive_int(k, "k (largest value)")
+    c = sgdl_shuffle_c(epsilon, delta, n) if c is None else check_positive_int(c, "c", minimum=0)
+    if n * k > 2 * n * c or 2.0 * (c + 1) ** 2 * n * n > _MAX_CONVOLUTION_WORK:
+        return fallback
+    pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
+    budget = delta - delta_1  # Pr[H] <= 1 multiplies the divergence
+    if not budget > 0.0:
+        return fallback
+    upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
+    lower = pmf * (1.0 - _PMF_SLACK)
+    shifts = np.arange(1, n * k + 1)
+    eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
+    if not eps < fallback:
+        return fallback
+    eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
+    if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # never report an unmet eps
+        return fallback
+    return min(eps, fallback)
+
+
+def sgdl_shuffle_epsilon(
+    epsilon: float, delta: float, n: int, k: int | None = None, *, method: str = "certified", c: int | None = None
+) -> float:
+    """Shuffle-model epsilon of SGDL-Shuffle(eps, delta, n) on values in {0..k}.
+
+    ``method="certified"`` (default): `sgdl_shuffle_certified_epsilon`, valid for every pair of datasets
+    (without ``k`` the values are unbounded and it is the per-report eps_u).  ``method="theorem-5.1"``: the
+    paper's claim (`sgdl_shuffle_epsilon_paper`, ``epsilon`` itself; ignores ``k`` and ``c``), not a valid bound.
+
+    Parameters
+    ----------
+    epsilon : float, > 0
+        The protocol's parameter eps.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value; None for unbounded values.
+    method : {"certified", "theorem-5.1"}
+        Which analysis.
+    c : int >= 0, optional
+        The padding (certified only; default `sgdl_shuffle_c`).
+
+    Returns
+    -------
+    float
+        The shuffle-model epsilon.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown ``method`` or an argument out of range.
+
+    References
+    ----------
     metric-privacy-shuffler.txt §5, Theorem 5.1.
 
     Examples
     --------
-    >>> sgdl_shuffle_epsilon(0.3, 1e-4, 100)
-    0.3
+    >>> sgdl_shuffle_epsilon(0.3, 1e-4, 100, method="theorem-5.1"), sgdl_shuffle_epsilon(0.3, 1e-4, 100) > 0.3
+    (0.3, True)
     """
-    return check_epsilon(epsilon)
+    if _check_method(method, SGDL_SHUFFLE_METHODS) == "theorem-5.1":
+        return sgdl_shuffle_epsilon_paper(epsilon, delta, n)
+    return sgdl_shuffle_certified_epsilon(epsilon, delta, n, k, c=c)
 
 
 def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
@@ -1329,13 +2002,15 @@ def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = 
 
 
 def compromised_local_epsilons(
-    epsilon_s: float, delta: float, n: int, k: int, *, geo_method: str = "certified"
+    epsilon_s: float, delta: float, n: int, k: int, *, geo_method: str = "certified", rr_method: str = "certified"
 ) -> dict[str, float | None]:
     """eps_L of the three protocols tuned to the same shuffle-model eps_S (§7, Figure 6).
 
-    RR-Shuffle: p from Theorem 3.1, then Theorem 7.1 (None where either condition fails); Geo-Shuffle:
-    eps_geo from the inverse of `geo_shuffle_epsilon` with ``geo_method`` (Proposition 5; the paper's
-    Figure 6 uses ``"theorem-4.1"``); SGDL-Shuffle: Theorem 7.2.
+    RR-Shuffle: with ``rr_method="certified"`` p from the certified inverse, then the certified local epsilon
+    (`rr_shuffle_certified_local_epsilon`); with ``"theorem-3.1"`` the paper's pair, Theorem 3.1's inverse then
+    Theorem 7.1 (None where either condition fails); Geo-Shuffle: eps_geo from the inverse of `geo_shuffle_epsilon`
+    with ``geo_method`` (Proposition 5); SGDL-Shuffle: Theorem 7.2.  The paper's Figure 6 uses
+    ``geo_method="theorem-4.1", rr_method="theorem-3.1"``.
 
     Parameters
     ----------
@@ -1349,6 +2024,8 @@ def compromised_local_epsilons(
         Largest value.
     geo_method : {"certified", "theorem-4.1"}
         Analysis of Geo-Shuffle.
+    rr_method : {"certified", "theorem-3.1"}
+        Analysis of RR-Shuffle (which p reaches eps_S).
 
     Returns
     -------
@@ -1366,12 +2043,14 @@ def compromised_local_epsilons(
 
     Examples
     --------
-    >>> out = compromised_local_epsilons(0.5, 1e-4, 100, 10, geo_method="theorem-4.1")
+    >>> out = compromised_local_epsilons(0.5, 1e-4, 100, 10, geo_method="theorem-4.1", rr_method="theorem-3.1")
     >>> out["rr-shuffle"] is None, out["sgdl-shuffle"] == sgdl_shuffle_local_epsilon(0.5, 100)
     (True, True)
     """
     try:
-        rr: float | None = rr_shuffle_local_epsilon(delta, rr_shuffle_probability(epsilon_s, delta, k, n), k)
+        p = rr_shuffle_probability(epsilon_s, delta, k, n, method=rr_method)
+        local_method = "certified" if rr_method == "certified" else "theorem-7.1"
+        rr: float | None = rr_shuffle_local_epsilon(delta, p, k, method=local_method)
     except ValidityConditionError:
         rr = None
     return {
@@ -1469,13 +2148,25 @@ __all__ = [
     "log_sgdl_pmf",
     "planar_guarantee",
     "rr_minimum_lambda",
+    "RR_SHUFFLE_METHODS",
+    "rr_shuffle_certified_epsilon",
     "rr_shuffle_epsilon",
+    "rr_shuffle_epsilon_paper",
+    "RR_LOCAL_METHODS",
+    "rr_shuffle_certified_local_epsilon",
     "rr_shuffle_local_epsilon",
+    "rr_shuffle_local_epsilon_paper",
     "rr_shuffle_probability",
+    "rr_shuffle_probability_paper",
     "sgdl_pmf",
     "sgdl_shift_divergence",
     "sgdl_shuffle_c",
     "sgdl_shuffle_c_paper",
+    "SGDL_SHUFFLE_METHODS",
+    "sgdl_shuffle_certified_epsilon",
+    "sgdl_shuffle_conditioned_noise",
     "sgdl_shuffle_epsilon",
+    "sgdl_shuffle_epsilon_paper",
+    "sgdl_shuffle_report_epsilon",
     "sgdl_shuffle_local_epsilon",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
@@ -37,9 +38,20 @@ def test_geo_shuffle_epsilon_json():
 
 def test_rr_and_sgdl_epsilon_json():
     rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "1e2", "--delta", "1e-4", "--p", "0.5", "--k", "1000"])
-    assert rr["epsilon"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100) and rr["lambda"] == 50_000
+    assert rr["epsilon"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100) == math.log(3.0)  # certified: beyond the search
+    assert rr["epsilon_theorem_3_1"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100, method="theorem-3.1")
+    assert rr["lambda"] == 50_000 and rr["inputs"]["method"] == "certified"
+    paper = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "100", "--delta", "1e-4", "--p", "0.5", "--k", "1000",
+                   "--method", "theorem-3.1"])
+    assert paper["epsilon"] == rr["epsilon_theorem_3_1"]
+    small = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "0.5", "--k", "1"])
+    assert small["epsilon"] < math.log(3.0) and small["epsilon_theorem_3_1"] is None
+    assert "use n >= 297" in small["epsilon_theorem_3_1_reason"]
     sg = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "100", "--delta", "1e-4", "--eps", "0.1"])
-    assert sg["epsilon"] == 0.1 and sg["c"] == M.sgdl_shuffle_c(0.1, 1e-4, 100) and sg["c_paper"] < sg["c"]
+    assert sg["epsilon"] == sg["report_epsilon"] == M.sgdl_shuffle_report_epsilon(0.1, 100)  # no --k: unbounded values
+    assert sg["epsilon_theorem_5_1"] == 0.1 and sg["c"] == M.sgdl_shuffle_c(0.1, 1e-4, 100) and sg["c_paper"] < sg["c"]
+    sg_k = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--k", "4"])
+    assert sg_k["epsilon"] == M.sgdl_shuffle_epsilon(1.0, 1e-4, 10, 4) < sg_k["report_epsilon"]
 
 
 def test_local_epsilon_round_trip_json():
@@ -53,12 +65,13 @@ def test_local_epsilon_round_trip_json():
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "0.5", "--k", "1"], "--n: .*use n >= 297"),
+        (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "0.5", "--k", "1", "--method", "theorem-3.1"],
+         "--n: .*use n >= 297"),
         (["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4"], "--eps-geo is required"),
-        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--k", "3"], "--k does not apply"),
+        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--p", "0.5"], "--p does not apply"),
         (["epsilon", "--mechanism", "laplace", "--n", "10", "--delta", "1e-4"], "--mechanism: unknown mechanism"),
-        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--method", "certified"],
-         "--method does not apply"),
+        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--method", "theorem-4.1"],
+         "--method theorem-4.1 does not apply to --mechanism sgdl-shuffle"),
         (["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1e-4", "--method", "thm"], "--method: unknown method"),
         (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "1.5", "--k", "3"], "--p must lie in"),
         (["local-epsilon", "--target", "0", "--n", "10", "--delta", "1e-4"], "--target must be"),

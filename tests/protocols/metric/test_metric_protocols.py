@@ -161,6 +161,10 @@ def test_wrong_number_of_values_and_messages():
 
 def test_rr_shuffle_outside_theorem_3_1_names_minimum_n():
     with pytest.raises(ValidityConditionError, match="n >= 35"):
-        RRShuffle.for_epsilon(0.1, 1e-4, 1000, 20)
+        RRShuffle.for_epsilon(0.1, 1e-4, 1000, 20, method="theorem-3.1")
     with pytest.raises(ValidityConditionError, match="use n >= "):
-        RRShuffle(1e-4, 0.01, 10, 5)
+        RRShuffle(1e-4, 0.01, 10, 5, method="theorem-3.1")
+    # the certified guarantee has no validity condition: p = 2 / (1 + e^eps) always reaches eps
+    proto = RRShuffle.for_epsilon(0.1, 1e-4, 1000, 20)
+    assert proto.epsilon <= 0.1 and proto.method == "certified"
+    assert RRShuffle(1e-4, 0.01, 10, 5).epsilon <= math.log((2 - 0.01) / 0.01)

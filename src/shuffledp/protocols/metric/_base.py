@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
-from shuffledp.errors import DomainError, ShapeError
+from shuffledp.errors import DomainError, OutsideRegimeError, ShapeError
+from shuffledp.randomizers.unary import thermometer_encode
 
 
 def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
@@ -103,6 +104,103 @@ def shuffle_bits(messages: np.ndarray, rng: np.random.Generator | None = None) -
     return check_rng(rng).permutation(bits)
 
 
+def quantized_ones(x: Any, granularity: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """How many ones Algorithm 8 (U_Q) puts in a message: x // Q + Ber((x mod Q) / Q), per entry.
+
+    The Bernoulli is drawn exactly as "a uniform integer in {0..Q-1} is below x mod Q", so Q times the count is an
+    unbiased estimate of x (Appendix G).  Q = 1 is Algorithm 1 (no randomness is drawn).
+
+    Parameters
+    ----------
+    x : array_like of int, >= 0
+        The values to encode.
+    granularity : int, >= 1
+        Q: each bit stands for Q units.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts, the shape of ``x``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``granularity`` is not an integer >= 1.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt Appendix G, Algorithm 8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts = quantized_ones(np.full(100_000, 13), 5, np.random.default_rng(0))  # 13 = 2 * 5 + 3
+    >>> sorted(set(counts.tolist())), bool(abs(5 * counts.mean() - 13) < 0.02)
+    ([2, 3], True)
+    """
+    q = check_positive_int(granularity, "granularity (Q, Appendix G)")
+    x = np.asarray(x, dtype=np.int64)
+    if q == 1:
+        return x
+    whole, rest = np.divmod(x, q)
+    return whole + (check_rng(rng).integers(0, q, x.shape) < rest)
+
+
+def quantized_unary_encode(x: Any, r: int, granularity: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Algorithm 8, U_Q(x, r): per value, r bits whose first x // Q are 1, the next one 1 with probability
+    (x mod Q) / Q, the rest 0 (rows of int8).  Needs x <= r Q.
+
+    Parameters
+    ----------
+    x : array_like of int, in [0, r Q]
+        The values (1-d).
+    r : int, >= 1
+        Bits per message.
+    granularity : int, >= 1
+        Q.
+    rng : numpy.random.Generator or None
+        Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(x), r) int8 thermometer codes.
+
+    Raises
+    ------
+    DomainError
+        If some x exceeds r Q.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt Appendix G, Algorithm 8 (Q = 1: Algorithm 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> quantized_unary_encode(np.array([0, 8, 12]), 3, 4).tolist()  # multiples of Q: no rounding
+    [[0, 0, 0], [1, 1, 0], [1, 1, 1]]
+    >>> codes = quantized_unary_encode(np.full(4000, 10), 3, 4, np.random.default_rng(0))  # 10 = 2 * 4 + 2
+    >>> sorted(set(codes.sum(axis=1).tolist())), bool(abs(4 * codes.sum(axis=1).mean() - 10) < 0.1)
+    ([2, 3], True)
+    """
+    r = check_positive_int(r, "r (bits per message)")
+    x = np.asarray(x, dtype=np.int64)
+    if x.size and (x.min() < 0 or x.max() > r * granularity):
+        raise DomainError(f"U_Q(x, r) needs 0 <= x <= r Q = {r * granularity}, got x in [{x.min()}, {x.max()}]")
+    return thermometer_encode(quantized_ones(x, granularity, rng), r)
+
+
+def not_analysed(what: str, granularity: int) -> OutsideRegimeError:
+    """The error for a paper guarantee asked of a protocol with granularity Q > 1 (Appendix G gives none)."""
+    return OutsideRegimeError(
+        f"{what} does not cover granularity Q={granularity} (Appendix G leaves its privacy unanalysed); use "
+        f"method='certified' (the per-report pure bound) or granularity=1"
+    )
+
+
 class UnaryShuffleProtocol(ABC):
     """A protocol (R, S, A) whose users send ``width`` bits each (subclasses: RR-, Geo-, SGDL-Shuffle).
 
@@ -139,6 +237,8 @@ class UnaryShuffleProtocol(ABC):
     #: Users and the largest value.
     n: int
     k: int
+    #: Appendix G's granularity Q: each bit stands for Q units (1: Algorithm 1).
+    granularity: int = 1
 
     def __init__(self, n: int, k: int) -> None:
         self.n = check_positive_int(n, "n (number of users)")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_rng
-from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values
+from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values, quantized_ones
 from shuffledp.randomizers.unary import thermometer_encode
 
 
@@ -49,8 +49,8 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
 
     @property
     def width(self) -> int:
-        """Bits per user: k + 2c."""
-        return self.k + 2 * self.c
+        """Bits per user (the communication cost): k + 2c, or ceil((k + 2c) / Q) with granularity Q (Appendix G)."""
+        return -(-(self.k + 2 * self.c) // self.granularity)
 
     @abstractmethod
     def noise(self, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -61,17 +61,19 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
         x = check_values(x, self.k, self.n)
         rng = check_rng(rng)
         shape = (self.n,) if repetitions is None else (self._repetitions(repetitions), self.n)
-        return np.clip(x + self.noise(shape, rng) + self.c, 0, self.width)
+        return np.clip(x + self.noise(shape, rng) + self.c, 0, self.k + 2 * self.c)
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
-        """Every user's message U(x', k + 2c): an (n, k + 2c) int8 thermometer code."""
-        return thermometer_encode(self.shifted(x, rng), self.width)
+        """Every user's message U(x', k + 2c) (U_Q(x', width) with granularity Q): an (n, width) int8 thermometer code."""
+        rng = check_rng(rng)
+        return thermometer_encode(quantized_ones(self.shifted(x, rng), self.granularity, rng), self.width)
 
     def ones(self, x: Any, rng: np.random.Generator | None = None, repetitions: int | None = None) -> Any:
-        """sum_i x'_i: the number of ones U(x', k + 2c) puts in the shuffled bits."""
-        totals = self.shifted(x, rng, repetitions).sum(axis=-1)
+        """sum_i x'_i (sum_i U_Q's count with granularity Q): the number of ones in the shuffled bits."""
+        rng = check_rng(rng)
+        totals = quantized_ones(self.shifted(x, rng, repetitions), self.granularity, rng).sum(axis=-1)
         return int(totals) if repetitions is None else totals.astype(np.int64)
 
     def debias(self, ones: Any) -> Any:
-        """The analyst (Algorithms 3-4): sum B - n c."""
-        return np.asarray(ones, dtype=np.float64) - self.n * self.c
+        """The analyst (Algorithms 3-4): sum B - n c (Q sum B - n c with granularity Q, Appendix G)."""
+        return self.granularity * np.asarray(ones, dtype=np.float64) - self.n * self.c

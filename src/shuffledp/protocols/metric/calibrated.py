@@ -2,9 +2,11 @@
 
 Geo-Local at eps_geo = eps (pure); RR-Shuffle with p from Theorem 3.1 (absent where its validity
 condition fails); Geo-Shuffle with the largest eps_geo whose guarantee is eps; SGDL-Shuffle at eps
-(Theorem 5.1).  ``geo_method`` picks Geo-Shuffle's guarantee: ``"theorem-4.1"`` (the default here: this
-helper reproduces the paper's §6 calibration, which is NOT a valid bound for datasets far apart) or
-``"certified"`` (valid for every pair; at k = 1000 it certifies no gain over Geo-Local).
+(Theorem 5.1).  ``geo_method`` / ``rr_method`` pick Geo-Shuffle's / RR-Shuffle's guarantee:
+``"theorem-4.1"`` / ``"theorem-3.1"`` (the defaults here: this helper reproduces the paper's §6 calibration,
+which is NOT a valid bound for datasets far apart) or ``"certified"`` (valid for every pair; at k = 1000 it
+certifies no gain over the local epsilon).  SGDL-Shuffle is always run at eps (Theorem 5.1's claim; its
+certified guarantee is `shuffledp.protocols.metric.SGDLShuffle.shuffle_epsilon`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ MECHANISMS = ("geo-local", "rr-shuffle", "geo-shuffle", "sgdl-shuffle")
 
 
 def calibrated_mechanisms(
-    epsilon: float, delta: float, n: int, k: int, *, geo_method: str = "theorem-4.1"
+    epsilon: float, delta: float, n: int, k: int, *, geo_method: str = "theorem-4.1", rr_method: str = "theorem-3.1"
 ) -> dict[str, object]:
     """name -> mechanism at (epsilon, delta) for n users with values in {0..k}; RR-Shuffle's entry is the
     `shuffledp.errors.ValidityConditionError` (naming the minimum n) where Theorem 3.1 cannot reach epsilon.
@@ -37,6 +39,8 @@ def calibrated_mechanisms(
         Largest value.
     geo_method : {"theorem-4.1", "certified"}
         Geo-Shuffle's analysis.
+    rr_method : {"theorem-3.1", "certified"}
+        RR-Shuffle's analysis (``"certified"`` never raises: p = 2 / (1 + e^eps) always qualifies).
 
     Returns
     -------
@@ -61,7 +65,7 @@ def calibrated_mechanisms(
     (0.5, True)
     """
     try:
-        rr: object = RRShuffle.for_epsilon(epsilon, delta, k, n)
+        rr: object = RRShuffle.for_epsilon(epsilon, delta, k, n, method=rr_method)
     except ValidityConditionError as exc:
         rr = exc
     return {

@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon
+from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     GEO_SHUFFLE_METHODS,
@@ -22,6 +22,7 @@ from shuffledp.accounting.metric import (
     geo_shuffle_local_epsilon,
 )
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.protocols.metric._base import not_analysed
 from shuffledp.protocols.metric._padded import PaddedUnaryProtocol
 from shuffledp.randomizers.geometric import discrete_laplace_noise
 
@@ -45,6 +46,11 @@ class GeoShuffle(PaddedUnaryProtocol):
         Largest value.
     method : {"certified", "theorem-4.1"}
         Which analysis gives ``epsilon``.
+    granularity : int, >= 1
+        Appendix G's Q: users send U_Q(x', ceil((k + 2c)/Q)) (Algorithm 8), the analyst returns Q sum B - n c
+        (unbiased for sum x').  The paper does not analyse its privacy: with Q > 1 ``epsilon`` is the per-report
+        bound eps_geo (each message is still post-processing of x + N, so the release is (eps_geo, 0)-d_X-private)
+        and ``method="theorem-4.1"`` raises `shuffledp.errors.OutsideRegimeError` when asked.
 
     Raises
     ------
@@ -67,8 +73,11 @@ class GeoShuffle(PaddedUnaryProtocol):
     ((319800,), True)
     """
 
-    def __init__(self, eps_geo: float, delta: float, n: int, k: int, *, method: str = "certified") -> None:
+    def __init__(
+        self, eps_geo: float, delta: float, n: int, k: int, *, method: str = "certified", granularity: int = 1
+    ) -> None:
         super().__init__(n, k)
+        self.granularity = check_positive_int(granularity, "granularity (Q, Appendix G)")
         self.eps_geo = check_epsilon(eps_geo, "eps_geo")
         self.delta = check_delta(delta)
         if method not in GEO_SHUFFLE_METHODS:
@@ -83,7 +92,11 @@ class GeoShuffle(PaddedUnaryProtocol):
 
     @cached_property
     def epsilon(self) -> float:
-        """The shuffle-model epsilon of ``method`` (certified by default)."""
+        """The shuffle-model epsilon of ``method`` (certified by default; eps_geo with granularity Q > 1)."""
+        if self.granularity > 1:
+            if self.method != "certified":
+                raise not_analysed("Theorem 4.1", self.granularity)
+            return self.eps_geo
         return geo_shuffle_epsilon(self.eps_geo, self.delta, self.n, self.k, method=self.method)
 
     def local_epsilon(self) -> float:
@@ -95,4 +108,5 @@ class GeoShuffle(PaddedUnaryProtocol):
         return discrete_laplace_noise(math.exp(-self.eps_geo), size, rng)
 
     def __repr__(self) -> str:
-        return f"GeoShuffle(eps_geo={self.eps_geo:g}, delta={self.delta:g}, n={self.n}, k={self.k}, method={self.method!r})"
+        q = f", granularity={self.granularity}" if self.granularity > 1 else ""
+        return f"GeoShuffle(eps_geo={self.eps_geo:g}, delta={self.delta:g}, n={self.n}, k={self.k}, method={self.method!r}{q})"

@@ -14,7 +14,16 @@ import numpy as np
 
 from shuffledp._util.validation import check_epsilon
 from shuffledp.accounting.bounds import check_delta
-from shuffledp.accounting.metric import sgdl_shuffle_c, sgdl_shuffle_local_epsilon
+from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting.metric import (
+    SGDL_SHUFFLE_METHODS,
+    sgdl_shuffle_c,
+    sgdl_shuffle_epsilon,
+    sgdl_shuffle_local_epsilon,
+    sgdl_shuffle_report_epsilon,
+)
+from shuffledp.errors import PrivacyParameterError
+from shuffledp.protocols.metric._base import not_analysed
 from shuffledp.protocols.metric._padded import PaddedUnaryProtocol
 
 
@@ -56,7 +65,11 @@ def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndar
 
 
 class SGDLShuffle(PaddedUnaryProtocol):
-    """SGDL-Shuffle(eps, delta, n) on values in {0, ..., k}: (eps, delta)-d_X-private (Theorem 5.1).
+    """SGDL-Shuffle(eps, delta, n) on values in {0, ..., k}; Theorem 5.1 claims (eps, delta)-d_X-privacy.
+
+    ``epsilon`` is the noise parameter eps (Theorem 5.1's claim, not a valid bound for datasets far apart);
+    ``shuffle_epsilon`` is the guarantee of ``method``: certified by default (valid for every pair of
+    datasets, `shuffledp.accounting.metric.sgdl_shuffle_certified_epsilon`), or ``"theorem-5.1"`` (= eps).
 
     Parameters
     ----------
@@ -68,6 +81,15 @@ class SGDLShuffle(PaddedUnaryProtocol):
         Number of users.
     k : int, >= 1
         Largest value.
+    method : {"certified", "theorem-5.1"}
+        Which analysis gives ``shuffle_epsilon``.
+    c : int >= 0, optional
+        The padding; default `shuffledp.accounting.metric.sgdl_shuffle_c` (Algorithm 4 with the exact tail).  A
+        c >= k/2 with room left in delta is what lets the certified analysis go below the per-report epsilon.
+    granularity : int, >= 1
+        Appendix G's Q (Algorithm 8; the analyst returns Q sum B - n c).  Its privacy is not analysed by the paper:
+        with Q > 1 ``shuffle_epsilon`` is the per-report pure bound `sgdl_shuffle_report_epsilon` and
+        ``method="theorem-5.1"`` raises `shuffledp.errors.OutsideRegimeError` when asked.
 
     Raises
     ------
@@ -91,11 +113,35 @@ class SGDLShuffle(PaddedUnaryProtocol):
     (True, True)
     """
 
-    def __init__(self, epsilon: float, delta: float, n: int, k: int) -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        n: int,
+        k: int,
+        *,
+        method: str = "certified",
+        c: int | None = None,
+        granularity: int = 1,
+    ) -> None:
         super().__init__(n, k)
+        self.granularity = check_positive_int(granularity, "granularity (Q, Appendix G)")
+        if method not in SGDL_SHUFFLE_METHODS:
+            raise PrivacyParameterError(f"method must be one of {', '.join(SGDL_SHUFFLE_METHODS)}, got {method!r}")
+        self.method = method
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
-        self.c = sgdl_shuffle_c(self.epsilon, self.delta, self.n)
+        self.c = sgdl_shuffle_c(self.epsilon, self.delta, self.n) if c is None else check_positive_int(c, "c", minimum=0)
+
+    @property
+    def shuffle_epsilon(self) -> float:
+        """The shuffle-model epsilon of ``method`` at this padding (certified by default; the per-report bound
+        with granularity Q > 1)."""
+        if self.granularity > 1:
+            if self.method != "certified":
+                raise not_analysed("Theorem 5.1", self.granularity)
+            return sgdl_shuffle_report_epsilon(self.epsilon, self.n)
+        return sgdl_shuffle_epsilon(self.epsilon, self.delta, self.n, self.k, method=self.method, c=self.c)
 
     def local_epsilon(self) -> float:
         """Theorem 7.2: eps_L if the shuffler is compromised."""
@@ -106,4 +152,7 @@ class SGDLShuffle(PaddedUnaryProtocol):
         return sgdl_noise(1.0 / self.n, math.exp(-self.epsilon), size, rng)
 
     def __repr__(self) -> str:
-        return f"SGDLShuffle(epsilon={self.epsilon:g}, delta={self.delta:g}, n={self.n}, k={self.k})"
+        return (
+            f"SGDLShuffle(epsilon={self.epsilon:g}, delta={self.delta:g}, n={self.n}, k={self.k}, "
+            f"method={self.method!r}, c={self.c}" + (f", granularity={self.granularity})" if self.granularity > 1 else ")")
+        )
