@@ -81,6 +81,8 @@ def test_figure6_geo_shuffle_keeps_far_stronger_local_privacy(tmp_path):
         assert table[(n, "sgdl-shuffle")] > 3 * table[(n, "geo-shuffle")]
         assert table[(n, "geo-shuffle-certified")] == pytest.approx(0.2)  # nothing certified beyond eps_S at k = 1000
         assert table[(n, "sgdl-shuffle")] == pytest.approx(M.sgdl_shuffle_local_epsilon(0.2, n))
+        assert 0.0 < table[(n, "rr-shuffle-certified")] <= 0.2 + 1e-9  # the certified tuning's exact local epsilon
+    assert table[(20, "rr-shuffle")] is not None and table[(150, "rr-shuffle")] is None  # Theorem 3.1's condition
     # §7: "with 150 users the local privacy eps_L is about 5 [SGDL-Shuffle], while for Geo-Shuffle is about 1"
     assert 2.5 <= table[(150, "sgdl-shuffle")] <= 10 and 0.5 <= table[(150, "geo-shuffle")] <= 2
 
