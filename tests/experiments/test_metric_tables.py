@@ -162,7 +162,7 @@ def test_rr_minimum_n_of_the_paper_needs_the_overshoot():
     assert (_min_n(f * 0.1, 1e-4), _min_n(f * 0.017, 1e-4)) == (23, 776)
     for eps, expected in ((f * 0.1, 23), (f * 0.017, 776)):
         with pytest.raises(ValidityConditionError) as info:
-            M.rr_shuffle_probability(eps, 1e-4, 1000, expected - 1)
+            M.rr_shuffle_probability(eps, 1e-4, 1000, expected - 1, method="theorem-3.1")
         assert info.value.minimum_n == expected
     logs = (math.log, math.log2, math.log10)
     for log1, log2, const, delta in itertools.product(logs, logs, (8, 16, 24, 32, 64), (1e-4, 5e-5, 5e-4, 1e-3, 1e-2)):
@@ -200,7 +200,7 @@ def test_error_models_against_references():
         assert implied == M.geo_shuffle_epsilon_paper(eps_geo, model.axis(eps, 1e-4)[1], n, max_distance=1)
         implied_rr = C.implied_rr_guarantee(model, 0.3 if n == 100 else 5.0, eps, 1e-4, n)
         eps_axis, delta_axis = model.axis(eps, 1e-4)
-        p = M.rr_shuffle_probability(implied_rr, delta_axis, model.k, n)
+        p = M.rr_shuffle_probability(implied_rr, delta_axis, model.k, n, method="theorem-3.1")
         assert model.rr(p, n) == pytest.approx(0.3 if n == 100 else 5.0, rel=1e-3)
 
 
@@ -220,7 +220,7 @@ def test_table3_verdicts_at_the_expected_errors():
     mean = {}
     for n, eps in L.TABLE3:
         eps_run, delta_axis = L.axis_parameters(eps)
-        p = M.rr_shuffle_probability(C.RR_PAPER_OVERSHOOT * eps_run, delta_axis, L.K, n)
+        p = M.rr_shuffle_probability(C.RR_PAPER_OVERSHOOT * eps_run, delta_axis, L.K, n, method="theorem-3.1")
         mean[(n, eps, "geo-local")] = L.ERROR_MODEL.geo(eps_run, n)
         mean[(n, eps, "rr-shuffle-paper-tuning")] = L.ERROR_MODEL.rr(p, n)
         mean[(n, eps, "geo-shuffle-paper-tuning")] = L.ERROR_MODEL.geo(C.paper_tuned_eps_geo(eps_run, delta_axis, n), n)

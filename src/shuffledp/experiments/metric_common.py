@@ -133,7 +133,7 @@ def tuned_mechanisms(epsilon: float, delta: float, n: int, k: int) -> dict[str, 
     """
     ours = calibrated_mechanisms(epsilon, delta, n, k, geo_method="theorem-4.1")
     try:
-        rr_paper: object = RRShuffle.for_epsilon(RR_PAPER_OVERSHOOT * epsilon, delta, k, n)
+        rr_paper: object = RRShuffle.for_epsilon(RR_PAPER_OVERSHOOT * epsilon, delta, k, n, method="theorem-3.1")
     except ValidityConditionError as exc:
         rr_paper = exc
     extra = {
@@ -206,7 +206,7 @@ def implied_rr_guarantee(model: ErrorModel, value: float, epsilon: float, delta:
     # the error grows with p: bisect on q = 1 - p, where it decreases
     q = _bisect_decreasing(lambda q: model.rr(1.0 - q, n), value, 1e-12, 1.0 - 1e-12)
     try:
-        return rr_shuffle_epsilon(d_axis, 1.0 - q, model.k, n)
+        return rr_shuffle_epsilon(d_axis, 1.0 - q, model.k, n, method="theorem-3.1")
     except ValidityConditionError:
         return None
 

@@ -165,8 +165,8 @@ def published_code_shifts() -> dict[str, Any]:
         if (n, eps) == (4000, 0.3):
             out["geo_4000"] = theirs
         try:
-            code = ERROR_MODEL.rr(rr_shuffle_probability(1.1 * eps_run, 1e-3, K, n), n)
-            variant = ERROR_MODEL.rr(rr_shuffle_probability(RR_PAPER_OVERSHOOT * eps_run, delta_axis, K, n), n)
+            code = ERROR_MODEL.rr(rr_shuffle_probability(1.1 * eps_run, 1e-3, K, n, method="theorem-3.1"), n)
+            variant = ERROR_MODEL.rr(rr_shuffle_probability(RR_PAPER_OVERSHOOT * eps_run, delta_axis, K, n, method="theorem-3.1"), n)
         except ValidityConditionError:
             continue
         out["rr_vs_variant"] = max(out["rr_vs_variant"], abs(code / variant - 1))
