@@ -26,7 +26,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from shuffledp._util.validation import check_positive_int
 from shuffledp.datasets.setvalued import item_frequencies
+from shuffledp.errors import ExperimentError
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
@@ -53,6 +55,9 @@ def delta_for(n: int) -> float:
 
 def level_counts(n: int, setting: str) -> tuple[int, ...]:
     """Exact users per level: the setting's shares of n (rounded down, the remainder to the largest share)."""
+    if setting not in SETTINGS:
+        raise ExperimentError(f"setting must be one of {', '.join(SETTINGS)}, got {setting!r}")
+    n = check_positive_int(n, "n")
     shares = SETTINGS[setting]
     counts = [int(math.floor(f * n)) for f in shares]
     counts[int(np.argmax(shares))] += n - sum(counts)
