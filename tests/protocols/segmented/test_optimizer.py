@@ -90,3 +90,18 @@ def test_bad_input(kwargs, error, pattern):
     args = {"E": LEVELS, "delta": DELTA, "level_counts": [10, 20, 10], "d": D, "s": S, "m": 1.0} | kwargs
     with pytest.raises(error, match=pattern):
         optimize_parameters(**args)
+
+
+def test_memos_do_not_change_results(monkeypatch):
+    from shuffledp.protocols.segmented import optimizer as O
+
+    args = ((0.5, 2.0), 1e-4, (300, 300), 8, 2)
+    O.clear_caches()
+    cold = optimize_parameters(*args)
+    warm = optimize_parameters(*args)  # every constraint check and m_k now comes from the memos
+    assert O._constraint_met.cache_info().hits > 0
+    # without any memo: the unwrapped functions
+    monkeypatch.setattr(O, "_constraint_met", O._constraint_met.__wrapped__)
+    monkeypatch.setattr(O, "_full_rate_blankets", O._full_rate_blankets.__wrapped__)
+    plain = optimize_parameters(*args)
+    assert cold == warm == plain
