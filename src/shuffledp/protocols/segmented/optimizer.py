@@ -264,7 +264,9 @@ def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float
     Raises
     ------
     PrivacyParameterError
-        If an argument is out of range, or no lambda >= LAMBDA_MIN meets the level.
+        If an argument is out of range, or no lambda >= LAMBDA_MIN meets the level (rates
+        below gamma/d, gamma = m / ceil(m), are priced as gamma/d: see
+        `shuffledp.accounting.segmented`, "Small lambda").
 
     References
     ----------
@@ -301,7 +303,12 @@ def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float
     try:
         return calibrate(make, level, delta, bracket=(LAMBDA_MIN, 1.0), context=context)
     except PrivacyParameterError:
-        raise PrivacyParameterError(f"no sampling rate lambda >= {LAMBDA_MIN:g} meets {context}") from None
+        floor = (m / math.ceil(m)) / d
+        raise PrivacyParameterError(
+            f"no sampling rate lambda in [{LAMBDA_MIN:g}, 1] meets {context} (rates below gamma/d = {floor:.3g} "
+            "cost as much as gamma/d, see shuffledp.accounting.segmented 'Small lambda'; more users, more "
+            "blankets or a larger level would)"
+        ) from None
 
 
 def _check_setting(level: float, delta: float, d: int, n_users: int, s: int) -> tuple[float, float, int, int, int]:
