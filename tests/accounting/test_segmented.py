@@ -176,3 +176,9 @@ def test_bad_input_named(kwargs, name):
     args = {"lam": 0.5, "d": 128, "n_users": 100, "m": 1.0, "s": 2} | kwargs
     with pytest.raises(PrivacyParameterError, match=rf"^{name}\b"):
         S.user_event(**args)
+
+
+@pytest.mark.parametrize("level", [math.nan, -1.0, math.inf])
+def test_level_constraint_names_the_level(level):
+    with pytest.raises(PrivacyParameterError, match=r"^level must be a finite number >= 0, got"):
+        S.level_constraint_met(0.5, level, 1e-6, 10, 1000, 2.5, 2)

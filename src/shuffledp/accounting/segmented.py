@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 
-from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.composition import group_composition
@@ -465,6 +465,7 @@ def level_constraint_met(lam: float, level: float, delta: float, d: int, n_users
     False
     """
     delta = check_delta(delta)
+    level = check_nonnegative(level, "level")
     acc = VariationRatioAccountant().compose(user_event(lam, d, n_users, m, s))
     return acc.get_delta(level) <= delta
 

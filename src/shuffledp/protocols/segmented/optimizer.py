@@ -9,6 +9,11 @@
   lambda_k = 1 and it grows, so the optimum lies in between.  The search ranks candidate
   m by Eq. 7 checked directly (one divergence per trial lambda, see
   `_approximate_rate`); the returned lambdas come from ``calibrate`` at the chosen m.
+
+Eq. 7 checks and the m_k are memoised (pure functions of their arguments; `clear_caches`
+empties the memos).  Profiled at K = 3, n = 50,000, d = 128, s = 4 (about 1.3 s): about 630 Eq. 7
+checks, of which only about 20 repeat; the time is the engine's hockey-stick evaluation of
+each distinct (lambda, m), not repeated work here.
 """
 
 from __future__ import annotations
