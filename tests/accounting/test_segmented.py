@@ -38,6 +38,34 @@ def _protocol_divergence(lam, d, n_users, m, eps):
     return float(np.sum(np.maximum(P - math.exp(eps) * Q, 0.0)))
 
 
+def _protocol_divergence_accurate(lam, d, n_users, m, eps):
+    """`_protocol_divergence` summed cell by cell without cancellation (accurate far into the tail).
+
+    For a + b <= N both P and Q are B(a, b) times (1 - lam) + lam (1 - 2r) {a, b} / ((N - a - b + 1) r),
+    so P - e^eps Q has one factor B(a, b); on a + b = N + 1 only the victim's message explains
+    the counts: P = lam B(a - 1, b), Q = lam B(a, b - 1).  Checked against 80-digit arithmetic.
+    """
+    calls = n_users * math.ceil(m)
+    r = (m / math.ceil(m)) / d
+    grow = math.exp(eps)
+    a = np.arange(calls + 1, dtype=np.float64)[:, None]
+    b = np.arange(calls + 1, dtype=np.float64)[None, :]
+    rest = calls - a - b
+    inside = rest >= 0
+    rest0 = np.where(inside, rest, 0.0)
+    log_pmf = (special.gammaln(calls + 1) - special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(rest0 + 1)
+               + (a + b) * math.log(r) + special.xlogy(rest0, 1 - 2 * r))
+    bracket = (1 - lam) * (1 - grow) + lam * (1 - 2 * r) / ((rest0 + 1) * r) * (a - grow * b)
+    total = float(np.sum(np.where(inside, np.exp(log_pmf) * np.maximum(bracket, 0.0), 0.0)))
+    log_top = special.gammaln(calls + 1) + calls * math.log(r)
+    for top_a in range(1, calls + 2):  # a + b = N + 1 (a = 0 has P = 0)
+        top_b = calls + 1 - top_a
+        p = lam * math.exp(log_top - special.gammaln(top_a) - special.gammaln(top_b + 1))
+        q = lam * math.exp(log_top - special.gammaln(top_a + 1) - special.gammaln(top_b)) if top_b >= 1 else 0.0
+        total += max(p - grow * q, 0.0)
+    return total
+
+
 @pytest.mark.parametrize("lam,d,n_users,m", [(0.3, 8, 20, 1.0), (0.8, 5, 15, 2.5), (0.5, 10, 30, 0.4)])
 def test_event_matches_protocol_enumeration(lam, d, n_users, m):
     event = S.item_event(lam, d, n_users, m)
@@ -45,6 +73,57 @@ def test_event_matches_protocol_enumeration(lam, d, n_users, m):
         exact = _protocol_divergence(lam, d, n_users, m, eps)
         low, high = hockey_stick_divergence(event.params, event.n, eps, gamma=event.gamma)
         assert low - 1e-12 <= exact <= high + 1e-12
+
+
+def test_accurate_enumeration_against_high_precision():
+    # reference values from the same sum in 80-digit arithmetic (mpmath)
+    assert _protocol_divergence_accurate(0.05, 8, 20, 1.0, 1.5) == pytest.approx(3.80931e-17, rel=1e-5)
+    assert _protocol_divergence_accurate(0.05, 8, 20, 1.0, 3.0) == pytest.approx(4.33681e-20, rel=1e-5)  # lam (1/8)^20
+    assert _protocol_divergence_accurate(0.08, 10, 6, 1.5, 1.5) == pytest.approx(9.0079625e-12, rel=1e-7)
+    for lam, d, n_users, m in [(0.3, 8, 20, 1.0), (0.05, 8, 20, 1.0)]:
+        for eps in (0.0, 0.1):
+            assert _protocol_divergence_accurate(lam, d, n_users, m, eps) == pytest.approx(
+                _protocol_divergence(lam, d, n_users, m, eps), rel=1e-9)
+
+
+#: lam >= 1/d (Lemma 3), gamma/d <= lam < 1/d (exact, slot rate gamma/(d lam)), lam < gamma/d (priced at gamma/d)
+SMALL_RATES = [(0.3, 8, 20, 1.0, "exact"), (0.08, 10, 6, 1.5, "exact"), (0.06, 16, 8, 0.5, "exact"),
+               (0.05, 8, 20, 1.0, "upper"), (0.001, 16, 10, 0.4, "upper"), (0.02, 10, 15, 2.5, "upper")]
+
+
+@pytest.mark.parametrize("lam,d,n_users,m,kind", SMALL_RATES)
+def test_small_rates_dominate_the_protocol_into_the_tail(lam, d, n_users, m, kind):
+    # lambda < 1/d with q simply raised to 1 fell below the protocol's divergence for eps >= 1.5 here
+    # (the event "all blankets land on the victim's item" has probability lam (gamma/d)^N)
+    event = S.item_event(lam, d, n_users, m)
+    for eps in (0.0, 0.5, 1.5, 3.0, 8.0):
+        exact = _protocol_divergence_accurate(lam, d, n_users, m, eps)
+        upper = hockey_stick_divergence(event.params, event.n, eps, gamma=event.gamma)[1]
+        assert upper >= exact * (1 - 1e-9), (eps, exact, upper)
+        if kind == "exact":
+            assert upper <= exact * (1 + 1e-6) + 1e-300, (eps, exact, upper)
+
+
+def _exact_epsilon(lam, d, n_users, m, delta):
+    if _protocol_divergence_accurate(lam, d, n_users, m, 40.0) > delta:
+        return math.inf
+    lo, hi = 0.0, 40.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if _protocol_divergence_accurate(lam, d, n_users, m, mid) <= delta else (mid, hi)
+    return hi
+
+
+@pytest.mark.parametrize("lam,d,n_users,m", [(0.2, 3, 5, 1.0), (0.15, 2, 2, 1.0), (0.15, 2, 5, 2.0), (0.2, 4, 3, 1.5)])
+def test_small_rates_never_undercut_the_exact_epsilon(lam, d, n_users, m):
+    # few participants, lambda < 1/d, delta = 0.01/n: the q = 1 reading certified 0.81, 0.94, 0.37, ... here
+    delta = 0.01 / n_users
+    exact = _exact_epsilon(lam, d, n_users, m, delta)
+    try:
+        upper = S.user_epsilon(lam, d, n_users, m, 1, delta)
+    except OutsideRegimeError:
+        upper = math.inf
+    assert upper >= exact * (1 - 1e-9), (exact, upper)
 
 
 def test_lemma3_parameters():
@@ -97,3 +176,9 @@ def test_bad_input_named(kwargs, name):
     args = {"lam": 0.5, "d": 128, "n_users": 100, "m": 1.0, "s": 2} | kwargs
     with pytest.raises(PrivacyParameterError, match=rf"^{name}\b"):
         S.user_event(**args)
+
+
+@pytest.mark.parametrize("level", [math.nan, -1.0, math.inf])
+def test_level_constraint_names_the_level(level):
+    with pytest.raises(PrivacyParameterError, match=r"^level must be a finite number >= 0, got"):
+        S.level_constraint_met(0.5, level, 1e-6, 10, 1000, 2.5, 2)

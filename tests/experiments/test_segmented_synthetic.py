@@ -13,6 +13,8 @@ from shuffledp.experiments.segmented_synthetic import DATASET, QUICK_REPEATS
 
 #: Settings where the measured reduction falls short of 40% (see the summary and the report):
 #: s = 8, S2 gives 35% +- 3% (quick, seed 0) -- the claim does not hold there.  strict: a pass is reported.
+#: Not a tuning or pricing artefact: the summary's "Why s = 8, S2 falls short of 40%" section shows the
+#: optimizer's m is MSE-optimal there and Subexp, shuffle is priced at its tightest.
 SHORT_OF_CLAIM = {(8, "S2")}
 
 
@@ -47,7 +49,9 @@ def test_csv_rows_are_complete(output):
                 assert float(r["mse_ci_low"]) < float(r["mse"]) < float(r["mse_ci_high"])
                 assert (r["m"] == "") == (r["method"] in COMPETITORS)  # competitors do not depend on m
     assert (target / "figure.png").stat().st_size > 10_000
-    assert "| 5000 | 4 | S1 |" in (target / "summary.md").read_text()
+    summary = (target / "summary.md").read_text()
+    assert "| 5000 | 4 | S1 |" in summary
+    assert "## Why s = 8, S2 falls short of 40%" in summary
 
 
 CASES = [

@@ -24,17 +24,37 @@ n' = n ceil(m) + 1.  We use Theorem 2's count, n ceil(m) + 1 participants, which
 Proposition 1 shows is exact for s = 1 (upper and lower bound coincide); the literal
 n' = n ceil(m) gives a slightly larger epsilon and is available as ``slots="theorem3"``.
 
-**Small lambda.**  `VariationRatio` needs q >= 1, so for
-lambda < 1/d the parameters use q = 1 (fewer blankets than the true rate 2 gamma / d: a
-valid, looser upper bound); the engine's lower bound caps beta at q - 1, so the two
-bounds coincide only for lambda >= 1/(d - 1).
+**Small lambda (lambda < 1/d).**  The engine's pair for (p = inf, beta, q) with slot rate
+gamma has w_same = beta and a blanket slot that copies the victim's item (or the neighbour's)
+with probability rho = 2 gamma beta / q; Lemma 3's q = d lambda gives rho = 2 gamma / d,
+exactly Algorithm 2 (the engine matches a brute-force enumeration of the protocol there).
+`VariationRatio` needs q >= 1, and simply raising q to 1 for lambda < 1/d is *not* a valid
+upper bound: it thins the blankets to rho = 2 gamma lambda, and thinner blankets make the
+event "every blanket lands on the victim's item" (probability lambda (gamma/d)^N, infinite
+privacy loss) rarer, so the tail of the divergence is underestimated -- with few
+participants even at the target delta (e.g. d = 2, n = 2, m = 1, lambda = 0.15,
+delta = 0.005: that reading certified epsilon = 0.94 where no finite epsilon holds).
+`item_event` therefore keeps the protocol's rho:
+
+* gamma/d <= lambda < 1/d: q = 1 and slot rate gamma / (d lambda) (<= 1), the same pair
+  (beta = lambda, rho = 2 gamma / d): exact, no loss;
+* lambda < gamma/d (every lambda < 1/d when m is an integer): priced as lambda' = gamma/d.
+  Valid because the hockey-stick divergence of Algorithm 2 does not decrease in lambda: for
+  lambda < lambda', P_lambda = (1 - lambda/lambda') B + (lambda/lambda') P_lambda' with the same
+  blanket-only B under both neighbours (likewise Q), and joint convexity gives
+  D(P_lambda || Q_lambda) <= (lambda/lambda') D(P_lambda' || Q_lambda').  Looser by up to that
+  factor; the pair with beta = lambda and rho = 2 gamma/d is not a (p, beta, q, gamma) event.
+
+So the user epsilon is flat in lambda below gamma/d, and a level that gamma/d cannot meet has
+no admissible rate (the optimizer says so).  The engine's lower bound (Proposition 1) caps
+beta at q - 1 = 0 there, so upper and lower bounds coincide only for lambda >= 1/(d - 1).
 """
 
 from __future__ import annotations
 
 import math
 
-from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.composition import group_composition
@@ -134,8 +154,9 @@ def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
     Returns
     -------
     VariationRatio
-        (p, beta, q) = (inf, lambda, max(1, d lambda)); q is raised to 1 when
-        lambda < 1/d (module docstring, "Small lambda").
+        (p, beta, q) = (inf, lambda, max(1, d lambda)).  For lambda < 1/d, q = 1 is *not*
+        by itself a valid description of Algorithm 2's blankets: `item_event` also
+        adjusts the slot rate (module docstring, "Small lambda").
 
     Raises
     ------
@@ -151,7 +172,7 @@ def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
     >>> vr = poisson_item_parameters(0.5, 10)
     >>> vr.p, vr.beta, vr.q0
     (inf, 0.5, 5.0)
-    >>> poisson_item_parameters(0.05, 10).q0  # lambda < 1/d: q raised to 1
+    >>> poisson_item_parameters(0.05, 10).q0  # lambda < 1/d: q raised to 1 (see item_event)
     1.0
     """
     from shuffledp.randomizers.categorical import PoissonRandomizer
@@ -219,7 +240,9 @@ def item_event(lam: float, d: int, n_users: int, m: float, *, slots: str = "theo
     Returns
     -------
     ShuffleEvent
-        ``ShuffleEvent(poisson_item_parameters(lam, d), participants, gamma)``.
+        ``ShuffleEvent(poisson_item_parameters(lam, d), participants, gamma)`` for
+        lambda >= 1/d; below, the same pair with q = 1 and slot rate gamma / (d lambda), or
+        (lambda < gamma/d) the event of lambda' = gamma/d (module docstring, "Small lambda").
 
     Raises
     ------
@@ -237,12 +260,28 @@ def item_event(lam: float, d: int, n_users: int, m: float, *, slots: str = "theo
     (3001, 0.833333)
     >>> item_event(0.5, 10, 1000, 2.5, slots="theorem3").n
     3000
+
+    Below 1/d the blankets keep their rate 2 gamma / d (here gamma = 0.75, d = 10, so
+    gamma/d = 0.075 <= 0.08 < 1/d; the slot rate becomes gamma / (d lambda) = 0.9375):
+
+    >>> small = item_event(0.08, 10, 1000, 1.5)
+    >>> small.params.q0, small.gamma, small.params.beta
+    (1.0, 0.9375, 0.08)
+    >>> item_event(0.01, 10, 1000, 1.5).params.beta  # below gamma/d: priced as gamma/d
+    0.075
     """
     if slots not in SLOT_RULES:
         raise PrivacyParameterError(f"slots must be one of {', '.join(SLOT_RULES)}, got {slots!r}")
+    lam = check_sampling_rate(lam)
+    d = check_positive_int(d, "d", minimum=2)
     calls, gamma = blanket_slots(n_users, m)
     participants = calls + 1 if slots == "theorem2" else calls
-    return ShuffleEvent(poisson_item_parameters(lam, d), participants, gamma)
+    if lam * d >= 1.0:
+        return ShuffleEvent(poisson_item_parameters(lam, d), participants, gamma)
+    # lambda < 1/d (module docstring, "Small lambda"): keep the protocol's blanket rate rho = 2 gamma / d
+    if lam * d >= gamma:
+        return ShuffleEvent(VariationRatio(p=math.inf, beta=lam, q0=1.0, q1=1.0), participants, min(1.0, gamma / (d * lam)))
+    return ShuffleEvent(VariationRatio(p=math.inf, beta=gamma / d, q0=1.0, q1=1.0), participants, 1.0)
 
 
 def user_event(lam: float, d: int, n_users: int, m: float, s: int, *, slots: str = "theorem2") -> GroupEvent:
@@ -426,6 +465,7 @@ def level_constraint_met(lam: float, level: float, delta: float, d: int, n_users
     False
     """
     delta = check_delta(delta)
+    level = check_nonnegative(level, "level")
     acc = VariationRatioAccountant().compose(user_event(lam, d, n_users, m, s))
     return acc.get_delta(level) <= delta
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.datasets._paths import data_root, existing_file
-from shuffledp.errors import DataError
+from shuffledp.errors import DataError, ShapeError
 
 #: Categories of the MSNBC data (frontpage, news, ..., travel).
 MSNBC_CATEGORIES = 17
@@ -277,7 +277,9 @@ def fix_set_size(sets: list[np.ndarray] | tuple[np.ndarray, ...], d: int, s: int
         raise DataError("sets must hold at least one user's set, got none")
     member = np.zeros((len(sets), d), dtype=bool)
     for i, items in enumerate(sets):  # parsing layout only: one row per user
-        items = np.asarray(items, dtype=np.int64)
+        items = np.asarray(items)
+        if items.ndim != 1 or (items.size and not np.issubdtype(items.dtype, np.integer)):
+            raise DataError(f"sets[{i}] must be a 1-d array of integer items in [0, {d - 1}], got {items.tolist()!r}")
         if items.size == 0 or items.min() < 0 or items.max() >= d:
             raise DataError(f"sets[{i}] must hold items in [0, {d - 1}], got {items.tolist()}")
         member[i, items] = True
@@ -348,7 +350,7 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     Parameters
     ----------
     items : numpy.ndarray
-        (n, s) array of distinct item ids in {0..d-1} per user.
+        (n, s) integer array of distinct item ids in {0..d-1} per user (n, s >= 1).
     d : int, >= 1
         Number of items in the domain.
 
@@ -356,6 +358,17 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     -------
     numpy.ndarray
         Length-d float64 array; entry j is the fraction of the n users holding item j.
+
+    Raises
+    ------
+    ShapeError
+        If ``items`` is not 2-d with at least one user and one item per user.
+    DomainError
+        If an id is not an integer in [0, d - 1] (nothing is rounded or dropped).
+    DataError
+        If a user's row repeats an item (it would be counted twice).
+    PrivacyParameterError
+        If ``d`` is not a positive integer.
 
     References
     ----------
@@ -366,9 +379,19 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     >>> import numpy as np
     >>> item_frequencies(np.array([[0, 1], [1, 2]]), 4)
     array([0.5, 1. , 0.5, 0. ])
+    >>> item_frequencies(np.array([[0, 4]]), 4)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.DomainError: items[0, 1]=4 is outside the item domain [0, 3]
     """
-    items = np.asarray(items, dtype=np.int64)
-    return np.bincount(items.reshape(-1), minlength=d).astype(np.float64) / items.shape[0]
+    from shuffledp.protocols.segmented.messages import check_item_sets
+
+    d = check_positive_int(d, "d")
+    arr = np.asarray(items)
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ShapeError(f"items must be an (n, s) array of item ids with s >= 1, got shape {arr.shape}")
+    arr = check_item_sets(arr, d, arr.shape[1])
+    return np.bincount(arr.reshape(-1), minlength=d).astype(np.float64) / arr.shape[0]
 
 
 __all__ = [

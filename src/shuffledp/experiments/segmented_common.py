@@ -26,7 +26,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from shuffledp._util.validation import check_positive_int
 from shuffledp.datasets.setvalued import item_frequencies
+from shuffledp.errors import ExperimentError
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
@@ -53,6 +55,9 @@ def delta_for(n: int) -> float:
 
 def level_counts(n: int, setting: str) -> tuple[int, ...]:
     """Exact users per level: the setting's shares of n (rounded down, the remainder to the largest share)."""
+    if setting not in SETTINGS:
+        raise ExperimentError(f"setting must be one of {', '.join(SETTINGS)}, got {setting!r}")
+    n = check_positive_int(n, "n")
     shares = SETTINGS[setting]
     counts = [int(math.floor(f * n)) for f in shares]
     counts[int(np.argmax(shares))] += n - sum(counts)
@@ -181,7 +186,8 @@ def optimal_m_trend(rows: list[dict[str, Any]]) -> dict[tuple[int, str], tuple[f
             for (n, s, st) in found if n == small and (large, s, st) in found}
 
 
-def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, note: str) -> str:
+def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, note: str, findings: str = "") -> str:
+    """The summary: our reduction per cell, the trend of m*, §6's other claims, and ``findings`` (a closing section)."""
     comp = comparisons(rows)
     lines = [
         f"Data: **{design.dataset}** (d = {design.d}, s in {list(design.s_values)}); E = {list(LEVELS)}, "
@@ -224,6 +230,8 @@ def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, n
                   "| n | s | setting | grid argmin m | its MSE | optimizer m | MSE there |", "|---|---|---|---|---|---|---|"]
         for key, (m, mse) in grid_best.items():
             lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {m:.3g} | {mse:.3g} | {comp[key]['m']:.3g} | {comp[key]['ours']:.3g} |")
+    if findings:
+        lines += ["", findings.strip()]
     return "\n".join(lines)
 
 
@@ -298,12 +306,13 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
     return fig
 
 
-def output(ctx: ExperimentContext, name: str, design: Design, paper_m: str, note: str, caption: str) -> ExperimentOutput:
+def output(ctx: ExperimentContext, name: str, design: Design, paper_m: str, note: str, caption: str,
+           findings: str = "") -> ExperimentOutput:
     rows, optima = run_design(ctx, name, design)
     return ExperimentOutput(
         columns=COLUMNS,
         rows=rows,
-        summary_markdown=summary_markdown(rows, design, paper_m, note),
+        summary_markdown=summary_markdown(rows, design, paper_m, note, findings),
         figure=figure(rows, design, caption),
         parameters={"dataset": design.dataset, "d": design.d, "s": list(design.s_values), "levels": list(LEVELS),
                     "settings": {k: list(v) for k, v in SETTINGS.items()}, "n": list(N_VALUES), "delta": "0.01/n",

@@ -501,11 +501,14 @@ class PoissonRandomizer(DiscreteRandomizer):
 
         q compares the victim's message with one *uniform blanket message*
         (probability 1/k per item): an item is reported with probability lam,
-        hence the ratio k * lam.  Only r = alpha p / q = beta / q = 1/k enters
-        the decomposition, and a larger q only shrinks r, i.e. weakens the
-        amplification; `VariationRatio` requires q >= 1, so when
-        k * lam < 1 we report q = 1 (conservative).
-        Theorem 2 further divides q by the blanket rate gamma.
+        hence the ratio k * lam, and the blanket copies the victim's item with
+        probability beta / q = 1/k.  `VariationRatio` requires q >= 1, so when
+        k * lam < 1 we report q = 1 -- which alone is *not* conservative: it
+        thins the blankets' copies to lam < 1/k, and the tail of the divergence
+        (every blanket on the victim's item) then falls below the protocol's.
+        `shuffledp.accounting.segmented.item_event` restores the blanket rate
+        for such lam; price Algorithm 2 through it, not through these
+        parameters.  Theorem 2 further divides q by the blanket rate gamma.
         """
         q = max(1.0, self.k * self.lam)
         return VariationRatio(p=math.inf, beta=self.lam, q0=q, q1=q)

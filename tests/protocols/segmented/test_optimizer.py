@@ -90,3 +90,65 @@ def test_bad_input(kwargs, error, pattern):
     args = {"E": LEVELS, "delta": DELTA, "level_counts": [10, 20, 10], "d": D, "s": S, "m": 1.0} | kwargs
     with pytest.raises(error, match=pattern):
         optimize_parameters(**args)
+
+
+def test_memos_do_not_change_results(monkeypatch):
+    from shuffledp.protocols.segmented import optimizer as O
+
+    args = ((0.5, 2.0), 1e-4, (300, 300), 8, 2)
+    O.clear_caches()
+    cold = optimize_parameters(*args)
+    warm = optimize_parameters(*args)  # every constraint check and m_k now comes from the memos
+    assert O._constraint_met.cache_info().hits > 0
+    # without any memo: the unwrapped functions
+    monkeypatch.setattr(O, "_constraint_met", O._constraint_met.__wrapped__)
+    monkeypatch.setattr(O, "_full_rate_blankets", O._full_rate_blankets.__wrapped__)
+    plain = optimize_parameters(*args)
+    assert cold == warm == plain
+
+
+def _epsilon_or_inf(*args):
+    from shuffledp.errors import OutsideRegimeError
+
+    try:
+        return user_epsilon(*args)
+    except OutsideRegimeError:  # no finite epsilon: certainly above the level
+        return math.inf
+
+
+#: (E, n, d, s, m) where the level needs lambda < 1/d (accounting.segmented, "Small lambda")
+SMALL_RATE_CASES = [(0.05, 30, 128, 1, 0.5), (0.05, 100, 128, 4, 0.1), (0.01, 5, 128, 1, 0.1), (0.05, 20, 128, 1, 0.1)]
+
+
+@pytest.mark.parametrize("level,n,d,s,m", SMALL_RATE_CASES)
+def test_small_rates_are_valid_and_maximal(level, n, d, s, m):
+    from shuffledp.protocols.segmented.optimizer import max_sampling_rate
+
+    delta = 0.01 / n
+    lam = max_sampling_rate(level, delta, d, n, m, s)
+    assert lam < 1 / d  # the regime in question
+    assert user_epsilon(lam, d, n, m, s, delta) <= level
+    assert _epsilon_or_inf(lam * (1 + 1e-6), d, n, m, s, delta) > level
+
+
+def test_small_rate_levels_in_optimize_parameters():
+    n, d, s = 100, 128, 1
+    delta = 0.01 / n
+    for m in (0.1, None):  # fixed m (lambda_1 < 1/d) and the free search
+        p = optimize_parameters((0.05, 0.5), delta, (50, 50), d, s, m)
+        for level, lam in zip(p.levels, p.lambdas):
+            assert user_epsilon(lam, d, n, p.m, s, delta) <= level
+            if lam < 1.0:
+                assert _epsilon_or_inf(lam * (1 + 1e-6), d, n, p.m, s, delta) > level
+    assert optimize_parameters((0.05, 0.5), delta, (50, 50), d, s, 0.1).lambdas[0] < 1 / d
+
+
+def test_a_level_no_rate_meets_is_a_clear_error():
+    # m = 1: every lambda < 1/d costs as much as 1/d, which level 0.05 cannot afford with 20 users
+    from shuffledp.protocols.segmented.optimizer import max_sampling_rate
+
+    with pytest.raises(PrivacyParameterError, match=r"no sampling rate lambda in \[1e-09, 1\] meets for level 0\.05 "
+                       r"with m=1, n_users=20, d=128, s=1, delta=0\.0005 \(rates below gamma/d = 0\.00781"):
+        max_sampling_rate(0.05, 0.01 / 20, 128, 20, 1.0, 1)
+    with pytest.raises(PrivacyParameterError, match="no sampling rate lambda"):
+        optimize_parameters((0.05, 0.5), 0.01 / 20, (10, 10), 128, 1, m=1.0)

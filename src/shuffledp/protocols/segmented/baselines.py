@@ -43,8 +43,9 @@ from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.events import GroupEvent, ShuffleEvent
 from shuffledp.accounting.segmented import M_MAX, user_event
-from shuffledp.errors import PrivacyParameterError, ProtocolError
+from shuffledp.errors import PrivacyParameterError, ProtocolError, ShapeError
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
+from shuffledp.protocols.segmented.levels import check_level_index
 from shuffledp.protocols.segmented.messages import check_item_sets, user_messages
 from shuffledp.protocols.segmented.optimizer import check_level_counts, check_levels, full_rate_blankets
 from shuffledp.randomizers.categorical import SubsetExponential
@@ -60,7 +61,7 @@ def membership(items: np.ndarray, d: int) -> np.ndarray:
     Parameters
     ----------
     items : numpy.ndarray
-        (n, s) int item ids in {0..d-1}.
+        (n, s) int item ids in {0..d-1}, distinct per row (see `check_item_sets`).
     d : int, >= 1
         Number of items.
 
@@ -69,12 +70,22 @@ def membership(items: np.ndarray, d: int) -> np.ndarray:
     numpy.ndarray
         (n, d) int8 matrix, 1 where the user holds the item.
 
+    Raises
+    ------
+    ShapeError, DataError, DomainError
+        For malformed ``items`` (see `check_item_sets`).
+
     Examples
     --------
     >>> import numpy as np
     >>> membership(np.array([[0, 2], [1, 2]]), 4).tolist()
     [[1, 0, 1, 0], [0, 1, 1, 0]]
     """
+    d = check_positive_int(d, "d")
+    items = np.asarray(items)
+    if items.ndim != 2 or items.shape[1] == 0:
+        raise ShapeError(f"items must be an (n, s) array of item ids with s >= 1, got shape {items.shape}")
+    items = check_item_sets(items, d, items.shape[1])
     out = np.zeros((items.shape[0], d), dtype=np.int8)
     np.put_along_axis(out, items, 1, axis=1)
     return out
@@ -292,6 +303,8 @@ def bound_weights(levels: Sequence[float], level_counts: Sequence[float], delta:
     """
     E = np.asarray(check_levels(levels))
     n = np.asarray(check_level_counts(level_counts, E.size))
+    d = check_positive_int(d, "d", minimum=2)
+    s = check_positive_int(s, "s")
     raw = 1.0 / np.sqrt(d * s * s * math.log(1.0 / check_delta(delta)) / (n * E) ** 2 + s / n)
     return raw / raw.sum()
 
@@ -348,7 +361,7 @@ class SeparatedBallsIntoBins:
         to 1) is unbiased for the overall frequencies when levels are chosen independently of data.
         """
         rng = check_rng(rng)
-        level_index = np.asarray(level_index, dtype=np.int64)
+        level_index = check_level_index(level_index, len(self.runs))
         counts = np.bincount(level_index, minlength=len(self.runs))
         expected = [r.n_users for r in self.runs]
         if level_index.size != len(items) or counts.tolist() != expected:

@@ -16,8 +16,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_rng
-from shuffledp.errors import PrivacyLevelError
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_rng
+from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterError, ShapeError
+from shuffledp.protocols.segmented.optimizer import check_levels
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,10 @@ def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
     Raises
     ------
     PrivacyLevelError
-        If ``user_levels`` is empty or holds a value not on the menu.
+        If ``user_levels`` is empty or holds a value not on the menu (NaN included), or the
+        menu is malformed (see `check_levels`).
+    ShapeError
+        If ``user_levels`` is not one-dimensional or not numeric.
 
     References
     ----------
@@ -83,8 +87,13 @@ def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
     ...
     shuffledp.errors.PrivacyLevelError: user_levels[0]=1.5 is not a privacy level on the menu; allowed: [1.0, 2.0]
     """
-    menu = np.asarray(levels, dtype=np.float64)
-    chosen = np.asarray(user_levels, dtype=np.float64).reshape(-1)
+    menu = np.asarray(check_levels(levels), dtype=np.float64)
+    raw = np.asarray(user_levels)
+    if raw.ndim != 1:
+        raise ShapeError(f"user_levels must be a 1-d array with one level per user, got shape {raw.shape}")
+    if raw.size and not (np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating)):
+        raise ShapeError(f"user_levels must hold numeric privacy levels, got dtype {raw.dtype}")
+    chosen = raw.astype(np.float64, copy=False)
     if chosen.size == 0:
         raise PrivacyLevelError("user_levels must hold one level per user, got none")
     idx = np.clip(np.searchsorted(menu, chosen), 0, menu.size - 1)
@@ -95,6 +104,56 @@ def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
             f"user_levels[{first}]={float(chosen[first])!r} is not a privacy level on the menu; allowed: {menu.tolist()}"
         )
     return idx
+
+
+def check_level_index(level_index: Any, k: int, name: str = "level_index") -> np.ndarray:
+    """Each user's level as an index in {0..k-1}: a non-empty 1-d integer array (nothing is rounded or clipped).
+
+    Parameters
+    ----------
+    level_index : array_like
+        One level index per user.
+    k : int, >= 1
+        Number of levels.
+    name : str
+        The parameter name quoted in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``level_index`` as a 1-d int64 array.
+
+    Raises
+    ------
+    ShapeError
+        If ``level_index`` is not 1-d, is empty, or does not hold integers.
+    DomainError
+        If an index lies outside [0, k - 1].
+    PrivacyParameterError
+        If ``k`` is not a positive integer.
+
+    Examples
+    --------
+    >>> check_level_index([0, 2, 1], 3).tolist()
+    [0, 2, 1]
+    >>> check_level_index([0, 3], 3)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.DomainError: level_index[1]=3 is outside the level indices [0, 2]
+    """
+    k = check_positive_int(k, "k")
+    arr = np.asarray(level_index)
+    if arr.ndim != 1:
+        raise ShapeError(f"{name} must be a 1-d array with one level index per user, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ShapeError(f"{name} must hold at least one user, got none")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ShapeError(f"{name} must hold integer level indices in [0, {k - 1}], got dtype {arr.dtype}")
+    bad = (arr < 0) | (arr >= k)
+    if np.any(bad):
+        first = int(np.flatnonzero(bad)[0])
+        raise DomainError(f"{name}[{first}]={int(arr[first])} is outside the level indices [0, {k - 1}]")
+    return arr.astype(np.int64, copy=False)
 
 
 @functools.lru_cache(maxsize=64)
@@ -165,8 +224,8 @@ def aggregate_levels(
 
     Parameters
     ----------
-    level_index : numpy.ndarray
-        Each user's level index in {0..k-1}.
+    level_index : array_like
+        Each user's level index in {0..k-1} (see `check_level_index`).
     k : int, >= 1
         Number of levels.
     epsilon_p : float or None, > 0
@@ -184,7 +243,9 @@ def aggregate_levels(
     Raises
     ------
     PrivacyParameterError
-        For ``epsilon_p`` or ``delta_p`` out of range.
+        For ``k``, ``epsilon_p`` or ``delta_p`` out of range, or ``delta_p`` without ``epsilon_p``.
+    ShapeError, DomainError
+        For a malformed ``level_index`` (see `check_level_index`).
 
     References
     ----------
@@ -201,9 +262,14 @@ def aggregate_levels(
     (True, 10000.0)
     """
     rng = check_rng(rng)
-    level_index = np.asarray(level_index, dtype=np.int64)
+    k = check_positive_int(k, "k")
+    level_index = check_level_index(level_index, k)
     n = int(level_index.size)
     if epsilon_p is None:
+        if delta_p is not None:
+            raise PrivacyParameterError(
+                f"delta_p={delta_p!r} was given without epsilon_p: pass epsilon_p for a DP histogram, or neither"
+            )
         shuffled = rng.permutation(level_index)
         return LevelHistogram(np.bincount(shuffled, minlength=k).astype(np.float64), n)
     from shuffledp.accounting.bounds import check_delta
@@ -221,4 +287,4 @@ def aggregate_levels(
     return LevelHistogram(counts, n, epsilon_p, delta_p, local)
 
 
-__all__ = ["LevelHistogram", "aggregate_levels", "level_indices", "level_local_epsilon"]
+__all__ = ["LevelHistogram", "aggregate_levels", "check_level_index", "level_indices", "level_local_epsilon"]

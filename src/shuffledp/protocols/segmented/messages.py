@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_rng
+from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.errors import DataError, DomainError, ShapeError
 
 
@@ -83,6 +83,52 @@ def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+def check_lambdas(lambdas: Any, name: str = "lambdas") -> np.ndarray:
+    """The sampling rates lambda_1..lambda_K: a non-empty 1-d float array, each finite in (0, 1].
+
+    Parameters
+    ----------
+    lambdas : array_like
+        One Poisson sampling rate per level.
+    name : str
+        The parameter name quoted in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``lambdas`` as a 1-d float64 array.
+
+    Raises
+    ------
+    ShapeError
+        If ``lambdas`` is not a non-empty 1-d numeric array.
+    PrivacyParameterError
+        If a rate is not in (0, 1] (NaN included).
+
+    Examples
+    --------
+    >>> check_lambdas([0.5, 1]).tolist()
+    [0.5, 1.0]
+    >>> check_lambdas([0.5, 0.0])
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: lambdas[1] (Poisson sampling rate) must lie in (0, 1], got 0.0
+    """
+    from shuffledp.accounting.segmented import check_sampling_rate
+
+    try:
+        arr = np.asarray(lambdas, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ShapeError(f"{name} must be a 1-d array of numbers, got {lambdas!r}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ShapeError(f"{name} must be a non-empty 1-d array with one rate per level, got shape {arr.shape}")
+    ok = (arr > 0.0) & (arr <= 1.0)  # False for NaN
+    if not np.all(ok):
+        first = int(np.flatnonzero(~ok)[0])
+        check_sampling_rate(float(arr[first]), f"{name}[{first}]")  # raises with the value
+    return arr
+
+
 def user_messages(
     items: np.ndarray, level_index: np.ndarray, lambdas: np.ndarray, m: float, d: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -94,12 +140,12 @@ def user_messages(
     Parameters
     ----------
     items : numpy.ndarray
-        (n_users, s) int64 item ids (see `check_item_sets`).
+        (n_users, s) integer item ids, s distinct per row (see `check_item_sets`).
     level_index : numpy.ndarray
-        Each user's level, an index into ``lambdas``.
+        Each user's level, an integer index into ``lambdas`` (length n_users).
     lambdas : numpy.ndarray
-        Sampling rate lambda_k in (0, 1] of each level.
-    m : float, > 0
+        Sampling rate lambda_k in (0, 1] of each level (see `check_lambdas`).
+    m : float, in (0, M_MAX]
         Expected blanket messages per user.
     d : int, >= 2
         Number of items.
@@ -110,6 +156,14 @@ def user_messages(
     -------
     (numpy.ndarray, numpy.ndarray)
         The reported items and the blanket items (int64, unshuffled).
+
+    Raises
+    ------
+    ShapeError, DataError, DomainError
+        For malformed ``items`` (see `check_item_sets`) or ``level_index`` (see
+        `check_level_index`), or a ``level_index`` whose length is not n_users.
+    PrivacyParameterError
+        For ``lambdas``, ``m`` or ``d`` out of range.
 
     References
     ----------
@@ -125,7 +179,21 @@ def user_messages(
     >>> sent.size, bool(abs(blankets.size - 5000) < 4 * np.sqrt(6000 * (5 / 6) * (1 / 6)))
     (6000, True)
     """
-    rate = np.asarray(lambdas, dtype=np.float64)[level_index]
+    from shuffledp.accounting.segmented import check_blanket_rate
+    from shuffledp.protocols.segmented.levels import check_level_index
+
+    d = check_positive_int(d, "d", minimum=2)
+    items = np.asarray(items)
+    if items.ndim != 2 or items.shape[1] == 0:
+        raise ShapeError(f"items must be an (n_users, s) array of item ids with s >= 1, got shape {items.shape}")
+    items = check_item_sets(items, d, items.shape[1])
+    lambdas = check_lambdas(lambdas)
+    level_index = check_level_index(level_index, lambdas.size)
+    if level_index.size != items.shape[0]:
+        raise ShapeError(f"level_index must give one level per user ({items.shape[0]}), got {level_index.size}")
+    m = check_blanket_rate(m)
+    rng = check_rng(rng)
+    rate = lambdas[level_index]
     kept = rng.random(items.shape) < rate[:, None]  # line 11: r <= lambda (r uniform on [0, 1))
     calls = math.ceil(m)
     per_user = rng.binomial(calls, m / calls, size=items.shape[0])  # lines 13-15
@@ -148,6 +216,11 @@ def shuffle(*batches: np.ndarray, rng: np.random.Generator | None = None) -> np.
     numpy.ndarray
         The concatenated messages in uniformly random order.
 
+    Raises
+    ------
+    ShapeError
+        If no batch is given or a batch is not a 1-d integer array.
+
     References
     ----------
     segmented-multimessage-shuffle.txt §5, Algorithm 2 line 18.
@@ -159,7 +232,13 @@ def shuffle(*batches: np.ndarray, rng: np.random.Generator | None = None) -> np.
     >>> sorted(out.tolist())
     [0, 1, 2]
     """
-    return check_rng(rng).permutation(np.concatenate(batches))
+    if not batches:
+        raise ShapeError("shuffle needs at least one batch of messages, got none")
+    arrays = [np.asarray(b) for b in batches]
+    for i, arr in enumerate(arrays):
+        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+            raise ShapeError(f"batches[{i}] must be a 1-d integer array of item ids, got shape {arr.shape}, dtype {arr.dtype}")
+    return check_rng(rng).permutation(np.concatenate(arrays))
 
 
-__all__ = ["check_item_sets", "shuffle", "user_messages"]
+__all__ = ["check_item_sets", "check_lambdas", "shuffle", "user_messages"]

@@ -16,6 +16,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.accountants import VariationRatioAccountant
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.events import GroupEvent, event_to_dict
 from shuffledp.accounting.segmented import check_blanket_rate, check_sampling_rate, user_event
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, ProtocolError
@@ -98,9 +99,12 @@ def run_segmented(
     """Run Algorithm 2 on ``items`` ((n, s) item ids) with ``user_levels`` (each a value of ``levels``).
 
     ``parameters`` reuses an optimizer answer (e.g. across repetitions; it must be for these
-    levels, d, s and n); otherwise step 2 runs on the step-1 counts (``m`` fixed or free).
-    Given parameters are re-priced (each level's user event by the variation-ratio
-    accountant) unless ``verify=False``; a level they break is a PrivacyParameterError.
+    levels, d, s, n and ``delta``); otherwise step 2 runs on the step-1 counts (``m`` fixed or
+    free).  ``delta`` is always the target: given parameters for another delta are refused
+    (a ProtocolError), never silently re-targeted, and so is an ``m`` that differs from
+    ``parameters.m`` (pass ``m=None`` with parameters).  Given parameters are re-priced (each
+    level's user event by the variation-ratio accountant, at ``delta``) unless
+    ``verify=False``; a level they break is a PrivacyParameterError.
 
     Parameters
     ----------
@@ -111,13 +115,14 @@ def run_segmented(
     levels : sequence of float
         The menu E_1 < ... < E_K.
     delta : float, in (0, 1)
-        Target delta of every level (used when step 2 runs; given ``parameters`` keep theirs).
+        Target delta of every level (given ``parameters`` must have been optimised for it).
     d : int, >= 2
         Number of items.
     s : int, in [1, d]
         Items per user.
     m : float or None, in (0, M_MAX]
-        Fixed blanket rate for step 2; None lets the optimizer choose.
+        Fixed blanket rate for step 2; None lets the optimizer choose (or takes
+        ``parameters.m``; a different value is refused).
     epsilon_p : float or None, > 0
         Budget of a DP level histogram in step 1; None counts the levels exactly.
     delta_p : float or None, in (0, 1)
@@ -137,7 +142,8 @@ def run_segmented(
     Raises
     ------
     ProtocolError
-        If ``user_levels`` and ``items`` disagree on n, or ``parameters`` are for another setting.
+        If ``user_levels`` and ``items`` disagree on n, or ``parameters`` are for another setting
+        (levels, d, s, n, delta or m) or are not a SegmentedParameters.
     PrivacyParameterError
         If the parameters break a level, or an argument is out of range.
     PrivacyLevelError
@@ -159,8 +165,13 @@ def run_segmented(
     """
     rng = check_rng(rng)
     levels = check_levels(levels)
+    delta = check_delta(delta)
     d = check_positive_int(d, "d", minimum=2)
     s = check_positive_int(s, "s")
+    if m is not None:
+        m = check_blanket_rate(m)
+    if parameters is not None and not isinstance(parameters, SegmentedParameters):
+        raise ProtocolError(f"parameters must be a SegmentedParameters (from optimize_parameters) or None, got {type(parameters).__name__}")
     sets = check_item_sets(items, d, s)
     index = level_indices(user_levels, levels)
     if index.size != sets.shape[0]:
@@ -170,11 +181,14 @@ def run_segmented(
     priced = parameters is None
     if parameters is None:
         parameters = optimize_parameters(levels, delta, histogram.counts, d, s, m, n_users=n)
-    elif (parameters.levels, parameters.d, parameters.s, parameters.n_users) != (levels, d, s, n):
+    elif (parameters.levels, parameters.d, parameters.s, parameters.n_users, parameters.delta) != (levels, d, s, n, delta):
         raise ProtocolError(
             f"parameters were optimised for levels={parameters.levels}, d={parameters.d}, s={parameters.s}, "
-            f"n_users={parameters.n_users}; this run has levels={levels}, d={d}, s={s}, n_users={n}"
+            f"n_users={parameters.n_users}, delta={parameters.delta!r}; this run has levels={levels}, d={d}, s={s}, "
+            f"n_users={n}, delta={delta!r}"
         )
+    elif m is not None and m != parameters.m:
+        raise ProtocolError(f"m={m!r} disagrees with parameters.m={parameters.m!r}: pass m=None to use the parameters' m")
     mm = check_blanket_rate(parameters.m)
     lambdas = np.array([check_sampling_rate(v, "lambdas") for v in parameters.lambdas])
     events = tuple(user_event(lam, d, n, mm, s) for lam in lambdas)
