@@ -38,9 +38,9 @@ from typing import Callable
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
 from shuffledp.accounting import events as E
+from shuffledp.accounting._rounding import DELTA_MIN, EPS_CEILING
 from shuffledp.accounting.bounds import check_delta, ldp_level
 from shuffledp.accounting.clones import (
-    clone_divergence,
     clone_epsilon,
     stronger_clone_epsilon,
 )
@@ -49,16 +49,15 @@ from shuffledp.accounting.composition import (
     PrivacyLossDistribution,
     shuffle_pld,
 )
-from shuffledp.accounting.dominating_pair import DominatingPair
+from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence
 from shuffledp.accounting.inverse import largest_within
 from shuffledp.accounting.personalized import (
-    personalized_shuffle_delta,
+    personalized_divergence,
     personalized_shuffle_epsilon,
     personalized_shuffle_epsilon_lower,
 )
 from shuffledp.accounting.variation_ratio import (
     DEFAULT_RTOL,
-    hockey_stick_divergence,
     variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
@@ -72,6 +71,10 @@ from shuffledp.errors import (
 _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
 #: Iterations of the group-privacy fixed point (each one a bound evaluation).
 _GROUP_ITERATIONS = 60
+#: Tail mass a single release may neglect (and charge) when its delta is evaluated.
+_TAIL = 1e-18
+#: Ratio of the ladder on which a group's delta envelope is searched below epsilon.
+_LADDER = 2.0 ** -0.25
 
 
 def _single(event: E.Event) -> E.ShuffleEvent | None:
@@ -324,7 +327,8 @@ class _PairAccountant(Accountant):
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _single_delta(self, event: E.ShuffleEvent, epsilon: float) -> float:  # pragma: no cover - abstract
+    def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:  # pragma: no cover
+        """eps -> certified upper bound on the release's divergence (neglected tail <= ``tail_mass``, charged)."""
         raise NotImplementedError
 
     def _personalized_supported(self, event: E.PersonalizedShuffleEvent) -> None:
@@ -337,10 +341,12 @@ class _PairAccountant(Accountant):
             )
         return self._single_epsilon(event, delta)
 
-    def _release_delta(self, event: Release, epsilon: float) -> float:
+    def _release_divergence(self, event: Release, tail_mass: float = _TAIL) -> Callable[[float], float]:
         if isinstance(event, E.PersonalizedShuffleEvent):
-            return personalized_shuffle_delta(event.victim_epsilon, event.others_budgets(), epsilon, event.family, k=event.k)
-        return self._single_delta(event, epsilon)
+            return personalized_divergence(
+                event.victim_epsilon, event.others_budgets(), event.family, k=event.k, tail_mass=tail_mass
+            )
+        return self._single_divergence(event, tail_mass)
 
     def _check_supported(self, event: E.Event) -> None:
         single = _release(event)
@@ -378,24 +384,49 @@ class _PairAccountant(Accountant):
     def _delta(self, event: E.Event, epsilon: float) -> float:
         single = _release(event)
         if single is not None:
-            return self._release_delta(single, epsilon)
+            return self._release_divergence(single)(epsilon)
         if isinstance(event, E.GroupEvent):
-            size = event.size
-            if size == 1:
-                return self._delta(event.event, epsilon)
-            if epsilon >= size * _cap(_release(event.event)):
-                return 0.0  # pure group privacy: size * log p with delta = 0
-            return min(1.0, size * math.exp(min(epsilon, 700.0)) * self._delta(event.event, epsilon / size))
+            return self._group_delta(event, epsilon) if event.size > 1 else self._delta(event.event, epsilon)
         parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
         total = sum(count for _, count in parts)
         return min(1.0, sum(count * self._delta(inner, epsilon / total) for inner, count in parts))
+
+    def _group_delta(self, event: E.GroupEvent, epsilon: float) -> float:
+        """Lemma 1, size e^e delta_1(e / size), minimised over e <= epsilon (each such e certifies epsilon too).
+
+        The bound falls with e until delta_1 reaches its floor (the pair's mass at infinite
+        loss), then grows like e^e; smaller e are searched (a ladder of ratio 2^(1/4)) once the
+        bound is seen not to fall, so delta does not rise with epsilon (up to the charged tail).
+        delta_1's neglected tail is charged at 1e-18 / (size e^epsilon), at most 1e-18 after
+        Lemma 1's factor (a fixed 1e-18 would dominate from epsilon ~ 25).
+        """
+        size, single = event.size, _release(event.event)
+        if epsilon >= size * _cap(single):
+            return 0.0  # pure group privacy: size * log p with delta = 0
+        divergence = self._release_divergence(single, max(DELTA_MIN, _TAIL / (size * math.exp(min(epsilon, EPS_CEILING)))))
+
+        def bound(e: float) -> float:  # in log space: e^e overflows beyond e ~ 709
+            d = divergence(e / size)
+            return 0.0 if d <= 0.0 else math.exp(min(0.0, math.log(size) + e + math.log(d)))
+
+        best = bound(epsilon)
+        if best == 0.0 or (best < 1.0 and bound(epsilon * _LADDER) >= best):
+            return best
+        rises, e = 0, epsilon
+        while rises < 2 and e > epsilon * 1e-6:
+            e *= _LADDER
+            value = bound(e)
+            rises = rises + 1 if value > best else 0
+            best = min(best, value)
+        return best
 
     def _group_epsilon(self, event: E.GroupEvent, delta: float) -> float:
         """Smallest size * eps with size e^(size eps) delta_1(eps) <= delta (segmented Lemma 1).
 
         Fixed point eps <- epsilon_1(delta / (size e^(size eps))) from epsilon_1(delta / size),
-        certified at the end through delta_1; falls back to size * log p (pure group privacy,
-        always valid for finite p).
+        which rises to the smallest solution; if it has not settled after _GROUP_ITERATIONS
+        steps, a certified value is found by doubling then bisecting on `_group_delta` <= delta.
+        Falls back to size * log p (pure group privacy, always valid for finite p).
         """
         single, size = _release(event.event), event.size
         cap = size * _cap(single)
@@ -409,11 +440,32 @@ class _PairAccountant(Accountant):
                 eps = max(eps, new)
                 break
             eps = new
-        if math.isfinite(eps) and self._delta(event, size * eps) <= delta:
+        if math.isfinite(eps) and self._group_delta(event, size * eps) <= delta:
             return size * eps
+        found = self._group_search(event, delta, size * eps if math.isfinite(eps) else 0.0, cap)
+        if found is not None:
+            return found
         if math.isfinite(cap):
             return cap
         raise OutsideRegimeError(f"{self.name} certifies no group epsilon for size={size} at delta={delta:g}")
+
+    def _group_search(self, event: E.GroupEvent, delta: float, low: float, cap: float) -> float | None:
+        """A certified total epsilon in (low, min(cap, EPS_CEILING)]: doubling, then bisection to 1e-9 relative."""
+        ceiling = min(cap, EPS_CEILING)
+        high = max(low * 2.0, 1e-6)
+        while high < ceiling and self._group_delta(event, high) > delta:
+            low, high = high, high * 2.0
+        if high >= ceiling:
+            high = ceiling
+            if self._group_delta(event, high) > delta:
+                return None
+        while high - low > 1e-9 * high:
+            mid = 0.5 * (low + high)
+            if self._group_delta(event, mid) <= delta:
+                high = mid
+            else:
+                low = mid
+        return high
 
 
 class VariationRatioAccountant(_PairAccountant):
@@ -454,8 +506,8 @@ class VariationRatioAccountant(_PairAccountant):
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
         return variation_ratio_epsilon(event.params, event.n, delta, gamma=event.gamma, rtol=self.rtol)
 
-    def _single_delta(self, event: E.ShuffleEvent, epsilon: float) -> float:
-        return hockey_stick_divergence(event.params, event.n, epsilon, gamma=event.gamma)[1]
+    def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
+        return PairDivergence(DominatingPair.from_params(event.params, event.n, event.gamma), tail_mass).upper
 
     def get_epsilon_lower(self, delta: float) -> float:
         """Lower bound for one (possibly linked) release (segmented paper Proposition 1).
@@ -556,8 +608,8 @@ class CloneAccountant(_PairAccountant):
         bound = stronger_clone_epsilon if self.stronger else clone_epsilon
         return bound(math.log(event.params.p), event.n, delta, rtol=self.rtol)
 
-    def _single_delta(self, event: E.ShuffleEvent, epsilon: float) -> float:
-        return clone_divergence(math.log(event.params.p), event.n, epsilon, stronger=self.stronger)
+    def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
+        return PairDivergence(DominatingPair.clones(math.log(event.params.p), event.n, stronger=self.stronger), tail_mass).upper
 
 
 class ClosedFormAccountant(Accountant):
@@ -747,7 +799,7 @@ class PLDAccountant(Accountant):
         rounds = self._rounds(event)
         if sum(rounds.values()) == 1 and self.step is None:  # one round: the pair itself, as get_epsilon
             (ev,) = rounds
-            return hockey_stick_divergence(ev.params, ev.n, epsilon, gamma=ev.gamma)[1]
+            return PairDivergence(DominatingPair.from_params(ev.params, ev.n, ev.gamma), _TAIL).upper(epsilon)
         if sum(rounds.values()) > _MAX_PLD_ROUNDS:
             raise OutsideRegimeError(f"tight composition is limited to {_MAX_PLD_ROUNDS} rounds (PLD memory)")
         pld, cap = self._pld(event, 1e-15)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -535,13 +535,20 @@ _DELTA_TAIL = 1e-30
 
 
 def personalized_shuffle_delta(
-    victim_eps: float, others_eps: Sequence[float], epsilon: float, family: str = "binary-rr", *, k: int | None = None
+    victim_eps: float,
+    others_eps: Sequence[float],
+    epsilon: float,
+    family: str = "binary-rr",
+    *,
+    k: int | None = None,
+    tail_mass: float = _DELTA_TAIL,
 ) -> float:
     """Certified upper bound on delta at ``epsilon`` for one victim: the clone pair's divergence.
 
     The same pair as `personalized_shuffle_epsilon` (C ~ PoissonBinomial of the clone capacities),
     evaluated at a given epsilon; trimmed mass (at most 1e-30) and round-off are added.  0 for
-    ``epsilon`` >= ``victim_eps`` (the victim's own pure LDP).
+    ``epsilon`` >= ``victim_eps`` (the victim's own pure LDP).  ``tail_mass``: the clone-count
+    mass that may be trimmed (and is charged).
 
     Parameters
     ----------
@@ -568,13 +575,27 @@ def personalized_shuffle_delta(
     epsilon = float(epsilon)
     if not (math.isfinite(epsilon) and epsilon >= 0.0):
         raise PrivacyParameterError(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    return personalized_divergence(victim_eps, others_eps, family, k=k, tail_mass=tail_mass)(epsilon)
+
+
+def personalized_divergence(
+    victim_eps: float, others_eps: Sequence[float], family: str = "binary-rr", *, k: int | None = None,
+    tail_mass: float = _DELTA_TAIL,
+) -> Callable[[float], float]:
+    """eps -> `personalized_shuffle_delta` at eps, with the clone count's law computed once.
+
+    Examples
+    --------
+    >>> div = personalized_divergence(1.0, [0.5] * 999)
+    >>> div(0.05) > div(0.1) > div(1.0) == 0.0
+    True
+    """
     v = float(check_budgets(victim_eps, "victim_eps")[0])
     o = check_budgets(others_eps, "others_eps")
     check_family(family, k)
     caps = np.atleast_1d(clone_capacity(v, o, family, k)) if o.size else np.zeros(0)
-    if epsilon >= v:
-        return 0.0
-    return _count_divergence(v, poisson_binomial(caps, cut=_DELTA_TAIL)).upper(epsilon)
+    upper = _count_divergence(v, poisson_binomial(caps, cut=check_probability(tail_mass, "tail_mass"))).upper
+    return lambda eps: 0.0 if eps >= v else upper(eps)
 
 
 # --------------------------------------------------------------------------- lower bound (binary RR)
@@ -888,6 +909,7 @@ __all__ = [
     "eapes_epsilon",
     "eapes_mu",
     "gdp_delta",
+    "personalized_divergence",
     "personalized_shuffle_delta",
     "personalized_shuffle_epsilon",
     "personalized_shuffle_epsilon_lower",
