@@ -41,7 +41,7 @@ def test_estimator_is_unbiased_with_exact_counts():
         items = SETS[rng.choice(len(SETS), N, p=PROBS)]
         levels = rng.choice(LEVELS, N)
         params = _params()
-        runs.append(run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=params, verify=False, rng=rng).estimate)
+        runs.append(run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=params, rng=rng).estimate)
     _mean_within(np.array(runs), W)
 
 
@@ -67,7 +67,7 @@ def test_estimator_with_dp_level_counts():
     for _ in range(300):
         items = SETS[rng.choice(len(SETS), N, p=PROBS)]
         levels = rng.choice(LEVELS, N)
-        run = run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=_params(), epsilon_p=1.0, verify=False, rng=rng)
+        run = run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=_params(), epsilon_p=1.0, rng=rng)
         runs.append(run.estimate)
     assert run.histogram.epsilon_p == 1.0 and run.histogram.local_epsilon > 1.0
     _mean_within(np.array(runs), W)
@@ -167,8 +167,19 @@ def test_empirical_mse_is_below_the_bound():
         items = SETS[rng.choice(len(SETS), N, p=PROBS)]
         level_index = np.repeat(np.arange(3), N // 3)
         levels = np.asarray(LEVELS)[level_index]
-        run = run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=params, verify=False, rng=rng)
+        run = run_segmented(items, levels, LEVELS, DELTA, D, S, parameters=params, rng=rng)
         errors.append(np.sum((run.estimate - W) ** 2))
     bound = mse_bound(1.3, params.lambdas, [N / 3] * 3, N, S)
     assert np.mean(errors) <= bound
     assert np.mean(errors) >= 0.3 * bound  # the bound is not vacuous here
+
+
+
+def test_the_ledger_records_the_re_priced_epsilons_never_the_given_ones():
+    """Stranger-pass finding: given parameters used to be recorded with their own (here: zero) epsilons."""
+    rng = np.random.default_rng(0)
+    items = SETS[rng.choice(len(SETS), N, p=PROBS)]
+    run = run_segmented(items, rng.choice(LEVELS, N), LEVELS, DELTA, D, S, parameters=_params(), rng=rng)
+    rows = run.ledger()[1:]
+    assert all(0.0 < row["epsilon"] <= row["level"] for row in rows)
+    assert [row["epsilon"] for row in rows] == list(run.parameters.epsilons)

@@ -48,7 +48,7 @@ def _params(delta=DELTA, m=1.0):
 def _run(**kw):
     items = np.tile([0, 1], (N, 1))
     levels = np.repeat(LEVELS, N // 3)
-    args = {"parameters": _params(), "verify": False, "rng": np.random.default_rng(0)} | kw
+    args = {"parameters": _params(), "rng": np.random.default_rng(0)} | kw
     delta = args.pop("delta", DELTA)
     return run_segmented(items, levels, LEVELS, delta, D, S, **args)
 

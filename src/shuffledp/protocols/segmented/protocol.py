@@ -8,6 +8,8 @@ a `GroupEvent` and checked against its level.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
@@ -74,7 +76,9 @@ class SegmentedRun:
         return rows
 
 
+@functools.lru_cache(maxsize=1024)
 def _price(event: GroupEvent, delta: float) -> float:
+    """The event's epsilon at delta (variation-ratio accountant); cached, so repetitions re-use it."""
     try:
         return VariationRatioAccountant().compose(event).get_epsilon(delta)
     except OutsideRegimeError:
@@ -93,7 +97,6 @@ def run_segmented(
     epsilon_p: float | None = None,
     delta_p: float | None = None,
     parameters: SegmentedParameters | None = None,
-    verify: bool = True,
     rng: np.random.Generator | None = None,
 ) -> SegmentedRun:
     """Run Algorithm 2 on ``items`` ((n, s) item ids) with ``user_levels`` (each a value of ``levels``).
@@ -102,9 +105,10 @@ def run_segmented(
     levels, d, s, n and ``delta``); otherwise step 2 runs on the step-1 counts (``m`` fixed or
     free).  ``delta`` is always the target: given parameters for another delta are refused
     (a ProtocolError), never silently re-targeted, and so is an ``m`` that differs from
-    ``parameters.m`` (pass ``m=None`` with parameters).  Given parameters are re-priced (each
-    level's user event by the variation-ratio accountant, at ``delta``) unless
-    ``verify=False``; a level they break is a PrivacyParameterError.
+    ``parameters.m`` (pass ``m=None`` with parameters).  Given parameters are always re-priced
+    (each level's user event by the variation-ratio accountant, at ``delta``; cached across
+    runs), so the run's ledger never carries an epsilon it did not compute; a level they break
+    is a PrivacyParameterError.
 
     Parameters
     ----------
@@ -129,8 +133,6 @@ def run_segmented(
         Delta of the DP level histogram (default 0.01 / n).
     parameters : SegmentedParameters or None
         Reuse these instead of running step 2.
-    verify : bool
-        Re-price given ``parameters`` before use.
     rng : numpy.random.Generator or None
         Source of randomness.
 
@@ -192,7 +194,7 @@ def run_segmented(
     mm = check_blanket_rate(parameters.m)
     lambdas = np.array([check_sampling_rate(v, "lambdas") for v in parameters.lambdas])
     events = tuple(user_event(lam, d, n, mm, s) for lam in lambdas)
-    if not priced and verify:
+    if not priced:
         epsilons = tuple(_price(event, parameters.delta) for event in events)
         parameters = replace(parameters, epsilons=epsilons)
     for level, eps in zip(levels, parameters.epsilons):
