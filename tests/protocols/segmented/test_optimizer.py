@@ -152,3 +152,8 @@ def test_a_level_no_rate_meets_is_a_clear_error():
         max_sampling_rate(0.05, 0.01 / 20, 128, 20, 1.0, 1)
     with pytest.raises(PrivacyParameterError, match="no sampling rate lambda"):
         optimize_parameters((0.05, 0.5), 0.01 / 20, (10, 10), 128, 1, m=1.0)
+
+
+def test_counts_cannot_exceed_the_number_of_users():
+    with pytest.raises(PrivacyLevelError, match=r"level_counts\[1\]=2000 exceeds n_users=5"):
+        optimize_parameters([0.5, 1.0], 1e-6, [1000, 2000], 8, 2, m=1.0, n_users=5)

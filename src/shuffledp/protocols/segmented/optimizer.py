@@ -489,6 +489,9 @@ def optimize_parameters(
             raise PrivacyParameterError(f"level_counts are not integers ({list(counts)}): pass n_users, the number of users")
         n_users = int(sum(counts))
     n_users = check_positive_int(n_users, "n_users")
+    if max(counts) > n_users:
+        i = counts.index(max(counts))
+        raise PrivacyLevelError(f"level_counts[{i}]={counts[i]:g} exceeds n_users={n_users}: a level cannot hold more users than there are")
     m_range = None
     if m is None:
         m, m_range = _search_blanket_rate(levels, counts, delta, d, n_users, s)
