@@ -20,6 +20,49 @@ from shuffledp._util.validation import check_epsilon, check_positive_int, check_
 from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterError, ShapeError
 from shuffledp.protocols.segmented.optimizer import check_levels
 
+#: Largest epsilon_p of a DP level histogram.  Shuffled k-RR at a local epsilon e costs about e
+#: once e is large (no amplification left), and at local epsilon 40 a report is wrong with
+#: probability < (k - 1) e^-40 ~ 4e-18 per other level: a larger budget buys nothing over
+#: exact counting (epsilon_p=None), and calibration near the search's top (50) would cap.
+EPSILON_P_MAX = 40.0
+#: Top of the local-epsilon search of `level_local_epsilon`.
+_LOCAL_EPSILON_MAX = 50.0
+
+
+def check_epsilon_p(epsilon_p: Any) -> float:
+    """``epsilon_p`` as a float in (0, `EPSILON_P_MAX`]; a larger value is refused, never capped.
+
+    Parameters
+    ----------
+    epsilon_p : float
+        Budget of the DP level histogram.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``epsilon_p`` is not a finite number in (0, 40].
+
+    Examples
+    --------
+    >>> check_epsilon_p(1)
+    1.0
+    >>> check_epsilon_p(51)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: epsilon_p must lie in (0, 40] (beyond 40 the level reports are exact to within e^-40; pass epsilon_p=None to count the levels exactly), got 51
+    """
+    value = check_epsilon(epsilon_p, "epsilon_p")
+    if value > EPSILON_P_MAX:
+        raise PrivacyParameterError(
+            f"epsilon_p must lie in (0, {EPSILON_P_MAX:g}] (beyond {EPSILON_P_MAX:g} the level reports are exact to "
+            f"within e^-{EPSILON_P_MAX:g}; pass epsilon_p=None to count the levels exactly), got {epsilon_p!r}"
+        )
+    return value
+
 
 @dataclass(frozen=True)
 class LevelHistogram:
@@ -166,7 +209,7 @@ def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> flo
         Number of users.
     k : int, >= 2
         Number of levels (the k-RR domain).
-    epsilon_p : float, > 0
+    epsilon_p : float, in (0, EPSILON_P_MAX]
         Target epsilon of the shuffled histogram.
     delta_p : float, in (0, 1)
         Target delta.
@@ -180,7 +223,9 @@ def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> flo
     Raises
     ------
     PrivacyParameterError
-        If no local epsilon in [epsilon_p / 2, 50] meets the target.
+        If ``epsilon_p`` is outside (0, `EPSILON_P_MAX`], no local epsilon in
+        [epsilon_p / 2, 50] meets the target, or even 50 stays below it (the answer would be
+        capped at 50: refused, never capped silently).
 
     References
     ----------
@@ -200,13 +245,20 @@ def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> flo
     from shuffledp.accounting.events import ShuffleEvent
     from shuffledp.randomizers.categorical import KRandomizedResponse
 
-    return calibrate(
+    epsilon_p = check_epsilon_p(epsilon_p)
+    local = calibrate(
         lambda e: ShuffleEvent(KRandomizedResponse(e, k).amplification_parameters(), n),
         epsilon_p,
         delta_p,
-        bracket=(epsilon_p / 2.0, 50.0),  # shuffling costs at most the local epsilon (log p)
+        bracket=(epsilon_p / 2.0, _LOCAL_EPSILON_MAX),  # shuffling costs at most the local epsilon (log p)
         context=f"for the level histogram of n={n} users over k={k} levels",
     )
+    if local >= _LOCAL_EPSILON_MAX:  # calibrate returns the top when even it meets the target
+        raise PrivacyParameterError(
+            f"epsilon_p={epsilon_p!r} is not reached by any local epsilon up to {_LOCAL_EPSILON_MAX:g} for the level "
+            f"histogram of n={n} users over k={k} levels; pass a smaller epsilon_p or epsilon_p=None (exact counts)"
+        )
+    return local
 
 
 def aggregate_levels(
@@ -228,7 +280,7 @@ def aggregate_levels(
         Each user's level index in {0..k-1} (see `check_level_index`).
     k : int, >= 1
         Number of levels.
-    epsilon_p : float or None, > 0
+    epsilon_p : float or None, in (0, EPSILON_P_MAX]
         Target epsilon of the histogram; None counts the levels exactly.
     delta_p : float or None, in (0, 1)
         Target delta; defaults to 0.01 / n.
@@ -275,7 +327,7 @@ def aggregate_levels(
     from shuffledp.accounting.bounds import check_delta
     from shuffledp.randomizers.categorical import KRandomizedResponse
 
-    epsilon_p = check_epsilon(epsilon_p, "epsilon_p")
+    epsilon_p = check_epsilon_p(epsilon_p)
     delta_p = check_delta(delta_p if delta_p is not None else 0.01 / n, "delta_p")
     if k == 1:  # one level: the histogram is n itself, no privacy cost
         return LevelHistogram(np.array([float(n)]), n, epsilon_p, delta_p, math.inf)
@@ -287,4 +339,4 @@ def aggregate_levels(
     return LevelHistogram(counts, n, epsilon_p, delta_p, local)
 
 
-__all__ = ["LevelHistogram", "aggregate_levels", "check_level_index", "level_indices", "level_local_epsilon"]
+__all__ = ["EPSILON_P_MAX", "LevelHistogram", "aggregate_levels", "check_epsilon_p", "check_level_index", "level_indices", "level_local_epsilon"]
