@@ -4,7 +4,11 @@ Users send their level (an index of the menu E) to the shuffler; the server coun
 shuffled levels.  With ``epsilon_p`` the levels are first randomized by k-ary randomized
 response whose local epsilon is calibrated so that the *shuffled* histogram is
 (epsilon_p, delta_p)-DP (variation-ratio accounting), and the server debiases the counts
-(unbiased estimates, possibly negative or fractional).
+(unbiased estimates, possibly negative or fractional).  Steps 2-3 need positive counts, so
+they use `LevelHistogram.usable_counts`: the DP estimates projected onto {counts >= 1,
+sum = n} (`project_counts`), a post-processing of the DP release that costs no privacy.
+The paper (§4.3) feeds the noisy counts on without saying what to do with a non-positive
+one; exact counts are used as they are.
 """
 
 from __future__ import annotations
@@ -92,6 +96,71 @@ class LevelHistogram:
     epsilon_p: float | None = None
     delta_p: float | None = None
     local_epsilon: float | None = None  # the k-RR budget behind a DP histogram
+
+    @property
+    def usable_counts(self) -> np.ndarray:
+        """The counts steps 2-3 use: exact counts as they are; DP estimates projected by `project_counts`.
+
+        The projection is post-processing of the (epsilon_p, delta_p)-DP release, so it costs
+        no privacy; it makes every level's count >= 1 (the optimizer needs positive counts, and
+        a noisy count of a non-empty level can be negative) while keeping the total n.
+        """
+        if self.epsilon_p is None:
+            return self.counts
+        return project_counts(self.counts, self.n_users)
+
+
+def project_counts(counts: Any, n: int) -> np.ndarray:
+    """Euclidean projection of ``counts`` onto {x : x_k >= 1 for every k, sum_k x = n}.
+
+    Used on the DP level histogram's unbiased (possibly negative) estimates: post-processing,
+    so the histogram's (epsilon_p, delta_p) guarantee is kept.  Counts that already lie in the
+    set are returned unchanged (up to rounding of the total).
+
+    Parameters
+    ----------
+    counts : array_like
+        Length-K finite counts (any sign).
+    n : int, >= K
+        Number of users (the total the projection keeps).
+
+    Returns
+    -------
+    numpy.ndarray
+        Length-K float64 counts, each >= 1, summing to n.
+
+    Raises
+    ------
+    ShapeError
+        If ``counts`` is not a non-empty 1-d array of finite numbers.
+    PrivacyLevelError
+        If n < K (K levels of at least one user each cannot sum to n).
+
+    Examples
+    --------
+    >>> project_counts([-10.0, 40.0, 30.0], 60).tolist()
+    [1.0, 34.5, 24.5]
+    >>> project_counts([20.0, 40.0], 60).tolist()
+    [20.0, 40.0]
+    """
+    n = check_positive_int(n, "n")
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
+        raise ShapeError(f"counts must be a non-empty 1-d array of finite numbers, got {np.asarray(counts).tolist()!r}")
+    k = c.size
+    if n < k:
+        raise PrivacyLevelError(f"n={n} users cannot give each of the {k} levels at least one user")
+    total = float(n - k)  # project y = c - 1 onto the simplex {y >= 0, sum y = total}
+    y = c - 1.0
+    if total == 0.0:
+        return np.ones(k)
+    u = np.sort(y)[::-1]
+    excess = np.cumsum(u) - total
+    rank = np.arange(1, k + 1)
+    last = int(np.flatnonzero(u - excess / rank > 0)[-1])
+    theta = excess[last] / (last + 1)
+    return np.maximum(y - theta, 0.0) + 1.0
+
 
 
 def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
@@ -290,7 +359,8 @@ def aggregate_levels(
     Returns
     -------
     LevelHistogram
-        The counts and the guarantee behind them.
+        The counts (exact, or unbiased DP estimates that may be negative) and the guarantee
+        behind them; `LevelHistogram.usable_counts` gives the counts steps 2-3 use.
 
     Raises
     ------
@@ -339,4 +409,4 @@ def aggregate_levels(
     return LevelHistogram(counts, n, epsilon_p, delta_p, local)
 
 
-__all__ = ["EPSILON_P_MAX", "LevelHistogram", "aggregate_levels", "check_epsilon_p", "check_level_index", "level_indices", "level_local_epsilon"]
+__all__ = ["EPSILON_P_MAX", "LevelHistogram", "aggregate_levels", "check_epsilon_p", "project_counts", "check_level_index", "level_indices", "level_local_epsilon"]
