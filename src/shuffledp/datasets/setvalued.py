@@ -412,7 +412,10 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     from shuffledp.protocols.segmented.messages import check_item_sets
 
     d = check_positive_int(d, "d")
-    arr = np.asarray(items)
+    try:
+        arr = np.asarray(items)
+    except ValueError:  # ragged rows: numpy cannot form an array
+        raise ShapeError("items must be an (n, s) array of item ids with s >= 1, got rows of different lengths") from None
     if arr.ndim != 2 or arr.shape[1] == 0:
         raise ShapeError(f"items must be an (n, s) array of item ids with s >= 1, got shape {arr.shape}")
     arr = check_item_sets(arr, d, arr.shape[1])

@@ -304,3 +304,10 @@ def test_subexp_shuffle_refuses_a_large_epsilon(epsilon):
     with pytest.raises(PrivacyParameterError, match=rf"epsilon must lie in \(0, 20\] for Subexp, shuffle .*got {epsilon}"):
         SubsetExponentialBaseline.calibrated("shuffle", epsilon, 128, 4, 5000, 2e-6)
     assert SubsetExponentialBaseline.calibrated("shuffle", 20, 128, 4, 5000, 2e-6).local_epsilon >= 20
+
+
+def test_ragged_item_rows_are_a_shape_error():
+    with pytest.raises(ShapeError, match=r"s=2 items in every row, got rows of lengths \[1, 2\]"):
+        run_segmented([[0, 1], [2]], [1.0, 1.0], [1.0], 1e-6, 8, 2, m=1.0)
+    with pytest.raises(ShapeError, match="rows of different lengths"):
+        item_frequencies([[0, 1], [2]], 8)
