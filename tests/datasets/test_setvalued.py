@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from shuffledp.datasets.setvalued import (
+    MAX_TABLE_ENTRIES,
     MSNBC_CATEGORIES,
     fix_set_size,
     item_frequencies,
@@ -117,3 +118,36 @@ def test_msnbc_like_sets_are_skewed_over_17_categories():
 
 def test_item_frequencies_counts_users_per_item():
     assert item_frequencies(np.array([[0, 1], [1, 2]]), 4).tolist() == [0.5, 1.0, 0.5, 0.0]
+
+
+@pytest.mark.parametrize(
+    "content, where, message",
+    [
+        (b"\x80\x81 binary\n1 2\n", ":1: ", "ASCII text"),
+        ("a b c\n1 2 caf\u00e9\n".encode("latin-1"), ":2: ", "ASCII text"),
+        (b"a b\n1 99999999999999999999999\n", ":2: ", "must lie in \\[1, 2\\]"),
+        (b"a b\n1 +2\n", ":2: ", "must list category numbers"),
+        (b"a b\n1_0\n", ":2: ", "must list category numbers"),
+    ],
+)
+def test_read_msnbc_names_file_and_line_for_undecodable_or_huge_tokens(tmp_path, content, where, message):
+    path = tmp_path / "odd.seq"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=f"odd.seq{where}.*{message}"):
+        read_msnbc(path)
+
+
+def test_load_msnbc_refuses_a_path_that_is_not_a_path():
+    with pytest.raises(DataError, match="path must be a file path \\(str or os.PathLike\\), got 3 of type int"):
+        load_msnbc(3)
+    with pytest.raises(DataError, match="root must be a file path"):
+        load_msnbc(root=3)
+    with pytest.raises(DataError, match="path must be a file path"):
+        read_msnbc(None)
+
+
+@pytest.mark.parametrize("make", [lambda n: uniform_item_sets(n, 128, 4), lambda n: msnbc_like_sets(n)])
+def test_generators_cap_the_table_size_with_a_named_error(make):
+    with pytest.raises(DataError, match="n \\* d must be at most 100,000,000 .*got n=1,000,000,000,000"):
+        make(10**12)
+    assert make(MAX_TABLE_ENTRIES // 128 // 1000).shape[1] == 4  # well below the cap: fine

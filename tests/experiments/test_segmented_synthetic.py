@@ -79,3 +79,30 @@ def test_optimal_m_decreases_from_5000_to_50000_users(output, setting):
     m = {int(r["n"]): float(r["m"]) for r in rows
          if r["method"] == OURS_OPT and int(r["s"]) == 4 and r["setting"] == setting}
     assert m[50_000] < m[5_000]
+
+
+def test_quick_figure_says_why_panels_are_empty_and_shows_the_optimizers_m():
+    # fabricated rows (no simulation): the figure's layout only
+    from shuffledp.experiments.segmented_common import N_VALUES, figure
+    from shuffledp.experiments.segmented_synthetic import design
+
+    quick = design(quick=True)
+    rows = []
+    for n, s in quick.cells:
+        for st in SETTINGS:
+            base = {"n": n, "s": s, "setting": st, "mse_ci_low": 0.009, "mse_ci_high": 0.011}
+            rows.append({**base, "m": 17.2 if s == 8 else 3.0, "method": OURS_OPT, "mse": 0.01})
+            if (n, s) not in quick.optimum_only:
+                rows += [{**base, "m": None, "method": c, "mse": 0.02} for c in COMPETITORS]
+    fig = figure(rows, quick, "caption")
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    assert len(panels) == len(SETTINGS) * 2 * len(N_VALUES)
+    for st in SETTINGS:
+        skipped = panels[f"{st}, s=8, n=50,000"]
+        assert [t.get_text() for t in skipped.texts] == ["not run in\nquick mode"]
+        assert "only the optimizer's m run" in [t.get_text() for t in panels[f"{st}, s=4, n=50,000"].texts]
+        ax = panels[f"{st}, s=8, n=5,000"]
+        assert ax.get_xlim()[0] < 0.1 and ax.get_xlim()[1] >= 17.2 * 2  # the star is inside, not on the edge
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

@@ -35,6 +35,9 @@ MSNBC_CATEGORIES = 17
 MSNBC_LIKE_NAME = "msnbc-like (synthetic)"
 #: Mean raw set size of the MSNBC-like generator (§6: "an average of 2 items per user").
 MSNBC_LIKE_MEAN_SIZE = 2.0
+#: Largest n * d the generators accept: they draw an (n, d) table of float64 keys
+#: (8 bytes each, 0.8 GB at the cap; §6 needs n * d = 50,000 * 128 = 6.4e6).
+MAX_TABLE_ENTRIES = 10**8
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,11 @@ def _check_sizes(n: int, d: int, s: int) -> tuple[int, int, int]:
     s = check_positive_int(s, "s")
     if s > d:
         raise DataError(f"s (items per user) must be at most d={d}, got s={s}")
+    if n * d > MAX_TABLE_ENTRIES:
+        raise DataError(
+            f"n * d must be at most {MAX_TABLE_ENTRIES:,} (the generator draws an (n, d) table of float64 keys, "
+            f"0.8 GB at the cap), got n={n:,}, d={d:,}: generate at most n={MAX_TABLE_ENTRIES // d:,} users per call"
+        )
     return n, d, s
 
 
@@ -94,7 +102,8 @@ def uniform_item_sets(n: int, d: int, s: int, rng: np.random.Generator | None = 
     Raises
     ------
     ShuffleDPError
-        ``DataError`` if s > d, a parameter error for a non-positive size.
+        ``DataError`` if s > d or n * d > `MAX_TABLE_ENTRIES`, a parameter error for a
+        non-positive size.
 
     References
     ----------
@@ -113,6 +122,13 @@ def uniform_item_sets(n: int, d: int, s: int, rng: np.random.Generator | None = 
     n, d, s = _check_sizes(n, d, s)
     keys = check_rng(rng).random((n, d))
     return np.argpartition(keys, s - 1, axis=1)[:, :s].astype(np.int64) if s < d else np.argsort(keys, axis=1)
+
+
+def _as_path(path: object, name: str = "path") -> Path:
+    """``path`` as a Path; a value that is not a str or os.PathLike is a DataError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise DataError(f"{name} must be a file path (str or os.PathLike), got {path!r} of type {type(path).__name__}")
+    return Path(path)
 
 
 def msnbc_path(root: str | os.PathLike[str] | None = None) -> Path:
@@ -152,8 +168,9 @@ def read_msnbc(path: str | os.PathLike[str]) -> MSNBCData:
     Raises
     ------
     DataError
-        If the file is missing, has no category line or sessions, or a session holds a
-        token that is not a category number in [1, number of categories].
+        If ``path`` is not a path or the file is missing, is not ASCII text, has no category
+        line or sessions, or a session holds a token that is not a category number in
+        [1, number of categories] (the message names file and line).
 
     References
     ----------
@@ -169,12 +186,17 @@ def read_msnbc(path: str | os.PathLike[str]) -> MSNBCData:
     >>> data.categories, [s.tolist() for s in data.sets]
     (('frontpage', 'news', 'tech'), [[0, 2], [1]])
     """
-    path = existing_file(Path(path), "MSNBC sequence file (UCI msnbc990928.seq)")
+    path = existing_file(_as_path(path), "MSNBC sequence file (UCI msnbc990928.seq)")
     categories: tuple[str, ...] | None = None
     sets: list[np.ndarray] = []
-    with path.open() as fh:
-        for number, line in enumerate(fh, start=1):
-            text = line.strip()
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("ascii").strip()
+            except UnicodeDecodeError:
+                raise DataError(
+                    f"{path}:{number}: the UCI msnbc990928.seq format is ASCII text, got the bytes {raw[:40]!r}"
+                ) from None
             if not text or text.startswith("%"):
                 continue
             if categories is None:
@@ -182,15 +204,15 @@ def read_msnbc(path: str | os.PathLike[str]) -> MSNBCData:
                 if len(categories) < 2:
                     raise DataError(f"{path}:{number}: expected the category names line, got {text!r}")
                 continue
-            try:
-                visits = np.array([int(tok) for tok in text.split()], dtype=np.int64)
-            except ValueError:
-                raise DataError(f"{path}:{number}: a session must list category numbers, got {text!r}") from None
-            if visits.min() < 1 or visits.max() > len(categories):
+            tokens = text.split()
+            if not all(tok.isdigit() for tok in tokens):  # plain digits only (int() would take "+1", "1_0")
+                raise DataError(f"{path}:{number}: a session must list category numbers, got {text!r}")
+            visits = [int(tok) for tok in tokens]  # parsing: one line per session
+            if min(visits) < 1 or max(visits) > len(categories):  # before int64: no overflow
                 raise DataError(
                     f"{path}:{number}: category numbers must lie in [1, {len(categories)}], got {text!r}"
                 )
-            sets.append(np.unique(visits) - 1)
+            sets.append(np.unique(np.array(visits, dtype=np.int64)) - 1)
     if categories is None or not sets:
         raise DataError(f"{path}: no category line or no sessions found (UCI msnbc990928.seq format)")
     return MSNBCData(categories, tuple(sets), path)
@@ -214,7 +236,7 @@ def load_msnbc(path: str | os.PathLike[str] | None = None, *, root: str | os.Pat
     Raises
     ------
     DataError
-        If the file is missing or malformed (see `read_msnbc`).
+        If ``path`` or ``root`` is not a path, or the file is missing or malformed (see `read_msnbc`).
 
     Examples
     --------
@@ -226,6 +248,8 @@ def load_msnbc(path: str | os.PathLike[str] | None = None, *, root: str | os.Pat
     ...     len(load_msnbc(root=tmp).sets)
     1
     """
+    if root is not None:
+        _as_path(root, "root")
     return read_msnbc(msnbc_path(root) if path is None else path)
 
 
@@ -320,7 +344,8 @@ def msnbc_like_sets(n: int, rng: np.random.Generator | None = None, *, s: int = 
     Raises
     ------
     ShuffleDPError
-        ``DataError`` if s > d, a parameter error for a non-positive size.
+        ``DataError`` if s > d or n * d > `MAX_TABLE_ENTRIES`, a parameter error for a
+        non-positive size.
 
     References
     ----------
@@ -387,7 +412,10 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     from shuffledp.protocols.segmented.messages import check_item_sets
 
     d = check_positive_int(d, "d")
-    arr = np.asarray(items)
+    try:
+        arr = np.asarray(items)
+    except ValueError:  # ragged rows: numpy cannot form an array
+        raise ShapeError("items must be an (n, s) array of item ids with s >= 1, got rows of different lengths") from None
     if arr.ndim != 2 or arr.shape[1] == 0:
         raise ShapeError(f"items must be an (n, s) array of item ids with s >= 1, got shape {arr.shape}")
     arr = check_item_sets(arr, d, arr.shape[1])
@@ -399,6 +427,7 @@ __all__ = [
     "MSNBC_CATEGORIES",
     "MSNBC_LIKE_MEAN_SIZE",
     "MSNBC_LIKE_NAME",
+    "MAX_TABLE_ENTRIES",
     "fix_set_size",
     "item_frequencies",
     "load_msnbc",

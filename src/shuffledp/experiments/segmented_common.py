@@ -93,7 +93,8 @@ class Design:
     """One experiment: the data (name, domain, set sizes, generator) and the run sizes.
 
     ``optimum_only`` lists (n, s) cells where only our protocol at the optimizer's m is run
-    (quick mode: enough for the trend of m* in n, without the costly competitors).
+    (quick mode: enough for the trend of m* in n, without the costly competitors); ``skip``
+    lists cells not run at all, whose figure panels say ``skip_reason`` instead of staying empty.
     """
 
     dataset: str
@@ -104,6 +105,7 @@ class Design:
     m_grid: tuple[float, ...]
     optimum_only: tuple[tuple[int, int], ...] = ()
     skip: tuple[tuple[int, int], ...] = ()
+    skip_reason: str = "not run in\nquick mode"
 
     @property
     def cells(self) -> list[tuple[int, int]]:
@@ -275,7 +277,16 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
         for i, st in enumerate(settings):
             for j, (s, n) in enumerate(cols):
                 ax = axes[i][j]
+                ax.set_title(f"{st}, s={s}, n={n:,}")
+                if (n, s) in design.skip:  # say why the panel is empty
+                    ax.text(0.5, 0.5, design.skip_reason, transform=ax.transAxes, ha="center", va="center", fontsize="small")
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+                    continue
                 cell = [r for r in rows if (int(r["n"]), int(r["s"]), r["setting"]) == (n, s, st)]
+                if (n, s) in design.optimum_only:
+                    ax.text(0.5, 0.04, "only the optimizer's m run", transform=ax.transAxes, ha="center", va="bottom",
+                            fontsize="x-small")
                 for k, method in enumerate(order):
                     pts = sorted((float(r["m"]), float(r["mse"])) for r in cell if r["method"] == method and r["m"] is not None)
                     style = series_style(k)
@@ -292,11 +303,11 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
                     handles.setdefault(method, h)
                 ms = [float(r["m"]) for r in cell if r["m"] is not None]
                 ax.set_xscale("log")
-                ax.set_xlim(0.08, max([12.5, *(1.3 * m for m in ms)]))  # the optimizer's m may exceed 10
+                ax.set_xlim(0.08, max([12.5, *(2.0 * m for m in ms)]))  # the optimizer's m may exceed 10: keep it off the edge
                 ax.set_xticks([0.1, 1.0, 10.0], ["0.1", "1", "10"])
                 ax.xaxis.set_minor_formatter(NullFormatter())
+                ax.margins(y=0.15)  # a star at the lowest MSE is not cut by the frame
                 log_ticks(ax, "y", plain=False)
-                ax.set_title(f"{st}, s={s}, n={n:,}")
                 if i == len(settings) - 1:
                     ax.set_xlabel("m")
                 if j == 0:

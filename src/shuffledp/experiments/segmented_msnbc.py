@@ -4,7 +4,9 @@ The UCI file ``msnbc990928.seq`` is read when present (:func:`~shuffledp.dataset
 n sessions drawn without replacement, sets padded or sampled to s = 4 of T = 17 categories);
 it is not on these machines (../shared/data/README.md), so by default the experiment runs
 on the MSNBC-like generator (:func:`~shuffledp.datasets.setvalued.msnbc_like_sets`), named
-``msnbc-like (synthetic)`` in every output.  ``--quick``: 50 repetitions, no m grid, only the optimizer's m at n = 50,000;
+``msnbc-like (synthetic)`` in every output.  Only a *missing* file falls back to the stand-in:
+a file that is present but malformed, has not 17 categories, or holds fewer sessions than the
+largest n (50,000; the UCI file has 989,818) is a DataError naming the file.  ``--quick``: 50 repetitions, no m grid, only the optimizer's m at n = 50,000;
 full: 9 log-spaced m in [0.1, 10], 100 repetitions.
 """
 
@@ -14,7 +16,15 @@ from typing import Callable
 
 import numpy as np
 
-from shuffledp.datasets.setvalued import MSNBC_CATEGORIES, MSNBC_LIKE_NAME, fix_set_size, load_msnbc, msnbc_like_sets
+from shuffledp._util.validation import check_positive_int
+from shuffledp.datasets.setvalued import (
+    MSNBC_CATEGORIES,
+    MSNBC_LIKE_NAME,
+    fix_set_size,
+    load_msnbc,
+    msnbc_like_sets,
+    msnbc_path,
+)
 from shuffledp.errors import DataError
 from shuffledp.experiments import segmented_common as common
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
@@ -25,18 +35,48 @@ PAPER_M = ("m* around 2.0 at n = 5,000 and around 0.3 at n = 50,000 (§6.1-6.2);
            "is about 1/30 of that at n = 5,000.")
 
 
-def data_source() -> tuple[str, Callable[[int, int, np.random.Generator], np.ndarray]]:
-    """The real file when it loads, else the MSNBC-like generator; (dataset name, make_items)."""
+def data_source(min_sessions: int = max(common.N_VALUES)) -> tuple[str, Callable[[int, int, np.random.Generator], np.ndarray]]:
+    """The real file when present, else the MSNBC-like generator; (dataset name, make_items).
+
+    Only a missing file (or no data root) selects the stand-in.  A present file must parse
+    (`load_msnbc`), name exactly 17 categories and hold at least ``min_sessions`` sessions
+    (the experiment draws n <= 50,000 of them without replacement); otherwise a DataError
+    names the file.  Sampling with replacement instead would repeat sessions, which the
+    paper's runs do not.
+    """
+    min_sessions = check_positive_int(min_sessions, "min_sessions")
     try:
-        data = load_msnbc()
-    except DataError:
+        path = msnbc_path()
+    except DataError:  # no data root at all: nothing to read
+        path = None
+    if path is None or not path.exists():
         return MSNBC_LIKE_NAME, lambda n, s, rng: msnbc_like_sets(n, rng, s=s)
+    data = load_msnbc(path)  # a malformed file is an error, never the stand-in
+    if len(data.categories) != MSNBC_CATEGORIES:
+        raise DataError(
+            f"{data.path}: segmented-msnbc needs the {MSNBC_CATEGORIES} MSNBC categories (T = 17, §6), "
+            f"the file's category line names {len(data.categories)}"
+        )
+    if len(data.sets) < min_sessions:
+        raise DataError(
+            f"{data.path}: segmented-msnbc draws up to n = {min_sessions:,} sessions without replacement, "
+            f"the file holds {len(data.sets):,} (the UCI msnbc990928.seq has 989,818)"
+        )
 
     def sample(n: int, s: int, rng: np.random.Generator) -> np.ndarray:
+        if n > len(data.sets):
+            raise DataError(f"{data.path}: n = {n:,} sessions requested, the file holds {len(data.sets):,}")
         chosen = rng.choice(len(data.sets), size=n, replace=False)
         return fix_set_size([data.sets[i] for i in chosen], len(data.categories), s, rng)
 
     return f"msnbc ({data.path})", sample
+
+
+def _expected_path() -> str:
+    try:
+        return f"looked for {msnbc_path()}"
+    except DataError:
+        return "no data root"
 
 
 @register(NAME, "Segmented shuffle, MSNBC set-valued data: MSE vs blanket messages (Figs 2, 4)",
@@ -46,7 +86,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     design = common.Design(dataset=dataset, d=MSNBC_CATEGORIES, s_values=(S,), make_items=make_items,
                            repeats=50 if ctx.quick else 100, m_grid=() if ctx.quick else common.M_GRID,
                            optimum_only=((50_000, S),) if ctx.quick else ())
-    note = ("The UCI file was not found: this is the MSNBC-like synthetic stand-in (17 categories, Zipf popularity, "
+    note = (f"The UCI file was not found ({_expected_path()}): this is the MSNBC-like synthetic stand-in (17 categories, Zipf popularity, "
             "mean raw set size 2, padded or sampled to 4), not the MSNBC data." if dataset == MSNBC_LIKE_NAME
             else "Real MSNBC sessions, padded or sampled to 4 categories.")
     return common.output(ctx, NAME, design, PAPER_M, note=note,

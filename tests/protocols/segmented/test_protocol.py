@@ -183,3 +183,55 @@ def test_the_ledger_records_the_re_priced_epsilons_never_the_given_ones():
     rows = run.ledger()[1:]
     assert all(0.0 < row["epsilon"] <= row["level"] for row in rows)
     assert [row["epsilon"] for row in rows] == list(run.parameters.epsilons)
+
+
+# --------------------------------------------------------------------------- DP level counts: projected before steps 2-3
+
+
+def test_project_counts_is_the_euclidean_projection():
+    from shuffledp.protocols.segmented.levels import project_counts
+
+    rng = np.random.default_rng(21)
+    for _ in range(500):
+        k = int(rng.integers(1, 7))
+        n = int(rng.integers(k, 200))
+        c = rng.normal(n / k, rng.uniform(0.1, 3.0) * n / k, size=k)
+        x = project_counts(c, n)
+        assert np.all(x >= 1.0) and x.sum() == pytest.approx(n, rel=1e-12)
+        # optimality (KKT): x = max(c - theta, 1) for one theta
+        free = x > 1.0 + 1e-9
+        theta = (c - x)[free].mean() if free.any() else (c - 1.0).max()
+        assert np.allclose(x, np.maximum(c - theta, 1.0), atol=1e-8 * n)
+    exact = np.array([3.0, 50.0, 7.0])
+    assert project_counts(exact, 60).tolist() == exact.tolist()  # already feasible: unchanged
+    with pytest.raises(PrivacyLevelError, match="n=2 users cannot give each of the 3 levels at least one user"):
+        project_counts([1.0, 1.0, 0.0], 2)
+
+
+def test_dp_level_counts_never_fail_a_non_empty_level():
+    # 20 of 300 users at the strictest level, epsilon_p = 0.1: its raw DP count is often negative
+    items = np.tile([0, 1], (300, 1))
+    levels = np.repeat(LEVELS, [20, 140, 140])
+    negative = 0
+    for seed in range(25):
+        run = run_segmented(items, levels, LEVELS, 1e-4, D, S, m=1.0, epsilon_p=0.1, rng=np.random.default_rng(seed))
+        raw, used = run.histogram.counts, run.histogram.usable_counts
+        negative += int(raw.min() < 1.0)
+        assert used.min() >= 1.0 and used.sum() == pytest.approx(300)
+        ledger = run.ledger()
+        assert ledger[0]["raw_counts"] == raw.tolist() and ledger[0]["counts"] == used.tolist()
+        assert [row["raw_count"] for row in ledger[1:]] == raw.tolist()
+        assert [row["count"] for row in ledger[1:]] == used.tolist()
+        assert run.parameters.level_counts == tuple(used.tolist())
+    assert negative >= 3  # the case the projection exists for did occur (it failed before)
+
+
+def test_exact_counts_are_used_as_they_are():
+    rng = np.random.default_rng(4)
+    index = np.repeat(np.arange(3), [1, 300, 200])
+    hist = aggregate_levels(index, 3, rng=rng)
+    assert hist.usable_counts is hist.counts and hist.counts.tolist() == [1.0, 300.0, 200.0]
+    items = SETS[rng.choice(len(SETS), N, p=PROBS)]
+    run = run_segmented(items, rng.choice(LEVELS, N), LEVELS, DELTA, D, S, parameters=_params(), rng=rng)
+    assert run.ledger()[0]["post_processing"] is None
+    assert [row["count"] for row in run.ledger()[1:]] == [row["raw_count"] for row in run.ledger()[1:]]

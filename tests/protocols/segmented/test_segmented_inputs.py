@@ -275,3 +275,39 @@ def test_experiment_level_counts_name_the_setting():
     assert level_counts(5000, "S2") == (2500, 1250, 1250)
     with pytest.raises(ExperimentError, match="setting must be one of S1, S2, S3, got 'S4'"):
         level_counts(5000, "S4")
+
+
+# --------------------------------------------------------------------------- large budgets: refused up front, never capped
+
+
+@pytest.mark.parametrize("epsilon_p", [40.5, 51, 100, 1000, math.inf])
+def test_large_epsilon_p_is_refused_with_the_allowed_range(epsilon_p):
+    index = np.repeat([0, 1, 2], 20)
+    pattern = r"epsilon_p must lie in \(0, 40\]" if math.isfinite(epsilon_p) else "epsilon_p must be a finite number"
+    with pytest.raises(PrivacyParameterError, match=pattern):
+        aggregate_levels(index, 3, epsilon_p=epsilon_p, delta_p=1e-3)
+    with pytest.raises(PrivacyParameterError, match=pattern):
+        _run(epsilon_p=epsilon_p)
+
+
+def test_epsilon_p_at_the_maximum_is_met_not_capped():
+    from shuffledp.protocols.segmented.levels import EPSILON_P_MAX, level_local_epsilon
+
+    local = level_local_epsilon(60, 3, EPSILON_P_MAX, 1e-3)
+    assert EPSILON_P_MAX <= local < 50.0  # shuffling only helps: at least the target, below the search's top
+
+
+@pytest.mark.parametrize("epsilon", [20.5, 30, 100])
+def test_subexp_shuffle_refuses_a_large_epsilon(epsilon):
+    from shuffledp.protocols.segmented.baselines import SubsetExponentialBaseline
+
+    with pytest.raises(PrivacyParameterError, match=rf"epsilon must lie in \(0, 20\] for Subexp, shuffle .*got {epsilon}"):
+        SubsetExponentialBaseline.calibrated("shuffle", epsilon, 128, 4, 5000, 2e-6)
+    assert SubsetExponentialBaseline.calibrated("shuffle", 20, 128, 4, 5000, 2e-6).local_epsilon >= 20
+
+
+def test_ragged_item_rows_are_a_shape_error():
+    with pytest.raises(ShapeError, match=r"s=2 items in every row, got rows of lengths \[1, 2\]"):
+        run_segmented([[0, 1], [2]], [1.0, 1.0], [1.0], 1e-6, 8, 2, m=1.0)
+    with pytest.raises(ShapeError, match="rows of different lengths"):
+        item_frequencies([[0, 1], [2]], 8)

@@ -52,6 +52,10 @@ from shuffledp.randomizers.categorical import SubsetExponential
 
 #: Local-budget search interval of "Subexp, shuffle" (its shuffled cost is at most the local epsilon).
 _LOCAL_BRACKET_MAX = 30.0
+#: Largest epsilon of "Subexp, shuffle".  Above about 26 the accountant's value at eps0 = epsilon
+#: exceeds epsilon by rounding (no amplification is left to find), so the search has no valid
+#: start; 20 keeps a margin, and at such budgets the local model ("local") is the same mechanism.
+SUBEXP_SHUFFLE_EPSILON_MAX = 20.0
 MODELS = ("local", "shuffle")
 
 
@@ -101,7 +105,7 @@ class SubsetExponentialBaseline:
     ----------
     model : {"local", "shuffle"}
         The trust model.
-    epsilon : float, > 0
+    epsilon : float, > 0 (shuffle: at most SUBEXP_SHUFFLE_EPSILON_MAX = 20)
         The target guarantee (local: the LDP budget; shuffle: of the shuffled reports).
     delta : float or None
         Target delta (shuffle model only).
@@ -150,11 +154,22 @@ class SubsetExponentialBaseline:
             local = SubsetExponential(epsilon, d, s).epsilon  # validates epsilon, d, s
             return cls(model, local, None, d, s, n_users, local)
         delta = check_delta(delta)
+        target = check_epsilon(epsilon)
+        if target > SUBEXP_SHUFFLE_EPSILON_MAX:
+            raise PrivacyParameterError(
+                f"epsilon must lie in (0, {SUBEXP_SHUFFLE_EPSILON_MAX:g}] for Subexp, shuffle (no amplification is left "
+                f"to calibrate beyond it; use model='local' for a pure local budget), got {epsilon!r}"
+            )
         local = calibrate(
             lambda e: ShuffleEvent(SubsetExponential(e, d, s).amplification_parameters(), n_users),
-            epsilon, delta, bracket=(epsilon, _LOCAL_BRACKET_MAX),
+            target, delta, bracket=(target, _LOCAL_BRACKET_MAX),
             context=f"for Subexp, shuffle with n_users={n_users}, d={d}, s={s}",
         )
+        if local >= _LOCAL_BRACKET_MAX:  # calibrate returns the top when even it meets the target: never cap
+            raise PrivacyParameterError(
+                f"epsilon={epsilon!r} is not reached by any local budget up to {_LOCAL_BRACKET_MAX:g} for Subexp, "
+                f"shuffle with n_users={n_users}, d={d}, s={s}"
+            )
         return cls(model, float(epsilon), delta, d, s, n_users, local)
 
     @property

@@ -4,7 +4,11 @@ Users send their level (an index of the menu E) to the shuffler; the server coun
 shuffled levels.  With ``epsilon_p`` the levels are first randomized by k-ary randomized
 response whose local epsilon is calibrated so that the *shuffled* histogram is
 (epsilon_p, delta_p)-DP (variation-ratio accounting), and the server debiases the counts
-(unbiased estimates, possibly negative or fractional).
+(unbiased estimates, possibly negative or fractional).  Steps 2-3 need positive counts, so
+they use `LevelHistogram.usable_counts`: the DP estimates projected onto {counts >= 1,
+sum = n} (`project_counts`), a post-processing of the DP release that costs no privacy.
+The paper (§4.3) feeds the noisy counts on without saying what to do with a non-positive
+one; exact counts are used as they are.
 """
 
 from __future__ import annotations
@@ -19,6 +23,49 @@ import numpy as np
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_rng
 from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterError, ShapeError
 from shuffledp.protocols.segmented.optimizer import check_levels
+
+#: Largest epsilon_p of a DP level histogram.  Shuffled k-RR at a local epsilon e costs about e
+#: once e is large (no amplification left), and at local epsilon 40 a report is wrong with
+#: probability < (k - 1) e^-40 ~ 4e-18 per other level: a larger budget buys nothing over
+#: exact counting (epsilon_p=None), and calibration near the search's top (50) would cap.
+EPSILON_P_MAX = 40.0
+#: Top of the local-epsilon search of `level_local_epsilon`.
+_LOCAL_EPSILON_MAX = 50.0
+
+
+def check_epsilon_p(epsilon_p: Any) -> float:
+    """``epsilon_p`` as a float in (0, `EPSILON_P_MAX`]; a larger value is refused, never capped.
+
+    Parameters
+    ----------
+    epsilon_p : float
+        Budget of the DP level histogram.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``epsilon_p`` is not a finite number in (0, 40].
+
+    Examples
+    --------
+    >>> check_epsilon_p(1)
+    1.0
+    >>> check_epsilon_p(51)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: epsilon_p must lie in (0, 40] (beyond 40 the level reports are exact to within e^-40; pass epsilon_p=None to count the levels exactly), got 51
+    """
+    value = check_epsilon(epsilon_p, "epsilon_p")
+    if value > EPSILON_P_MAX:
+        raise PrivacyParameterError(
+            f"epsilon_p must lie in (0, {EPSILON_P_MAX:g}] (beyond {EPSILON_P_MAX:g} the level reports are exact to "
+            f"within e^-{EPSILON_P_MAX:g}; pass epsilon_p=None to count the levels exactly), got {epsilon_p!r}"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -49,6 +96,71 @@ class LevelHistogram:
     epsilon_p: float | None = None
     delta_p: float | None = None
     local_epsilon: float | None = None  # the k-RR budget behind a DP histogram
+
+    @property
+    def usable_counts(self) -> np.ndarray:
+        """The counts steps 2-3 use: exact counts as they are; DP estimates projected by `project_counts`.
+
+        The projection is post-processing of the (epsilon_p, delta_p)-DP release, so it costs
+        no privacy; it makes every level's count >= 1 (the optimizer needs positive counts, and
+        a noisy count of a non-empty level can be negative) while keeping the total n.
+        """
+        if self.epsilon_p is None:
+            return self.counts
+        return project_counts(self.counts, self.n_users)
+
+
+def project_counts(counts: Any, n: int) -> np.ndarray:
+    """Euclidean projection of ``counts`` onto {x : x_k >= 1 for every k, sum_k x = n}.
+
+    Used on the DP level histogram's unbiased (possibly negative) estimates: post-processing,
+    so the histogram's (epsilon_p, delta_p) guarantee is kept.  Counts that already lie in the
+    set are returned unchanged (up to rounding of the total).
+
+    Parameters
+    ----------
+    counts : array_like
+        Length-K finite counts (any sign).
+    n : int, >= K
+        Number of users (the total the projection keeps).
+
+    Returns
+    -------
+    numpy.ndarray
+        Length-K float64 counts, each >= 1, summing to n.
+
+    Raises
+    ------
+    ShapeError
+        If ``counts`` is not a non-empty 1-d array of finite numbers.
+    PrivacyLevelError
+        If n < K (K levels of at least one user each cannot sum to n).
+
+    Examples
+    --------
+    >>> project_counts([-10.0, 40.0, 30.0], 60).tolist()
+    [1.0, 34.5, 24.5]
+    >>> project_counts([20.0, 40.0], 60).tolist()
+    [20.0, 40.0]
+    """
+    n = check_positive_int(n, "n")
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)):
+        raise ShapeError(f"counts must be a non-empty 1-d array of finite numbers, got {np.asarray(counts).tolist()!r}")
+    k = c.size
+    if n < k:
+        raise PrivacyLevelError(f"n={n} users cannot give each of the {k} levels at least one user")
+    total = float(n - k)  # project y = c - 1 onto the simplex {y >= 0, sum y = total}
+    y = c - 1.0
+    if total == 0.0:
+        return np.ones(k)
+    u = np.sort(y)[::-1]
+    excess = np.cumsum(u) - total
+    rank = np.arange(1, k + 1)
+    last = int(np.flatnonzero(u - excess / rank > 0)[-1])
+    theta = excess[last] / (last + 1)
+    return np.maximum(y - theta, 0.0) + 1.0
+
 
 
 def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
@@ -166,7 +278,7 @@ def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> flo
         Number of users.
     k : int, >= 2
         Number of levels (the k-RR domain).
-    epsilon_p : float, > 0
+    epsilon_p : float, in (0, EPSILON_P_MAX]
         Target epsilon of the shuffled histogram.
     delta_p : float, in (0, 1)
         Target delta.
@@ -180,7 +292,9 @@ def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> flo
     Raises
     ------
     PrivacyParameterError
-        If no local epsilon in [epsilon_p / 2, 50] meets the target.
+        If ``epsilon_p`` is outside (0, `EPSILON_P_MAX`], no local epsilon in
+        [epsilon_p / 2, 50] meets the target, or even 50 stays below it (the answer would be
+        capped at 50: refused, never capped silently).
 
     References
     ----------
@@ -200,13 +314,20 @@ def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> flo
     from shuffledp.accounting.events import ShuffleEvent
     from shuffledp.randomizers.categorical import KRandomizedResponse
 
-    return calibrate(
+    epsilon_p = check_epsilon_p(epsilon_p)
+    local = calibrate(
         lambda e: ShuffleEvent(KRandomizedResponse(e, k).amplification_parameters(), n),
         epsilon_p,
         delta_p,
-        bracket=(epsilon_p / 2.0, 50.0),  # shuffling costs at most the local epsilon (log p)
+        bracket=(epsilon_p / 2.0, _LOCAL_EPSILON_MAX),  # shuffling costs at most the local epsilon (log p)
         context=f"for the level histogram of n={n} users over k={k} levels",
     )
+    if local >= _LOCAL_EPSILON_MAX:  # calibrate returns the top when even it meets the target
+        raise PrivacyParameterError(
+            f"epsilon_p={epsilon_p!r} is not reached by any local epsilon up to {_LOCAL_EPSILON_MAX:g} for the level "
+            f"histogram of n={n} users over k={k} levels; pass a smaller epsilon_p or epsilon_p=None (exact counts)"
+        )
+    return local
 
 
 def aggregate_levels(
@@ -228,7 +349,7 @@ def aggregate_levels(
         Each user's level index in {0..k-1} (see `check_level_index`).
     k : int, >= 1
         Number of levels.
-    epsilon_p : float or None, > 0
+    epsilon_p : float or None, in (0, EPSILON_P_MAX]
         Target epsilon of the histogram; None counts the levels exactly.
     delta_p : float or None, in (0, 1)
         Target delta; defaults to 0.01 / n.
@@ -238,7 +359,8 @@ def aggregate_levels(
     Returns
     -------
     LevelHistogram
-        The counts and the guarantee behind them.
+        The counts (exact, or unbiased DP estimates that may be negative) and the guarantee
+        behind them; `LevelHistogram.usable_counts` gives the counts steps 2-3 use.
 
     Raises
     ------
@@ -275,7 +397,7 @@ def aggregate_levels(
     from shuffledp.accounting.bounds import check_delta
     from shuffledp.randomizers.categorical import KRandomizedResponse
 
-    epsilon_p = check_epsilon(epsilon_p, "epsilon_p")
+    epsilon_p = check_epsilon_p(epsilon_p)
     delta_p = check_delta(delta_p if delta_p is not None else 0.01 / n, "delta_p")
     if k == 1:  # one level: the histogram is n itself, no privacy cost
         return LevelHistogram(np.array([float(n)]), n, epsilon_p, delta_p, math.inf)
@@ -287,4 +409,4 @@ def aggregate_levels(
     return LevelHistogram(counts, n, epsilon_p, delta_p, local)
 
 
-__all__ = ["LevelHistogram", "aggregate_levels", "check_level_index", "level_indices", "level_local_epsilon"]
+__all__ = ["EPSILON_P_MAX", "LevelHistogram", "aggregate_levels", "check_epsilon_p", "project_counts", "check_level_index", "level_indices", "level_local_epsilon"]

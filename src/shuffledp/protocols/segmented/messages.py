@@ -42,7 +42,7 @@ def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
     Raises
     ------
     ShapeError
-        If ``items`` is not 2-D or holds no user.
+        If ``items`` is not 2-D (ragged rows included) or holds no user.
     DataError
         If a row does not hold exactly s distinct items.
     DomainError
@@ -61,7 +61,11 @@ def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
     ...
     shuffledp.errors.DataError: items[0] repeats an item ([0, 0]): a user's set has s distinct items
     """
-    arr = np.asarray(items)
+    try:
+        arr = np.asarray(items)
+    except ValueError:  # ragged rows: numpy cannot form an array
+        lengths = sorted({len(row) for row in items}) if all(hasattr(row, "__len__") for row in items) else "mixed"
+        raise ShapeError(f"items must be an (n_users, s) array with s={s} items in every row, got rows of lengths {lengths}") from None
     if arr.ndim != 2:
         raise ShapeError(f"items must be an (n_users, s) array of item ids, got shape {arr.shape}")
     if arr.shape[1] != s:

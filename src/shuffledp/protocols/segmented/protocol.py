@@ -64,14 +64,17 @@ class SegmentedRun:
     def ledger(self) -> list[dict[str, Any]]:
         """The run's privacy record: step 1 (levels) and, per level, the user event, its epsilon and the check."""
         p, h = self.parameters, self.histogram
+        used = h.usable_counts
         rows: list[dict[str, Any]] = [
             {"step": "levels", "epsilon_p": h.epsilon_p, "delta_p": h.delta_p, "local_epsilon": h.local_epsilon,
-             "release": "anonymised levels" if h.epsilon_p is None else "shuffled k-RR histogram"}
+             "release": "anonymised levels" if h.epsilon_p is None else "shuffled k-RR histogram",
+             "raw_counts": h.counts.tolist(), "counts": used.tolist(),
+             "post_processing": None if h.epsilon_p is None else "projected onto counts >= 1 summing to n"}
         ]
-        for level, count, lam, eps, event in zip(p.levels, h.counts, p.lambdas, p.epsilons, self.events):
+        for level, raw, count, lam, eps, event in zip(p.levels, h.counts, used, p.lambdas, p.epsilons, self.events):
             rows.append(
-                {"step": "data", "level": level, "count": float(count), "lambda": lam, "m": p.m, "delta": p.delta,
-                 "event": event_to_dict(event), "epsilon": eps, "within_level": eps <= level}
+                {"step": "data", "level": level, "count": float(count), "raw_count": float(raw), "lambda": lam,
+                 "m": p.m, "delta": p.delta, "event": event_to_dict(event), "epsilon": eps, "within_level": eps <= level}
             )
         return rows
 
@@ -127,8 +130,11 @@ def run_segmented(
     m : float or None, in (0, M_MAX]
         Fixed blanket rate for step 2; None lets the optimizer choose (or takes
         ``parameters.m``; a different value is refused).
-    epsilon_p : float or None, > 0
-        Budget of a DP level histogram in step 1; None counts the levels exactly.
+    epsilon_p : float or None, in (0, 40]
+        Budget of a DP level histogram in step 1; None counts the levels exactly.  The DP
+        counts are unbiased estimates that can be negative: steps 2-3 use their projection
+        onto {counts >= 1, sum = n} (`LevelHistogram.usable_counts`; post-processing, no
+        privacy cost), and the ledger records both the raw and the projected counts.
     delta_p : float or None, in (0, 1)
         Delta of the DP level histogram (default 0.01 / n).
     parameters : SegmentedParameters or None
@@ -180,9 +186,10 @@ def run_segmented(
         raise ProtocolError(f"user_levels must give one level per user ({sets.shape[0]}), got {index.size}")
     n = sets.shape[0]
     histogram = aggregate_levels(index, len(levels), epsilon_p=epsilon_p, delta_p=delta_p, rng=rng)
+    counts = histogram.usable_counts  # DP estimates projected onto counts >= 1 summing to n
     priced = parameters is None
     if parameters is None:
-        parameters = optimize_parameters(levels, delta, histogram.counts, d, s, m, n_users=n)
+        parameters = optimize_parameters(levels, delta, counts, d, s, m, n_users=n)
     elif (parameters.levels, parameters.d, parameters.s, parameters.n_users, parameters.delta) != (levels, d, s, n, delta):
         raise ProtocolError(
             f"parameters were optimised for levels={parameters.levels}, d={parameters.d}, s={parameters.s}, "
@@ -204,7 +211,7 @@ def run_segmented(
             )
     signal, blankets = user_messages(sets, index, lambdas, mm, d, rng)
     shuffled = shuffle(signal, blankets, rng=rng)
-    estimate = estimate_frequencies(shuffled, d, histogram.counts, lambdas, n, mm)
+    estimate = estimate_frequencies(shuffled, d, counts, lambdas, n, mm)
     return SegmentedRun(estimate, histogram, parameters, events, int(shuffled.size))
 
 
