@@ -65,6 +65,9 @@ from shuffledp.params import VariationRatio
 
 #: Largest blanket rate m (messages per user) accepted.
 M_MAX = 1.0e4
+#: Smallest blanket rate accepted: one blanket per million users (the optimizer's m is 0.3-20 in §6;
+#: far below it the binomial pmfs of the engine underflow, m ~ 1e-305 overflowed scipy's beta function).
+M_FLOOR = 1.0e-6
 #: Largest number of participants the engine takes (float64-exact counts).
 _N_MAX = 2**53
 #: Ways to count the blanket slots (module docstring).
@@ -72,11 +75,11 @@ SLOT_RULES = ("theorem2", "theorem3")
 
 
 def check_blanket_rate(m: float, name: str = "m") -> float:
-    """The expected blanket messages per user, a finite number in (0, M_MAX].
+    """The expected blanket messages per user, a finite number in [M_FLOOR, M_MAX].
 
     Parameters
     ----------
-    m : float, in (0, M_MAX]
+    m : float, in [M_FLOOR, M_MAX] = [1e-6, 1e4]
         Expected number of blanket messages each user sends (Algorithm 2's m).
     name : str
         The parameter name quoted in the error message.
@@ -89,7 +92,7 @@ def check_blanket_rate(m: float, name: str = "m") -> float:
     Raises
     ------
     PrivacyParameterError
-        If ``m`` is not a finite number in (0, M_MAX].
+        If ``m`` is not a finite number in [M_FLOOR, M_MAX].
 
     Examples
     --------
@@ -98,14 +101,14 @@ def check_blanket_rate(m: float, name: str = "m") -> float:
     >>> check_blanket_rate(0)
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: m (blanket messages per user) must lie in (0, 10000], got 0
+    shuffledp.errors.PrivacyParameterError: m (blanket messages per user) must lie in [1e-06, 10000], got 0
     """
     try:
         value = float(m)
     except (TypeError, ValueError):
         value = math.nan
-    if not (math.isfinite(value) and 0.0 < value <= M_MAX):
-        raise PrivacyParameterError(f"{name} (blanket messages per user) must lie in (0, {M_MAX:g}], got {m!r}")
+    if not (math.isfinite(value) and M_FLOOR <= value <= M_MAX):
+        raise PrivacyParameterError(f"{name} (blanket messages per user) must lie in [{M_FLOOR:g}, {M_MAX:g}], got {m!r}")
     return value
 
 

@@ -129,7 +129,7 @@ def _estimate(**kw):
         ({"lambdas": [0.5, math.nan]}, PrivacyParameterError, r"lambdas\[1\] .* got nan"),
         ({"d": 1}, PrivacyParameterError, "^d must be an integer >= 2, got 1"),
         ({"n_users": 0}, PrivacyParameterError, "^n_users must be an integer >= 1, got 0"),
-        ({"m": -1.0}, PrivacyParameterError, r"^m \(blanket messages per user\) must lie in \(0, 10000\], got -1\.0"),
+        ({"m": -1.0}, PrivacyParameterError, r"^m \(blanket messages per user\) must lie in \[1e-06, 10000\], got -1\.0"),
     ],
 )
 def test_estimate_frequencies_bad_input(change, error, pattern):
@@ -164,7 +164,7 @@ def _messages(**kw):
         ({"items": np.array([0, 1, 2, 3])}, ShapeError, r"\(n_users, s\) array .* got shape \(4,\)"),
         ({"lambdas": np.array([0.0, 1.0])}, PrivacyParameterError, r"lambdas\[0\] \(Poisson sampling rate\) must lie in \(0, 1\], got 0\.0"),
         ({"lambdas": np.array([[0.5, 1.0]])}, ShapeError, r"one rate per level, got shape \(1, 2\)"),
-        ({"m": math.inf}, PrivacyParameterError, r"^m \(blanket messages per user\) must lie in \(0, 10000\], got inf"),
+        ({"m": math.inf}, PrivacyParameterError, r"^m \(blanket messages per user\) must lie in \[1e-06, 10000\], got inf"),
         ({"d": 1.5}, PrivacyParameterError, "^d must be an integer >= 2, got 1.5"),
     ],
 )
