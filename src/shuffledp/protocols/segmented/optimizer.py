@@ -363,7 +363,7 @@ def _approximate_rate(level: float, delta: float, d: int, n_users: int, m: float
 
 
 def full_rate_blankets(level: float, delta: float, d: int, n_users: int, s: int) -> float:
-    """m_k of §5.2: the least m (to a relative 1e-3) at which lambda = 1 meets ``level``; M_MAX if none does.
+    """m_k of §5.2: the least m (to a relative 1e-3) at which lambda = 1 meets ``level``; the largest m if none does.
 
     Parameters
     ----------
@@ -381,7 +381,7 @@ def full_rate_blankets(level: float, delta: float, d: int, n_users: int, s: int)
     Returns
     -------
     float
-        m_k in [M_MIN, M_MAX] (rounded up, so Eq. 7 holds at it).
+        m_k in [M_MIN, `largest_blanket_rate`] (rounded up, so Eq. 7 holds at it).
 
     Raises
     ------
@@ -402,16 +402,28 @@ def full_rate_blankets(level: float, delta: float, d: int, n_users: int, s: int)
     return _full_rate_blankets(*_check_setting(level, delta, d, n_users, s))
 
 
+def largest_blanket_rate(n_users: int) -> float:
+    """M_MAX, or less where n_users ceil(m) blanket slots would pass 2^53 (float64-exact counts).
+
+    Examples
+    --------
+    >>> largest_blanket_rate(1000), largest_blanket_rate(3 * 10**12)
+    (10000.0, 3002.0)
+    """
+    return float(min(M_MAX, (2**53 - 1) // n_users))
+
+
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _full_rate_blankets(level: float, delta: float, d: int, n_users: int, s: int) -> float:
     """`full_rate_blankets` on checked arguments, memoised (the m_k do not depend on the level counts,
     so every setting of an experiment, and balls-into-bins at the same level, share them)."""
     ok = lambda m: _constraint_met(1.0, level, delta, d, n_users, m, s)  # noqa: E731
-    if not ok(M_MAX):
-        return M_MAX
+    top = largest_blanket_rate(n_users)
+    if not ok(top):
+        return top
     if ok(M_MIN):
         return M_MIN
-    lo, hi = M_MIN, M_MAX
+    lo, hi = M_MIN, top
     while hi / lo > 1.0 + 1e-3:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
@@ -535,6 +547,7 @@ __all__ = [
     "check_levels",
     "clear_caches",
     "full_rate_blankets",
+    "largest_blanket_rate",
     "max_sampling_rate",
     "mse_bound",
     "optimize_parameters",
