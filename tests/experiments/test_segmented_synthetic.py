@@ -106,3 +106,12 @@ def test_quick_figure_says_why_panels_are_empty_and_shows_the_optimizers_m():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_summary_computes_why_s8_s2_falls_short(output):
+    """The shortfall explanation is computed by the run (not quoted): m* is MSE-optimal among its multiples."""
+    target, _ = output
+    text = (target / "summary.md").read_text()
+    section = text[text.index("## Why s = 8, S2 falls short of 40% (computed"):]
+    assert "| 0.5 |" in section and "| 1 |" in section and "| 2 |" in section
+    assert "m* gives the least measured MSE of these" in section

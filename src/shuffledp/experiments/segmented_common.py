@@ -318,12 +318,13 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
 
 
 def output(ctx: ExperimentContext, name: str, design: Design, paper_m: str, note: str, caption: str,
-           findings: str = "") -> ExperimentOutput:
+           findings: Callable[[ExperimentContext, list[dict[str, Any]]], str] | None = None) -> ExperimentOutput:
+    """Run the design; ``findings(ctx, rows)`` may add a computed section to the summary."""
     rows, optima = run_design(ctx, name, design)
     return ExperimentOutput(
         columns=COLUMNS,
         rows=rows,
-        summary_markdown=summary_markdown(rows, design, paper_m, note, findings),
+        summary_markdown=summary_markdown(rows, design, paper_m, note, findings(ctx, rows) if findings else ""),
         figure=figure(rows, design, caption),
         parameters={"dataset": design.dataset, "d": design.d, "s": list(design.s_values), "levels": list(LEVELS),
                     "settings": {k: list(v) for k, v in SETTINGS.items()}, "n": list(N_VALUES), "delta": "0.01/n",
