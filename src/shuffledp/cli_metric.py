@@ -50,7 +50,12 @@ GeoMethodOpt = Annotated[
 ]
 MaxDistanceOpt = Annotated[
     int,
-    typer.Option("--max-distance", parser=S.count_option("--max-distance"), help="Theorem 4.1's maximum over d = 1..this."),
+    typer.Option(
+        "--max-distance",
+        parser=S.count_option("--max-distance", maximum=10_000),
+        help="Largest distance d of Theorem 4.1's (Geo-Shuffle) and Theorem 7.2's (SGDL-Shuffle) maxima over d = 1..this "
+        "(at most 10000).",
+    ),
 ]
 
 
