@@ -488,3 +488,25 @@ def test_theorem_41_inverse_is_monotone_in_n_at_large_n():
     assert values == sorted(values)
     for n, eps_geo in zip((10**8, 10**9, 10**10, 10**11), values):
         assert M.geo_shuffle_epsilon_paper(eps_geo, 1e-4, n) <= 1e-5
+
+
+def test_noise_epsilon_maximum_is_a_named_error():
+    """eps_geo = 800 made e^-eps_geo 0 (a math domain error deep in Theorem 4.1); now every entry point names the maximum."""
+    for call in (
+        lambda: M.geo_shuffle_epsilon(800, 1e-4, 100, method="theorem-4.1"),
+        lambda: M.geo_shuffle_epsilon(800, 1e-4, 100, 10),
+        lambda: M.geo_shuffle_c(800, 1e-4, 100),
+        lambda: M.sgdl_shuffle_epsilon(800, 1e-4, 100, 10),
+        lambda: M.sgdl_shuffle_local_epsilon(800, 100),
+    ):
+        with pytest.raises(PrivacyParameterError, match=r"must be at most 100 \(MAX_EPSILON"):
+            call()
+    assert M.geo_shuffle_epsilon(100, 1e-4, 100, method="theorem-4.1") <= 100
+    assert M.geo_shuffle_epsilon(100, 1e-4, 10**6, method="theorem-4.1") <= 100
+    assert M.sgdl_shuffle_epsilon(100, 1e-4, 100, 5) >= 100
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_theorem_41_inverse_below_five_users_is_the_target(n):
+    assert M.geo_shuffle_local_epsilon(0.1, 1e-4, n, 1000, method="theorem-4.1") == 0.1
+    assert M.geo_shuffle_local_epsilon(0.1, 1e-4, n, method="theorem-4.1") == 0.1

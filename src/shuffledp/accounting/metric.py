@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,35 @@ _MAX_CELLS = 2_000_000
 DEFAULT_MAX_DISTANCE = 50
 #: Largest ``max_distance`` accepted (the maximum over d costs one pmf ratio per unit of distance).
 MAX_DISTANCE = 10_000
+
+
+#: Largest noise epsilon (Geo-Shuffle's eps_geo, SGDL-Shuffle's eps) accepted: the noise parameter e^-eps is then
+#: 3.7e-44, so a report is noiseless with probability 1 - 1e-43 (a guarantee of e^100 per unit distance is none),
+#: and e^-2 eps stays a normal float64.  Beyond about 745, e^-eps is 0 in float64.
+MAX_EPSILON = 100.0
+
+
+def check_noise_epsilon(value: Any, name: str) -> float:
+    """``value`` (a real number, not a string) as a float in [2^-52, MAX_EPSILON] (a metric protocol's noise
+    epsilon), else PrivacyParameterError.
+
+    Examples
+    --------
+    >>> check_noise_epsilon(0.5, "eps_geo")
+    0.5
+    >>> check_noise_epsilon(800, "eps_geo")
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: eps_geo must be at most 100 (MAX_EPSILON: beyond it the noise e^-eps_geo vanishes), got 800
+    """
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
+        raise PrivacyParameterError(f"{name} must be a number in (0, {MAX_EPSILON:g}], got {value!r}")
+    number = check_epsilon(value, name)
+    if number > MAX_EPSILON:
+        raise PrivacyParameterError(
+            f"{name} must be at most {MAX_EPSILON:g} (MAX_EPSILON: beyond it the noise e^-{name} vanishes), got {value!r}"
+        )
+    return number
 
 
 # --- the SGDL distribution ------------------------------------------------------------------------------
@@ -1064,7 +1094,7 @@ def geo_shuffle_c(eps_geo: float, delta: float, n: int) -> int:
     >>> 1 - (1 - tail) ** 300 <= 0.5e-4, c
     (True, 32)
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     a = math.exp(-eps_geo)
     value = -(math.log1p(a) + math.log(_tail_share(delta / 2.0, n)) - math.log(2.0)) / eps_geo
     return max(0, math.ceil(value))
@@ -1108,7 +1138,7 @@ def geo_shuffle_alpha(eps_geo: float, delta: float, n: int) -> float:
     >>> float(sgdl_pmf(r, 300, math.exp(-0.5))[np.abs(r) >= alpha].sum()) <= 0.5e-4  # the tail it bounds
     True
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     t = 2.0 * eps_geo / math.sqrt(n)
     if not t < eps_geo:
         raise ValidityConditionError(
@@ -1207,7 +1237,7 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
     >>> round(geo_shuffle_epsilon_paper(0.5, 1e-4, 300), 6)  # eps_geo = 0.5 per user, shuffled among 300
     0.103266
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     if n <= 4:
         return eps_geo
     return float(min(geo_shuffle_epsilons_by_distance(eps_geo, delta, n, max_distance).max(), eps_geo))
@@ -1273,7 +1303,7 @@ def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.nd
     >>> abs(inside - (1 - 2 * math.exp(-4) / (1 + math.exp(-1))) ** 4) < 1e-15
     True
     """
-    eps_geo, n = check_epsilon(eps_geo, "eps_geo"), check_n(n)
+    eps_geo, n = check_noise_epsilon(eps_geo, "eps_geo"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
     p = math.exp(-eps_geo)
     one = np.exp(-eps_geo * np.abs(np.arange(-c, c + 1, dtype=np.float64)))
@@ -1375,7 +1405,7 @@ def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int |
     >>> round(geo_shuffle_certified_epsilon(1.0, 1e-4, 30, 5), 4)  # small domain: a real (if modest) gain
     0.7655
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     if k is None:
         return eps_geo
     k = check_positive_int(k, "k (largest value)")
@@ -1512,14 +1542,16 @@ def geo_shuffle_local_epsilon(
     *,
     method: str = "certified",
     max_distance: int = DEFAULT_MAX_DISTANCE,
-    max_eps_geo: float = 50.0,
+    max_eps_geo: float = MAX_EPSILON,
 ) -> float:
     """Largest eps_geo with ``geo_shuffle_epsilon(eps_geo, delta, n, k, method=method) <= target_epsilon``.
 
     Verified never above the target; within a relative 1e-7 of reaching it where the epsilon is continuous
     in eps_geo (alpha's floors and c's ceiling make it a step function in places).  eps_geo = target always
     qualifies (neither method exceeds eps_geo), so the search runs over [target, max_eps_geo].  With the
-    default certified method and k > 2c (or k None) no amplification is certified and the result is the target.
+    default certified method and k > 2c (or k None) no amplification is certified and the result is the target;
+    likewise with ``method="theorem-4.1"`` for n <= 4, where the theorem is undefined (no amplification: the
+    guarantee is eps_geo itself).  A target at or above ``max_eps_geo`` returns ``max_eps_geo`` (the search's end).
 
     Parameters
     ----------
@@ -1535,7 +1567,7 @@ def geo_shuffle_local_epsilon(
         Which analysis `geo_shuffle_epsilon` uses.
     max_distance : int, in [1, MAX_DISTANCE]
         Largest distance of Theorem 4.1's maximum.
-    max_eps_geo : float, > 0
+    max_eps_geo : float, in (0, MAX_EPSILON]
         Upper end of the search.
 
     Returns
@@ -1564,11 +1596,13 @@ def geo_shuffle_local_epsilon(
 
     target = check_epsilon(target_epsilon, "target_epsilon")
     delta, n = check_delta(delta), check_n(n)
-    hi = check_epsilon(max_eps_geo, "max_eps_geo")
+    hi = check_noise_epsilon(max_eps_geo, "max_eps_geo")
     if method not in GEO_SHUFFLE_METHODS:
         raise PrivacyParameterError(f"method must be one of {', '.join(GEO_SHUFFLE_METHODS)}, got {method!r}")
     if hi <= target:
         return hi
+    if method == "theorem-4.1" and n <= 4:  # Theorem 4.1 is undefined: its value is eps_geo itself, no amplification
+        return target
     if method == "certified":
         return _bisect_within(lambda e: geo_shuffle_certified_epsilon(e, delta, n, k), target, target, hi)
     return largest_within(
@@ -1644,7 +1678,7 @@ def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k:
     from shuffledp.params import VariationRatio
     from shuffledp.randomizers.geometric import Geometric
 
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     k, d = check_positive_int(k, "k (largest value)"), check_positive_int(distance, "distance")
     if d > k:
         raise PrivacyParameterError(f"distance must be at most k={k} (values lie in {{0..k}}), got {d}")
@@ -1681,7 +1715,7 @@ def geo_shuffle_compromised_epsilon(eps_geo: float) -> float:
     >>> geo_shuffle_compromised_epsilon(0.3)
     0.3
     """
-    return check_epsilon(eps_geo, "eps_geo")
+    return check_noise_epsilon(eps_geo, "eps_geo")
 
 
 # --- SGDL-Shuffle (§5, Lemma C.1, Theorem 7.2) -----------------------------------------------------------
@@ -1719,7 +1753,7 @@ def sgdl_shuffle_c_paper(epsilon: float, delta: float, n: int) -> int:
     >>> sgdl_shuffle_c_paper(0.1, 1e-4, 100) <= sgdl_shuffle_c(0.1, 1e-4, 100)
     True
     """
-    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    epsilon, delta, n = check_noise_epsilon(epsilon, "epsilon"), check_delta(delta), check_n(n)
     w = 2.0 * n * (math.log(_tail_share(delta, n)) - math.log(2.0))
     u = 1.0 + (math.sqrt(w * (w - 4.0)) - w) / 2.0
     return math.ceil(u * -math.expm1(-epsilon) / n)
@@ -1771,7 +1805,7 @@ def sgdl_shuffle_c(epsilon: float, delta: float, n: int) -> int:
     >>> bool(2 * tail <= 1 - (1 - 1e-4) ** (1 / 100))
     True
     """
-    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    epsilon, delta, n = check_noise_epsilon(epsilon, "epsilon"), check_delta(delta), check_n(n)
     share = _tail_share(delta, n) / 2.0
     success = -math.expm1(-epsilon)
     dist = stats.nbinom(1.0 / n, success)
@@ -1822,7 +1856,7 @@ def sgdl_shuffle_epsilon_paper(epsilon: float, delta: float, n: int) -> float:
     >>> sgdl_shuffle_epsilon_paper(0.3, 1e-4, 100)
     0.3
     """
-    return check_epsilon(epsilon)
+    return check_noise_epsilon(epsilon, "epsilon")
 
 
 # --- SGDL-Shuffle, certified ------------------------------------------------------------------------------
@@ -1876,7 +1910,7 @@ def sgdl_shuffle_report_epsilon(epsilon: float, n: int) -> float:
     >>> round(sgdl_shuffle_report_epsilon(0.5, 1), 6), round(sgdl_shuffle_report_epsilon(0.5, 100), 4)
     (0.5, 5.1031)
     """
-    epsilon, n = check_epsilon(epsilon), check_n(n)
+    epsilon, n = check_noise_epsilon(epsilon, "epsilon"), check_n(n)
     logs = log_sgdl_pmf(np.array([0, 1]), 1.0 / n, math.exp(-epsilon))
     return float(logs[0] - logs[1]) * (1.0 + 1e-9)
 
@@ -1918,7 +1952,7 @@ def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.n
     >>> pmf.size, round(float(pmf.sum()), 12), bool(np.allclose(pmf, pmf[::-1])), 0 < delta_1 < 1
     (25, 1.0, True, True)
     """
-    epsilon, n = check_epsilon(epsilon), check_n(n)
+    epsilon, n = check_noise_epsilon(epsilon, "epsilon"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
     p = math.exp(-epsilon)
     one = sgdl_pmf(np.arange(-c, c + 1), 1.0 / n, p)
@@ -1977,7 +2011,7 @@ def sgdl_shuffle_certified_epsilon(epsilon: float, delta: float, n: int, k: int 
     >>> round(sgdl_shuffle_certified_epsilon(1.0, 1e-4, 10, 4, c=20), 4), round(sgdl_shuffle_report_epsilon(1.0, 10), 4)
     (1.0513, 3.2962)
     """
-    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    epsilon, delta, n = check_noise_epsilon(epsilon, "epsilon"), check_delta(delta), check_n(n)
     fallback = sgdl_shuffle_report_epsilon(epsilon, n)
     if k is None:
         return fallback
@@ -2083,7 +2117,7 @@ def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = 
     >>> round(sgdl_shuffle_local_epsilon(0.5, 1), 9), sgdl_shuffle_local_epsilon(0.5, 100) > 0.5
     (0.5, True)
     """
-    epsilon_s, n = check_epsilon(epsilon_s, "epsilon_s"), check_n(n)
+    epsilon_s, n = check_noise_epsilon(epsilon_s, "epsilon_s"), check_n(n)
     p, beta = math.exp(-epsilon_s), 1.0 / n
     return float(_distance_epsilons(lambda r: log_sgdl_pmf(r, beta, p), 0.0, _distances(max_distance)).max())
 
@@ -2218,6 +2252,8 @@ def axis_budget(epsilon: float, delta: float) -> tuple[float, float]:
 
 __all__ = [
     "DEFAULT_MAX_DISTANCE",
+    "MAX_EPSILON",
+    "check_noise_epsilon",
     "MAX_DISTANCE",
     "axis_budget",
     "compromised_local_epsilons",
