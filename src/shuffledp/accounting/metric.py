@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import special, stats
@@ -81,6 +81,32 @@ def check_noise_epsilon(value: Any, name: str) -> float:
             f"{name} must be at most {MAX_EPSILON:g} (MAX_EPSILON: beyond it the noise e^-{name} vanishes), got {value!r}"
         )
     return number
+
+
+def _no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str) -> str:
+    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf, or genuinely none."""
+    nonzero = np.flatnonzero(pmf > 0.0)
+    reach = int(nonzero[-1] - nonzero[0]) // 2 if nonzero.size else 0
+    if largest_shift > reach:
+        return (
+            f"no epsilon below {bound} certified: T's pmf underflows float64 beyond |t| = {reach} < n k = {largest_shift}, "
+            "and the loss there counts as infinite (conservative)"
+        )
+    return f"no epsilon below {bound} meets delta at every sum distance"
+
+
+class CertifiedEpsilon(NamedTuple):
+    """A certified epsilon with where it comes from (returned by `geo_shuffle_certificate`,
+    `sgdl_shuffle_certificate` and `rr_shuffle_certificate`).
+
+    ``certified`` is True when the shuffle analysis itself gave ``epsilon``; False when ``epsilon`` is the
+    fallback bound (the per-report / local epsilon, valid for every pair of datasets too) and ``reason`` says why
+    the shuffle analysis was not used (not attempted, or it certified nothing smaller).
+    """
+
+    epsilon: float
+    certified: bool
+    reason: str
 
 
 # --- the SGDL distribution ------------------------------------------------------------------------------
@@ -785,12 +811,61 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
     delta = check_delta(delta)
     p = check_probability(p, "p (RR randomization probability)")
     k, n = check_positive_int(k, "k (largest value)"), check_n(n)
+    return rr_shuffle_certificate(delta, p, k, n).epsilon
+
+
+def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedEpsilon:
+    """`rr_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
+
+    ``certified`` is False when ``epsilon`` is the local ln((2 - p)/p) because n k is beyond the exact search
+    (not attempted) or the search found nothing smaller.
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    CertifiedEpsilon
+        ``(epsilon, certified, reason)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3.2 Algorithm 2, Definition 4.
+
+    Examples
+    --------
+    >>> rr_shuffle_certificate(1e-4, 0.5, 4, 50).certified, rr_shuffle_certificate(1e-4, 0.5, 1000, 100).certified
+    (True, False)
+    """
+    delta = check_delta(delta)
+    p = check_probability(p, "p (RR randomization probability)")
+    k, n = check_positive_int(k, "k (largest value)"), check_n(n)
     q0, total = p / 2.0, n * k
     local = math.log((2.0 - p) / p)
-    if _rr_search_work(total) > _MAX_RR_WORK:
-        return local
+    fallback = "the local bound ln((2 - p)/p)"
+    work = _rr_search_work(total)
+    if work > _MAX_RR_WORK:
+        return CertifiedEpsilon(
+            local, False, f"not attempted: n k = {total} bits take {work:.3g} multiply-adds, above the limit {_MAX_RR_WORK:.3g}: {fallback}"
+        )
     level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
-    return min(_rr_search(total, q0, delta, level, range(1, total)), local)
+    eps = _rr_search(total, q0, delta, level, range(1, total))
+    if not eps < local:
+        return CertifiedEpsilon(local, False, f"no epsilon below the local one meets delta for every pair: {fallback}")
+    return CertifiedEpsilon(eps, True, f"certified: exact over every pair of sums among n k = {total} bits")
 
 
 def _rr_search(total: int, q0: float, delta: float, level: float, distances: range) -> float:
@@ -1257,8 +1332,25 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
 #     (Proposition 3 with the conditioned mechanism; H = every |N_i| <= c, independent of the data).
 # The certified epsilon is the smallest eps <= eps_geo meeting delta at every D = 1..n k, else eps_geo.
 
-#: Most multiply-adds spent convolving T (beyond it the certificate is not attempted: eps_geo is returned).
+#: Most multiply-adds spent convolving T (beyond it the certificate is not attempted: eps_geo is returned, and
+#: `geo_shuffle_conditioned_noise` / `sgdl_shuffle_conditioned_noise` refuse).
 _MAX_CONVOLUTION_WORK = 4e8
+
+
+def _convolution_work(c: int, n: int) -> float:
+    """Multiply-adds (an upper estimate) of convolving n copies of a pmf on [-c, c]: 2 (c + 1)^2 n^2."""
+    return 2.0 * (c + 1) ** 2 * float(n) * float(n)
+
+
+def _check_convolution_size(c: int, n: int) -> None:
+    work = _convolution_work(c, n)
+    if work > _MAX_CONVOLUTION_WORK:
+        raise PrivacyParameterError(
+            f"the conditioned noise of n={n} users on [-c, c], c={c}, costs 2 (c+1)^2 n^2 = {work:.3g} multiply-adds, "
+            f"above the limit {_MAX_CONVOLUTION_WORK:.3g}: use a smaller n or c"
+        )
+
+
 #: Relative slack on T's pmf (direct convolution of positive terms; rounding is far below this).
 _PMF_SLACK = 1e-9
 #: The methods of `geo_shuffle_epsilon`.
@@ -1289,7 +1381,7 @@ def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.nd
     Raises
     ------
     PrivacyParameterError
-        For an argument out of range.
+        For an argument out of range, or when 2 (c + 1)^2 n^2 exceeds 4e8 multiply-adds (the limit is named).
 
     References
     ----------
@@ -1305,6 +1397,7 @@ def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.nd
     """
     eps_geo, n = check_noise_epsilon(eps_geo, "eps_geo"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
+    _check_convolution_size(c, n)
     p = math.exp(-eps_geo)
     one = np.exp(-eps_geo * np.abs(np.arange(-c, c + 1, dtype=np.float64)))
     one /= one.sum()
@@ -1405,25 +1498,77 @@ def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int |
     >>> round(geo_shuffle_certified_epsilon(1.0, 1e-4, 30, 5), 4)  # small domain: a real (if modest) gain
     0.7655
     """
+    return geo_shuffle_certificate(eps_geo, delta, n, k).epsilon
+
+
+def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None) -> CertifiedEpsilon:
+    """`geo_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
+
+    ``certified`` is False when ``epsilon`` is the per-report eps_geo because the shuffle analysis was not used:
+    values unbounded (``k`` None), k > 2c (the conditioned noise's supports part), the convolution of T beyond
+    the work limit (2 (c + 1)^2 n^2 > 4e8 multiply-adds: not attempted), or no smaller eps meets delta.
+
+    Parameters
+    ----------
+    eps_geo : float, in (0, MAX_EPSILON]
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value; None for unbounded values.
+
+    Returns
+    -------
+    CertifiedEpsilon
+        ``(epsilon, certified, reason)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Definition 4, Propositions 2-3 and 5.
+
+    Examples
+    --------
+    >>> geo_shuffle_certificate(1.0, 1e-4, 30, 5)
+    CertifiedEpsilon(epsilon=0.7655..., certified=True, reason='certified: delta met at every sum distance D = 1..150')
+    >>> geo_shuffle_certificate(0.5, 1e-4, 1000, 10).reason
+    'not attempted: convolving the conditioned noise of n=1000 users (c=35) takes 2 (c+1)^2 n^2 = 2.59e+09 multiply-adds, above the limit 4e+08: the per-report bound eps_geo (Proposition 5)'
+    """
     eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    fallback = "the per-report bound eps_geo (Proposition 5)"
     if k is None:
-        return eps_geo
+        return CertifiedEpsilon(eps_geo, False, f"values unbounded (no k): {fallback}")
     k = check_positive_int(k, "k (largest value)")
     c = geo_shuffle_c(eps_geo, delta, n)
-    if n * k > 2 * n * c or 2.0 * (c + 1) ** 2 * n * n > _MAX_CONVOLUTION_WORK:
-        return eps_geo
+    if n * k > 2 * n * c:
+        return CertifiedEpsilon(eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
+    work = _convolution_work(c, n)
+    if work > _MAX_CONVOLUTION_WORK:
+        return CertifiedEpsilon(
+            eps_geo,
+            False,
+            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
+            f"multiply-adds, above the limit {_MAX_CONVOLUTION_WORK:.3g}: {fallback}",
+        )
     pmf, inside = geo_shuffle_conditioned_noise(eps_geo, c, n)
     budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
     shifts = np.arange(1, n * k + 1)
     eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
+    none_smaller = CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo')}: {fallback}")
     if not eps < eps_geo:
-        return eps_geo
+        return none_smaller
     eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
     if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # belt and braces: never report an unmet eps
-        return eps_geo
-    return min(eps, eps_geo)
+        return none_smaller
+    return CertifiedEpsilon(min(eps, eps_geo), True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
 def geo_shuffle_epsilon(
@@ -1940,7 +2085,7 @@ def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.n
     Raises
     ------
     PrivacyParameterError
-        For an argument out of range.
+        For an argument out of range, or when 2 (c + 1)^2 n^2 exceeds 4e8 multiply-adds (the limit is named).
 
     References
     ----------
@@ -1954,6 +2099,7 @@ def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.n
     """
     epsilon, n = check_noise_epsilon(epsilon, "epsilon"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
+    _check_convolution_size(c, n)
     p = math.exp(-epsilon)
     one = sgdl_pmf(np.arange(-c, c + 1), 1.0 / n, p)
     one /= one.sum()
@@ -2011,28 +2157,79 @@ def sgdl_shuffle_certified_epsilon(epsilon: float, delta: float, n: int, k: int 
     >>> round(sgdl_shuffle_certified_epsilon(1.0, 1e-4, 10, 4, c=20), 4), round(sgdl_shuffle_report_epsilon(1.0, 10), 4)
     (1.0513, 3.2962)
     """
+    return sgdl_shuffle_certificate(epsilon, delta, n, k, c=c).epsilon
+
+
+def sgdl_shuffle_certificate(epsilon: float, delta: float, n: int, k: int | None, *, c: int | None = None) -> CertifiedEpsilon:
+    """`sgdl_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
+
+    ``certified`` is False when ``epsilon`` is the per-report eps_u (`sgdl_shuffle_report_epsilon`): values
+    unbounded, k > 2c, the convolution beyond the work limit (not attempted), delta_1 >= delta, or no smaller eps.
+
+    Parameters
+    ----------
+    epsilon : float, in (0, MAX_EPSILON]
+        The protocol's parameter eps.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value; None for unbounded values.
+    c : int >= 0, optional
+        The padding (default `sgdl_shuffle_c`).
+
+    Returns
+    -------
+    CertifiedEpsilon
+        ``(epsilon, certified, reason)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5, Definition 4, Proposition 3, Lemma C.1.
+
+    Examples
+    --------
+    >>> sgdl_shuffle_certificate(1.0, 1e-4, 10, 4, c=20).certified, sgdl_shuffle_certificate(0.5, 1e-4, 100, 1000).certified
+    (True, False)
+    """
     epsilon, delta, n = check_noise_epsilon(epsilon, "epsilon"), check_delta(delta), check_n(n)
-    fallback = sgdl_shuffle_report_epsilon(epsilon, n)
+    report = sgdl_shuffle_report_epsilon(epsilon, n)
+    fallback = "the per-report bound eps_u = ln(pmf(0)/pmf(1))"
     if k is None:
-        return fallback
+        return CertifiedEpsilon(report, False, f"values unbounded (no k): {fallback}")
     k = check_positive_int(k, "k (largest value)")
     c = sgdl_shuffle_c(epsilon, delta, n) if c is None else check_positive_int(c, "c", minimum=0)
-    if n * k > 2 * n * c or 2.0 * (c + 1) ** 2 * n * n > _MAX_CONVOLUTION_WORK:
-        return fallback
+    if n * k > 2 * n * c:
+        return CertifiedEpsilon(report, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
+    work = _convolution_work(c, n)
+    if work > _MAX_CONVOLUTION_WORK:
+        return CertifiedEpsilon(
+            report,
+            False,
+            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
+            f"multiply-adds, above the limit {_MAX_CONVOLUTION_WORK:.3g}: {fallback}",
+        )
     pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
     budget = delta - delta_1  # Pr[H] <= 1 multiplies the divergence
     if not budget > 0.0:
-        return fallback
+        return CertifiedEpsilon(report, False, f"delta_1 = {delta_1:.3g} (some noise beyond c) leaves no delta: {fallback}")
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
     shifts = np.arange(1, n * k + 1)
     eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
-    if not eps < fallback:
-        return fallback
+    none_smaller = CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u')}: {fallback}")
+    if not eps < report:
+        return none_smaller
     eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
     if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # never report an unmet eps
-        return fallback
-    return min(eps, fallback)
+        return none_smaller
+    return CertifiedEpsilon(min(eps, report), True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
 def sgdl_shuffle_epsilon(
@@ -2256,6 +2453,10 @@ __all__ = [
     "check_noise_epsilon",
     "MAX_DISTANCE",
     "axis_budget",
+    "CertifiedEpsilon",
+    "geo_shuffle_certificate",
+    "rr_shuffle_certificate",
+    "sgdl_shuffle_certificate",
     "compromised_local_epsilons",
     "geo_shuffle_alpha",
     "geo_shuffle_c",
