@@ -510,3 +510,11 @@ def test_noise_epsilon_maximum_is_a_named_error():
 def test_theorem_41_inverse_below_five_users_is_the_target(n):
     assert M.geo_shuffle_local_epsilon(0.1, 1e-4, n, 1000, method="theorem-4.1") == 0.1
     assert M.geo_shuffle_local_epsilon(0.1, 1e-4, n, method="theorem-4.1") == 0.1
+
+
+def test_rr_certificate_at_huge_n_k_does_not_allocate():
+    """n k = 10^9 summed n k work terms (21 GB, a hang); 10^15 was a MemoryError traceback."""
+    for n in (10**6, 10**12, 2**53):
+        cert = M.rr_shuffle_certificate(1e-4, 0.5, 1000, n)
+        assert cert.epsilon == math.log(3.0) and not cert.certified and cert.reason.startswith("not attempted")
+    assert M.rr_shuffle_probability(0.5, 1e-4, 1000, 10**12) == pytest.approx(2 / (1 + math.exp(0.5)), rel=1e-15)
