@@ -518,3 +518,11 @@ def test_rr_certificate_at_huge_n_k_does_not_allocate():
         cert = M.rr_shuffle_certificate(1e-4, 0.5, 1000, n)
         assert cert.epsilon == math.log(3.0) and not cert.certified and cert.reason.startswith("not attempted")
     assert M.rr_shuffle_probability(0.5, 1e-4, 1000, 10**12) == pytest.approx(2 / (1 + math.exp(0.5)), rel=1e-15)
+
+
+def test_sgdl_shift_divergence_refuses_sums_beyond_its_limit():
+    """beta = 10^5 took 41 s, p near 1 or a huge distance did not finish: a named error instead."""
+    for beta, p, distance in ((10**5, math.exp(-0.2), 1), (0.5, math.exp(-0.001), 1), (3, 0.5, 10**9)):
+        with pytest.raises(PrivacyParameterError, match=r"sgdl_shift_divergence would sum about .* above the limit 1e\+08"):
+            M.sgdl_shift_divergence(0.01, distance, beta, p)
+    assert M.sgdl_shift_divergence(0.01, 1, 10**4, math.exp(-0.2)) < 1e-15  # at the edge: still answered

@@ -46,6 +46,8 @@ from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 _TAIL_RTOL = 1e-20
 #: Most terms of the beta < 1 series (about 45 / (1 - p^2) are needed).
 _MAX_SERIES_TERMS = 20_000_000
+#: Most (outcome, term) cells `sgdl_shift_divergence` evaluates (about 3 s).
+_MAX_DIVERGENCE_CELLS = 1e8
 #: Most (outcome, term) cells of the SGDL sum evaluated at once.
 _MAX_CELLS = 2_000_000
 #: Distances d over which Theorem 4.1's maximum is taken by default (Conjecture B.3: d = 1 attains it).
@@ -1659,7 +1661,7 @@ def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) ->
     Raises
     ------
     PrivacyParameterError
-        For an argument out of range.
+        For an argument out of range, or when the sum would exceed 1e8 pmf terms (the message says so).
 
     References
     ----------
@@ -1679,6 +1681,16 @@ def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) ->
     p = check_probability(p, "p (SGDL parameter e^-eps)")
     t = -math.log(p) / 2.0
     half = math.ceil((math.log(2.0 / 1e-18) + log_sgdl_mgf(t, beta, p)) / t)  # Pr[|Y| > half] < 1e-18
+    if isinstance(beta, int) or beta == 1.0:  # terms per outcome of `_log_pmf_integer` (its window beyond 4096)
+        per_outcome = float(beta) if beta <= 4_096 else 11.0 * math.sqrt(beta) + 81.0
+    else:  # of `_log_pmf_series`
+        per_outcome = math.log(_TAIL_RTOL * (1.0 - p * p)) / (2.0 * math.log(p)) + 2.0
+    cells = (2.0 * (half + d) + 1.0) * per_outcome
+    if cells > _MAX_DIVERGENCE_CELLS:
+        raise PrivacyParameterError(
+            f"sgdl_shift_divergence would sum about {cells:.3g} pmf terms at beta={beta}, p={p:g}, distance={d}, above the "
+            f"limit {_MAX_DIVERGENCE_CELLS:.3g} (a few seconds): use a smaller beta or distance, or p further from 1"
+        )
     log_pmf = log_sgdl_pmf(np.arange(-half - d, half + d + 1), beta, p)
     with np.errstate(over="ignore"):  # e^(eps d) P may overflow to inf: that outcome then adds nothing
         gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
