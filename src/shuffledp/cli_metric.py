@@ -256,11 +256,18 @@ def local_epsilon_cmd(
 
     max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
     eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
+    if method == "certified":
+        achieved, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
+    else:
+        achieved = M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance)
+        source, reason = "Theorem 4.1 (not valid for datasets far apart)", None
     results = {
         "eps_geo": eps_geo,
-        "achieved_epsilon": M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance),
+        "achieved_epsilon": achieved,
         "c": M.geo_shuffle_c(eps_geo, delta, n),
         "capped": eps_geo >= M.MAX_EPSILON,
+        "source": source,
+        "reason": reason,
     }
     if results["capped"]:
         results["note"] = (

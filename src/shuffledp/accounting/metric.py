@@ -1350,6 +1350,27 @@ def _convolution_work(c: int, n: int) -> float:
     return 2.0 * (c + 1) ** 2 * float(n) * float(n)
 
 
+#: Most (shift, outcome) cells of the divergence search over D = 1..n k (n k (2 n c + 1); about 3 s).
+_MAX_SHIFT_CELLS = 3e7
+
+
+def _too_costly(c: int, n: int, k: int, fallback: str) -> str | None:
+    """Why the certificate is not attempted (convolution or shift search beyond its limit), or None."""
+    work = _convolution_work(c, n)
+    if work > _MAX_CONVOLUTION_WORK:
+        return (
+            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
+            f"multiply-adds, above the limit {_MAX_CONVOLUTION_WORK:.3g}: {fallback}"
+        )
+    cells = float(n) * k * (2.0 * n * c + 1.0)
+    if cells > _MAX_SHIFT_CELLS:
+        return (
+            f"not attempted: the divergence search over D = 1..n k takes n k (2 n c + 1) = {cells:.3g} cells (n={n}, k={k}, "
+            f"c={c}), above the limit {_MAX_SHIFT_CELLS:.3g}: {fallback}"
+        )
+    return None
+
+
 def _check_convolution_size(c: int, n: int) -> None:
     work = _convolution_work(c, n)
     if work > _MAX_CONVOLUTION_WORK:
@@ -1513,8 +1534,10 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     """`geo_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
 
     ``certified`` is False when ``epsilon`` is the per-report eps_geo because the shuffle analysis was not used:
-    values unbounded (``k`` None), k > 2c (the conditioned noise's supports part), the convolution of T beyond
-    the work limit (2 (c + 1)^2 n^2 > 4e8 multiply-adds: not attempted), or no smaller eps meets delta.
+    values unbounded (``k`` None), k > 2c (the conditioned noise's supports part), the convolution of T or the
+    divergence search beyond its work limit (2 (c + 1)^2 n^2 > 4e8 multiply-adds, n k (2 n c + 1) > 3e7 cells: not
+    attempted, so that every call answers within a few seconds), or no smaller eps is certified (the reason says
+    when float64 underflow of T's pmf is the cause).
 
     Parameters
     ----------
@@ -1556,14 +1579,9 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     c = geo_shuffle_c(eps_geo, delta, n)
     if n * k > 2 * n * c:
         return CertifiedEpsilon(eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
-    work = _convolution_work(c, n)
-    if work > _MAX_CONVOLUTION_WORK:
-        return CertifiedEpsilon(
-            eps_geo,
-            False,
-            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
-            f"multiply-adds, above the limit {_MAX_CONVOLUTION_WORK:.3g}: {fallback}",
-        )
+    costly = _too_costly(c, n, k, fallback)
+    if costly is not None:
+        return CertifiedEpsilon(eps_geo, False, costly)
     pmf, inside = geo_shuffle_conditioned_noise(eps_geo, c, n)
     budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
@@ -2225,14 +2243,9 @@ def sgdl_shuffle_certificate(epsilon: float, delta: float, n: int, k: int | None
     c = sgdl_shuffle_c(epsilon, delta, n) if c is None else check_positive_int(c, "c", minimum=0)
     if n * k > 2 * n * c:
         return CertifiedEpsilon(report, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
-    work = _convolution_work(c, n)
-    if work > _MAX_CONVOLUTION_WORK:
-        return CertifiedEpsilon(
-            report,
-            False,
-            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
-            f"multiply-adds, above the limit {_MAX_CONVOLUTION_WORK:.3g}: {fallback}",
-        )
+    costly = _too_costly(c, n, k, fallback)
+    if costly is not None:
+        return CertifiedEpsilon(report, False, costly)
     pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
     budget = delta - delta_1  # Pr[H] <= 1 multiplies the divergence
     if not budget > 0.0:

@@ -173,3 +173,18 @@ def test_large_n_answers_within_seconds():
         assert out["epsilon"] == 0.2 and out["epsilon_theorem_4_1"] < 1e-5
         _json(["local-epsilon", "--target", "1e-5", "--delta", "1e-4", "--method", "theorem-4.1", "--n", n])
     assert time.perf_counter() - start < 10.0
+
+
+def test_certified_search_has_a_cell_limit_and_says_so():
+    """n = 400, k = 10 took 7.5 s for a fallback; local-epsilon at n = 200, k = 10 took 69 s.  Now both answer in
+    seconds, and say when the search was not attempted."""
+    import time
+
+    start = time.perf_counter()
+    out = _json(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "10", "--n", "400"])
+    assert out["epsilon"] == 0.5 and "n k (2 n c + 1) = 1.06e+08 cells" in out["reason"]
+    inv = _json(["local-epsilon", "--delta", "1e-4", "--target", "0.3", "--n", "200", "--k", "10"])
+    assert inv["eps_geo"] >= 0.3 and inv["achieved_epsilon"] <= 0.3 and inv["reason"]
+    assert time.perf_counter() - start < 15.0
+    small = _json(["local-epsilon", "--delta", "1e-4", "--target", "0.3", "--n", "50", "--k", "5"])
+    assert small["source"].startswith("certified") and small["eps_geo"] > 0.45
