@@ -21,7 +21,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from shuffledp._util import validation as V
-from shuffledp.errors import ShuffleDPError
+from shuffledp.errors import PrivacyParameterError, ShuffleDPError
 
 try:  # recent typer vendors click as typer._click; older releases depend on click itself
     from typer._click import exceptions as _click_errors
@@ -101,8 +101,16 @@ def _integer_text(value: Any) -> Any:
     return value
 
 
-def epsilon_option(name: str) -> Callable[[Any], Any]:
-    return _checked(lambda v: V.check_epsilon(v, name))
+def epsilon_option(name: str, maximum: float | None = None) -> Callable[[Any], Any]:
+    """Epsilons >= 2^-52 (and at most ``maximum`` if given)."""
+
+    def check(value: Any) -> float:
+        number = V.check_epsilon(value, name)
+        if maximum is not None and number > maximum:
+            raise PrivacyParameterError(f"{name} must be at most {maximum:g}, got {value!r}")
+        return number
+
+    return _checked(check)
 
 
 def probability_option(name: str) -> Callable[[Any], Any]:

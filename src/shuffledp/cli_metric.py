@@ -28,7 +28,15 @@ MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 #: The options each mechanism takes (beyond --n and --delta).
 _OPTIONS = {"geo-shuffle": ("--eps-geo",), "rr-shuffle": ("--p", "--k"), "sgdl-shuffle": ("--eps",)}
 #: Options a mechanism accepts without needing them.
-_OPTIONAL = {"geo-shuffle": ("--k", "--method"), "rr-shuffle": ("--method",), "sgdl-shuffle": ("--k", "--method")}
+_OPTIONAL = {
+    "geo-shuffle": ("--k", "--method", "--max-distance"),
+    "rr-shuffle": ("--method",),
+    "sgdl-shuffle": ("--k", "--method", "--max-distance"),
+}
+#: Largest --eps-geo / --eps (shuffledp.accounting.metric.MAX_EPSILON; a test keeps the two equal).
+MAX_NOISE_EPSILON = 100.0
+#: Largest --max-distance (shuffledp.accounting.metric.MAX_DISTANCE; a test keeps the two equal).
+MAX_DISTANCE = 10_000
 #: The --method values each mechanism takes (the first is the default).
 _METHODS = {
     "geo-shuffle": ("certified", "theorem-4.1"),
@@ -39,18 +47,35 @@ _METHODS = {
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
+def _method_option(methods: list[str], help_text: str) -> Any:
+    """The --method option of both commands (one parser: unknown values name the option and point to --help)."""
+    return typer.Option("--method", parser=S.choice_option("--method", lambda: methods, "method"), help=help_text)
+
+
+MethodOpt = Annotated[
+    Optional[str],
+    _method_option(
+        ["certified", "theorem-4.1", "theorem-3.1", "theorem-5.1"],
+        "The guarantee (default: certified, valid for every pair of datasets) or the paper's theorem-4.1 (Geo-Shuffle), "
+        "theorem-3.1 (RR-Shuffle), theorem-5.1 (SGDL-Shuffle), not valid in general.",
+    ),
+]
 GeoMethodOpt = Annotated[
     str,
-    typer.Option(
-        "--method",
-        parser=S.choice_option("--method", lambda: ["certified", "theorem-4.1", "theorem-3.1", "theorem-5.1"], "method"),
-        help="The guarantee: certified (valid for every pair) or the paper's theorem-4.1 (Geo-Shuffle), theorem-3.1 "
-        "(RR-Shuffle), theorem-5.1 (SGDL-Shuffle), not valid in general.",
+    _method_option(
+        ["certified", "theorem-4.1"],
+        "The Geo-Shuffle guarantee to invert: certified (valid for every pair of datasets) or the paper's theorem-4.1 "
+        "(not valid in general).",
     ),
 ]
 MaxDistanceOpt = Annotated[
-    int,
-    typer.Option("--max-distance", parser=S.count_option("--max-distance"), help="Theorem 4.1's maximum over d = 1..this."),
+    Optional[int],
+    typer.Option(
+        "--max-distance",
+        parser=S.count_option("--max-distance", maximum=MAX_DISTANCE),
+        help="Largest distance d of Theorem 4.1's (Geo-Shuffle) and Theorem 7.2's (SGDL-Shuffle) maxima over d = 1..this "
+        f"(default 50, at most {MAX_DISTANCE}).",
+    ),
 ]
 
 
@@ -74,6 +99,13 @@ def _check_options(mechanism: str, given: dict[str, Any]) -> None:
             )
 
 
+def _certificate(cert: Any) -> tuple[float, str, str]:
+    """(epsilon, source, reason) of a `shuffledp.accounting.metric.CertifiedEpsilon`: the source says whether the
+    shuffle analysis certified the value or the fallback bound was reported, the reason says why."""
+    source = "certified (every pair of datasets)" if cert.certified else "fallback bound (valid for every pair; no shuffle gain certified)"
+    return cert.epsilon, source, cert.reason
+
+
 def _named(option: str, error: ValidityConditionError) -> ValidityConditionError:
     return ValidityConditionError(
         f"{option}: {error}", minimum_n=error.minimum_n, maximum_epsilon=error.maximum_epsilon, minimum_p=error.minimum_p
@@ -93,7 +125,12 @@ def epsilon_cmd(
     n: UsersOpt,
     delta: DeltaOpt,
     eps_geo: Annotated[
-        Optional[float], typer.Option("--eps-geo", parser=S.epsilon_option("--eps-geo"), help="Geo-Shuffle: the users' eps_geo.")
+        Optional[float],
+        typer.Option(
+            "--eps-geo",
+            parser=S.epsilon_option("--eps-geo", maximum=MAX_NOISE_EPSILON),
+            help=f"Geo-Shuffle: the users' eps_geo (at most {MAX_NOISE_EPSILON:g}).",
+        ),
     ] = None,
     p: Annotated[
         Optional[float], typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
@@ -107,17 +144,23 @@ def epsilon_cmd(
         ),
     ] = None,
     eps: Annotated[
-        Optional[float], typer.Option("--eps", parser=S.epsilon_option("--eps"), help="SGDL-Shuffle: target epsilon.")
+        Optional[float],
+        typer.Option(
+            "--eps", parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
+            help=f"SGDL-Shuffle: target epsilon (at most {MAX_NOISE_EPSILON:g}).",
+        ),
     ] = None,
-    max_distance: MaxDistanceOpt = 50,
-    method: Optional[GeoMethodOpt] = None,
+    max_distance: MaxDistanceOpt = None,
+    method: MethodOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Shuffle-model epsilon (and local-model epsilon if the shuffler is compromised) of one mechanism."""
     from shuffledp.accounting import metric as M
 
-    _check_options(mechanism, {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps, "--method": method})
+    given = {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps, "--method": method, "--max-distance": max_distance}
+    _check_options(mechanism, given)
     method = method or "certified"
+    max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
     if method not in _METHODS[mechanism]:
         raise PrivacyParameterError(
             f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
@@ -126,16 +169,20 @@ def epsilon_cmd(
     if mechanism == "geo-shuffle":
         inputs.update(max_distance=max_distance, method=method)
         paper = M.geo_shuffle_epsilon(eps_geo, delta, n, method="theorem-4.1", max_distance=max_distance)
+        if method == "certified":
+            value, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
+        elif n >= 5:
+            value, source, reason = paper, "Theorem 4.1 (not valid for datasets far apart)", None
+        else:
+            value, source, reason = paper, "eps_geo (Theorem 4.1 needs n >= 5)", "Theorem 4.1 is undefined below n = 5"
         results = {
-            "epsilon": M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance),
+            "epsilon": value,
             "epsilon_theorem_4_1": paper,
             "c": M.geo_shuffle_c(eps_geo, delta, n),
             "alpha": M.geo_shuffle_alpha(eps_geo, delta, n) if n >= 5 else None,
             "local_epsilon": M.geo_shuffle_compromised_epsilon(eps_geo),
-            "source": (
-                "certified (every pair of datasets)" if method == "certified"
-                else "Theorem 4.1 (not valid for datasets far apart)" if n >= 5 else "eps_geo (Theorem 4.1 needs n >= 5)"
-            ),
+            "source": source,
+            "reason": reason,
         }
         if k is not None:
             results["variation_ratio_epsilon"] = M.geo_shuffle_variation_ratio_epsilon(eps_geo, delta, n, k)
@@ -154,28 +201,38 @@ def epsilon_cmd(
         except ValidityConditionError as exc:
             local_paper, reason = None, str(exc)
         local = M.rr_shuffle_local_epsilon(delta, p, k) if method == "certified" else local_paper
+        if method == "certified":
+            value, source, cert_reason = _certificate(M.rr_shuffle_certificate(delta, p, k, n))
+        else:
+            value, source, cert_reason = paper, "Theorem 3.1 (not valid for datasets far apart)", None
         results = {
-            "epsilon": M.rr_shuffle_epsilon(delta, p, k, n, method=method),
+            "epsilon": value,
             "epsilon_theorem_3_1": paper,
             "lambda": p * n * k,
             "local_epsilon": local,
             "local_epsilon_theorem_7_1": local_paper,
-            "source": "certified (every pair of datasets)" if method == "certified" else "Theorem 3.1 (not valid for datasets far apart)",
+            "source": source,
+            "reason": cert_reason,
         }
         if paper_reason is not None:
             results["epsilon_theorem_3_1_reason"] = paper_reason
         if reason is not None:
             results["local_epsilon_theorem_7_1_reason"] = reason
     else:
-        inputs.update(method=method)
+        inputs.update(method=method, max_distance=max_distance)
+        if method == "certified":
+            value, source, reason = _certificate(M.sgdl_shuffle_certificate(eps, delta, n, k))
+        else:
+            value, source, reason = eps, "Theorem 5.1 (not valid in general)", None
         results = {
-            "epsilon": M.sgdl_shuffle_epsilon(eps, delta, n, k, method=method),
+            "epsilon": value,
             "epsilon_theorem_5_1": M.sgdl_shuffle_epsilon(eps, delta, n, method="theorem-5.1"),
             "report_epsilon": M.sgdl_shuffle_report_epsilon(eps, n),
             "c": M.sgdl_shuffle_c(eps, delta, n),
             "c_paper": M.sgdl_shuffle_c_paper(eps, delta, n),
             "local_epsilon": M.sgdl_shuffle_local_epsilon(eps, n, max_distance=max_distance),
-            "source": "certified (every pair of datasets)" if method == "certified" else "Theorem 5.1 (not valid in general)",
+            "source": source,
+            "reason": reason,
         }
     _emit(as_json, inputs, results)
 
@@ -190,18 +247,32 @@ def local_epsilon_cmd(
     k: Annotated[
         Optional[int], typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it).")
     ] = None,
-    max_distance: MaxDistanceOpt = 50,
+    max_distance: MaxDistanceOpt = None,
     method: GeoMethodOpt = "certified",
     as_json: JsonOpt = False,
 ) -> None:
     """The largest eps_geo whose Geo-Shuffle guarantee is within --target (never above it)."""
     from shuffledp.accounting import metric as M
 
+    max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
     eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
+    if method == "certified":
+        achieved, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
+    else:
+        achieved = M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance)
+        source, reason = "Theorem 4.1 (not valid for datasets far apart)", None
     results = {
         "eps_geo": eps_geo,
-        "achieved_epsilon": M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance),
+        "achieved_epsilon": achieved,
         "c": M.geo_shuffle_c(eps_geo, delta, n),
+        "capped": eps_geo >= M.MAX_EPSILON,
+        "source": source,
+        "reason": reason,
     }
+    if results["capped"]:
+        results["note"] = (
+            f"eps_geo is the search's upper end, MAX_EPSILON = {M.MAX_EPSILON:g} (the largest eps_geo accepted); "
+            "the target allows at least that much"
+        )
     inputs = {"target": target, "n": n, "delta": delta, "k": k, "method": method, "max_distance": max_distance}
     _emit(as_json, inputs, results)

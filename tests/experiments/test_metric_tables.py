@@ -235,3 +235,18 @@ def test_table3_verdicts_at_the_expected_errors():
     assert "= 2.9x the target" in cells[(2000, 0.1)][2] and "= 5.3x the target" in cells[(4000, 0.3)][2]
     assert "worse than its own theorem allows" in cells[(3000, 0.2)][2]
     assert all("below the Geo-Central optimum" in row[3] for row in cells.values())
+
+
+@pytest.mark.parametrize("addresses", [0, 50])
+def test_location_experiment_names_the_file_when_too_few_addresses(addresses, tmp_path, monkeypatch):
+    """A data root whose Austin file has only a header, or 50 addresses: a DataError naming the file and the
+    number the experiment needs (was numpy's "a must be a positive integer" / "Cannot take a larger sample")."""
+    from shuffledp.errors import DataError
+
+    folder = tmp_path / "data" / "locations"
+    folder.mkdir(parents=True)
+    lines = [",LATITUDE,LONGITUDE"] + [f"{i},30.5,-97.8" for i in range(addresses)]
+    (folder / "austin_sparse.csv").write_text("\n".join(lines) + "\n")
+    monkeypatch.setenv("SHUFFLEDP_DATA", str(tmp_path / "data"))
+    with pytest.raises(DataError, match=rf"austin_sparse.csv: {addresses} addresses inside .* up to n = 4000 distinct"):
+        run_experiment("metric-location", tmp_path / "out", quick=True, seed=1, progress=False)

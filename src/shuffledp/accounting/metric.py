@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+import numbers
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import special, stats
@@ -45,10 +46,69 @@ from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 _TAIL_RTOL = 1e-20
 #: Most terms of the beta < 1 series (about 45 / (1 - p^2) are needed).
 _MAX_SERIES_TERMS = 20_000_000
+#: Most (outcome, term) cells `sgdl_shift_divergence` evaluates (about 3 s).
+_MAX_DIVERGENCE_CELLS = 1e8
 #: Most (outcome, term) cells of the SGDL sum evaluated at once.
 _MAX_CELLS = 2_000_000
 #: Distances d over which Theorem 4.1's maximum is taken by default (Conjecture B.3: d = 1 attains it).
 DEFAULT_MAX_DISTANCE = 50
+#: Largest ``max_distance`` accepted (the maximum over d costs one pmf ratio per unit of distance).
+MAX_DISTANCE = 10_000
+
+
+#: Largest noise epsilon (Geo-Shuffle's eps_geo, SGDL-Shuffle's eps) accepted: the noise parameter e^-eps is then
+#: 3.7e-44, so a report is noiseless with probability 1 - 1e-43 (a guarantee of e^100 per unit distance is none),
+#: and e^-2 eps stays a normal float64.  Beyond about 745, e^-eps is 0 in float64.
+MAX_EPSILON = 100.0
+
+
+def check_noise_epsilon(value: Any, name: str) -> float:
+    """``value`` (a real number, not a string) as a float in [2^-52, MAX_EPSILON] (a metric protocol's noise
+    epsilon), else PrivacyParameterError.
+
+    Examples
+    --------
+    >>> check_noise_epsilon(0.5, "eps_geo")
+    0.5
+    >>> check_noise_epsilon(800, "eps_geo")
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: eps_geo must be at most 100 (MAX_EPSILON: beyond it the noise e^-eps_geo vanishes), got 800
+    """
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
+        raise PrivacyParameterError(f"{name} must be a number in (0, {MAX_EPSILON:g}], got {value!r}")
+    number = check_epsilon(value, name)
+    if number > MAX_EPSILON:
+        raise PrivacyParameterError(
+            f"{name} must be at most {MAX_EPSILON:g} (MAX_EPSILON: beyond it the noise e^-{name} vanishes), got {value!r}"
+        )
+    return number
+
+
+def _no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str) -> str:
+    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf, or genuinely none."""
+    nonzero = np.flatnonzero(pmf > 0.0)
+    reach = int(nonzero[-1] - nonzero[0]) // 2 if nonzero.size else 0
+    if largest_shift > reach:
+        return (
+            f"no epsilon below {bound} certified: T's pmf underflows float64 beyond |t| = {reach} < n k = {largest_shift}, "
+            "and the loss there counts as infinite (conservative)"
+        )
+    return f"no epsilon below {bound} meets delta at every sum distance"
+
+
+class CertifiedEpsilon(NamedTuple):
+    """A certified epsilon with where it comes from (returned by `geo_shuffle_certificate`,
+    `sgdl_shuffle_certificate` and `rr_shuffle_certificate`).
+
+    ``certified`` is True when the shuffle analysis itself gave ``epsilon``; False when ``epsilon`` is the
+    fallback bound (the per-report / local epsilon, valid for every pair of datasets too) and ``reason`` says why
+    the shuffle analysis was not used (not attempted, or it certified nothing smaller).
+    """
+
+    epsilon: float
+    certified: bool
+    reason: str
 
 
 # --- the SGDL distribution ------------------------------------------------------------------------------
@@ -141,6 +201,85 @@ def _log_pmf_series(m: np.ndarray, beta: float, p: float) -> np.ndarray:
         log_binom = special.gammaln(beta + mi) - special.gammaln(beta) - special.gammaln(mi + 1.0)
         out[idx] = 2.0 * beta * math.log1p(-p) + mi * math.log(p) + log_binom + series
     return out
+
+
+#: Above this n the unit-step log-ratios of SGDL(n, p) come from the saddlepoint expansion (see `_log_ratios_integer`).
+_SADDLEPOINT_MIN_N = 4_096
+
+
+def _saddlepoint_theta(x: np.ndarray, n: int, p: float) -> np.ndarray:
+    """theta with K'(theta) = x, K the cumulant generating function of SGDL(n, p) (Theorem B.1's log mgf).
+
+    With u = e^theta and s = x/n, K'(theta) = x is p (1 + s) u^2 - s (1 + p^2) u - p (1 - s) = 0; its positive
+    root is written without cancellation: u - 1 = (s (1-p)^2 + 2 p z / (1 + sqrt(1 + z))) / (2 p (1 + s)),
+    z = (s (1 - p^2) / (2 p))^2 (for s >= 0; theta is odd in x).
+    """
+    s = np.abs(x) / float(n)
+    z = (s * (1.0 - p * p) / (2.0 * p)) ** 2
+    u_minus_1 = (s * (1.0 - p) ** 2 + 2.0 * p * z / (np.sqrt(1.0 + z) + 1.0)) / (2.0 * p * (1.0 + s))
+    return np.sign(x) * np.log1p(u_minus_1)
+
+
+def _saddlepoint_log_density_terms(theta: np.ndarray, n: int, p: float) -> np.ndarray:
+    """-ln K''(theta) / 2 + ln(1 + kappa_4/8 - 5 kappa_3^2/24): the theta-dependent terms of the second-order
+    saddlepoint expansion of ln pmf beyond K(theta) - theta x (kappa_r = K^(r) / K''^(r/2))."""
+    a, b = p * np.exp(theta), p * np.exp(-theta)
+    k2 = n * (a / (1.0 - a) ** 2 + b / (1.0 - b) ** 2)
+    k3 = n * (a * (1.0 + a) / (1.0 - a) ** 3 - b * (1.0 + b) / (1.0 - b) ** 3)
+    k4 = n * (a * (1.0 + 4.0 * a + a * a) / (1.0 - a) ** 4 + b * (1.0 + 4.0 * b + b * b) / (1.0 - b) ** 4)
+    return -0.5 * np.log(k2) + np.log1p(k4 / (8.0 * k2 * k2) - 5.0 * k3 * k3 / (24.0 * k2**3))
+
+
+_GAUSS_X, _GAUSS_W = np.polynomial.legendre.leggauss(8)
+
+
+def _log_ratios_integer(m: np.ndarray, n: int, p: float) -> np.ndarray:
+    """ln pmf(m + 1) - ln pmf(m) of SGDL(n, p), n integer, m >= 0 (1-d), computed without differencing two log pmfs.
+
+    Differencing `log_sgdl_pmf` loses the log-ratio (of order 1/sqrt(n) at Theorem 4.1's alpha) to the rounding of
+    log-gamma values of order n ln n: wrong in the fifth digit at n = 10^8 and of the wrong sign at 10^10.  Here:
+
+    * n <= 4096: exactly, as a weighted average: with w_j the terms of the finite sum of the module docstring,
+      pmf(m + 1) / pmf(m) = p (n + m) sum_j w_j / (m + j + 1) / sum_j w_j (only ratios of terms of one row);
+    * n > 4096: the second-order saddlepoint expansion of ln pmf, whose x-derivative of K(theta) - theta x is
+      -theta(x): the log-ratio is -int_m^(m+1) theta(x) dx (8-point Gauss-Legendre) plus the change of the
+      remaining terms.  Relative error about 4 / n^3 against 60-digit mpmath (Fourier inversion of the
+      characteristic function; tests/accounting/test_metric.py), i.e. below 1e-10 for n > 4096.
+    """
+    mf = m.astype(np.float64)
+    if n > _SADDLEPOINT_MIN_N:
+        xs = mf[:, None] + 0.5 + 0.5 * _GAUSS_X[None, :]
+        integral = 0.5 * (_saddlepoint_theta(xs, n, p) * _GAUSS_W[None, :]).sum(axis=1)
+        t0, t1 = _saddlepoint_theta(mf, n, p), _saddlepoint_theta(mf + 1.0, n, p)
+        return -integral + _saddlepoint_log_density_terms(t1, n, p) - _saddlepoint_log_density_terms(t0, n, p)
+    log_p, log1m_p, log1p_p = math.log(p), math.log1p(-p), math.log1p(p)
+    log_q = 2.0 * log_p - log1m_p - log1p_p
+    j = np.arange(n, dtype=np.float64)[None, :]
+    out = np.empty(mf.size)
+    rows = max(1, _MAX_CELLS // n)
+    for start in range(0, mf.size, rows):
+        block = mf[start : start + rows, None]
+        log_terms = (
+            -special.gammaln(j + 1.0) - special.gammaln(n - j) + special.gammaln(n + j) - special.gammaln(block + j + 1.0) + j * log_q
+        )
+        log_terms -= log_terms.max(axis=1, keepdims=True)  # O(1) sums: their difference keeps its digits
+        out[start : start + block.shape[0]] = (
+            log_p
+            + np.log(n + block[:, 0])
+            + special.logsumexp(log_terms - np.log(block + j + 1.0), axis=1)
+            - special.logsumexp(log_terms, axis=1)
+        )
+    return out
+
+
+def _relative_log_pmf(offsets: np.ndarray, n: int, p: float) -> np.ndarray:
+    """ln pmf(|r|) of SGDL(n, p) up to one additive constant (the same for every entry): cumulative sums of
+    `_log_ratios_integer` from the smallest |r|, so differences keep their relative precision."""
+    m = np.abs(offsets.astype(np.int64))
+    lo, hi = int(m.min()), int(m.max())
+    ratios = _log_ratios_integer(np.arange(lo, hi, dtype=np.int64), n, p)
+    levels = np.concatenate(([0.0], np.cumsum(ratios)))
+    return levels[m - lo]
 
 
 def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
@@ -269,7 +408,8 @@ def log_sgdl_mgf(t: float, beta: float, p: float) -> float:
     """
     if not abs(t) < -math.log(p):
         raise PrivacyParameterError(f"t must satisfy |t| < -log p = {-math.log(p):g}, got t={t!r}")
-    return beta * (2.0 * math.log1p(-p) - math.log(-math.expm1(math.log(p) + t)) - math.log1p(-p * math.exp(-t)))
+    # (1 - p e^t)(1 - p e^-t) = (1 - p)^2 - p (e^t - 1)^2 / e^t: no cancellation for small t (huge beta multiplies it)
+    return -beta * math.log1p(-p * math.expm1(t) ** 2 * math.exp(-t) / (1.0 - p) ** 2)
 
 
 def _distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.ndarray:
@@ -281,7 +421,9 @@ def _distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.n
 
 
 def _distances(max_distance: int) -> np.ndarray:
-    return np.arange(1, check_positive_int(max_distance, "max_distance") + 1, dtype=np.float64)
+    """d = 1..max_distance; at most `MAX_DISTANCE` (about 2 s at the costliest n, 4096; Conjecture B.3 puts the
+    maximum at d = 1 and the exceptions found sit at single-digit d)."""
+    return np.arange(1, check_positive_int(max_distance, "max_distance", maximum=MAX_DISTANCE) + 1, dtype=np.float64)
 
 
 # --- RR-Shuffle (§3, Theorems 3.1 and 7.1) ---------------------------------------------------------------
@@ -619,7 +761,12 @@ def _rr_pair_epsilons(s: int, d: int, total: int, q0: float, delta: float) -> tu
 
 
 def _rr_search_work(total: int) -> float:
-    """Multiply-adds of the cover step of the exact search (the pairs (0, D) among ceil((N + D)/2) bits)."""
+    """Multiply-adds of the cover step of the exact search (the pairs (0, D) among ceil((N + D)/2) bits).
+
+    About N^3 / 4: beyond N = 4096 (far above the largest searched, 1335) infinity, without summing N terms
+    (n k reaches 2^53 at the command line)."""
+    if total > 4_096:
+        return math.inf
     d = np.arange(1, total + 1, dtype=np.float64)
     return float(np.sum(3.0 * (d + 1.0) * (np.ceil((total + d) / 2.0) - d + 1.0)))
 
@@ -671,12 +818,62 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
     delta = check_delta(delta)
     p = check_probability(p, "p (RR randomization probability)")
     k, n = check_positive_int(k, "k (largest value)"), check_n(n)
+    return rr_shuffle_certificate(delta, p, k, n).epsilon
+
+
+def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedEpsilon:
+    """`rr_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
+
+    ``certified`` is False when ``epsilon`` is the local ln((2 - p)/p) because n k is beyond the exact search
+    (not attempted) or the search found nothing smaller.
+
+    Parameters
+    ----------
+    delta : float, in (0, 1)
+        Target delta.
+    p : float, in (0, 1)
+        Probability that a user's bit is replaced by a random bit.
+    k : int, >= 1
+        Largest value.
+    n : int, >= 1
+        Number of users.
+
+    Returns
+    -------
+    CertifiedEpsilon
+        ``(epsilon, certified, reason)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §3.2 Algorithm 2, Definition 4.
+
+    Examples
+    --------
+    >>> rr_shuffle_certificate(1e-4, 0.5, 4, 50).certified, rr_shuffle_certificate(1e-4, 0.5, 1000, 100).certified
+    (True, False)
+    """
+    delta = check_delta(delta)
+    p = check_probability(p, "p (RR randomization probability)")
+    k, n = check_positive_int(k, "k (largest value)"), check_n(n)
     q0, total = p / 2.0, n * k
     local = math.log((2.0 - p) / p)
-    if _rr_search_work(total) > _MAX_RR_WORK:
-        return local
+    fallback = "the local bound ln((2 - p)/p)"
+    work = _rr_search_work(total)
+    if work > _MAX_RR_WORK:
+        return CertifiedEpsilon(
+            local, False, f"not attempted: n k = {total} bits take about {min(work, total**3 / 4.0):.3g} multiply-adds, above the limit "
+            f"{_MAX_RR_WORK:.3g}: {fallback}"
+        )
     level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
-    return min(_rr_search(total, q0, delta, level, range(1, total)), local)
+    eps = _rr_search(total, q0, delta, level, range(1, total))
+    if not eps < local:
+        return CertifiedEpsilon(local, False, f"no epsilon below the local one meets delta for every pair: {fallback}")
+    return CertifiedEpsilon(eps, True, f"certified: exact over every pair of sums among n k = {total} bits")
 
 
 def _rr_search(total: int, q0: float, delta: float, level: float, distances: range) -> float:
@@ -980,7 +1177,7 @@ def geo_shuffle_c(eps_geo: float, delta: float, n: int) -> int:
     >>> 1 - (1 - tail) ** 300 <= 0.5e-4, c
     (True, 32)
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     a = math.exp(-eps_geo)
     value = -(math.log1p(a) + math.log(_tail_share(delta / 2.0, n)) - math.log(2.0)) / eps_geo
     return max(0, math.ceil(value))
@@ -1024,7 +1221,7 @@ def geo_shuffle_alpha(eps_geo: float, delta: float, n: int) -> float:
     >>> float(sgdl_pmf(r, 300, math.exp(-0.5))[np.abs(r) >= alpha].sum()) <= 0.5e-4  # the tail it bounds
     True
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     t = 2.0 * eps_geo / math.sqrt(n)
     if not t < eps_geo:
         raise ValidityConditionError(
@@ -1044,7 +1241,7 @@ def geo_shuffle_epsilons_by_distance(eps_geo: float, delta: float, n: int, max_d
         Target delta.
     n : int, >= 5
         Number of users.
-    max_distance : int, >= 1
+    max_distance : int, in [1, MAX_DISTANCE]
         Largest distance d.
 
     Returns
@@ -1069,7 +1266,7 @@ def geo_shuffle_epsilons_by_distance(eps_geo: float, delta: float, n: int, max_d
     """
     alpha = geo_shuffle_alpha(eps_geo, delta, n)
     p = math.exp(-eps_geo)
-    return _distance_epsilons(lambda r: log_sgdl_pmf(r, n, p), -alpha, _distances(max_distance))
+    return _distance_epsilons(lambda r: _relative_log_pmf(r, n, p), -alpha, _distances(max_distance))
 
 
 def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
@@ -1082,10 +1279,13 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
     n <= 4 the theorem is undefined (its Chernoff parameter t = 2 eps_geo / sqrt(n) >= eps_geo) and
     eps_geo is returned: every user's report is post-processing of eps_geo-d_R-private geometric noise,
     so Geo-Shuffle is (eps_geo, 0)-d_X-private for any n (Proposition 5's argument).  Never above eps_geo.
+    The pmf ratios are computed directly (`_log_ratios_integer`: exact sums up to n = 4096, the saddlepoint
+    expansion beyond), matching 60-digit mpmath to ~1e-9 relative for n up to 10^12 (it decays like 1/sqrt(n)
+    up to n = 2^53); at most ``MAX_DISTANCE`` distances.
 
     Caveats (paper, not code): Conjecture B.3 fails in places (alpha's floors: d = 2 wins at n = 50,
-    eps_geo = 1; d = 6 at n = 1000, eps_geo = 0.0177), hence the maximum over d.  And the proof bounds the
-    loss only over outputs within alpha of the *midpoint* of the two sums: with one delta for every
+    eps_geo = 1, also at 60 digits; at n = 1000 and 10^4, eps_geo = 0.0177, every even d beats d = 1), hence the
+    maximum over d.  And the proof bounds the loss only over outputs within alpha of the *midpoint* of the two sums: with one delta for every
     distance (Definition 4) the sum's exact divergence exceeds delta/2 for large d (n = 100,
     eps_geo = 0.2, delta = 1e-4: D_{e^(eps d)} = 0.02 at d = 500), so the value certifies datasets whose
     sums differ by a few standard deviations of SGDL(n, e^-eps_geo) only.
@@ -1098,7 +1298,7 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
         Target delta.
     n : int, >= 1
         Number of users.
-    max_distance : int, >= 1
+    max_distance : int, in [1, MAX_DISTANCE]
         Largest distance d of the maximum.
 
     Returns
@@ -1120,7 +1320,7 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
     >>> round(geo_shuffle_epsilon_paper(0.5, 1e-4, 300), 6)  # eps_geo = 0.5 per user, shuffled among 300
     0.103266
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     if n <= 4:
         return eps_geo
     return float(min(geo_shuffle_epsilons_by_distance(eps_geo, delta, n, max_distance).max(), eps_geo))
@@ -1140,8 +1340,46 @@ def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_dista
 #     (Proposition 3 with the conditioned mechanism; H = every |N_i| <= c, independent of the data).
 # The certified epsilon is the smallest eps <= eps_geo meeting delta at every D = 1..n k, else eps_geo.
 
-#: Most multiply-adds spent convolving T (beyond it the certificate is not attempted: eps_geo is returned).
+#: Most multiply-adds spent convolving T (beyond it the certificate is not attempted: eps_geo is returned, and
+#: `geo_shuffle_conditioned_noise` / `sgdl_shuffle_conditioned_noise` refuse).
 _MAX_CONVOLUTION_WORK = 4e8
+
+
+def _convolution_work(c: int, n: int) -> float:
+    """Multiply-adds (an upper estimate) of convolving n copies of a pmf on [-c, c]: 2 (c + 1)^2 n^2."""
+    return 2.0 * (c + 1) ** 2 * float(n) * float(n)
+
+
+#: Most (shift, outcome) cells of the divergence search over D = 1..n k (n k (2 n c + 1); about 3 s).
+_MAX_SHIFT_CELLS = 3e7
+
+
+def _too_costly(c: int, n: int, k: int, fallback: str) -> str | None:
+    """Why the certificate is not attempted (convolution or shift search beyond its limit), or None."""
+    work = _convolution_work(c, n)
+    if work > _MAX_CONVOLUTION_WORK:
+        return (
+            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
+            f"multiply-adds, above the limit {_MAX_CONVOLUTION_WORK:.3g}: {fallback}"
+        )
+    cells = float(n) * k * (2.0 * n * c + 1.0)
+    if cells > _MAX_SHIFT_CELLS:
+        return (
+            f"not attempted: the divergence search over D = 1..n k takes n k (2 n c + 1) = {cells:.3g} cells (n={n}, k={k}, "
+            f"c={c}), above the limit {_MAX_SHIFT_CELLS:.3g}: {fallback}"
+        )
+    return None
+
+
+def _check_convolution_size(c: int, n: int) -> None:
+    work = _convolution_work(c, n)
+    if work > _MAX_CONVOLUTION_WORK:
+        raise PrivacyParameterError(
+            f"the conditioned noise of n={n} users on [-c, c], c={c}, costs 2 (c+1)^2 n^2 = {work:.3g} multiply-adds, "
+            f"above the limit {_MAX_CONVOLUTION_WORK:.3g}: use a smaller n or c"
+        )
+
+
 #: Relative slack on T's pmf (direct convolution of positive terms; rounding is far below this).
 _PMF_SLACK = 1e-9
 #: The methods of `geo_shuffle_epsilon`.
@@ -1172,7 +1410,7 @@ def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.nd
     Raises
     ------
     PrivacyParameterError
-        For an argument out of range.
+        For an argument out of range, or when 2 (c + 1)^2 n^2 exceeds 4e8 multiply-adds (the limit is named).
 
     References
     ----------
@@ -1186,8 +1424,9 @@ def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.nd
     >>> abs(inside - (1 - 2 * math.exp(-4) / (1 + math.exp(-1))) ** 4) < 1e-15
     True
     """
-    eps_geo, n = check_epsilon(eps_geo, "eps_geo"), check_n(n)
+    eps_geo, n = check_noise_epsilon(eps_geo, "eps_geo"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
+    _check_convolution_size(c, n)
     p = math.exp(-eps_geo)
     one = np.exp(-eps_geo * np.abs(np.arange(-c, c + 1, dtype=np.float64)))
     one /= one.sum()
@@ -1288,25 +1527,74 @@ def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int |
     >>> round(geo_shuffle_certified_epsilon(1.0, 1e-4, 30, 5), 4)  # small domain: a real (if modest) gain
     0.7655
     """
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    return geo_shuffle_certificate(eps_geo, delta, n, k).epsilon
+
+
+def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None) -> CertifiedEpsilon:
+    """`geo_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
+
+    ``certified`` is False when ``epsilon`` is the per-report eps_geo because the shuffle analysis was not used:
+    values unbounded (``k`` None), k > 2c (the conditioned noise's supports part), the convolution of T or the
+    divergence search beyond its work limit (2 (c + 1)^2 n^2 > 4e8 multiply-adds, n k (2 n c + 1) > 3e7 cells: not
+    attempted, so that every call answers within a few seconds), or no smaller eps is certified (the reason says
+    when float64 underflow of T's pmf is the cause).
+
+    Parameters
+    ----------
+    eps_geo : float, in (0, MAX_EPSILON]
+        Each user's geometric-noise budget.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value; None for unbounded values.
+
+    Returns
+    -------
+    CertifiedEpsilon
+        ``(epsilon, certified, reason)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §4, Definition 4, Propositions 2-3 and 5.
+
+    Examples
+    --------
+    >>> geo_shuffle_certificate(1.0, 1e-4, 30, 5)
+    CertifiedEpsilon(epsilon=0.7655..., certified=True, reason='certified: delta met at every sum distance D = 1..150')
+    >>> geo_shuffle_certificate(0.5, 1e-4, 1000, 10).reason
+    'not attempted: convolving the conditioned noise of n=1000 users (c=35) takes 2 (c+1)^2 n^2 = 2.59e+09 multiply-adds, above the limit 4e+08: the per-report bound eps_geo (Proposition 5)'
+    """
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    fallback = "the per-report bound eps_geo (Proposition 5)"
     if k is None:
-        return eps_geo
+        return CertifiedEpsilon(eps_geo, False, f"values unbounded (no k): {fallback}")
     k = check_positive_int(k, "k (largest value)")
     c = geo_shuffle_c(eps_geo, delta, n)
-    if n * k > 2 * n * c or 2.0 * (c + 1) ** 2 * n * n > _MAX_CONVOLUTION_WORK:
-        return eps_geo
+    if n * k > 2 * n * c:
+        return CertifiedEpsilon(eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
+    costly = _too_costly(c, n, k, fallback)
+    if costly is not None:
+        return CertifiedEpsilon(eps_geo, False, costly)
     pmf, inside = geo_shuffle_conditioned_noise(eps_geo, c, n)
     budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
     shifts = np.arange(1, n * k + 1)
     eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
+    none_smaller = CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo')}: {fallback}")
     if not eps < eps_geo:
-        return eps_geo
+        return none_smaller
     eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
     if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # belt and braces: never report an unmet eps
-        return eps_geo
-    return min(eps, eps_geo)
+        return none_smaller
+    return CertifiedEpsilon(min(eps, eps_geo), True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
 def geo_shuffle_epsilon(
@@ -1336,7 +1624,7 @@ def geo_shuffle_epsilon(
         Largest value (values in {0..k}); None for unbounded values.
     method : {"certified", "theorem-4.1"}
         Which analysis (see above).
-    max_distance : int, >= 1
+    max_distance : int, in [1, MAX_DISTANCE]
         Largest distance of Theorem 4.1's maximum (``method="theorem-4.1"`` only).
 
     Returns
@@ -1391,7 +1679,7 @@ def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) ->
     Raises
     ------
     PrivacyParameterError
-        For an argument out of range.
+        For an argument out of range, or when the sum would exceed 1e8 pmf terms (the message says so).
 
     References
     ----------
@@ -1411,6 +1699,16 @@ def sgdl_shift_divergence(epsilon: float, distance: int, beta: Any, p: float) ->
     p = check_probability(p, "p (SGDL parameter e^-eps)")
     t = -math.log(p) / 2.0
     half = math.ceil((math.log(2.0 / 1e-18) + log_sgdl_mgf(t, beta, p)) / t)  # Pr[|Y| > half] < 1e-18
+    if isinstance(beta, int) or beta == 1.0:  # terms per outcome of `_log_pmf_integer` (its window beyond 4096)
+        per_outcome = float(beta) if beta <= 4_096 else 11.0 * math.sqrt(beta) + 81.0
+    else:  # of `_log_pmf_series`
+        per_outcome = math.log(_TAIL_RTOL * (1.0 - p * p)) / (2.0 * math.log(p)) + 2.0
+    cells = (2.0 * (half + d) + 1.0) * per_outcome
+    if cells > _MAX_DIVERGENCE_CELLS:
+        raise PrivacyParameterError(
+            f"sgdl_shift_divergence would sum about {cells:.3g} pmf terms at beta={beta}, p={p:g}, distance={d}, above the "
+            f"limit {_MAX_DIVERGENCE_CELLS:.3g} (a few seconds): use a smaller beta or distance, or p further from 1"
+        )
     log_pmf = log_sgdl_pmf(np.arange(-half - d, half + d + 1), beta, p)
     with np.errstate(over="ignore"):  # e^(eps d) P may overflow to inf: that outcome then adds nothing
         gap = np.exp(log_pmf[d:]) - np.exp(epsilon * d + log_pmf[:-d])  # at u = -half .. half + d
@@ -1425,14 +1723,16 @@ def geo_shuffle_local_epsilon(
     *,
     method: str = "certified",
     max_distance: int = DEFAULT_MAX_DISTANCE,
-    max_eps_geo: float = 50.0,
+    max_eps_geo: float = MAX_EPSILON,
 ) -> float:
     """Largest eps_geo with ``geo_shuffle_epsilon(eps_geo, delta, n, k, method=method) <= target_epsilon``.
 
     Verified never above the target; within a relative 1e-7 of reaching it where the epsilon is continuous
     in eps_geo (alpha's floors and c's ceiling make it a step function in places).  eps_geo = target always
     qualifies (neither method exceeds eps_geo), so the search runs over [target, max_eps_geo].  With the
-    default certified method and k > 2c (or k None) no amplification is certified and the result is the target.
+    default certified method and k > 2c (or k None) no amplification is certified and the result is the target;
+    likewise with ``method="theorem-4.1"`` for n <= 4, where the theorem is undefined (no amplification: the
+    guarantee is eps_geo itself).  A target at or above ``max_eps_geo`` returns ``max_eps_geo`` (the search's end).
 
     Parameters
     ----------
@@ -1446,9 +1746,9 @@ def geo_shuffle_local_epsilon(
         Largest value; None for unbounded values.
     method : {"certified", "theorem-4.1"}
         Which analysis `geo_shuffle_epsilon` uses.
-    max_distance : int, >= 1
+    max_distance : int, in [1, MAX_DISTANCE]
         Largest distance of Theorem 4.1's maximum.
-    max_eps_geo : float, > 0
+    max_eps_geo : float, in (0, MAX_EPSILON]
         Upper end of the search.
 
     Returns
@@ -1477,11 +1777,13 @@ def geo_shuffle_local_epsilon(
 
     target = check_epsilon(target_epsilon, "target_epsilon")
     delta, n = check_delta(delta), check_n(n)
-    hi = check_epsilon(max_eps_geo, "max_eps_geo")
+    hi = check_noise_epsilon(max_eps_geo, "max_eps_geo")
     if method not in GEO_SHUFFLE_METHODS:
         raise PrivacyParameterError(f"method must be one of {', '.join(GEO_SHUFFLE_METHODS)}, got {method!r}")
     if hi <= target:
         return hi
+    if method == "theorem-4.1" and n <= 4:  # Theorem 4.1 is undefined: its value is eps_geo itself, no amplification
+        return target
     if method == "certified":
         return _bisect_within(lambda e: geo_shuffle_certified_epsilon(e, delta, n, k), target, target, hi)
     return largest_within(
@@ -1557,7 +1859,7 @@ def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k:
     from shuffledp.params import VariationRatio
     from shuffledp.randomizers.geometric import Geometric
 
-    eps_geo, delta, n = check_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
+    eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     k, d = check_positive_int(k, "k (largest value)"), check_positive_int(distance, "distance")
     if d > k:
         raise PrivacyParameterError(f"distance must be at most k={k} (values lie in {{0..k}}), got {d}")
@@ -1594,7 +1896,7 @@ def geo_shuffle_compromised_epsilon(eps_geo: float) -> float:
     >>> geo_shuffle_compromised_epsilon(0.3)
     0.3
     """
-    return check_epsilon(eps_geo, "eps_geo")
+    return check_noise_epsilon(eps_geo, "eps_geo")
 
 
 # --- SGDL-Shuffle (§5, Lemma C.1, Theorem 7.2) -----------------------------------------------------------
@@ -1632,7 +1934,7 @@ def sgdl_shuffle_c_paper(epsilon: float, delta: float, n: int) -> int:
     >>> sgdl_shuffle_c_paper(0.1, 1e-4, 100) <= sgdl_shuffle_c(0.1, 1e-4, 100)
     True
     """
-    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    epsilon, delta, n = check_noise_epsilon(epsilon, "epsilon"), check_delta(delta), check_n(n)
     w = 2.0 * n * (math.log(_tail_share(delta, n)) - math.log(2.0))
     u = 1.0 + (math.sqrt(w * (w - 4.0)) - w) / 2.0
     return math.ceil(u * -math.expm1(-epsilon) / n)
@@ -1684,7 +1986,7 @@ def sgdl_shuffle_c(epsilon: float, delta: float, n: int) -> int:
     >>> bool(2 * tail <= 1 - (1 - 1e-4) ** (1 / 100))
     True
     """
-    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
+    epsilon, delta, n = check_noise_epsilon(epsilon, "epsilon"), check_delta(delta), check_n(n)
     share = _tail_share(delta, n) / 2.0
     success = -math.expm1(-epsilon)
     dist = stats.nbinom(1.0 / n, success)
@@ -1735,7 +2037,7 @@ def sgdl_shuffle_epsilon_paper(epsilon: float, delta: float, n: int) -> float:
     >>> sgdl_shuffle_epsilon_paper(0.3, 1e-4, 100)
     0.3
     """
-    return check_epsilon(epsilon)
+    return check_noise_epsilon(epsilon, "epsilon")
 
 
 # --- SGDL-Shuffle, certified ------------------------------------------------------------------------------
@@ -1789,7 +2091,7 @@ def sgdl_shuffle_report_epsilon(epsilon: float, n: int) -> float:
     >>> round(sgdl_shuffle_report_epsilon(0.5, 1), 6), round(sgdl_shuffle_report_epsilon(0.5, 100), 4)
     (0.5, 5.1031)
     """
-    epsilon, n = check_epsilon(epsilon), check_n(n)
+    epsilon, n = check_noise_epsilon(epsilon, "epsilon"), check_n(n)
     logs = log_sgdl_pmf(np.array([0, 1]), 1.0 / n, math.exp(-epsilon))
     return float(logs[0] - logs[1]) * (1.0 + 1e-9)
 
@@ -1819,7 +2121,7 @@ def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.n
     Raises
     ------
     PrivacyParameterError
-        For an argument out of range.
+        For an argument out of range, or when 2 (c + 1)^2 n^2 exceeds 4e8 multiply-adds (the limit is named).
 
     References
     ----------
@@ -1831,8 +2133,9 @@ def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.n
     >>> pmf.size, round(float(pmf.sum()), 12), bool(np.allclose(pmf, pmf[::-1])), 0 < delta_1 < 1
     (25, 1.0, True, True)
     """
-    epsilon, n = check_epsilon(epsilon), check_n(n)
+    epsilon, n = check_noise_epsilon(epsilon, "epsilon"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
+    _check_convolution_size(c, n)
     p = math.exp(-epsilon)
     one = sgdl_pmf(np.arange(-c, c + 1), 1.0 / n, p)
     one /= one.sum()
@@ -1890,28 +2193,74 @@ def sgdl_shuffle_certified_epsilon(epsilon: float, delta: float, n: int, k: int 
     >>> round(sgdl_shuffle_certified_epsilon(1.0, 1e-4, 10, 4, c=20), 4), round(sgdl_shuffle_report_epsilon(1.0, 10), 4)
     (1.0513, 3.2962)
     """
-    epsilon, delta, n = check_epsilon(epsilon), check_delta(delta), check_n(n)
-    fallback = sgdl_shuffle_report_epsilon(epsilon, n)
+    return sgdl_shuffle_certificate(epsilon, delta, n, k, c=c).epsilon
+
+
+def sgdl_shuffle_certificate(epsilon: float, delta: float, n: int, k: int | None, *, c: int | None = None) -> CertifiedEpsilon:
+    """`sgdl_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
+
+    ``certified`` is False when ``epsilon`` is the per-report eps_u (`sgdl_shuffle_report_epsilon`): values
+    unbounded, k > 2c, the convolution beyond the work limit (not attempted), delta_1 >= delta, or no smaller eps.
+
+    Parameters
+    ----------
+    epsilon : float, in (0, MAX_EPSILON]
+        The protocol's parameter eps.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int >= 1 or None
+        Largest value; None for unbounded values.
+    c : int >= 0, optional
+        The padding (default `sgdl_shuffle_c`).
+
+    Returns
+    -------
+    CertifiedEpsilon
+        ``(epsilon, certified, reason)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5, Definition 4, Proposition 3, Lemma C.1.
+
+    Examples
+    --------
+    >>> sgdl_shuffle_certificate(1.0, 1e-4, 10, 4, c=20).certified, sgdl_shuffle_certificate(0.5, 1e-4, 100, 1000).certified
+    (True, False)
+    """
+    epsilon, delta, n = check_noise_epsilon(epsilon, "epsilon"), check_delta(delta), check_n(n)
+    report = sgdl_shuffle_report_epsilon(epsilon, n)
+    fallback = "the per-report bound eps_u = ln(pmf(0)/pmf(1))"
     if k is None:
-        return fallback
+        return CertifiedEpsilon(report, False, f"values unbounded (no k): {fallback}")
     k = check_positive_int(k, "k (largest value)")
     c = sgdl_shuffle_c(epsilon, delta, n) if c is None else check_positive_int(c, "c", minimum=0)
-    if n * k > 2 * n * c or 2.0 * (c + 1) ** 2 * n * n > _MAX_CONVOLUTION_WORK:
-        return fallback
+    if n * k > 2 * n * c:
+        return CertifiedEpsilon(report, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
+    costly = _too_costly(c, n, k, fallback)
+    if costly is not None:
+        return CertifiedEpsilon(report, False, costly)
     pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
     budget = delta - delta_1  # Pr[H] <= 1 multiplies the divergence
     if not budget > 0.0:
-        return fallback
+        return CertifiedEpsilon(report, False, f"delta_1 = {delta_1:.3g} (some noise beyond c) leaves no delta: {fallback}")
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
     shifts = np.arange(1, n * k + 1)
     eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
-    if not eps < fallback:
-        return fallback
+    none_smaller = CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u')}: {fallback}")
+    if not eps < report:
+        return none_smaller
     eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
     if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # never report an unmet eps
-        return fallback
-    return min(eps, fallback)
+        return none_smaller
+    return CertifiedEpsilon(min(eps, report), True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
 def sgdl_shuffle_epsilon(
@@ -1971,7 +2320,7 @@ def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = 
         The shuffle-model epsilon the protocol was tuned to.
     n : int, >= 1
         Number of users (beta = 1/n).
-    max_distance : int, >= 1
+    max_distance : int, in [1, MAX_DISTANCE]
         Largest distance d of the maximum.
 
     Returns
@@ -1996,7 +2345,7 @@ def sgdl_shuffle_local_epsilon(epsilon_s: float, n: int, *, max_distance: int = 
     >>> round(sgdl_shuffle_local_epsilon(0.5, 1), 9), sgdl_shuffle_local_epsilon(0.5, 100) > 0.5
     (0.5, True)
     """
-    epsilon_s, n = check_epsilon(epsilon_s, "epsilon_s"), check_n(n)
+    epsilon_s, n = check_noise_epsilon(epsilon_s, "epsilon_s"), check_n(n)
     p, beta = math.exp(-epsilon_s), 1.0 / n
     return float(_distance_epsilons(lambda r: log_sgdl_pmf(r, beta, p), 0.0, _distances(max_distance)).max())
 
@@ -2131,7 +2480,14 @@ def axis_budget(epsilon: float, delta: float) -> tuple[float, float]:
 
 __all__ = [
     "DEFAULT_MAX_DISTANCE",
+    "MAX_EPSILON",
+    "check_noise_epsilon",
+    "MAX_DISTANCE",
     "axis_budget",
+    "CertifiedEpsilon",
+    "geo_shuffle_certificate",
+    "rr_shuffle_certificate",
+    "sgdl_shuffle_certificate",
     "compromised_local_epsilons",
     "geo_shuffle_alpha",
     "geo_shuffle_c",

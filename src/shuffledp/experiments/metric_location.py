@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from shuffledp.accounting.metric import axis_budget, rr_shuffle_probability
-from shuffledp.datasets import load_austin, project_to_metres
-from shuffledp.errors import ValidityConditionError
+from shuffledp.datasets import austin_path, load_austin, project_to_metres
+from shuffledp.errors import DataError, ValidityConditionError
 from shuffledp.experiments.metric_common import (
     LAPLACE_PAIR_NORM,
     MECHANISMS,
@@ -118,6 +118,13 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     if ctx.quick:
         settings = [(1000, 0.15), (1000, 0.3), (4000, 0.3)]
     cells_all, outside = grid_cells(load_austin())
+    needed = max(n for n, _ in settings)
+    if cells_all.shape[0] < needed:  # each setting samples n distinct addresses
+        raise DataError(
+            f"{austin_path()}: {cells_all.shape[0]} addresses inside the paper's rectangle ({outside} outside it), but "
+            f"{NAME} samples up to n = {needed} distinct addresses{' (quick mode)' if ctx.quick else ''}: "
+            "the file needs at least that many"
+        )
     rows: list[dict[str, Any]] = []
     invalid: dict[str, list[tuple[int, float]]] = {}
     for index, (n, eps) in enumerate(ctx.progress.track(settings, NAME)):

@@ -83,3 +83,108 @@ def test_errors_are_one_line_with_status_2(args, needle):
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(needle, lines[0]), result.stderr
+
+
+# --- stranger pass (issue 11) ------------------------------------------------------------------------------------
+
+
+def _error(args: list[str]) -> str:
+    result = runner.invoke(app, ["metric", *args])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    return result.output
+
+
+def test_fallback_is_reported_with_its_reason():
+    """k = 10: certified at n = 200; at n = 1000 the convolution is not attempted and the output says so."""
+    base = ["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "10"]
+    ok = _json([*base, "--n", "200"])
+    assert ok["source"].startswith("certified") and ok["reason"].startswith("certified") and ok["epsilon"] < 0.5
+    big = _json([*base, "--n", "1000"])
+    assert big["epsilon"] == 0.5 and big["source"].startswith("fallback")
+    assert big["reason"].startswith("not attempted") and "above the limit 4e+08" in big["reason"]
+    cert = M.geo_shuffle_certificate(0.5, 1e-4, 1000, 10)
+    assert (big["epsilon"], big["reason"]) == (cert.epsilon, cert.reason) and cert.certified is False
+    text = runner.invoke(app, ["metric", *base, "--n", "1000"]).stdout
+    assert "reason: not attempted" in text and "source: fallback" in text
+    rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "100", "--delta", "1e-4", "--p", "0.5", "--k", "1000"])
+    assert rr["source"].startswith("fallback") and rr["reason"].startswith("not attempted")
+    sgdl = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "100", "--delta", "1e-4", "--eps", "0.5"])
+    assert sgdl["source"].startswith("fallback") and "unbounded" in sgdl["reason"]
+
+
+def test_conditioned_noise_has_a_size_guard():
+    with pytest.raises(ValueError, match="above the limit"):
+        M.geo_shuffle_conditioned_noise(0.5, 100, 10_000)
+    with pytest.raises(ValueError, match=r"2 \(c\+1\)\^2 n\^2 = .* above the limit 4e\+08"):
+        M.sgdl_shuffle_conditioned_noise(0.5, 100, 1000)
+
+
+def test_noise_epsilon_and_max_distance_maxima_at_the_command_line():
+    from shuffledp import cli_metric
+
+    assert cli_metric.MAX_NOISE_EPSILON == M.MAX_EPSILON and cli_metric.MAX_DISTANCE == M.MAX_DISTANCE
+    out = _error(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", "100", "--eps-geo", "800"])
+    assert "--eps-geo must be at most 100" in out
+    out = _error(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "1000", "--delta", "1e-4", "--eps", "1000"])
+    assert "--eps must be at most 100" in out and "SGDL parameter" not in out
+    out = _error(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", "100", "--eps-geo", "0.2",
+                  "--max-distance", "1e9", "--method", "theorem-4.1"])
+    assert "--max-distance must be an integer in [1, 10000]" in out
+
+
+def test_local_epsilon_says_when_the_search_is_capped():
+    capped = _json(["local-epsilon", "--target", "160", "--n", "1", "--delta", "1e-4"])
+    assert capped["eps_geo"] == M.MAX_EPSILON and capped["capped"] is True and "MAX_EPSILON" in capped["note"]
+    free = _json(["local-epsilon", "--target", "60", "--n", "1", "--delta", "1e-4"])
+    assert free["eps_geo"] == 60.0 and free["capped"] is False and "note" not in free
+
+
+@pytest.mark.parametrize("n", ["1", "2", "4"])
+def test_local_epsilon_theorem_41_below_five_users(n):
+    out = _json(["local-epsilon", "--target", "0.1", "--n", n, "--delta", "1e-4", "--method", "theorem-4.1"])
+    assert out["eps_geo"] == 0.1
+
+
+def test_method_option_is_documented_and_checked_like_local_epsilon():
+    help_text = runner.invoke(app, ["metric", "epsilon", "--help"], terminal_width=200).stdout
+    assert re.search(r"--method\s+\S*\s+The guarantee \(default: certified", help_text)
+    out = _error(["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4", "--eps-geo", "1", "--method", "foo"])
+    assert "--method: unknown method 'foo'" in out and "--help" in out
+    out = _error(["local-epsilon", "--target", "1", "--n", "10", "--delta", "1e-4", "--method", "theorem-3.1"])
+    assert "--method: unknown method 'theorem-3.1'; allowed: certified, theorem-4.1" in out
+
+
+def test_max_distance_is_refused_where_it_does_not_apply():
+    out = _error(["epsilon", "--mechanism", "rr-shuffle", "--n", "100", "--delta", "1e-4", "--p", "0.5", "--k", "10",
+                  "--max-distance", "3"])
+    assert "--max-distance does not apply to --mechanism rr-shuffle" in out
+    sgdl = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "100", "--delta", "1e-4", "--eps", "0.5", "--max-distance", "3"])
+    assert sgdl["local_epsilon"] == M.sgdl_shuffle_local_epsilon(0.5, 100, max_distance=3)
+    assert sgdl["inputs"]["max_distance"] == 3
+
+
+def test_large_n_answers_within_seconds():
+    import time
+
+    start = time.perf_counter()
+    for n in ("1e10", "1e12", "9007199254740992"):
+        out = _json(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", n, "--eps-geo", "0.2", "--k", "10"])
+        assert out["epsilon"] == 0.2 and out["epsilon_theorem_4_1"] < 1e-5
+        _json(["local-epsilon", "--target", "1e-5", "--delta", "1e-4", "--method", "theorem-4.1", "--n", n])
+    assert time.perf_counter() - start < 10.0
+
+
+def test_certified_search_has_a_cell_limit_and_says_so():
+    """n = 400, k = 10 took 7.5 s for a fallback; local-epsilon at n = 200, k = 10 took 69 s.  Now both answer in
+    seconds, and say when the search was not attempted."""
+    import time
+
+    start = time.perf_counter()
+    out = _json(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "10", "--n", "400"])
+    assert out["epsilon"] == 0.5 and "n k (2 n c + 1) = 1.06e+08 cells" in out["reason"]
+    inv = _json(["local-epsilon", "--delta", "1e-4", "--target", "0.3", "--n", "200", "--k", "10"])
+    assert inv["eps_geo"] >= 0.3 and inv["achieved_epsilon"] <= 0.3 and inv["reason"]
+    assert time.perf_counter() - start < 15.0
+    small = _json(["local-epsilon", "--delta", "1e-4", "--target", "0.3", "--n", "50", "--k", "5"])
+    assert small["source"].startswith("certified") and small["eps_geo"] > 0.45

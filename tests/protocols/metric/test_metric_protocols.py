@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from shuffledp.accounting.metric import sgdl_pmf
-from shuffledp.errors import DomainError, ShapeError, ValidityConditionError
+from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError, ValidityConditionError
 from shuffledp.protocols.metric import GeoCentral, GeoLocal, GeoShuffle, RRShuffle, SGDLShuffle, sgdl_noise, shuffle_bits
 
 X_SMALL = np.array([0, 4, 2, 3, 1, 4])
@@ -168,3 +168,80 @@ def test_rr_shuffle_outside_theorem_3_1_names_minimum_n():
     proto = RRShuffle.for_epsilon(0.1, 1e-4, 1000, 20)
     assert proto.epsilon <= 0.1 and proto.method == "certified"
     assert RRShuffle(1e-4, 0.01, 10, 5).epsilon <= math.log((2 - 0.01) / 0.01)
+
+
+# --- refusals (stranger pass, issue 11) -----------------------------------------------------------------------
+
+
+def test_constructors_refuse_noise_epsilons_beyond_the_maximum():
+    from shuffledp.accounting.metric import MAX_EPSILON
+    assert MAX_EPSILON == 100.0
+    for make in (
+        lambda e: SGDLShuffle(e, 1e-4, 1000, 10),
+        lambda e: GeoShuffle(e, 1e-4, 1000, 10),
+        lambda e: GeoLocal(e, 10),
+        lambda e: GeoCentral(e, 10),
+    ):
+        with pytest.raises(PrivacyParameterError, match=r"must be at most 100 .*got 1000"):
+            make(1000)
+        make(100)  # the maximum itself is accepted
+    GeoShuffle(100, 1e-4, 1000, 10).run(np.zeros(1000, dtype=int), np.random.default_rng(0))
+    SGDLShuffle(100, 1e-4, 1000, 10).run(np.zeros(1000, dtype=int), np.random.default_rng(0))
+
+
+def test_noise_epsilon_must_be_a_number():
+    for make in (lambda e: GeoShuffle(e, 1e-4, 100, 10), lambda e: SGDLShuffle(e, 1e-4, 100, 10), lambda e: GeoLocal(e, 10)):
+        with pytest.raises(PrivacyParameterError, match="must be a number"):
+            make("0.5")
+    with pytest.raises(PrivacyParameterError, match="n"):
+        GeoShuffle(0.5, 1e-4, "10", 10)
+
+
+def test_shuffler_and_analyst_refuse_non_bits():
+    g = GeoShuffle(0.5, 1e-4, 100, 10)
+    bits = g.n * g.width
+    with pytest.raises(DomainError, match=r"shuffled must hold bits \(0 or 1\), got 7"):
+        g.analyze(np.full(bits, 7))
+    with pytest.raises(DomainError, match="got nan"):
+        g.analyze(np.full(bits, np.nan))
+    with pytest.raises(DomainError, match=r"messages must hold bits \(0 or 1\), got 5"):
+        g.shuffle(np.full((100, g.width), 5))
+    with pytest.raises(DomainError, match="got 7 at index"):
+        shuffle_bits([[0, 7], [1, 1]])
+    ok = g.shuffle(np.ones((100, g.width), dtype=np.int8), np.random.default_rng(0))
+    assert g.analyze(ok) == bits - g.n * g.c
+    assert g.analyze(ok.astype(bool)) == g.analyze(ok.astype(float))
+
+
+def test_debias_and_sgdl_noise_refuse_bad_arguments():
+    rng = np.random.default_rng(0)
+    for proto in (GeoShuffle(0.5, 1e-4, 100, 10), RRShuffle(1e-4, 0.5, 10, 100)):
+        total = proto.n * proto.width
+        for bad in ("a", -1, 1.5, total + 1, np.nan):
+            with pytest.raises(DomainError, match=rf"ones \(a count of ones\) must be integers in \[0, {total}\]"):
+                proto.debias(bad)
+        assert np.asarray(proto.debias([0, total])).shape == (2,)
+    with pytest.raises(PrivacyParameterError, match=r"p \(SGDL parameter e\^-eps\) must lie in \(0, 1\), got 1.0"):
+        sgdl_noise(0.01, 1.0, 5, rng)
+    with pytest.raises(PrivacyParameterError, match=r"beta \(SGDL shape\) must be a finite number > 0, got -1"):
+        sgdl_noise(-1, 0.5, 5, rng)
+    with pytest.raises(PrivacyParameterError, match=r"size \(output shape\) must be an integer >= 0, got -1"):
+        sgdl_noise(1, 0.5, -1, rng)
+    assert sgdl_noise(1, 0.5, (2, 0), rng).shape == (2, 0)
+
+
+def test_geo_local_refuses_empty_input():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ShapeError, match="at least one value"):
+        GeoLocal(0.5, 10).estimate_sum(np.array([], dtype=int), rng)
+    with pytest.raises(ShapeError, match="at least one value"):
+        GeoLocal(0.5, 10).randomize(np.array([], dtype=int), rng)
+    with pytest.raises(ShapeError, match="at least one value"):
+        GeoCentral(0.5, 10).estimate_sum(np.array([], dtype=int), rng)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_for_epsilon_below_five_users_is_the_target(n):
+    """Theorem 4.1 is undefined below n = 5 (no amplification): eps_geo = target, not a brentq traceback."""
+    proto = GeoShuffle.for_epsilon(0.1, 1e-4, n, 1000, method="theorem-4.1")
+    assert proto.eps_geo == 0.1 and proto.epsilon == 0.1

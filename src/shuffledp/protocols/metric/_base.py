@@ -74,6 +74,50 @@ def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
     return arr
 
 
+def check_bits(bits: Any, name: str) -> np.ndarray:
+    """``bits`` as an array whose every entry is 0 or 1 (integer, bool or integral float dtype); DomainError otherwise.
+
+    Examples
+    --------
+    >>> check_bits([[0, 1], [1, 1]], "messages").tolist()
+    [[0, 1], [1, 1]]
+    >>> check_bits([0, 7], "shuffled")
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.DomainError: shuffled must hold bits (0 or 1), got 7 at index (1,)
+    """
+    arr = np.asarray(bits)
+    if arr.size and not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.floating)):
+        raise DomainError(f"{name} must hold bits (0 or 1), got dtype {arr.dtype}")
+    bad = np.argwhere(~((arr == 0) | (arr == 1)))
+    if bad.size:
+        where = tuple(int(i) for i in bad[0])
+        raise DomainError(f"{name} must hold bits (0 or 1), got {arr[where].item()!r} at index {where}")
+    return arr
+
+
+def check_counts(ones: Any, bits: int) -> np.ndarray:
+    """``ones`` (counts of ones among ``bits`` bits) as an int64 array of integers in [0, bits]; DomainError otherwise.
+
+    Examples
+    --------
+    >>> check_counts([0, 5], 10).tolist()
+    [0, 5]
+    >>> check_counts("a", 10)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.DomainError: ones (a count of ones) must be integers in [0, 10], got 'a'
+    """
+    arr = np.asarray(ones)
+    numeric = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    if not numeric or arr.dtype == np.bool_ or not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)) or np.any(
+        (arr < 0) | (arr > bits)
+    ):
+        shown = ones if not numeric else arr[~(np.isfinite(arr) & (arr == np.round(arr)) & (arr >= 0) & (arr <= bits))].reshape(-1)[0].item()
+        raise DomainError(f"ones (a count of ones) must be integers in [0, {bits}], got {shown!r}")
+    return arr.astype(np.int64)
+
+
 def shuffle_bits(messages: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
     """The shuffler (§2.2): concatenate every user's bits and apply one uniform permutation to them all.
 
@@ -89,6 +133,11 @@ def shuffle_bits(messages: np.ndarray, rng: np.random.Generator | None = None) -
     numpy.ndarray
         All bits, flattened and uniformly permuted.
 
+    Raises
+    ------
+    DomainError
+        If an entry is not a bit (0 or 1).
+
     References
     ----------
     metric-privacy-shuffler.txt §2.2 (the shuffle model).
@@ -100,7 +149,7 @@ def shuffle_bits(messages: np.ndarray, rng: np.random.Generator | None = None) -
     >>> bits.shape, int(bits.sum())
     ((6,), 3)
     """
-    bits = np.asarray(messages).reshape(-1)
+    bits = check_bits(messages, "messages").reshape(-1)
     return check_rng(rng).permutation(bits)
 
 
@@ -266,7 +315,7 @@ class UnaryShuffleProtocol(ABC):
 
     def shuffle(self, messages: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """The shuffler: one permutation of all n * width bits (`shuffle_bits`)."""
-        messages = np.asarray(messages)
+        messages = check_bits(messages, "messages")
         if messages.shape != (self.n, self.width):
             raise ShapeError(f"messages must have shape (n, width) = ({self.n}, {self.width}), got {messages.shape}")
         return shuffle_bits(messages, rng)
@@ -276,6 +325,7 @@ class UnaryShuffleProtocol(ABC):
         shuffled = np.asarray(shuffled)
         if shuffled.shape != (self.n * self.width,):
             raise ShapeError(f"shuffled must be a vector of n * width = {self.n * self.width} bits, got shape {shuffled.shape}")
+        check_bits(shuffled, "shuffled")
         return float(self.debias(int(shuffled.sum(dtype=np.int64))))
 
     def run(self, x: Any, rng: np.random.Generator | None = None, *, materialize: bool = False) -> float:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_rng
-from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values, quantized_ones
+from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_counts, check_values, quantized_ones
 from shuffledp.randomizers.unary import thermometer_encode
 
 
@@ -76,4 +76,5 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
 
     def debias(self, ones: Any) -> Any:
         """The analyst (Algorithms 3-4): sum B - n c (Q sum B - n c with granularity Q, Appendix G)."""
-        return self.granularity * np.asarray(ones, dtype=np.float64) - self.n * self.c
+        ones = check_counts(ones, self.n * self.width)
+        return self.granularity * ones.astype(np.float64) - self.n * self.c

@@ -12,9 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_rng
+from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp.accounting.metric import check_noise_epsilon
+from shuffledp.errors import ShapeError
 from shuffledp.protocols.metric._base import check_values
 from shuffledp.randomizers.geometric import discrete_laplace_noise
+
+
+def _nonempty(x: np.ndarray) -> np.ndarray:
+    if x.size == 0:
+        raise ShapeError("x (the users' values) must hold at least one value, got an empty array")
+    return x
 
 
 class GeoLocal:
@@ -22,8 +30,8 @@ class GeoLocal:
 
     Parameters
     ----------
-    eps_geo : float, > 0
-        Each user's geometric-noise budget.
+    eps_geo : float, in (0, 100]
+        Each user's geometric-noise budget (`shuffledp.accounting.metric.MAX_EPSILON` at most).
     k : int, >= 1
         Largest value.
 
@@ -49,18 +57,18 @@ class GeoLocal:
     """
 
     def __init__(self, eps_geo: float, k: int) -> None:
-        self.eps_geo = self.epsilon = check_epsilon(eps_geo, "eps_geo")
+        self.eps_geo = self.epsilon = check_noise_epsilon(eps_geo, "eps_geo")
         self.k = check_positive_int(k, "k (largest value)")
         self.delta = 0.0
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
         """Every user's report x + N (int64)."""
-        x = check_values(x, self.k)
+        x = _nonempty(check_values(x, self.k))
         return x + discrete_laplace_noise(math.exp(-self.eps_geo), x.size, check_rng(rng))
 
     def estimate_sum(self, x: Any, rng: np.random.Generator | None = None, repetitions: int = 1) -> np.ndarray:
         """``repetitions`` independent sums of the reports (float64)."""
-        x = check_values(x, self.k)
+        x = _nonempty(check_values(x, self.k))
         reps = check_positive_int(repetitions, "repetitions")
         noise = discrete_laplace_noise(math.exp(-self.eps_geo), (reps, x.size), check_rng(rng))
         return (int(x.sum()) + noise.sum(axis=1)).astype(np.float64)
@@ -71,8 +79,8 @@ class GeoCentral:
 
     Parameters
     ----------
-    epsilon : float, > 0
-        The central budget.
+    epsilon : float, in (0, 100]
+        The central budget (`shuffledp.accounting.metric.MAX_EPSILON` at most).
     k : int, >= 1
         Largest value.
 
@@ -96,12 +104,12 @@ class GeoCentral:
     """
 
     def __init__(self, epsilon: float, k: int) -> None:
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = check_noise_epsilon(epsilon, "epsilon")
         self.k = check_positive_int(k, "k (largest value)")
         self.delta = 0.0
 
     def estimate_sum(self, x: Any, rng: np.random.Generator | None = None, repetitions: int = 1) -> np.ndarray:
         """``repetitions`` independent releases sum x + N (float64)."""
-        x = check_values(x, self.k)
+        x = _nonempty(check_values(x, self.k))
         reps = check_positive_int(repetitions, "repetitions")
         return (int(x.sum()) + discrete_laplace_noise(math.exp(-self.epsilon), reps, check_rng(rng))).astype(np.float64)

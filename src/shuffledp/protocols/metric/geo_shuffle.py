@@ -12,10 +12,11 @@ from functools import cached_property
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int
+from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     GEO_SHUFFLE_METHODS,
+    check_noise_epsilon,
     geo_shuffle_c,
     geo_shuffle_compromised_epsilon,
     geo_shuffle_epsilon,
@@ -36,8 +37,8 @@ class GeoShuffle(PaddedUnaryProtocol):
 
     Parameters
     ----------
-    eps_geo : float, > 0
-        Each user's geometric-noise budget.
+    eps_geo : float, in (0, MAX_EPSILON = 100]
+        Each user's geometric-noise budget (a number; strings are refused).
     delta : float, in (0, 1)
         Target delta (sets c, Proposition 2).
     n : int, >= 1
@@ -78,7 +79,7 @@ class GeoShuffle(PaddedUnaryProtocol):
     ) -> None:
         super().__init__(n, k)
         self.granularity = check_positive_int(granularity, "granularity (Q, Appendix G)")
-        self.eps_geo = check_epsilon(eps_geo, "eps_geo")
+        self.eps_geo = check_noise_epsilon(eps_geo, "eps_geo")
         self.delta = check_delta(delta)
         if method not in GEO_SHUFFLE_METHODS:
             raise PrivacyParameterError(f"method must be one of {', '.join(GEO_SHUFFLE_METHODS)}, got {method!r}")

@@ -23,7 +23,7 @@ from shuffledp.accounting.metric import (
 )
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values, not_analysed, quantized_ones
+from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_counts, check_values, not_analysed, quantized_ones
 from shuffledp.randomizers._sampling import bernoulli
 from shuffledp.randomizers.unary import thermometer_encode
 
@@ -139,7 +139,8 @@ class RRShuffle(UnaryShuffleProtocol):
         """The analyst (Algorithm 2): z = n k / (n k - lambda) (sum B - lambda / 2), unbiased; with granularity Q,
         Q times the same with n width bits."""
         bits = self.n * self.width
-        return self.granularity * bits / (bits - self.lam) * (np.asarray(ones, dtype=np.float64) - self.lam / 2.0)
+        ones = check_counts(ones, bits).astype(np.float64)
+        return self.granularity * bits / (bits - self.lam) * (ones - self.lam / 2.0)
 
     def __repr__(self) -> str:
         q = f", granularity={self.granularity}" if self.granularity > 1 else ""

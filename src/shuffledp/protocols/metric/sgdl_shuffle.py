@@ -9,14 +9,15 @@ divisibility); shift by c, truncate, unary-encode.  c is `shuffledp.accounting.m
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon
+from shuffledp._util.validation import check_positive_int, check_probability, check_rng
 from shuffledp.accounting.bounds import check_delta
-from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting.metric import (
     SGDL_SHUFFLE_METHODS,
+    check_noise_epsilon,
     sgdl_shuffle_c,
     sgdl_shuffle_epsilon,
     sgdl_shuffle_local_epsilon,
@@ -36,7 +37,7 @@ def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndar
         Shape of the two negative binomials.
     p : float, in (0, 1)
         The SGDL parameter e^-eps.
-    size : int or tuple of int
+    size : int >= 0 or tuple of int >= 0
         Output shape.
     rng : numpy.random.Generator
         Source of randomness.
@@ -45,6 +46,13 @@ def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndar
     -------
     numpy.ndarray
         int64 draws.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For ``beta`` not a finite number > 0, ``p`` outside (0, 1) or a negative ``size``.
+    ShapeError
+        If ``rng`` is not a numpy Generator.
 
     References
     ----------
@@ -60,6 +68,13 @@ def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndar
     >>> bool(abs(draws.mean()) < 4 * np.sqrt(var / 1e5)), bool(abs(draws.var() / var - 1) < 0.05)
     (True, True)
     """
+    if isinstance(beta, (bool, str, bytes)) or not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0):
+        raise PrivacyParameterError(f"beta (SGDL shape) must be a finite number > 0, got {beta!r}")
+    p = check_probability(p, "p (SGDL parameter e^-eps)")
+    dims = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    for dim in dims:
+        check_positive_int(dim, "size (output shape)", minimum=0)
+    rng = check_rng(rng)
     success = -math.expm1(math.log(p))
     return rng.negative_binomial(beta, success, size).astype(np.int64) - rng.negative_binomial(beta, success, size)
 
@@ -129,7 +144,7 @@ class SGDLShuffle(PaddedUnaryProtocol):
         if method not in SGDL_SHUFFLE_METHODS:
             raise PrivacyParameterError(f"method must be one of {', '.join(SGDL_SHUFFLE_METHODS)}, got {method!r}")
         self.method = method
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = check_noise_epsilon(epsilon, "epsilon")
         self.delta = check_delta(delta)
         self.c = sgdl_shuffle_c(self.epsilon, self.delta, self.n) if c is None else check_positive_int(c, "c", minimum=0)
 
