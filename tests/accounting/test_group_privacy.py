@@ -66,3 +66,24 @@ def test_a_more_liberal_level_never_gets_a_worse_optimum():
         bounds.append(optimize_parameters([0.5, 1.0, liberal], 1e-5, [250, 500, 250], 16, 2).mse_bound)
     assert all(b <= a * (1 + 1e-4) for a, b in zip(bounds, bounds[1:])), bounds  # the m search stops at 1e-3 in log m
     assert np.isfinite(bounds).all()
+
+
+def test_huge_levels_and_tiny_deltas_stay_correct_and_fast():
+    """Second stranger pass: E_K = 1e8 got a worse optimum than 40 (the ladder stopped at 1e-6 E), deltas
+    below 1e-18 were unreachable (the 1e-18 tail charge), and an infeasible delta searched for minutes."""
+    import time
+
+    from shuffledp.errors import PrivacyParameterError
+
+    base = optimize_parameters([0.5, 1.0, 40.0], 1e-5, [250, 500, 250], 16, 2).mse_bound
+    for top in (1e8, 1e300):
+        clear_caches()
+        assert optimize_parameters([0.5, 1.0, top], 1e-5, [250, 500, 250], 16, 2).mse_bound <= base * (1 + 2e-3)
+    acc = VariationRatioAccountant().compose(user_event(1.0, 128, 5000, 20.0, 4))
+    assert acc.get_delta(2.0) < 1e-18  # reachable now
+    p = optimize_parameters([0.5, 1.0, 2.0], 1e-20, [1250, 2500, 1250], 128, 4, m=40.0)
+    assert all(e <= level for e, level in zip(p.epsilons, p.levels))
+    start = time.perf_counter()
+    with pytest.raises(PrivacyParameterError, match="level 0.5 cannot be met at delta=1e-300"):
+        optimize_parameters([0.5, 1.0, 2.0], 1e-300, [1250, 2500, 1250], 128, 4)
+    assert time.perf_counter() - start < 30

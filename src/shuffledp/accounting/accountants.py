@@ -73,8 +73,10 @@ _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
 _GROUP_ITERATIONS = 60
 #: Tail mass a single release may neglect (and charge) when its delta is evaluated.
 _TAIL = 1e-18
-#: Ratio of the ladder on which a group's delta envelope is searched below epsilon.
-_LADDER = 2.0 ** -0.25
+#: Ratio of the ladder on which a group's delta envelope is searched below epsilon, and where it stops.
+_LADDER, _LADDER_FLOOR = 2.0 ** -0.25, 1e-9
+#: A delta below _REFINE * _TAIL is recomputed with the least tail charge (1e-300).
+_REFINE = 1e3
 
 
 def _single(event: E.Event) -> E.ShuffleEvent | None:
@@ -384,7 +386,8 @@ class _PairAccountant(Accountant):
     def _delta(self, event: E.Event, epsilon: float) -> float:
         single = _release(event)
         if single is not None:
-            return self._release_divergence(single)(epsilon)
+            value = self._release_divergence(single)(epsilon)
+            return value if value >= _REFINE * _TAIL else min(value, self._release_divergence(single, DELTA_MIN)(epsilon))
         if isinstance(event, E.GroupEvent):
             return self._group_delta(event, epsilon) if event.size > 1 else self._delta(event.event, epsilon)
         parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
@@ -398,12 +401,21 @@ class _PairAccountant(Accountant):
         loss), then grows like e^e; smaller e are searched (a ladder of ratio 2^(1/4)) once the
         bound is seen not to fall, so delta does not rise with epsilon (up to the charged tail).
         delta_1's neglected tail is charged at 1e-18 / (size e^epsilon), at most 1e-18 after
-        Lemma 1's factor (a fixed 1e-18 would dominate from epsilon ~ 25).
+        Lemma 1's factor (a fixed 1e-18 would dominate from epsilon ~ 25); a result below 1e-15
+        is recomputed with the tail charged at 1e-300, so deltas far below 1e-18 are reachable.
         """
         size, single = event.size, _release(event.event)
         if epsilon >= size * _cap(single):
             return 0.0  # pure group privacy: size * log p with delta = 0
-        divergence = self._release_divergence(single, max(DELTA_MIN, _TAIL / (size * math.exp(min(epsilon, EPS_CEILING)))))
+        factor = size * math.exp(min(epsilon, EPS_CEILING))
+        best = self._group_envelope(event, epsilon, max(DELTA_MIN, _TAIL / factor))
+        if best < _REFINE * _TAIL:  # the charged tail is no longer negligible: charge the least float64 holds
+            best = min(best, self._group_envelope(event, epsilon, DELTA_MIN))
+        return best
+
+    def _group_envelope(self, event: E.GroupEvent, epsilon: float, tail: float) -> float:
+        size = event.size
+        divergence = self._release_divergence(_release(event.event), tail)
 
         def bound(e: float) -> float:  # in log space: e^e overflows beyond e ~ 709
             d = divergence(e / size)
@@ -412,8 +424,9 @@ class _PairAccountant(Accountant):
         best = bound(epsilon)
         if best == 0.0 or (best < 1.0 and bound(epsilon * _LADDER) >= best):
             return best
-        rises, e = 0, epsilon
-        while rises < 2 and e > epsilon * 1e-6:
+        # beyond 2 EPS_CEILING the bound is 1 (e^e times any float64 delta_1 > 0): start the ladder there
+        rises, e = 0, min(epsilon, 2.0 * EPS_CEILING)
+        while rises < 2 and e > _LADDER_FLOOR:
             e *= _LADDER
             value = bound(e)
             rises = rises + 1 if value > best else 0

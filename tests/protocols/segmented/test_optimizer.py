@@ -150,7 +150,7 @@ def test_a_level_no_rate_meets_is_a_clear_error():
     with pytest.raises(PrivacyParameterError, match=r"no sampling rate lambda in \[1e-09, 1\] meets for level 0\.05 "
                        r"with m=1, n_users=20, d=128, s=1, delta=0\.0005 \(rates below gamma/d = 0\.00781"):
         max_sampling_rate(0.05, 0.01 / 20, 128, 20, 1.0, 1)
-    with pytest.raises(PrivacyParameterError, match="no sampling rate lambda"):
+    with pytest.raises(PrivacyParameterError, match="level 0.05 cannot be met at delta=0.0005 .* not even lambda=1e-09 with m=1"):
         optimize_parameters((0.05, 0.5), 0.01 / 20, (10, 10), 128, 1, m=1.0)
 
 

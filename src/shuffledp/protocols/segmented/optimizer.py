@@ -504,6 +504,13 @@ def optimize_parameters(
     if max(counts) > n_users:
         i = counts.index(max(counts))
         raise PrivacyLevelError(f"level_counts[{i}]={counts[i]:g} exceeds n_users={n_users}: a level cannot hold more users than there are")
+    most = largest_blanket_rate(n_users) if m is None else check_blanket_rate(m)
+    if not _constraint_met(LAMBDA_MIN, levels[0], delta, d, n_users, most, s):  # fail fast: nothing below can meet it
+        raise PrivacyParameterError(
+            f"level {levels[0]:g} cannot be met at delta={delta:g} with n_users={n_users}, d={d}, s={s}: not even "
+            f"lambda={LAMBDA_MIN:g} with m={most:g} blankets per user" + (" (the most the search may use)" if m is None else "")
+            + "; more users, a larger delta or a larger level would"
+        )
     m_range = None
     if m is None:
         m, m_range = _search_blanket_rate(levels, counts, delta, d, n_users, s)
