@@ -192,7 +192,7 @@ def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, n
     """The summary: our reduction per cell, the trend of m*, §6's other claims, and ``findings`` (a closing section)."""
     comp = comparisons(rows)
     lines = [
-        f"Data: **{design.dataset}** (d = {design.d}, s in {list(design.s_values)}); E = {list(LEVELS)}, "
+        f"Data: **{design.dataset}** (d = {design.d}, s in {{{', '.join(map(str, design.s_values))}}}); E = {list(LEVELS)}, "
         f"delta = 0.01/n; {design.repeats} repetitions per point; MSE = sum_j (W_j - w_j)^2 against the users' "
         "item frequencies (see the module docstring). " + note,
         "",

@@ -179,7 +179,7 @@ def check_level_counts(level_counts: Sequence[float], k: int) -> tuple[float, ..
     for i, c in enumerate(counts):
         if not (math.isfinite(c) and c > 0.0):
             raise PrivacyLevelError(
-                f"level_counts[{i}] must be > 0 (an empty level: leave it off the menu), got {level_counts[i]!r}"
+                f"level_counts[{i}] must be > 0 (an empty level: leave it off the menu), got {c:g}"
             )
     return counts
 
@@ -310,7 +310,8 @@ def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float
     except PrivacyParameterError:
         floor = (m / math.ceil(m)) / d
         raise PrivacyParameterError(
-            f"no sampling rate lambda in [{LAMBDA_MIN:g}, 1] meets {context} (rates below gamma/d = {floor:.3g} "
+            f"no sampling rate lambda in [{LAMBDA_MIN:g}, 1] meets level {level:g} (m={m:g}, n_users={n_users}, d={d}, "
+            f"s={s}, delta={delta:g}; rates below gamma/d = {floor:.3g} "
             "cost as much as gamma/d, see shuffledp.accounting.segmented 'Small lambda'; more users, more "
             "blankets or a larger level would)"
         ) from None
