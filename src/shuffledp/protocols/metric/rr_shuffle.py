@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int, check_probability, check_rng
+from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.metric import (
+    _check_rr_p,
+    _rr_local,
     RR_SHUFFLE_METHODS,
     rr_shuffle_epsilon,
     rr_shuffle_local_epsilon,
@@ -89,8 +91,8 @@ class RRShuffle(UnaryShuffleProtocol):
         elif method != "certified":
             raise not_analysed("Theorem 3.1", self.granularity)
         else:
-            p = check_probability(p, "p (RR randomization probability)")
-            self.epsilon = math.log((2.0 - p) / p)
+            p = _check_rr_p(p)
+            self.epsilon = _rr_local(p)
         self.p = float(p)
         #: Probability that a bit is flipped.
         self.flip = self.p / 2.0
