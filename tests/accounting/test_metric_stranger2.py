@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
-from shuffledp.errors import PrivacyParameterError
+from shuffledp.errors import PrivacyParameterError, ShapeError
 from shuffledp.protocols.metric import RRShuffle
 
 # --- 1. RR-Shuffle with tiny p ----------------------------------------------------------------------------
@@ -61,3 +62,71 @@ def test_rr_inverse_at_large_epsilon():
     assert M.rr_shuffle_epsilon(1e-4, M.RR_MIN_P, 4, 300) <= 692.0
     out = M.compromised_local_epsilons(50, 1e-4, 300, 4)
     assert 0 < out["rr-shuffle"] <= 50
+
+
+# --- 2. size caps (checked before allocating) ----------------------------------------------------------------
+
+
+def test_materialising_bits_is_capped():
+    from shuffledp.protocols.metric import MAX_MATERIALIZED_BITS, GeoShuffle, SGDLShuffle
+
+    x, x10 = np.arange(5) % 11, np.arange(10) % 6  # RR (k=10, n=5); Geo, SGDL (n=10, k=5)
+    proto = SGDLShuffle(0.5, 1e-4, 10, 5, c=10**9)
+    assert proto.n * proto.width > MAX_MATERIALIZED_BITS
+    with pytest.raises(ShapeError, match="MAX_MATERIALIZED_BITS"):
+        proto.run(x10, np.random.default_rng(0), materialize=True)
+    with pytest.raises(ShapeError, match="MAX_MATERIALIZED_BITS"):
+        proto.randomize(x10, np.random.default_rng(0))
+    assert np.isfinite(proto.run(x10, np.random.default_rng(0)))  # the count of ones still works
+    geo = GeoShuffle(1e-9, 1e-4, 10, 5, method="theorem-4.1")
+    with pytest.raises(ShapeError, match="MAX_MATERIALIZED_BITS"):
+        geo.run(x10, np.random.default_rng(0), materialize=True)
+    rr = RRShuffle(1e-4, 0.5, 10**4, 10**5)
+    with pytest.raises(ShapeError, match="MAX_MATERIALIZED_BITS"):
+        rr.run(np.zeros(10**5, dtype=np.int64), np.random.default_rng(0), materialize=True)
+    small = RRShuffle(1e-4, 0.5, 10, 5)  # below the cap: unchanged
+    assert np.isfinite(small.run(x, np.random.default_rng(0), materialize=True))
+
+
+def test_repetitions_and_noise_size_are_capped():
+    from shuffledp.protocols.metric import MAX_DRAWS, GeoCentral, GeoLocal, GeoShuffle, sgdl_noise
+
+    x, x10 = np.arange(5) % 11, np.arange(10) % 6  # RR (k=10, n=5); Geo, SGDL (n=10, k=5)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ShapeError, match="MAX_DRAWS"):
+        GeoShuffle(0.5, 1e-4, 10, 5).estimate_sum(x10, rng, 10**12)
+    with pytest.raises(ShapeError, match="MAX_DRAWS"):
+        GeoShuffle(0.5, 1e-4, 10, 5).ones(x10, rng, MAX_DRAWS // 10 + 1)  # n draws per run
+    assert GeoShuffle(0.5, 1e-4, 10, 5).estimate_sum(x10, rng, 10).shape == (10,)
+    with pytest.raises(ShapeError, match="MAX_DRAWS"):
+        RRShuffle(1e-4, 0.5, 10, 5).estimate_sum(x, rng, MAX_DRAWS + 1)  # one count per run
+    with pytest.raises(ShapeError, match="MAX_DRAWS"):
+        sgdl_noise(0.1, 0.5, 10**12, rng)
+    with pytest.raises(ShapeError, match="MAX_DRAWS"):
+        sgdl_noise(0.1, 0.5, (10**5, 10**4), rng)
+    assert sgdl_noise(0.1, 0.5, (3, 4), rng).shape == (3, 4)
+    with pytest.raises(ShapeError, match="MAX_DRAWS"):
+        GeoLocal(0.5, 10).estimate_sum(x, rng, 10**12)
+    with pytest.raises(ShapeError, match="MAX_DRAWS"):
+        GeoCentral(0.5, 10).estimate_sum(x, rng, 10**12)
+
+
+# --- 3. check_values names the value given ------------------------------------------------------------------
+
+
+def test_check_values_names_huge_values_as_given():
+    import warnings
+
+    from shuffledp.errors import DomainError
+    from shuffledp.protocols.metric import GeoShuffle, check_values
+
+    x = np.r_[np.arange(99) % 6, 1e30]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from a cast
+        with pytest.raises(DomainError, match=r"got x\[99\]=1e\+30$"):
+            GeoShuffle(0.5, 1e-4, 100, 5).run(x, np.random.default_rng(0))
+        with pytest.raises(DomainError, match=r"got x\[1\]=18446744073709551615$"):
+            check_values(np.array([0, 2**64 - 1], dtype=np.uint64), 5)
+        with pytest.raises(DomainError, match=r"got x\[0\]=-3$"):
+            check_values([-3, 1], 5)
+    assert check_values(np.array([0.0, 5.0]), 5).dtype == np.int64

@@ -82,11 +82,10 @@ def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
         if bad.size:
             raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]].item()!r}")
-    arr = arr.astype(np.int64)
-    bad = np.flatnonzero((arr < 0) | (arr > k))
+    bad = np.flatnonzero((arr < 0) | (arr > k))  # before the int64 cast, which would wrap 1e30 or 2^64 - 1
     if bad.size:
-        raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]]}")
-    return arr
+        raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]].item()!r}")
+    return arr.astype(np.int64)
 
 
 def check_bits(bits: Any, name: str) -> np.ndarray:
