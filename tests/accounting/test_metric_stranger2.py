@@ -130,3 +130,25 @@ def test_check_values_names_huge_values_as_given():
         with pytest.raises(DomainError, match=r"got x\[0\]=-3$"):
             check_values([-3, 1], 5)
     assert check_values(np.array([0.0, 5.0]), 5).dtype == np.int64
+
+
+# --- 4. SGDL pmf at huge outcomes ---------------------------------------------------------------------------
+
+
+def test_sgdl_pmf_beyond_the_outcome_limit_is_zero_or_named():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for r in (1e20, 1e30, 2**70, -(2**70), 2**53 + 2, np.uint64(2**64 - 1), np.int64(-(2**63))):
+            assert float(M.sgdl_pmf(r, 0.01, 0.5)) == 0.0
+            assert float(M.log_sgdl_pmf(r, 0.01, 0.5)) == -math.inf
+            assert float(M.log_sgdl_pmf(r, 5, 0.5)) == -math.inf
+        # at the limit the (finite) log pmf is still computed: beta = 1 is the discrete Laplace
+        want = math.log((1 - 0.5) / (1 + 0.5)) + 2**53 * math.log(0.5)
+        assert float(M.log_sgdl_pmf(2**53, 1, 0.5)) == pytest.approx(want, rel=1e-12)
+        np.testing.assert_allclose(M.sgdl_pmf([0, 2**70, 3], 1, 0.5), [1 / 3, 0.0, 1 / 3 / 8], rtol=1e-12)
+    with pytest.raises(PrivacyParameterError, match=r"\|r\| <= 2\^53"):
+        M.log_sgdl_pmf(2**60, 1, 1 - 1e-16)  # p^(|r|/2) is not below the float range: no silent answer
+    with pytest.raises(PrivacyParameterError, match="must hold integers"):
+        M.sgdl_pmf([1, 2.5], 1, 0.5)

@@ -127,12 +127,21 @@ def _check_beta(beta: Any) -> float | int:
     raise PrivacyParameterError(f"beta (SGDL shape) must be an integer >= 1 or a real in (0, 1], got {beta!r}")
 
 
-def _as_offsets(r: Any) -> np.ndarray:
+#: Largest |r| at which the SGDL pmf is evaluated (integers stay exact in float64); beyond it `log_sgdl_pmf` is -inf
+#: where the pmf is provably below the float range (Chernoff: Pr[Y = r] <= 2^beta p^(|r|/2)), else an error.
+MAX_SGDL_OUTCOME = 2**53
+
+
+def _as_offsets(r: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(|r| as int64, with 0 where |r| > MAX_SGDL_OUTCOME; |r| as float64) for integer ``r`` (any size)."""
     arr = np.asarray(r)
+    if arr.dtype == object and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat):
+        arr = np.array([float(v) for v in arr.flat], dtype=np.float64).reshape(arr.shape)  # Python ints beyond int64
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         if not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
             raise PrivacyParameterError(f"r (SGDL outcome) must hold integers, got {r!r}")
-    return np.abs(arr.astype(np.int64))
+    size = np.abs(arr.astype(np.float64))
+    return np.where(size > MAX_SGDL_OUTCOME, 0, np.abs(np.where(size > MAX_SGDL_OUTCOME, 0, arr))).astype(np.int64), size
 
 
 def _log_pmf_integer(m: np.ndarray, n: int, p: float, widths: float = 14.0) -> np.ndarray:
@@ -300,12 +309,13 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        log Pr[Y = r], with the shape of ``r``.
+        log Pr[Y = r], with the shape of ``r``; -inf for |r| > `MAX_SGDL_OUTCOME` (the pmf is below the float range).
 
     Raises
     ------
     PrivacyParameterError
-        For ``beta`` or ``p`` out of range.
+        For ``beta`` or ``p`` out of range, a non-integer ``r``, or |r| > `MAX_SGDL_OUTCOME` where the pmf is not
+        provably below the float range.
 
     References
     ----------
@@ -321,7 +331,15 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
     """
     beta = _check_beta(beta)
     p = check_probability(p, "p (SGDL parameter e^-eps)")
-    m = _as_offsets(r)
+    m, size = _as_offsets(r)
+    huge = size > MAX_SGDL_OUTCOME
+    if np.any(huge):
+        bound = float(beta) * math.log(2.0) + 0.5 * float(size[huge].min()) * math.log(p)  # ln of a bound on the pmf
+        if bound > -800.0:
+            raise PrivacyParameterError(
+                f"r (SGDL outcome) must have |r| <= 2^53 = {MAX_SGDL_OUTCOME} here (beyond it only pmfs below the float "
+                f"range are answered, as -inf), got |r| = {float(size[huge].min()):.6g} at beta={beta!r}, p={p!r}"
+            )
     flat = m.reshape(-1)
     unique, inverse = np.unique(flat, return_inverse=True)
     if isinstance(beta, int) or beta == 1.0:
@@ -329,7 +347,7 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
         values = np.concatenate([_log_pmf_integer(unique[i : i + rows], int(beta), p) for i in range(0, unique.size, rows)] or [np.empty(0)])
     else:
         values = _log_pmf_series(unique, beta, p)
-    return values[inverse].reshape(m.shape)
+    return np.where(huge, -np.inf, values[inverse].reshape(m.shape))
 
 
 def sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
@@ -2510,6 +2528,7 @@ def axis_budget(epsilon: float, delta: float) -> tuple[float, float]:
 
 __all__ = [
     "DEFAULT_MAX_DISTANCE",
+    "MAX_SGDL_OUTCOME",
     "RR_MIN_P",
     "MAX_EPSILON",
     "check_noise_epsilon",
