@@ -152,3 +152,33 @@ def test_sgdl_pmf_beyond_the_outcome_limit_is_zero_or_named():
         M.log_sgdl_pmf(2**60, 1, 1 - 1e-16)  # p^(|r|/2) is not below the float range: no silent answer
     with pytest.raises(PrivacyParameterError, match="must hold integers"):
         M.sgdl_pmf([1, 2.5], 1, 0.5)
+
+
+# --- 5. Theorem 3.1's hint stays within the accepted n ------------------------------------------------------
+
+
+def test_theorem_31_hint_never_suggests_n_beyond_2_53():
+    from shuffledp.errors import ValidityConditionError
+
+    with pytest.raises(ValidityConditionError, match=r"no n <= 2\^53 works at this p; use p >= ") as info:
+        M.rr_shuffle_epsilon_paper(1e-4, 1e-17, 4, 300)
+    err = info.value
+    assert err.minimum_n is None and err.minimum_p is not None
+    assert math.isfinite(M.rr_shuffle_epsilon_paper(1e-4, err.minimum_p, 4, 2**53))  # the suggestion works
+    with pytest.raises(ValidityConditionError, match="use n >= 297"):  # a reachable n is still named
+        M.rr_shuffle_epsilon_paper(1e-4, 0.5, 1, 10)
+    with pytest.raises(ValidityConditionError, match=r"every n <= 2\^53; use a larger epsilon") as info:
+        M.rr_shuffle_probability_paper(1e-9, 1e-4, 1, 10)
+    assert info.value.minimum_n is None
+
+
+def test_theorem_31_hint_at_the_command_line():
+    from typer.testing import CliRunner
+
+    from shuffledp.cli import app
+
+    args = ["metric", "epsilon", "--mechanism", "rr-shuffle", "--n", "300", "--delta", "1e-4", "--k", "4", "--p", "1e-17",
+            "--method", "theorem-3.1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "--p:" in result.output and "no n <= 2^53 works" in result.output and "3708822156583625216" not in result.output

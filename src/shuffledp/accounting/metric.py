@@ -39,7 +39,7 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.accounting.bounds import check_delta, check_n
+from shuffledp.accounting.bounds import N_MAX, check_delta, check_n
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 #: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
@@ -535,6 +535,16 @@ def rr_shuffle_epsilon_paper(delta: float, p: float, k: int, n: int) -> float:
     lam, lam_min = p * n * k, rr_minimum_lambda(delta)
     if lam < lam_min:
         need = math.ceil(lam_min / (p * k))
+        if need > N_MAX:  # beyond the accepted n: only a larger p helps
+            p_min = lam_min / (N_MAX * k)
+            while p_min * N_MAX * k < lam_min:  # round-off: the suggested p must satisfy the condition
+                p_min = math.nextafter(p_min, 1.0)
+            raise ValidityConditionError(
+                f"RR-Shuffle needs lambda = p n k >= 14 log(4/delta) = {lam_min:.6g} (Theorem 3.1), got "
+                f"lambda = {lam:.6g} at n={n}, p={p:g}, k={k}: no n <= 2^53 works at this p; use p >= {p_min:.6g}",
+                minimum_p=p_min,
+                maximum_epsilon=_rr_epsilon(lam_min, delta),
+            )
         raise ValidityConditionError(
             f"RR-Shuffle needs lambda = p n k >= 14 log(4/delta) = {lam_min:.6g} (Theorem 3.1), got "
             f"lambda = {lam:.6g} at n={n}, p={p:g}, k={k}: use n >= {need} (or a larger p)",
@@ -596,6 +606,11 @@ def rr_shuffle_probability_paper(epsilon: float, delta: float, k: int, n: int) -
         lam = math.nextafter(lam, math.inf)
     if lam >= n * k:
         need = math.floor(lam / k) + 1
+        if need > N_MAX:
+            raise ValidityConditionError(
+                f"RR-Shuffle cannot reach epsilon={epsilon:g} at delta={delta:g} with n={n}, k={k}: it needs "
+                f"lambda = {lam:.6g} random bits (Theorem 3.1), more than n k for every n <= 2^53; use a larger epsilon"
+            )
         raise ValidityConditionError(
             f"RR-Shuffle cannot reach epsilon={epsilon:g} at delta={delta:g} with n={n}, k={k}: it needs "
             f"lambda = {lam:.6g} random bits out of n k = {n * k} (Theorem 3.1); use n >= {need}",
