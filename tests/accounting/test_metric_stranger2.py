@@ -182,3 +182,18 @@ def test_theorem_31_hint_at_the_command_line():
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert "--p:" in result.output and "no n <= 2^53 works" in result.output and "3708822156583625216" not in result.output
+
+
+# --- 6. the RR fallback reason states the criterion it applied ----------------------------------------------
+
+
+def test_rr_fallback_reason_is_consistent_with_the_limit():
+    import re
+
+    for total in (1336, 5000, 10**9):
+        cert = M.rr_shuffle_certificate(1e-4, 0.5, 1, total)
+        assert not cert.certified and cert.reason.startswith("not attempted")
+        cost = float(re.search(r"takes (?:about )?([0-9.,e+]+) multiply-adds", cert.reason).group(1).replace(",", ""))
+        limit = float(re.search(r"above the limit ([0-9,]+)", cert.reason).group(1).replace(",", ""))
+        assert cost > limit == M._MAX_RR_WORK
+    assert M.rr_shuffle_certificate(1e-4, 0.5, 1, 1335).certified  # the largest n k searched

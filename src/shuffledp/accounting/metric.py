@@ -922,9 +922,10 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
     fallback = "the local bound ln((2 - p)/p)"
     work = _rr_search_work(total)
     if work > _MAX_RR_WORK:
+        cost = f"{work:,.0f} multiply-adds" if math.isfinite(work) else f"about {total**3 / 4.0:.3g} multiply-adds"
         return CertifiedEpsilon(
-            local, False, f"not attempted: n k = {total} bits take about {min(work, total**3 / 4.0):.3g} multiply-adds, above the limit "
-            f"{_MAX_RR_WORK:.3g}: {fallback}"
+            local, False, f"not attempted: the exact search over n k = {total} bits takes {cost}, above the limit "
+            f"{_MAX_RR_WORK:,.0f} (n k <= 1335): {fallback}"
         )
     level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
     eps = _rr_search(total, q0, delta, level, range(1, total))
