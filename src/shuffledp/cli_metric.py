@@ -84,6 +84,8 @@ def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> Non
         typer.echo(json.dumps({"inputs": inputs, **results}))
         return
     for key, value in results.items():
+        if key == "reason" and value is None:  # theorem methods: nothing fell back (JSON keeps the null)
+            continue
         typer.echo(f"{key}: {value}")
 
 
