@@ -197,3 +197,31 @@ def test_rr_fallback_reason_is_consistent_with_the_limit():
         limit = float(re.search(r"above the limit ([0-9,]+)", cert.reason).group(1).replace(",", ""))
         assert cost > limit == M._MAX_RR_WORK
     assert M.rr_shuffle_certificate(1e-4, 0.5, 1, 1335).certified  # the largest n k searched
+
+
+# --- 9. the metric API takes numbers, not numeric strings ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: RRShuffle(1e-4, "0.5", 4, 300),
+        lambda: RRShuffle("1e-4", 0.5, 4, 300),
+        lambda: M.rr_shuffle_epsilon(1e-4, "0.5", 4, 300),
+        lambda: M.rr_shuffle_probability("0.5", 1e-4, 4, 300),
+        lambda: M.geo_shuffle_epsilon(0.5, "1e-4", 300),
+        lambda: M.sgdl_pmf(0, "0.01", 0.5),
+        lambda: M.sgdl_pmf(0, 0.01, "0.5"),
+        lambda: M.sgdl_pmf(0, True, 0.5),
+        lambda: M.planar_guarantee("0.5", 1e-4),
+        lambda: M.planar_guarantee(0.5, b"1e-4"),
+    ],
+)
+def test_numeric_strings_are_refused(call):
+    with pytest.raises(PrivacyParameterError, match="must be"):
+        call()
+
+
+def test_numpy_numbers_are_still_numbers():
+    assert M.rr_shuffle_epsilon(np.float64(1e-4), np.float32(0.5), np.int64(4), 50) == M.rr_shuffle_epsilon(1e-4, 0.5, 4, 50)
+    assert M.planar_guarantee(np.float64(0.5), 1e-4)[0] == pytest.approx(0.5 * math.sqrt(2))

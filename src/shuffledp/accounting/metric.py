@@ -38,9 +38,36 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import special, stats
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.accounting.bounds import N_MAX, check_delta, check_n
+from shuffledp._util import validation as _validation
+from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting import bounds as _bounds
+from shuffledp.accounting.bounds import N_MAX, check_n
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+
+
+def _check_real(value: Any, name: str) -> None:
+    """PrivacyParameterError unless ``value`` is a real number: the metric API takes numbers, never numeric strings
+    (the CLI parses its own), as `check_noise_epsilon` always did."""
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
+        raise PrivacyParameterError(f"{name} must be a number, got {value!r}")
+
+
+def check_delta(delta: Any, name: str = "delta") -> float:
+    """`shuffledp.accounting.bounds.check_delta` for a real number only (no strings)."""
+    _check_real(delta, name)
+    return _bounds.check_delta(delta, name)
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """`shuffledp._util.validation.check_epsilon` for a real number only (no strings)."""
+    _check_real(epsilon, name)
+    return _validation.check_epsilon(epsilon, name)
+
+
+def check_probability(value: Any, name: str) -> float:
+    """`shuffledp._util.validation.check_probability` (open interval) for a real number only (no strings)."""
+    _check_real(value, name)
+    return _validation.check_probability(value, name)
 
 #: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
 _TAIL_RTOL = 1e-20
@@ -116,6 +143,8 @@ class CertifiedEpsilon(NamedTuple):
 
 def _check_beta(beta: Any) -> float | int:
     """beta is an integer >= 1 (Geo-Shuffle's n) or a real in (0, 1] (SGDL-Shuffle's 1/n)."""
+    if isinstance(beta, (bool, str, bytes)):
+        raise PrivacyParameterError(f"beta (SGDL shape) must be an integer >= 1 or a real in (0, 1], got {beta!r}")
     try:
         value = float(beta)
     except (TypeError, ValueError):
