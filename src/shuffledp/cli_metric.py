@@ -84,6 +84,8 @@ def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> Non
         typer.echo(json.dumps({"inputs": inputs, **results}))
         return
     for key, value in results.items():
+        if key == "reason" and value is None:  # theorem methods: nothing fell back (JSON keeps the null)
+            continue
         typer.echo(f"{key}: {value}")
 
 
@@ -193,7 +195,7 @@ def epsilon_cmd(
             paper_reason = None
         except ValidityConditionError as exc:
             if method == "theorem-3.1":
-                raise _named("--n", exc) from None
+                raise _named("--p" if exc.minimum_n is None and exc.minimum_p is not None else "--n", exc) from None
             paper, paper_reason = None, str(exc)
         try:
             local_paper: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k, method="theorem-7.1")

@@ -188,3 +188,12 @@ def test_certified_search_has_a_cell_limit_and_says_so():
     assert time.perf_counter() - start < 15.0
     small = _json(["local-epsilon", "--delta", "1e-4", "--target", "0.3", "--n", "50", "--k", "5"])
     assert small["source"].startswith("certified") and small["eps_geo"] > 0.45
+
+
+def test_text_output_omits_an_empty_reason():
+    base = ["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--k", "4", "--eps-geo", "0.5"]
+    text = runner.invoke(app, ["metric", *base, "--method", "theorem-4.1"]).stdout
+    assert "source: Theorem 4.1" in text and "\nreason:" not in "\n" + text
+    assert "None" not in text
+    assert json.loads(runner.invoke(app, ["metric", *base, "--method", "theorem-4.1", "--json"]).stdout)["reason"] is None
+    assert "reason: " in runner.invoke(app, ["metric", *base]).stdout  # the certified method says why

@@ -5,7 +5,13 @@ shuffler of bits, and the analysts' debiased sums; Geo-Local and Geo-Central bas
 guarantees are computed in `shuffledp.accounting.metric`.
 """
 
-from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_values, shuffle_bits
+from shuffledp.protocols.metric._base import (
+    MAX_DRAWS,
+    MAX_MATERIALIZED_BITS,
+    UnaryShuffleProtocol,
+    check_values,
+    shuffle_bits,
+)
 from shuffledp.protocols.metric.baselines import GeoCentral, GeoLocal
 from shuffledp.protocols.metric.calibrated import MECHANISMS, calibrated_mechanisms
 from shuffledp.protocols.metric.geo_shuffle import GeoShuffle
@@ -16,6 +22,8 @@ __all__ = [
     "GeoCentral",
     "GeoLocal",
     "GeoShuffle",
+    "MAX_DRAWS",
+    "MAX_MATERIALIZED_BITS",
     "MECHANISMS",
     "RRShuffle",
     "SGDLShuffle",

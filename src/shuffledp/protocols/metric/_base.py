@@ -18,6 +18,21 @@ from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.errors import DomainError, OutsideRegimeError, ShapeError
 from shuffledp.randomizers.unary import thermometer_encode
 
+#: Most bits `UnaryShuffleProtocol.randomize` / ``run(materialize=True)`` build: an (n, width) int8 matrix is one
+#: byte per bit and the shuffle holds a few copies at once (about 0.3 GB at the cap); simulations never need the
+#: bits (Proposition 1: the count of ones is drawn directly, at any n * width).
+MAX_MATERIALIZED_BITS = 10**8
+#: Most random draws per call of ``ones`` / ``estimate_sum`` (repetitions times the draws of one run: n noise
+#: values for Geo- and SGDL-Shuffle, one count for RR-Shuffle): int64 arrays of this size take 0.8 GB each.
+MAX_DRAWS = 10**8
+
+
+def check_draws(count: int, what: str) -> None:
+    """ShapeError if ``count`` draws exceed `MAX_DRAWS` (checked before anything is allocated)."""
+    if count > MAX_DRAWS:
+        raise ShapeError(f"{what} needs {count:,} random draws, above the limit MAX_DRAWS = {MAX_DRAWS:,} (int64 arrays "
+                         f"of 0.8 GB each at the cap): split the call")
+
 
 def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
     """``x`` as a 1-d int64 array of integers in {0, ..., k} (of length n if given); named errors otherwise.
@@ -67,11 +82,10 @@ def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(arr) | (arr != np.round(arr)))
         if bad.size:
             raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]].item()!r}")
-    arr = arr.astype(np.int64)
-    bad = np.flatnonzero((arr < 0) | (arr > k))
+    bad = np.flatnonzero((arr < 0) | (arr > k))  # before the int64 cast, which would wrap 1e30 or 2^64 - 1
     if bad.size:
-        raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]]}")
-    return arr
+        raise DomainError(f"x must hold integers in {{0, ..., {k}}}, got x[{bad[0]}]={arr[bad[0]].item()!r}")
+    return arr.astype(np.int64)
 
 
 def check_bits(bits: Any, name: str) -> np.ndarray:
@@ -328,17 +342,36 @@ class UnaryShuffleProtocol(ABC):
         check_bits(shuffled, "shuffled")
         return float(self.debias(int(shuffled.sum(dtype=np.int64))))
 
+    def _check_materialize(self) -> None:
+        """ShapeError if the n * width bits exceed `MAX_MATERIALIZED_BITS`."""
+        bits = self.n * self.width
+        if bits > MAX_MATERIALIZED_BITS:
+            raise ShapeError(
+                f"materialising n * width = {bits:,} bits is above the limit MAX_MATERIALIZED_BITS = "
+                f"{MAX_MATERIALIZED_BITS:,} (int8 bits, a few copies during the shuffle): use the count of ones "
+                "(materialize=False), which releases the same thing (Proposition 1)"
+            )
+
     def run(self, x: Any, rng: np.random.Generator | None = None, *, materialize: bool = False) -> float:
-        """One execution: the analyst's debiased sum (through the bits if ``materialize``)."""
+        """One execution: the analyst's debiased sum (through the bits if ``materialize``, at most
+        `MAX_MATERIALIZED_BITS` bits)."""
         rng = check_rng(rng)
         if materialize:
+            self._check_materialize()
             return self.analyze(self.shuffle(self.randomize(x, rng), rng))
         return float(self.debias(self.ones(x, rng)))
 
     def estimate_sum(self, x: Any, rng: np.random.Generator | None = None, repetitions: int = 1) -> np.ndarray:
-        """``repetitions`` independent debiased sums (float64 array), by the count of ones."""
-        repetitions = check_positive_int(repetitions, "repetitions")
+        """``repetitions`` independent debiased sums (float64 array), by the count of ones (at most `MAX_DRAWS`
+        draws in all)."""
+        repetitions = self._repetitions(repetitions)
         return np.asarray(self.debias(self.ones(x, rng, repetitions)), dtype=np.float64)
 
+    def _draws_per_run(self) -> int:
+        """Random draws of one run of ``ones`` (the n noise values; RR-Shuffle overrides)."""
+        return self.n
+
     def _repetitions(self, repetitions: int | None) -> int:
-        return 1 if repetitions is None else check_positive_int(repetitions, "repetitions")
+        reps = 1 if repetitions is None else check_positive_int(repetitions, "repetitions")
+        check_draws(reps * self._draws_per_run(), f"repetitions={reps:,}")
+        return reps

@@ -64,7 +64,9 @@ class PaddedUnaryProtocol(UnaryShuffleProtocol):
         return np.clip(x + self.noise(shape, rng) + self.c, 0, self.k + 2 * self.c)
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
-        """Every user's message U(x', k + 2c) (U_Q(x', width) with granularity Q): an (n, width) int8 thermometer code."""
+        """Every user's message U(x', k + 2c) (U_Q(x', width) with granularity Q): an (n, width) int8 thermometer code
+        (at most `MAX_MATERIALIZED_BITS` bits)."""
+        self._check_materialize()
         rng = check_rng(rng)
         return thermometer_encode(quantized_ones(self.shifted(x, rng), self.granularity, rng), self.width)
 

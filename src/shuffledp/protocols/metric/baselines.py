@@ -15,7 +15,7 @@ import numpy as np
 from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.metric import check_noise_epsilon
 from shuffledp.errors import ShapeError
-from shuffledp.protocols.metric._base import check_values
+from shuffledp.protocols.metric._base import check_draws, check_values
 from shuffledp.randomizers.geometric import discrete_laplace_noise
 
 
@@ -70,6 +70,7 @@ class GeoLocal:
         """``repetitions`` independent sums of the reports (float64)."""
         x = _nonempty(check_values(x, self.k))
         reps = check_positive_int(repetitions, "repetitions")
+        check_draws(reps * x.size, f"repetitions={reps:,}")
         noise = discrete_laplace_noise(math.exp(-self.eps_geo), (reps, x.size), check_rng(rng))
         return (int(x.sum()) + noise.sum(axis=1)).astype(np.float64)
 
@@ -112,4 +113,5 @@ class GeoCentral:
         """``repetitions`` independent releases sum x + N (float64)."""
         x = _nonempty(check_values(x, self.k))
         reps = check_positive_int(repetitions, "repetitions")
+        check_draws(reps, f"repetitions={reps:,}")
         return (int(x.sum()) + discrete_laplace_noise(math.exp(-self.epsilon), reps, check_rng(rng))).astype(np.float64)

@@ -14,14 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int, check_probability, check_rng
+from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.metric import (
+    check_delta,
+    _check_rr_p,
+    _rr_local,
     RR_SHUFFLE_METHODS,
     rr_shuffle_epsilon,
     rr_shuffle_local_epsilon,
     rr_shuffle_probability,
 )
-from shuffledp.accounting.bounds import check_delta
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_counts, check_values, not_analysed, quantized_ones
 from shuffledp.randomizers._sampling import bernoulli
@@ -89,8 +91,8 @@ class RRShuffle(UnaryShuffleProtocol):
         elif method != "certified":
             raise not_analysed("Theorem 3.1", self.granularity)
         else:
-            p = check_probability(p, "p (RR randomization probability)")
-            self.epsilon = math.log((2.0 - p) / p)
+            p = _check_rr_p(p)
+            self.epsilon = _rr_local(p)
         self.p = float(p)
         #: Probability that a bit is flipped.
         self.flip = self.p / 2.0
@@ -116,7 +118,9 @@ class RRShuffle(UnaryShuffleProtocol):
         return rr_shuffle_local_epsilon(self.delta, self.p, self.k, method=method)
 
     def randomize(self, x: Any, rng: np.random.Generator | None = None) -> np.ndarray:
-        """Every user's U(x, k) (U_Q(x, ceil(k/Q))) with each bit flipped with probability p/2: (n, width) int8."""
+        """Every user's U(x, k) (U_Q(x, ceil(k/Q))) with each bit flipped with probability p/2: (n, width) int8
+        (at most `MAX_MATERIALIZED_BITS` bits)."""
+        self._check_materialize()
         x, rng = check_values(x, self.k, self.n), check_rng(rng)
         codes = thermometer_encode(quantized_ones(x, self.granularity, rng), self.width)
         flips = bernoulli(self.flip, (self.n, self.width), rng)
@@ -134,6 +138,9 @@ class RRShuffle(UnaryShuffleProtocol):
         bits = self.n * self.width
         count = rng.binomial(total, 1.0 - self.flip, reps) + rng.binomial(bits - total, self.flip, reps)
         return int(count[0]) if repetitions is None else count.astype(np.int64)
+
+    def _draws_per_run(self) -> int:
+        return 1 if self.granularity == 1 else self.n  # two binomials, or each user's quantized count
 
     def debias(self, ones: Any) -> Any:
         """The analyst (Algorithm 2): z = n k / (n k - lambda) (sum B - lambda / 2), unbiased; with granularity Q,

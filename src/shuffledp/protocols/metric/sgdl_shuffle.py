@@ -13,9 +13,10 @@ import numbers
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int, check_probability, check_rng
-from shuffledp.accounting.bounds import check_delta
+from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.metric import (
+    check_delta,
+    check_probability,
     SGDL_SHUFFLE_METHODS,
     check_noise_epsilon,
     sgdl_shuffle_c,
@@ -24,7 +25,7 @@ from shuffledp.accounting.metric import (
     sgdl_shuffle_report_epsilon,
 )
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.protocols.metric._base import not_analysed
+from shuffledp.protocols.metric._base import check_draws, not_analysed
 from shuffledp.protocols.metric._padded import PaddedUnaryProtocol
 
 
@@ -52,7 +53,7 @@ def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndar
     PrivacyParameterError
         For ``beta`` not a finite number > 0, ``p`` outside (0, 1) or a negative ``size``.
     ShapeError
-        If ``rng`` is not a numpy Generator.
+        If ``rng`` is not a numpy Generator, or ``size`` holds more than `MAX_DRAWS` draws.
 
     References
     ----------
@@ -74,6 +75,7 @@ def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndar
     dims = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
     for dim in dims:
         check_positive_int(dim, "size (output shape)", minimum=0)
+    check_draws(math.prod(dims), f"sgdl_noise(size={size!r})")
     rng = check_rng(rng)
     success = -math.expm1(math.log(p))
     return rng.negative_binomial(beta, success, size).astype(np.int64) - rng.negative_binomial(beta, success, size)
