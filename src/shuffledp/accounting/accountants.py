@@ -313,6 +313,13 @@ class Accountant:
         raise NotImplementedError
 
 
+def _refined(delta_at: Callable[[float], float], tail: float) -> float:
+    """``delta_at(tail)``, recomputed with the least tail charge float64 holds (1e-300) once the charge is
+    no longer negligible (a result below _REFINE * _TAIL); both are upper bounds, the smaller is returned."""
+    value = delta_at(tail)
+    return value if value >= _REFINE * _TAIL else min(value, delta_at(DELTA_MIN))
+
+
 def _cap(event: Release) -> float:
     """An epsilon the release certifies with delta = 0 (log p; the victim's own budget when personalized)."""
     if isinstance(event, E.PersonalizedShuffleEvent):
@@ -386,8 +393,7 @@ class _PairAccountant(Accountant):
     def _delta(self, event: E.Event, epsilon: float) -> float:
         single = _release(event)
         if single is not None:
-            value = self._release_divergence(single)(epsilon)
-            return value if value >= _REFINE * _TAIL else min(value, self._release_divergence(single, DELTA_MIN)(epsilon))
+            return _refined(lambda tail: self._release_divergence(single, tail)(epsilon), _TAIL)
         if isinstance(event, E.GroupEvent):
             return self._group_delta(event, epsilon) if event.size > 1 else self._delta(event.event, epsilon)
         parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
@@ -408,10 +414,7 @@ class _PairAccountant(Accountant):
         if epsilon >= size * _cap(single):
             return 0.0  # pure group privacy: size * log p with delta = 0
         factor = size * math.exp(min(epsilon, EPS_CEILING))
-        best = self._group_envelope(event, epsilon, max(DELTA_MIN, _TAIL / factor))
-        if best < _REFINE * _TAIL:  # the charged tail is no longer negligible: charge the least float64 holds
-            best = min(best, self._group_envelope(event, epsilon, DELTA_MIN))
-        return best
+        return _refined(lambda tail: self._group_envelope(event, epsilon, tail), max(DELTA_MIN, _TAIL / factor))
 
     def _group_envelope(self, event: E.GroupEvent, epsilon: float, tail: float) -> float:
         size = event.size
