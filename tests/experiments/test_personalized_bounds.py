@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import csv
+import itertools
 
+import numpy as np
+
+from shuffledp.accounting.personalized import personalized_shuffle_epsilon, personalized_shuffle_epsilon_lower
 from shuffledp.experiments import run_experiment
-from shuffledp.experiments.personalized_bounds import COLUMNS
+from shuffledp.experiments.personalized_bounds import COLUMNS, _equal_budget_gap, _largest_lower
 
 
 def test_quick_run(tmp_path):
@@ -19,4 +23,25 @@ def test_quick_run(tmp_path):
         lower, upper, weakest, victim = (float(r[k]) for k in ("lower", "upper", "weakest_budget", "victim_eps"))
         assert 0 < lower <= upper <= victim
         assert (r["eapes_below_lower"] == "True") == (float(r["eapes"]) < lower)
-    assert "E-APES below our rigorous lower bound" in (target / "summary.md").read_text()
+    summary = (target / "summary.md").read_text()
+    assert "E-APES below our rigorous lower bound" in summary and "steps of 100" in summary
+
+
+def test_lower_is_the_largest_over_the_tried_inputs():
+    others = np.array([0.3, 0.5, 0.8, 1.1, 1.4, 2.0, 0.7])
+    lower, label = _largest_lower(0.9, others, 1e-3, np.random.default_rng(0))
+    ones = np.argsort(others)[:3]  # "lowest 50% budgets 1" (int(0.5 * 7) = 3 users)
+    bits = np.isin(np.arange(others.size), ones)
+    assert lower >= personalized_shuffle_epsilon_lower(0.9, others, 1e-3)
+    assert lower >= personalized_shuffle_epsilon_lower(0.9, others, 1e-3, others_inputs=bits)
+    assert isinstance(label, str)
+
+
+def test_equal_budget_sweep_is_the_exact_worst_case():
+    """With equal budgets, sweeping k covers every assignment up to order: compare with all 2^(n-1)."""
+    eps, n = 1.5, 9
+    others, delta = np.full(n - 1, eps), 1.0 / n
+    exact = max(personalized_shuffle_epsilon_lower(eps, others, delta, others_inputs=bits)
+                for bits in itertools.product((0, 1), repeat=n - 1))
+    _, _, _, _, gap = _equal_budget_gap(eps, n, 1)
+    assert abs(personalized_shuffle_epsilon(eps, others, delta) / exact - 1.0 - gap) < 1e-9
