@@ -289,3 +289,13 @@ def test_all_zero_inputs_are_not_always_the_worst_pair():
         for a, b in ((0, 1), (1, 0))
     )
     assert worst_divergence(victim, others, 2, eps) > 1.15 * all_zero
+
+
+def test_too_many_distinct_budgets_are_refused_before_any_work():
+    budgets = np.linspace(0.1, 1.0, P.MAX_DISTINCT_BUDGETS + 1)
+    with pytest.raises(PrivacyParameterError, match="20,001 distinct values"):
+        P.personalized_shuffle_epsilons(budgets, 1e-6)
+    with pytest.raises(PrivacyParameterError, match="round them up"):
+        P.personalized_shuffle_epsilons_lower(budgets, 1e-6)
+    values, counts = P.check_distinct_budgets(np.ceil(budgets / 0.01) * 0.01)
+    assert values.size == 91 and counts.sum() == budgets.size

@@ -100,6 +100,35 @@ def check_budgets(values: Any, name: str) -> np.ndarray:
     return arr
 
 
+#: Most distinct budgets priced in one call: each needs its own clone-count law and search (~3 ms).
+MAX_DISTINCT_BUDGETS = 20_000
+
+
+def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets") -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values and counts of ``budgets``, refusing more than `MAX_DISTINCT_BUDGETS` values.
+
+    Call it before any work whose result would be lost to the refusal (e.g. before randomizing).
+
+    Raises
+    ------
+    PrivacyParameterError
+        Naming the number of distinct budgets and how to round them (rounding up is safe for
+        binary-rr and k-rr: a larger budget never lowers a bound).
+
+    Examples
+    --------
+    >>> check_distinct_budgets(np.array([0.5, 1.0, 0.5]))[1].tolist()
+    [2, 1]
+    """
+    values, counts = np.unique(budgets, return_counts=True)
+    if values.size > MAX_DISTINCT_BUDGETS:
+        raise PrivacyParameterError(
+            f"{name} has {values.size:,} distinct values; at most {MAX_DISTINCT_BUDGETS:,} are priced in one call "
+            "(each needs its own clone-count law): round them up to a grid first, e.g. np.ceil(budgets / 0.01) * 0.01 "
+            "(for binary-rr and k-rr a larger budget never lowers a bound)")
+    return values, counts
+
+
 def check_family(family: str, k: int | None) -> None:
     """Raise NoCloneBoundError unless ``family`` has a clone bound (and "k-rr" an integer k >= 2).
 
@@ -512,7 +541,7 @@ def personalized_shuffle_epsilons(
     delta, rtol = _check_common(delta, rtol)
     all_eps = check_budgets(budgets, "budgets")
     check_family(family, k)
-    values, counts = np.unique(all_eps, return_counts=True)
+    values, counts = check_distinct_budgets(all_eps)
     cut = tail_budget(delta, rtol)
     if family == "binary-rr":
         caps = np.atleast_1d(clone_capacity(values[0], values, family))
@@ -717,7 +746,7 @@ def personalized_shuffle_epsilons_lower(budgets: Sequence[float], delta: float, 
     """
     delta, rtol = _check_common(delta, rtol)
     all_eps = check_budgets(budgets, "budgets")
-    values, counts = np.unique(all_eps, return_counts=True)
+    values, counts = check_distinct_budgets(all_eps)
     probs = 1.0 / (1.0 + np.exp(values))
     ones = _leave_one_out(probs, counts, tail_budget(delta, rtol))
     return values, np.asarray([_solve_lower(float(v), s, delta, rtol) for v, s in zip(values, ones)])
