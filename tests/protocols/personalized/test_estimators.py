@@ -67,3 +67,37 @@ def test_bad_input():
         personalized_average(np.array([0.5, 2.0]), np.ones(2), 0.0, 1.0, rng)
     with pytest.raises(DataError, match="0 and 1"):
         personalized_frequency(np.array([0, 2]), np.ones(2), rng)
+
+
+def test_empty_string_and_rng_none_input():
+    rng = np.random.default_rng(0)
+    for run in (lambda: personalized_average(np.zeros(0), np.zeros(0), 0.0, 1.0, rng),
+                lambda: personalized_frequency(np.zeros(0, int), np.zeros(0), rng)):
+        with pytest.raises(ShapeError, match="budgets must hold at least one user"):
+            run()
+    with pytest.raises(DataError, match="data must be numbers"):
+        personalized_average(np.array(["0.5", "0.25"]), np.ones(2), 0.0, 1.0, rng)
+    assert personalized_average(np.full(10, 0.5), np.ones(10), 0.0, 1.0, None).reports.size == 10
+    assert personalized_frequency(np.zeros(10, int), np.ones(10), None).reports.size == 10
+
+
+def test_delta_and_distinct_budgets_are_checked_before_randomizing():
+    from shuffledp.accounting.personalized import MAX_DISTINCT_BUDGETS
+
+    class Spent(np.random.Generator):  # any draw would mean the refusal came after randomizing
+        def __getattribute__(self, name):
+            raise AssertionError(f"rng.{name} used before the refusal")
+
+    spent = Spent(np.random.PCG64(0))
+    budgets = np.linspace(0.1, 1.0, MAX_DISTINCT_BUDGETS + 1)
+    with pytest.raises(PrivacyParameterError, match="distinct values"):
+        personalized_frequency(np.zeros(budgets.size, int), budgets, spent, delta=1e-6)
+    with pytest.raises(PrivacyParameterError, match="distinct values"):
+        personalized_average(np.zeros(budgets.size), budgets, 0.0, 1.0, spent, delta=1e-6)
+    with pytest.raises(PrivacyParameterError, match="delta"):
+        personalized_frequency(np.zeros(3, int), np.ones(3), spent, delta=1.5)
+
+
+def test_one_user_gets_eapes_inf():
+    run = personalized_frequency(np.array([1]), np.array([1.0]), np.random.default_rng(0), delta=1e-3)
+    assert run.budgets.tolist() == [1.0] and run.eapes.tolist() == [np.inf] and run.upper[0] <= 1.0

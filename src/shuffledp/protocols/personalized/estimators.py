@@ -15,11 +15,14 @@ personalized-shuffle-eapes.txt §4.2 Algorithms 2 and 3, Corollaries 1-2.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from shuffledp.accounting.personalized import check_budgets, eapes_epsilon, personalized_shuffle_epsilons
+from shuffledp._util.validation import check_rng
+from shuffledp.accounting.personalized import personalized_shuffle_epsilons
 from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
+from shuffledp.protocols.personalized._guarantees import check_population, eapes_by_victim
 from shuffledp.randomizers._sampling import bernoulli
 
 
@@ -56,36 +59,40 @@ class PersonalizedRun:
     eapes: np.ndarray
 
 
-def _check_data(x: np.ndarray, budgets: np.ndarray) -> None:
-    if x.ndim != 1 or x.size != budgets.size:
-        raise ShapeError(f"data must be a 1-d array with one value per budget ({budgets.size}), got shape {x.shape}")
+def _check_data(x: Any, budgets: np.ndarray) -> np.ndarray:
+    """``x`` as a 1-d numeric array with one value per budget (strings and objects refused, not parsed)."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise DataError(f"data must be numbers, got an array of dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.size != budgets.size:
+        raise ShapeError(f"data must be a 1-d array with one value per budget ({budgets.size}), got shape {arr.shape}")
+    return arr
 
 
 def _guarantees(budgets: np.ndarray, delta: float | None, family: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if delta is None:
         return np.unique(budgets), np.empty(0), np.empty(0)
     values, upper = personalized_shuffle_epsilons(budgets, delta, family)
-    eapes = []
-    for v in values:  # E-APES: mu over the other n - 1 users (the victim's own budget does not enter)
-        others = np.delete(budgets, int(np.flatnonzero(budgets == v)[0]))
-        eapes.append(eapes_epsilon(others, delta) if others.size else np.inf)
-    return values, upper, np.asarray(eapes)
+    first = np.unique(budgets, return_index=True)[1]  # one victim per distinct budget
+    return values, upper, eapes_by_victim(budgets, delta, first)
 
 
 def personalized_average(
-    x: np.ndarray, budgets: np.ndarray, low: float, high: float, rng: np.random.Generator, delta: float | None = None
+    x: np.ndarray, budgets: np.ndarray, low: float, high: float, rng: np.random.Generator | None = None, delta: float | None = None
 ) -> PersonalizedRun:
     """Algorithm 2: y_i = x_i + Lap((high - low)/eps_i), shuffled, z = mean(y) (unbiased).
 
     Parameters
     ----------
     x : array of float in [low, high], one per user
-    budgets : array of float, > 0, one per user
+    budgets : array of float, > 0, one per user (at least one user)
     low, high : float, low < high
         The data interval; its length is the sensitivity Delta f of one value.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, optional
+        Source of randomness (None: a fresh generator seeded from OS entropy).
     delta : float in (0, 1), optional
-        When given, the per-budget central guarantees are computed (Laplace family).
+        When given, the per-budget central guarantees are computed (Laplace family); ``delta``
+        and the number of distinct budgets are checked before any randomizing.
 
     Returns
     -------
@@ -95,11 +102,11 @@ def personalized_average(
     Raises
     ------
     ShapeError
-        If ``x`` is not 1-d with one value per budget.
+        If ``x`` is not 1-d with one value per budget, or there is no user.
     DataError
-        If a value lies outside [low, high].
+        If ``x`` is not numeric (strings are refused) or a value lies outside [low, high].
     PrivacyParameterError
-        For a budget or the interval out of range.
+        For a budget, ``delta`` or the interval out of range, or too many distinct budgets.
 
     References
     ----------
@@ -112,9 +119,9 @@ def personalized_average(
     >>> abs(run.estimate - 0.5) < 0.2
     True
     """
-    budgets = check_budgets(budgets, "budgets")
-    x = np.asarray(x, dtype=np.float64)
-    _check_data(x, budgets)
+    budgets = check_population(budgets, "budgets", delta)
+    rng = check_rng(rng)
+    x = _check_data(x, budgets).astype(np.float64)
     if not (np.isfinite(low) and np.isfinite(high) and low < high):
         raise PrivacyParameterError(f"low < high must be finite, got low={low!r}, high={high!r}")
     outside = ~((x >= low) & (x <= high))
@@ -125,7 +132,9 @@ def personalized_average(
     return PersonalizedRun(float(reports.mean()), reports, values, upper, eapes)
 
 
-def personalized_frequency(x: np.ndarray, budgets: np.ndarray, rng: np.random.Generator, delta: float | None = None) -> PersonalizedRun:
+def personalized_frequency(
+    x: np.ndarray, budgets: np.ndarray, rng: np.random.Generator | None = None, delta: float | None = None
+) -> PersonalizedRun:
     """Algorithm 3: binary RR at eps_i, shuffled; z = (A - B)/(n - 2B), A = sum y, B = sum 1/(1 + e^eps_i).
 
     E[A] = B + sum_i x_i (1 - 2/(1 + e^eps_i)), so z is unbiased for the fraction of ones
@@ -136,10 +145,12 @@ def personalized_frequency(x: np.ndarray, budgets: np.ndarray, rng: np.random.Ge
     Parameters
     ----------
     x : array of {0, 1}, one per user
-    budgets : array of float, > 0, one per user
-    rng : numpy.random.Generator
+    budgets : array of float, > 0, one per user (at least one user)
+    rng : numpy.random.Generator, optional
+        Source of randomness (None: a fresh generator seeded from OS entropy).
     delta : float in (0, 1), optional
-        When given, the per-budget central guarantees are computed (binary-RR family).
+        When given, the per-budget central guarantees are computed (binary-RR family); ``delta``
+        and the number of distinct budgets are checked before any randomizing.
 
     Returns
     -------
@@ -149,11 +160,11 @@ def personalized_frequency(x: np.ndarray, budgets: np.ndarray, rng: np.random.Ge
     Raises
     ------
     ShapeError
-        If ``x`` is not 1-d with one value per budget.
+        If ``x`` is not 1-d with one value per budget, or there is no user.
     DataError
         If ``x`` holds a value other than 0 and 1.
     PrivacyParameterError
-        For a budget out of range.
+        For a budget or ``delta`` out of range, or too many distinct budgets.
 
     References
     ----------
@@ -166,9 +177,9 @@ def personalized_frequency(x: np.ndarray, budgets: np.ndarray, rng: np.random.Ge
     >>> abs(personalized_frequency(x, np.full(5000, 2.0), rng).estimate - 0.3) < 0.05
     True
     """
-    budgets = check_budgets(budgets, "budgets")
-    x = np.asarray(x)
-    _check_data(x, budgets)
+    budgets = check_population(budgets, "budgets", delta)
+    rng = check_rng(rng)
+    x = _check_data(x, budgets)
     if not np.all((x == 0) | (x == 1)):
         raise DataError("data must contain only 0 and 1")
     # The shuffle is drawn first and applied to the (value, budget) pairs: the same law as
