@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp.accounting.personalized import eapes_epsilon
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, page_style, series_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
 from shuffledp.protocols.personalized import TABLE3, personalized_sgd, table3_budgets
@@ -60,10 +59,10 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     for index, (name, T, rep) in enumerate(ctx.progress.track(settings, NAME)):
         rng = ctx.rng(1, index)
         eps = np.full(CLIENTS, REFERENCE_EPS) if name == REFERENCE else table3_budgets(name, CLIENTS, rng)
-        theta = personalized_sgd(X, y, eps, np.full(CLIENTS, DELTA0), rng, epochs=T, lr=LR, clip=CLIP)
-        median_client = int(np.argsort(eps)[CLIENTS // 2])
-        eapes = np.nan if name == REFERENCE else eapes_epsilon(np.delete(eps, median_client), CENTRAL_DELTA,
-                                                                others_deltas=np.full(CLIENTS - 1, DELTA0))
+        result = personalized_sgd(X, y, eps, np.full(CLIENTS, DELTA0), rng, epochs=T, lr=LR, clip=CLIP,
+                                  central_delta=None if name == REFERENCE else CENTRAL_DELTA)
+        theta = result.theta
+        eapes = np.nan if name == REFERENCE else result.eapes[int(np.argsort(eps)[CLIENTS // 2])]  # the median client
         rows.append(dict(budgets=name, epochs=T, rep=rep, train_accuracy=_accuracy(theta, X, y), test_accuracy=_accuracy(theta, X_test, y_test),
                          eps_min=float(eps.min()), eps_median=float(np.median(eps)), eps_max=float(eps.max()),
                          eapes_epoch_epsilon=float(eapes)))

@@ -7,7 +7,9 @@ to the mean of the client's clipped gradients (line 7 exactly as printed: 2C/m, 
 paper's scale; the replace-one sensitivity of a mean over n/m clipped gradients is
 2C m / n, equal to 2C/m only when n = m^2).  The model is multinomial logistic regression
 (the paper's network is not needed to exercise the algorithm).  The Gaussian mechanism is
-not pure-DP, so no clone capacity applies: its central guarantee is E-APES's only.
+not pure-DP, so no clone capacity applies: its central guarantee is E-APES's only, and
+`personalized_sgd` returns it per client (for one epoch) beside the model, with the rigorous
+bound marked unavailable and why (`PersonalizedSGDRun`).
 
 References
 ----------
@@ -17,11 +19,56 @@ personalized-shuffle-eapes.txt §4.1 Algorithm 1, Table 2.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.accounting.personalized import check_budgets
+from shuffledp._util.validation import check_probability, check_rng
 from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
+from shuffledp.protocols.personalized._guarantees import check_population, eapes_by_victim
+
+#: Why `PersonalizedSGDRun` carries no rigorous central bound.
+NO_RIGOROUS_BOUND = ("the Gaussian mechanism is not pure-DP, so no clone capacity applies: "
+                     "no rigorous shuffle bound, E-APES (an approximation) only")
+
+
+@dataclass(frozen=True)
+class PersonalizedSGDRun:
+    """The model of one run of Algorithm 1 and, per client, its central guarantee.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray
+        The model, shape (features, classes).
+    eps, delta : numpy.ndarray
+        The clients' local budgets (eps_i, delta_i), shape (m,).
+    central_delta : float or None
+        The delta at which ``eapes`` is read (None when not asked for).
+    eapes : numpy.ndarray
+        Per client, the E-APES epsilon at ``central_delta`` of *one epoch* (the other clients'
+        (eps_j, delta_j) enter; an approximation, not a bound; the epochs compose on top);
+        empty when ``central_delta`` is None.
+    upper : None
+        The rigorous bound: unavailable for the Gaussian mechanism (see ``upper_unavailable``).
+    upper_unavailable : str
+        Why there is no rigorous bound.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.normal(size=(40, 2)), np.repeat([0, 1], 20)
+    >>> run = personalized_sgd(X, y, np.full(4, 1.0), np.full(4, 1e-5), rng, epochs=1, central_delta=1e-4)
+    >>> run.theta.shape, run.eapes.shape, run.upper is None
+    ((2, 2), (4,), True)
+    """
+
+    theta: np.ndarray
+    eps: np.ndarray
+    delta: np.ndarray
+    central_delta: float | None
+    eapes: np.ndarray
+    upper: None = None
+    upper_unavailable: str = NO_RIGOROUS_BOUND
 
 
 def _softmax_gradients(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -39,34 +86,41 @@ def personalized_sgd(
     y: np.ndarray,
     eps: np.ndarray,
     delta: np.ndarray,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     *,
     epochs: int = 50,
     lr: float = 0.05,
     clip: float = 2.0,
-) -> np.ndarray:
-    """Run Algorithm 1 with m = len(eps) clients; returns theta, shape (features, classes).
+    central_delta: float | None = None,
+) -> PersonalizedSGDRun:
+    """Run Algorithm 1 with m = len(eps) clients; returns theta and the clients' E-APES guarantees.
 
     Parameters
     ----------
     X : array (n, d) ; y : int array (n,) of labels 0..K-1
+        Finite numeric features and their labels, n >= 1.
     eps, delta : arrays (m,), the clients' budgets (eps > 0, delta in (0, 1)); m divides n
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, optional
+        Source of randomness (None: a fresh generator seeded from OS entropy).
     epochs, lr, clip : T, eta and C of Table 2 (defaults 50, 0.05, 2)
+    central_delta : float in (0, 1), optional
+        When given, each client's E-APES epsilon of one epoch at this delta is computed.
 
     Returns
     -------
-    numpy.ndarray
-        The model theta, shape (features, classes), after ``epochs`` passes.
+    PersonalizedSGDRun
+        The model theta, shape (features, classes), after ``epochs`` passes, the clients'
+        budgets, their E-APES epsilons (with ``central_delta``) and no rigorous bound (the
+        Gaussian mechanism has no clone capacity; the reason is stated).
 
     Raises
     ------
     ShapeError
-        For mismatched shapes, or if m does not divide n.
+        For mismatched shapes, no sample or no client, or if m does not divide n.
     DataError
-        If ``y`` is not integer labels >= 0.
+        If ``X`` is not finite numbers or ``y`` is not integer labels >= 0.
     PrivacyParameterError
-        For a budget, delta, ``epochs``, ``lr`` or ``clip`` out of range.
+        For a budget, delta, ``central_delta``, ``epochs``, ``lr`` or ``clip`` out of range.
 
     References
     ----------
@@ -77,17 +131,26 @@ def personalized_sgd(
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(-2, 1, (200, 2)), rng.normal(2, 1, (200, 2))])
     >>> y = np.repeat([0, 1], 200)
-    >>> theta = personalized_sgd(X, y, np.full(20, 5.0), np.full(20, 1e-5), rng, epochs=5)
-    >>> float(np.mean(np.argmax(X @ theta, axis=1) == y)) > 0.9
+    >>> run = personalized_sgd(X, y, np.full(20, 5.0), np.full(20, 1e-5), rng, epochs=5)
+    >>> float(np.mean(np.argmax(X @ run.theta, axis=1) == y)) > 0.9
     True
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = np.asarray(X)
     y = np.asarray(y)
-    eps = check_budgets(eps, "eps")
+    eps = check_population(eps, "eps")
     delta = np.asarray(delta, dtype=np.float64).ravel()
     m = eps.size
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise ShapeError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}")
+    rng = check_rng(rng)
+    if X.ndim != 2 or y.shape != (X.shape[0],) or X.shape[0] == 0:
+        raise ShapeError(f"X must be (n, d) and y (n,) with n >= 1, got {X.shape} and {y.shape}")
+    if X.dtype.kind not in "biuf":
+        raise DataError(f"X must hold numbers, got dtype {X.dtype}")
+    X = X.astype(np.float64)
+    if not np.isfinite(X).all():
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise DataError(f"X must be finite, got {float(X[tuple(bad)])!r} at row {int(bad[0])}, column {int(bad[1])}")
+    if central_delta is not None:
+        central_delta = check_probability(central_delta, "central_delta")
     if delta.size != m:
         raise ShapeError(f"delta must have one entry per client ({m}), got {delta.size}")
     if not np.all((delta > 0.0) & (delta < 1.0)):
@@ -111,4 +174,8 @@ def personalized_sgd(
             g /= np.maximum(1.0, norms / clip)[:, None, None]  # line 11
             noise = rng.normal(0.0, sigma[i], theta.shape)
             theta -= lr * (g.mean(axis=0) + noise)  # line 13
-    return theta
+    if central_delta is None:
+        return PersonalizedSGDRun(theta, eps, delta, None, np.empty(0))
+    _, first, inverse = np.unique(np.column_stack((eps, delta)), axis=0, return_index=True, return_inverse=True)
+    eapes = eapes_by_victim(eps, central_delta, first, delta)[inverse.ravel()]  # one call per distinct (eps_i, delta_i)
+    return PersonalizedSGDRun(theta, eps, delta, central_delta, eapes)
