@@ -87,3 +87,15 @@ def test_budgets_and_distribution_are_exclusive_and_one_is_required(tmp_path):
     one = tmp_path / "one.txt"
     one.write_text("0.5\n")
     assert "at least 2" in _error_line(["--budgets", str(one)])
+
+
+def test_budgets_directory_and_fake_npy_say_what_they_are(tmp_path):
+    line = _error_line(["--budgets", str(tmp_path)])
+    assert "is a directory" in line and "no such file" not in line, line
+    fake = tmp_path / "x.npy"
+    fake.write_text("0.5\n1.0\n")
+    line = _error_line(["--budgets", str(fake)])
+    assert "not a valid .npy array file" in line and "pickle" not in line, line
+    empty = tmp_path / "e.npy"
+    empty.write_bytes(b"")
+    assert "not a valid .npy array file" in _error_line(["--budgets", str(empty)])

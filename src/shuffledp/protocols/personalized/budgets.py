@@ -131,13 +131,15 @@ def read_budgets(path: str | Path) -> np.ndarray:
     >>> os.remove(f.name)
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory (expected a file of budgets: one per line, or a .npy array)")
     if not path.is_file():
         raise DataError(f"{path}: no such file (expected one budget per line, or a .npy array)")
     if path.suffix.lower() == ".npy":
         try:
             values = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{path}: not a readable .npy array ({exc})") from None
+        except (OSError, ValueError, EOFError):  # text, pickles, truncated files: numpy's messages speak of pickling
+            raise DataError(f"{path}: not a valid .npy array file (expected a 1-D numeric array saved by numpy.save)") from None
         if values.ndim != 1 or values.dtype.kind not in "iuf":
             raise DataError(f"{path}: expected a 1-D numeric array, got shape {values.shape} dtype {values.dtype}")
         label, numbers, values = "index", np.arange(values.size), values.astype(float)
