@@ -7,21 +7,31 @@ import json
 import numpy as np
 from typer.testing import CliRunner
 
-from shuffledp.accounting.personalized import personalized_shuffle_epsilons
+from shuffledp.accounting.personalized import MAX_DISTINCT_BUDGETS, personalized_shuffle_epsilon, personalized_shuffle_epsilons
 from shuffledp.cli import app
 from shuffledp.protocols.personalized import table3_budgets
 
 runner = CliRunner()
 
 
+def _strict(text):
+    """json.loads refusing NaN and Infinity (not JSON)."""
+    def refuse(name):
+        raise ValueError(f"not strict JSON: {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
 def test_json_rows_match_the_library():
     result = runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "3000", "--delta", "1e-4", "--step", "0.05", "--json"])
     assert result.exit_code == 0, result.output
-    out = json.loads(result.output)
-    budgets = np.ceil(table3_budgets("uniform1", 3000, np.random.default_rng(0)) / 0.05) * 0.05
+    out = _strict(result.stdout)
+    given = table3_budgets("uniform1", 3000, np.random.default_rng(0))
+    budgets = np.ceil(given / 0.05) * 0.05
     values, upper = personalized_shuffle_epsilons(budgets, 1e-4)
     assert [r["budget"] for r in out["rows"]] == values.tolist()
-    assert [r["upper"] for r in out["rows"]] == upper.tolist()
+    given_max = [given[budgets == v].max() for v in values]
+    assert [r["upper"] for r in out["rows"]] == np.minimum(upper, given_max).tolist()
+    assert [r["given_max"] for r in out["rows"]] == given_max
     assert all(r["lower"] <= r["upper"] <= r["weakest_budget"] * (1 + 1e-9) for r in out["rows"])
 
 
@@ -40,10 +50,11 @@ def test_budgets_file_text_and_npy_match_the_library(tmp_path):
     npy = tmp_path / "b.npy"
     np.save(npy, raw)
     values, upper = personalized_shuffle_epsilons(np.ceil(raw / 0.05) * 0.05, 1e-3)
+    upper = np.minimum(upper, [raw[np.ceil(raw / 0.05) * 0.05 == v].max() for v in values])
     for path in (text, npy):
         result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--step", "0.05", "--json"])
         assert result.exit_code == 0, result.output
-        out = json.loads(result.output)
+        out = _strict(result.stdout)
         assert out["n"] == 500 and out["budgets"] == str(path) and out["distribution"] is None
         assert [r["budget"] for r in out["rows"]] == values.tolist()
         assert [r["upper"] for r in out["rows"]] == upper.tolist()
@@ -99,3 +110,73 @@ def test_budgets_directory_and_fake_npy_say_what_they_are(tmp_path):
     empty = tmp_path / "e.npy"
     empty.write_bytes(b"")
     assert "not a valid .npy array file" in _error_line(["--budgets", str(empty)])
+
+
+def _laplace_file(tmp_path, victim):
+    path = tmp_path / "laplace.txt"
+    path.write_text(f"{victim}\n" + "0.2\n" * 999)
+    return path
+
+
+def test_laplace_budgets_are_used_as_given_not_rounded(tmp_path):
+    # others all at 0.2: a victim at 0.191 is not cloned by them (light tails) and keeps about its own
+    # budget; rounded up to 0.2 it would be shown 0.0049, a bound not proven for it
+    path = _laplace_file(tmp_path, 0.191)
+    result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--json"])
+    assert result.exit_code == 0, result.output
+    out = _strict(result.stdout)
+    assert out["step"] is None and [r["budget"] for r in out["rows"]] == [0.191, 0.2]
+    assert [r["count"] for r in out["rows"]] == [1, 999]
+    victim = out["rows"][0]
+    assert victim["upper"] == personalized_shuffle_epsilon(0.191, np.full(999, 0.2), 1e-3, "laplace") > 0.18
+    assert victim["upper"] > 10 * out["rows"][1]["upper"]  # more conservative, worse guarantee
+    text = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--step", "0.5"])
+    assert text.exit_code == 0 and "0.191" in text.stdout and "as given" in text.stdout
+    help_text = " ".join(runner.invoke(app, ["personalized", "--help"]).output.replace("│", " ").split())
+    assert "laplace budgets are used as given" in help_text and "worse guarantee" in help_text
+
+
+def test_too_many_distinct_budgets_is_one_budgets_error(tmp_path):
+    path = tmp_path / "many.txt"
+    path.write_text("\n".join(repr(float(b)) for b in np.linspace(0.1, 1.0, MAX_DISTINCT_BUDGETS + 1)))
+    line = _error_line(["--budgets", str(path), "--family", "laplace"])
+    assert line.startswith(f"error: --budgets {path}: 20,001 distinct budgets") and "as given" in line, line
+    line = _error_line(["--budgets", str(path), "--step", "1e-9"])  # binary-rr: rounding is the way out
+    assert line.startswith("error: --budgets") and "--step" in line, line
+
+
+def test_upper_is_capped_at_the_rows_largest_given_budget(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("0.000001\n0.5\n0.5\n0.7\n")
+    for family in ("binary-rr", "k-rr"):
+        result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", family, "--json"])
+        assert result.exit_code == 0, result.output
+        row = _strict(result.stdout)["rows"][0]
+        assert row["budget"] == 0.01 and row["given_min"] == row["given_max"] == 1e-6 and row["upper"] == 1e-6
+
+
+def test_json_is_strict_and_text_marks_missing_lower_and_eapes_below_lower(tmp_path):
+    path = tmp_path / "b.txt"
+    path.write_text("300\n300\n")  # one other user at 300: E-APES has no finite epsilon
+    row = _strict(runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--json"]).stdout)["rows"][0]
+    assert row["eapes"] == "inf"
+    for family in ("k-rr", "laplace"):
+        result = runner.invoke(app, ["personalized", "--distribution", "gauss1", "--n", "200", "--delta", "1e-3", "--family", family, "--step", "0.1", "--json"])
+        rows = _strict(result.stdout)["rows"]
+        assert all(r["lower"] is None and r["eapes_below_lower"] is None for r in rows)
+        text = runner.invoke(app, ["personalized", "--distribution", "gauss1", "--n", "200", "--delta", "1e-3", "--family", family, "--step", "0.1"])
+        assert "nan" not in text.stdout and text.stdout.splitlines()[1].split()[4] == "-"
+    star = tmp_path / "star.txt"
+    star.write_text("0.01\n" * 99 + "5\n")  # a liberal victim among near-fair coins: E-APES understates
+    result = runner.invoke(app, ["personalized", "--budgets", str(star), "--delta", "1e-6"])
+    lines = result.stdout.splitlines()
+    assert lines[2].split()[5].endswith("*") and not lines[1].split()[5].endswith("*")
+    assert any(line.startswith("* E-APES") and "below our certified lower bound" in line for line in lines)
+    row = _strict(runner.invoke(app, ["personalized", "--budgets", str(star), "--delta", "1e-6", "--json"]).stdout)["rows"][1]
+    assert row["eapes_below_lower"] is True
+
+
+def test_progress_never_reaches_stdout():
+    result = runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "100000", "--delta", "1e-5", "--step", "0.1"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].split()[0] == "budget" and "E-APES" not in result.stdout.splitlines()[0][:8]

@@ -3,18 +3,33 @@
 ``shuffledp personalized --distribution uniform1 --n 100000 --delta 1e-5 [--family binary-rr] [--json]``
 draws the Table 3 population (seed --seed); ``shuffledp personalized --budgets FILE --delta D``
 reads it instead (one budget per line, or a 1-D ``.npy`` array; exactly one of --budgets and
---distribution, and --n only with --distribution).  Every budget is rounded *up* to --step (a
-larger local budget can only raise a bound, so the upper bound holds for the given population;
-the lower bound and E-APES are those of the rounded population) and the command prints, per
-distinct budget, the rigorous upper bound, the binary-RR lower bound, E-APES and the
-weakest-budget baseline.  Every bad value is one ``error: --option ...`` line with exit status 2.
+--distribution, and --n only with --distribution).  It prints, per distinct budget, the rigorous
+upper bound, the binary-RR lower bound, E-APES and the weakest-budget baseline.
+
+Rounding depends on the family:
+
+* binary-rr and k-rr: every budget is rounded *up* to --step.  Sound: a smaller-budget RR
+  victim's report is a mixture (over inputs) of a larger-budget victim's reports, so its true
+  divergence is no larger, and another user's clone capacity is nonincreasing in its budget.
+  A row's upper bound holds for every user rounded into it and is capped at the row's largest
+  given budget (a victim's central epsilon never exceeds its own local budget); the lower
+  bound and E-APES are those of a user at the row's (rounded) budget.
+* laplace: the budgets are used as given (one row per distinct budget; --step is not used).
+  Rounding would not be sound: more liberal users' light Laplace tails cannot imitate a more
+  conservative victim (clone capacity 0), so a more conservative user can get a *worse*
+  guarantee than a more liberal one (others all at 0.2: a victim at 0.19 gets about 0.19, one
+  at 0.2 about 0.012).
+
+More distinct budgets than the accountant prices in one call (`MAX_DISTINCT_BUDGETS`) are
+refused up front.  Every bad value is one ``error: --option ...`` line with exit status 2;
+progress goes to stderr (a spinner on terminals only).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from typing import Annotated, Optional
+import math
+from typing import Annotated, Any, Optional
 
 import numpy as np
 import typer
@@ -22,9 +37,15 @@ import typer
 from shuffledp import _cli_support as S
 from shuffledp.errors import DataError, PrivacyParameterError
 
-app = typer.Typer(help="Personalized budgets: per-user central epsilon after shuffling.", cls=S.OneLineGroup)
+app = typer.Typer(
+    help="Personalized budgets: per-user central epsilon after shuffling. binary-rr and k-rr budgets are rounded up "
+         "to --step (sound); laplace budgets are used as given (for laplace a more conservative user can get a worse "
+         "guarantee than a more liberal one).",
+    cls=S.OneLineGroup)
 
 FAMILY_CHOICES = ["binary-rr", "k-rr", "laplace"]
+#: Families whose budgets are rounded up to --step (sound for randomized response only).
+ROUNDED_FAMILIES = ("binary-rr", "k-rr")
 
 
 def _read_budgets_option(path: str) -> np.ndarray:
@@ -37,11 +58,87 @@ def _read_budgets_option(path: str) -> np.ndarray:
         raise DataError(f"--budgets: {exc}") from None
 
 
+def _check_distinct(budgets: np.ndarray, source: str, family: str) -> None:
+    """The accountant's limit on distinct budgets, refused up front as one ``source`` error."""
+    from shuffledp.accounting.personalized import MAX_DISTINCT_BUDGETS, check_distinct_budgets
+
+    try:
+        check_distinct_budgets(budgets, source)
+    except PrivacyParameterError:
+        count = np.unique(budgets).size
+        advice = ("use a larger --step" if family in ROUNDED_FAMILIES else
+                  "--family laplace prices the budgets as given (rounding them is not sound for laplace): "
+                  "give fewer distinct budgets")
+        raise PrivacyParameterError(
+            f"{source}: {count:,} distinct budgets{' after rounding' if family in ROUNDED_FAMILIES else ''}; "
+            f"at most {MAX_DISTINCT_BUDGETS:,} are priced in one run: {advice}") from None
+
+
+def _json_number(value: float) -> float | str | None:
+    """Strict JSON: no lower bound (nan) is null, an infinite E-APES is "inf" (as `event_to_dict`)."""
+    if math.isnan(value):
+        return None
+    return value if math.isfinite(value) else "inf"
+
+
+def _rows(given: np.ndarray, delta: float, family: str, k: int | None, step: float | None) -> list[dict[str, Any]]:
+    """One row per distinct (rounded) budget: the guarantees of the users in it."""
+    from shuffledp.accounting import personalized as P
+    from shuffledp.experiments.progress import DelayedStatus
+    from shuffledp.protocols.personalized._guarantees import eapes_by_victim
+
+    budgets = given if step is None else np.ceil(given / step) * step
+    values, first, group, count = np.unique(budgets, return_index=True, return_inverse=True, return_counts=True)
+    group = group.ravel()
+    given_min, given_max = np.full(values.size, np.inf), np.zeros(values.size)
+    np.minimum.at(given_min, group, given)
+    np.maximum.at(given_max, group, given)
+    with DelayedStatus("personalized: upper bounds") as status:
+        upper = P.personalized_shuffle_epsilons(budgets, delta, family, k=k)[1]
+        status.update("personalized: lower bounds")
+        lower = P.personalized_shuffle_epsilons_lower(budgets, delta)[1] if family == "binary-rr" else np.full(values.size, np.nan)
+        status.update("personalized: E-APES")
+        eapes = eapes_by_victim(budgets, delta, first)
+        status.update("personalized: weakest-budget baseline")
+        weakest = P.weakest_budget_epsilon(budgets.size, budgets, delta, family, k=k)
+    # a victim's central epsilon never exceeds its own local budget, hence the row's largest given one
+    upper = np.minimum(upper, given_max)
+    return [
+        dict(budget=float(v), given_min=float(g0), given_max=float(g1), count=int(c), upper=float(u),
+             lower=_json_number(float(lo)), eapes=_json_number(float(e)),
+             eapes_below_lower=None if math.isnan(lo) else bool(e < lo), weakest_budget=weakest)
+        for v, g0, g1, c, u, lo, e in zip(values, given_min, given_max, count, upper, lower, eapes)
+    ]
+
+
+def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) -> None:
+    def cell(value: Any) -> str:
+        return f"{'-':>10s}" if value is None else f"{'inf':>10s}" if value == "inf" else f"{value:10.5f}"
+
+    typer.echo(f"{'budget':>9s} {'given max':>9s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s}  {'weakest':>10s}")
+    for r in rows:
+        flag = "*" if r["eapes_below_lower"] else " "
+        typer.echo(f"{r['budget']:9.6g} {r['given_max']:9.6g} {r['count']:7d} {cell(r['upper'])} {cell(r['lower'])} "
+                   f"{cell(r['eapes'])}{flag} {cell(r['weakest_budget'])}")
+    if step is not None:
+        typer.echo(f"budget: given budgets rounded up to --step {step:g} (sound for {family}); upper: every user of the row,\n"
+                   "capped at its largest given budget; lower, E-APES: a user at the row's budget.")
+    else:
+        typer.echo("budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee).")
+    if family != "binary-rr":
+        typer.echo("lower: - (computed for binary-rr only).")
+    if any(r["eapes_below_lower"] for r in rows):
+        typer.echo("* E-APES (a CLT approximation) is below our certified lower bound: it understates the privacy loss.")
+
+
 @app.callback(invoke_without_command=True)
 def personalized_cmd(
     delta: Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta in (0, 1).")],
     family: Annotated[
-        str, typer.Option("--family", parser=S.choice_option("--family", lambda: FAMILY_CHOICES, "family"), help="Randomizer family.")
+        str, typer.Option("--family", parser=S.choice_option("--family", lambda: FAMILY_CHOICES, "family"),
+                          help="Randomizer family: binary-rr and k-rr budgets are rounded up to --step; laplace budgets are "
+                               "used as given (a more conservative laplace user can get a worse guarantee than a more "
+                               "liberal one, whose light tails cannot imitate it, so rounding is not sound).")
     ] = "binary-rr",
     budgets_file: Annotated[
         Optional[str],
@@ -55,12 +152,17 @@ def personalized_cmd(
     ] = None,
     n: Annotated[Optional[int], typer.Option("--n", parser=S.count_option("--n", 2, 10**7), help="Number of users (with --distribution).")] = None,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 2), help="Alphabet size for k-rr.")] = 3,
-    step: Annotated[float, typer.Option("--step", parser=S.epsilon_option("--step"), help="Budgets rounded up to this grid.")] = 0.01,
+    step: Annotated[float, typer.Option("--step", parser=S.epsilon_option("--step"),
+                                        help="binary-rr and k-rr: budgets rounded up to this grid (not used for laplace).")] = 0.01,
     seed: Annotated[int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the population.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (strict: no lower bound is null, an infinite E-APES \"inf\").")] = False,
 ) -> None:
-    """Per distinct budget: our upper bound, lower bound (binary RR), E-APES and the weakest-budget baseline."""
-    from shuffledp.accounting import personalized as P
+    """Per distinct budget: our upper bound, lower bound (binary RR), E-APES and the weakest-budget baseline.
+
+    binary-rr and k-rr round the budgets up to --step (sound for randomized response); the upper
+    bound of a row is capped at its largest given budget.  laplace uses the budgets as given:
+    there a more conservative user can get a worse guarantee than a more liberal one.
+    """
     from shuffledp.protocols.personalized import table3_budgets
 
     if (budgets_file is None) == (distribution is None):
@@ -68,32 +170,21 @@ def personalized_cmd(
     if distribution is not None:
         if n is None:
             raise PrivacyParameterError("--n (number of users) is required with --distribution")
-        drawn = table3_budgets(distribution, n, np.random.default_rng(seed))
+        given = table3_budgets(distribution, n, np.random.default_rng(seed))
+        source = f"--distribution {distribution} --n {n}"
     else:
         if n is not None:
             raise PrivacyParameterError(f"--n is only for --distribution; with --budgets the file gives n, got --n {n}")
-        drawn = _read_budgets_option(budgets_file)
-        n = drawn.size
+        given = _read_budgets_option(budgets_file)
+        n = given.size
+        source = f"--budgets {budgets_file}"
         if n < 2:
             raise PrivacyParameterError(f"--budgets: the file must hold at least 2 budgets (a victim and one other user), got {n}")
-    budgets = np.ceil(drawn / step) * step
-    kk = k if family == "k-rr" else None
-    values, upper = P.personalized_shuffle_epsilons(budgets, delta, family, k=kk)
-    lower = P.personalized_shuffle_epsilons_lower(budgets, delta)[1] if family == "binary-rr" else np.full(values.size, np.nan)
-    eapes = []
-    with typer.progressbar(values, label="E-APES") if n >= 100_000 and not as_json else contextlib.nullcontext(values) as items:
-        for v in items:
-            others = np.delete(budgets, int(np.flatnonzero(budgets == v)[0]))
-            eapes.append(P.eapes_epsilon(others, delta))
-    weakest = P.weakest_budget_epsilon(n, budgets, delta, family, k=kk)
-    rows = [
-        dict(budget=float(v), count=int((budgets == v).sum()), upper=float(u), lower=float(lo), eapes=float(e),
-             eapes_below_lower=bool(e < lo), weakest_budget=weakest)
-        for v, u, lo, e in zip(values, upper, lower, eapes)
-    ]
+    rounding = step if family in ROUNDED_FAMILIES else None
+    _check_distinct(given if rounding is None else np.ceil(given / rounding) * rounding, source, family)
+    rows = _rows(given, delta, family, k if family == "k-rr" else None, rounding)
     if as_json:
-        typer.echo(json.dumps(dict(distribution=distribution, budgets=budgets_file, n=n, delta=delta, family=family, step=step, seed=seed, rows=rows)))
+        typer.echo(json.dumps(dict(distribution=distribution, budgets=budgets_file, n=n, delta=delta, family=family, step=rounding,
+                                   seed=seed, rows=rows), allow_nan=False))
         return
-    typer.echo(f"{'budget':>8s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s} {'weakest':>10s}")
-    for r in rows:
-        typer.echo(f"{r['budget']:8.3f} {r['count']:7d} {r['upper']:10.5f} {r['lower']:10.5f} {r['eapes']:10.5f} {r['weakest_budget']:10.5f}")
+    _print_table(rows, family, rounding)
