@@ -113,7 +113,7 @@ def _rows(given: np.ndarray, delta: float, family: str, k: int | None, step: flo
 
 def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) -> None:
     def cell(value: Any) -> str:
-        return f"{'-':>10s}" if value is None else f"{'inf':>10s}" if value == "inf" else f"{value:10.5f}"
+        return f"{'-':>10s}" if value is None else f"{'inf':>10s}" if value == "inf" else f"{value:10.5g}"
 
     typer.echo(f"{'budget':>9s} {'given max':>9s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s}  {'weakest':>10s}")
     for r in rows:
