@@ -45,3 +45,20 @@ def test_equal_budget_sweep_is_the_exact_worst_case():
                 for bits in itertools.product((0, 1), repeat=n - 1))
     _, _, _, _, gap = _equal_budget_gap(eps, n, 1)
     assert abs(personalized_shuffle_epsilon(eps, others, delta) / exact - 1.0 - gap) < 1e-9
+
+
+def test_figure_x_ticks_are_decades_only():
+    # 1000 2000 5000 10000 ran together in the narrow panels: only powers of ten are labelled
+    from shuffledp.experiments.personalized_bounds import _figure
+    from shuffledp.protocols.personalized import TABLE3
+
+    rows = [dict(distribution=name, n=n, eapes=0.1, upper=0.02, lower=0.01, weakest_budget=0.05)
+            for name in TABLE3 for n in (1_000, 10_000)]
+    fig = _figure(rows)
+    for ax in fig.axes[: len(TABLE3)]:
+        low, high = ax.get_xlim()
+        ticks = [t for t in ax.xaxis.get_majorticklocs() if low <= t <= high]
+        assert ticks and all(np.isclose(np.log10(t), round(np.log10(t))) for t in ticks), ticks
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
