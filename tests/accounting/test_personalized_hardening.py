@@ -202,7 +202,6 @@ _STRING_AND_BOOL_CALLS = [
     (lambda x: P.personalized_shuffle_epsilons([1.0], x), "delta"),
     (lambda x: P.personalized_shuffle_epsilons_lower([x], 1e-6), "budgets"),
     (lambda x: P.personalized_shuffle_epsilon_lower(1.0, [1.0], x), "delta"),
-    (lambda x: P.personalized_shuffle_epsilon_lower(1.0, [1.0], 1e-6, others_inputs=[x]), "others_inputs"),
     (lambda x: P.personalized_shuffle_delta(1.0, [1.0], x), "epsilon"),
     (lambda x: P.personalized_shuffle_delta(1.0, [1.0], 0.5, tail_mass=x), "tail_mass"),
     (lambda x: P.personalized_divergence(x, [1.0]), "victim_eps"),
@@ -245,6 +244,15 @@ def test_bool_and_string_arrays_are_refused(array):
 def test_k_must_be_an_integer(k):
     with pytest.raises(NoCloneBoundError, match="k"):
         P.personalized_shuffle_epsilon(1.0, [1.0], 1e-6, "k-rr", k=k)
+
+
+@pytest.mark.parametrize("value", ["1", "0", np.str_("1")])
+def test_others_inputs_are_bits_or_bools_never_strings(value):
+    with pytest.raises(PrivacyParameterError, match=r"others_inputs must contain numbers or bools \(no strings\)"):
+        P.personalized_shuffle_epsilon_lower(1.0, [1.0], 1e-6, others_inputs=[value])
+    bits = np.array([True, False, True])
+    assert P.personalized_shuffle_epsilon_lower(1.0, [0.5, 1.0, 2.0], 1e-6, others_inputs=bits) == \
+        P.personalized_shuffle_epsilon_lower(1.0, [0.5, 1.0, 2.0], 1e-6, others_inputs=[1, 0, 1])
 
 
 def test_numpy_numbers_are_accepted():

@@ -79,25 +79,23 @@ def _check_real(value: Any, name: str) -> float:
     return float(value)
 
 
-def _is_real(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
-
-
-def _real_array(values: Any, name: str) -> np.ndarray:
-    """``values`` as a float64 array (any shape) of real numbers: bools and strings refused, naming ``name``.
+def _real_array(values: Any, name: str, *, bits: bool = False) -> np.ndarray:
+    """``values`` as a float64 array (any shape) of real numbers: strings, and bools unless ``bits``, refused.
 
     A numpy array is judged by its dtype; anything else element by element (numpy would turn
     ``[1, True]`` into ``[1, 1]`` and ``[1.0, "2"]`` into strings).
     """
-    numeric = isinstance(values, np.ndarray) and values.dtype.kind in "iuf"
+    numeric = isinstance(values, np.ndarray) and values.dtype.kind in ("iufb" if bits else "iuf")
+    allowed = (numbers.Real, np.bool_) if bits else numbers.Real
+    refused = () if bits else (bool, np.bool_)
     try:
         arr = values if numeric else np.asarray(values, dtype=object)
         if not numeric:
             flat = arr.ravel()
-            bad = next((i for i, x in enumerate(flat) if not _is_real(x)), None)
+            bad = next((i for i, x in enumerate(flat) if not isinstance(x, allowed) or isinstance(x, refused)), None)
             if bad is not None:
-                raise PrivacyParameterError(
-                    f"{name} must contain numbers only (no bools or strings), got {flat[bad]!r} at index {bad}")
+                what = "numbers or bools (no strings)" if bits else "numbers only (no bools or strings)"
+                raise PrivacyParameterError(f"{name} must contain {what}, got {flat[bad]!r} at index {bad}")
         return np.asarray(arr, dtype=np.float64)
     except (ValueError, TypeError) as exc:
         if isinstance(exc, PrivacyParameterError):
@@ -895,8 +893,8 @@ def personalized_shuffle_epsilon_lower(
         The victim's one budget (for every user's bound use `personalized_shuffle_epsilons_lower`).
     others_eps : array of float, in [1e-6, 700]
     delta : float, in [1e-300, 1)
-    others_inputs : array of {0, 1} numbers, same length as ``others_eps``
-        (a bool array is refused: pass ``bits.astype(int)``).
+    others_inputs : array of {0, 1} or bool, same length as ``others_eps``
+        The other users' bits (strings refused).
     rtol : float, in [1e-12, 1e-2]
     others_counts : array of int >= 0, optional
         Number of other users with each entry of ``others_eps`` (and its input); default one each.
@@ -919,7 +917,7 @@ def personalized_shuffle_epsilon_lower(
     delta, rtol = _check_common(delta, rtol)
     v = _check_victim(victim_eps, _ALL_VICTIMS_LOWER)
     o, counts = _others(others_eps, others_counts)
-    x = np.zeros(o.size) if others_inputs is None else _real_array(others_inputs, "others_inputs").ravel()
+    x = np.zeros(o.size) if others_inputs is None else _real_array(others_inputs, "others_inputs", bits=True).ravel()
     if x.size != o.size:
         raise ShapeError(f"others_inputs must have one bit per entry of others_eps ({o.size}), got {x.size}")
     if not np.all((x == 0.0) | (x == 1.0)):
