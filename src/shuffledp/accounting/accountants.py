@@ -345,15 +345,17 @@ class _PairAccountant(Accountant):
 
     def _release_epsilon(self, event: Release, delta: float) -> float:
         if isinstance(event, E.PersonalizedShuffleEvent):
+            values, counts = event.others_groups()
             return personalized_shuffle_epsilon(
-                event.victim_epsilon, event.others_budgets(), delta, event.family, k=event.k, rtol=self.rtol
+                event.victim_epsilon, values, delta, event.family, k=event.k, rtol=self.rtol, others_counts=counts
             )
         return self._single_epsilon(event, delta)
 
     def _release_divergence(self, event: Release, tail_mass: float = _TAIL) -> Callable[[float], float]:
         if isinstance(event, E.PersonalizedShuffleEvent):
+            values, counts = event.others_groups()
             return personalized_divergence(
-                event.victim_epsilon, event.others_budgets(), event.family, k=event.k, tail_mass=tail_mass
+                event.victim_epsilon, values, event.family, k=event.k, tail_mass=tail_mass, others_counts=counts
             )
         return self._single_divergence(event, tail_mass)
 
@@ -561,7 +563,8 @@ class VariationRatioAccountant(_PairAccountant):
                 raise UnsupportedEventError(
                     f"the personalized lower bound is for binary RR only, got family {single.family!r}"
                 )
-            return personalized_shuffle_epsilon_lower(single.victim_epsilon, single.others_budgets(), delta, rtol=self.rtol)
+            values, counts = single.others_groups()
+            return personalized_shuffle_epsilon_lower(single.victim_epsilon, values, delta, rtol=self.rtol, others_counts=counts)
         return variation_ratio_epsilon_lower(single.params, single.n, delta, gamma=single.gamma, rtol=self.rtol)
 
 

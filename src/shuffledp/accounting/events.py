@@ -279,19 +279,22 @@ class PersonalizedShuffleEvent:
 
     Parameters
     ----------
-    victim_epsilon : float, finite and > 0
-        The victim's local budget.
+    victim_epsilon : float, in [1e-6, 700]
+        The victim's local budget (one number).
     others : sequence of (float, int)
-        (budget, number of other users with that budget); the budgets finite and > 0.
+        (budget, number of other users with that budget); the budgets in [1e-6, 700].
     family : {"binary-rr", "k-rr", "laplace"}
         The randomizer family every user applies.
     k : int or None
-        Alphabet size for "k-rr" (None otherwise).
+        Alphabet size for "k-rr" (None for the other families).
 
     Raises
     ------
     PrivacyParameterError
-        For a budget that is not finite and > 0, a count < 1, or more than 2^53 users.
+        For a budget out of range or not a number (bools and strings are refused), a count
+        < 1, more than 2^53 users, or a k given with a family other than "k-rr".
+    ShapeError
+        For an array ``victim_epsilon``.
     NoCloneBoundError
         For a family without a clone bound (or "k-rr" without k).
 
@@ -312,12 +315,11 @@ class PersonalizedShuffleEvent:
     k: int | None = None
 
     def __post_init__(self) -> None:
-        from shuffledp.accounting.personalized import check_budgets, check_family
+        from shuffledp.accounting.personalized import _check_victim, check_budgets, check_family
 
         check_family(self.family, self.k)
         object.__setattr__(self, "k", None if self.k is None else int(self.k))
-        victim = float(check_budgets(self.victim_epsilon, "victim_epsilon")[0])
-        object.__setattr__(self, "victim_epsilon", victim)
+        object.__setattr__(self, "victim_epsilon", _check_victim(self.victim_epsilon, "one event per victim", "victim_epsilon"))
         try:
             pairs = [(budget, count) for budget, count in self.others]
         except (TypeError, ValueError):
@@ -364,8 +366,19 @@ class PersonalizedShuffleEvent:
         """Users in the release, the victim included."""
         return 1 + sum(count for _, count in self.others)
 
+    def others_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """The other users as (distinct budgets ascending, counts): what the accountants price.
+
+        Examples
+        --------
+        >>> PersonalizedShuffleEvent(1.0, ((0.5, 2**40),)).others_groups()
+        (array([0.5]), array([1099511627776]))
+        """
+        values = np.asarray([b for b, _ in self.others], dtype=np.float64)
+        return values, np.asarray([c for _, c in self.others], dtype=np.int64)
+
     def others_budgets(self) -> np.ndarray:
-        """One budget per other user (ascending)."""
+        """One budget per other user (ascending): one float per user, prefer `others_groups` for large n."""
         if not self.others:
             return np.zeros(0)
         values, counts = zip(*self.others)
@@ -471,8 +484,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         if kind == "composed":
             return ComposedEvent(tuple(event_from_dict(e) for e in data["events"]))
         if kind == "personalized":
-            others = tuple((float(b), c) for b, c in data["others"])
-            return PersonalizedShuffleEvent(float(data["victim_epsilon"]), others, data.get("family", "binary-rr"), data.get("k"))
+            others = tuple((b, c) for b, c in data["others"])
+            return PersonalizedShuffleEvent(data["victim_epsilon"], others, data.get("family", "binary-rr"), data.get("k"))
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, PrivacyParameterError):
             raise

@@ -37,14 +37,17 @@ Feldman, McMillan, Talwar FOCS 2021 / SODA 2023 (clones; not in /work/shared/pap
 from __future__ import annotations
 
 import math
+import numbers
+import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 from scipy import optimize, special, stats
 
 from shuffledp._util.validation import check_probability
-from shuffledp.accounting._rounding import EPS_CEILING, rel_slack, tail_budget
+from shuffledp.accounting._rounding import EPS_CEILING, N_MAX, rel_slack, tail_budget
+from shuffledp.accounting.bounds import check_delta, check_n
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, count_window, solve_epsilon
 from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError
 
@@ -59,16 +62,59 @@ _FFT_FACTOR = 10.0
 
 # --------------------------------------------------------------------------- validation
 
+#: Budgets accepted here: the accounting module's eps0 range.  Below 1e-6 the victim's pair
+#: would rest on e^eps - 1 with float64 rounding error above u/eps ~ 2e-10 that the engine does
+#: not charge; above 700, e^eps overflows float64 (math.exp raises above ~709.78).
+MIN_BUDGET = 1e-6
+MAX_BUDGET = 700.0
+#: Widest clone-count law computed (entries, ~20 s of epsilon search at this width); beyond it
+#: (about 10^10 users at clone capacity 1/2) the law is refused rather than allocated.
+MAX_COUNT_WIDTH = 2**20
 
-def check_budgets(values: Any, name: str) -> np.ndarray:
-    """``values`` as a 1-d float array of finite budgets > 0 (PrivacyParameterError naming ``name``).
+
+def _check_real(value: Any, name: str) -> float:
+    """``value`` as a float if it is a real number (numpy scalars included); never a bool or a numeric string."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+        raise PrivacyParameterError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _real_array(values: Any, name: str, *, bits: bool = False) -> np.ndarray:
+    """``values`` as a float64 array (any shape) of real numbers: strings, and bools unless ``bits``, refused.
+
+    A numpy array is judged by its dtype; anything else element by element (numpy would turn
+    ``[1, True]`` into ``[1, 1]`` and ``[1.0, "2"]`` into strings).
+    """
+    numeric = isinstance(values, np.ndarray) and values.dtype.kind in ("iufb" if bits else "iuf")
+    allowed = (numbers.Real, np.bool_) if bits else numbers.Real
+    refused = () if bits else (bool, np.bool_)
+    try:
+        arr = values if numeric else np.asarray(values, dtype=object)
+        if not numeric:
+            flat = arr.ravel()
+            bad = next((i for i, x in enumerate(flat) if not isinstance(x, allowed) or isinstance(x, refused)), None)
+            if bad is not None:
+                what = "numbers or bools (no strings)" if bits else "numbers only (no bools or strings)"
+                raise PrivacyParameterError(f"{name} must contain {what}, got {flat[bad]!r} at index {bad}")
+        return np.asarray(arr, dtype=np.float64)
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, PrivacyParameterError):
+            raise
+        raise ShapeError(f"{name} must be an array of numbers, got {values!r:.80}") from None
+
+
+def check_budgets(values: Any, name: str, *, allow_empty: bool = True) -> np.ndarray:
+    """``values`` as a 1-d float array of budgets in [`MIN_BUDGET`, `MAX_BUDGET`] (named errors).
 
     Parameters
     ----------
     values : float or array_like
-        Local budgets eps_i, each finite and > 0 (a scalar becomes a length-1 array).
+        Local budgets eps_i, each a number (no bools or strings) in [1e-6, 700]; a scalar
+        becomes a length-1 array.
     name : str
         The parameter name quoted in error messages.
+    allow_empty : bool
+        Whether an empty array is accepted.
 
     Returns
     -------
@@ -78,26 +124,62 @@ def check_budgets(values: Any, name: str) -> np.ndarray:
     Raises
     ------
     ShapeError
-        If ``values`` has more than one dimension.
+        If ``values`` has more than one dimension or is ragged.
     PrivacyParameterError
-        If a budget is not finite or not > 0.
+        If a budget is not a number, not finite or out of range, or ``values`` is empty
+        and ``allow_empty`` is False.
 
     Examples
     --------
     >>> check_budgets(0.5, "budgets").tolist()
     [0.5]
-    >>> check_budgets([1.0, -1.0], "budgets")
+    >>> check_budgets([1.0, 1000.0], "budgets")
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: budgets must be finite and > 0, got ...-1.0... at index 1
+    shuffledp.errors.PrivacyParameterError: budgets must be finite and in [1e-06, 700], got 1000.0 at index 1
     """
-    arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    arr = _real_array(values, name)
+    scalar = arr.ndim == 0
+    arr = np.atleast_1d(arr)
     if arr.ndim != 1:
         raise ShapeError(f"{name} must be a 1-d array of budgets, got shape {arr.shape}")
-    bad = ~(np.isfinite(arr) & (arr > 0.0))
+    if not allow_empty and arr.size == 0:
+        raise PrivacyParameterError(f"{name} must hold at least one budget, got an empty array")
+    bad = ~(np.isfinite(arr) & (arr >= MIN_BUDGET) & (arr <= MAX_BUDGET))
     if bad.any():
-        raise PrivacyParameterError(f"{name} must be finite and > 0, got {arr[bad][0]!r} at index {int(np.argmax(bad))}")
+        i = int(np.argmax(bad))
+        where = "" if scalar else f" at index {i}"
+        raise PrivacyParameterError(f"{name} must be finite and in [{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {float(arr[i])!r}{where}")
     return arr
+
+
+def _check_victim(victim_eps: Any, plural: str, name: str = "victim_eps") -> float:
+    """The victim's one budget; an array is refused with a pointer to ``plural`` (all victims at once)."""
+    if _real_array(victim_eps, name).ndim != 0:
+        raise ShapeError(f"{name} must be one budget, got {victim_eps!r:.80}; for a bound per user use {plural}")
+    return float(check_budgets(victim_eps, name)[0])
+
+
+def _check_counts(counts: Any, size: int, name: str) -> np.ndarray:
+    """Multiplicities: ``size`` integers >= 0 summing to at most 2^53 - 1 (float64-exact user counts)."""
+    arr = _real_array(counts, name).ravel()
+    if arr.size != size:
+        raise ShapeError(f"{name} must have one count per budget ({size}), got {arr.size}")
+    bad = ~(np.isfinite(arr) & (arr >= 0.0) & (arr == np.round(arr)) & (arr < N_MAX))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise PrivacyParameterError(f"{name} must be integers in [0, 2^53), got {float(arr[i])!r} at index {i}")
+    if math.fsum(arr) >= N_MAX:
+        raise PrivacyParameterError(f"{name} must sum to fewer than 2^53 users (with the victim at most 2^53), got {math.fsum(arr):.6g}")
+    return arr.astype(np.int64)
+
+
+def _others(others_eps: Any, others_counts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The other users as (budgets, counts): one user per entry of ``others_eps`` unless counts are given."""
+    o = check_budgets(others_eps, "others_eps")
+    if others_counts is None:
+        return o, np.ones(o.size, dtype=np.int64)
+    return o, _check_counts(others_counts, o.size, "others_counts")
 
 
 #: Most distinct budgets priced in one call: each needs its own clone-count law and search (~3 ms).
@@ -132,6 +214,20 @@ def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets") -> tuple[
 def check_family(family: str, k: int | None) -> None:
     """Raise NoCloneBoundError unless ``family`` has a clone bound (and "k-rr" an integer k >= 2).
 
+    Parameters
+    ----------
+    family : str
+        One of `FAMILIES`.
+    k : int or None
+        The alphabet size: an integer >= 2 for "k-rr", None for the other families.
+
+    Raises
+    ------
+    NoCloneBoundError
+        For a family without a clone bound, or "k-rr" without a valid k.
+    PrivacyParameterError
+        For a k given with another family.
+
     Examples
     --------
     >>> check_family("k-rr", 3)
@@ -139,10 +235,18 @@ def check_family(family: str, k: int | None) -> None:
     Traceback (most recent call last):
     ...
     shuffledp.errors.NoCloneBoundError: family must be one of binary-rr, k-rr, laplace (the families with a clone bound), got 'gaussian'
+    >>> check_family("binary-rr", 3)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: k is only for family 'k-rr', got k=3 with family 'binary-rr'
     """
-    if family not in FAMILIES:
+    if not isinstance(family, str) or family not in FAMILIES:
         raise NoCloneBoundError(f"family must be one of {', '.join(FAMILIES)} (the families with a clone bound), got {family!r}")
-    if family == "k-rr" and (k is None or int(k) != k or k < 2):
+    if family != "k-rr":
+        if k is not None:
+            raise PrivacyParameterError(f"k is only for family 'k-rr', got k={k!r} with family {family!r}")
+        return
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (numbers.Integral, float)) or int(k) != k or k < 2:
         raise NoCloneBoundError(f"family 'k-rr' needs the alphabet size k, an integer >= 2, got k={k!r}")
 
 
@@ -173,7 +277,7 @@ def clone_capacity(victim_eps: Any, other_eps: Any, family: str = "binary-rr", k
 
     Parameters
     ----------
-    victim_eps, other_eps : float or array, > 0 (broadcast)
+    victim_eps, other_eps : float or array, in [1e-6, 700] (broadcast)
     family : {"binary-rr", "k-rr", "laplace"}
     k : int, >= 2, for "k-rr"
 
@@ -198,10 +302,8 @@ def clone_capacity(victim_eps: Any, other_eps: Any, family: str = "binary-rr", k
     o = check_budgets(other_eps, "other_eps")
     if family == "binary-rr":
         c = 2.0 / (1.0 + np.exp(o)) + 0.0 * v
-    elif family == "k-rr":
-        with np.errstate(over="ignore"):
-            c = 2.0 * (np.exp(v) + k - 1.0) / ((np.exp(o) + k - 1.0) * (np.exp(v) + 1.0))
-        c = np.where(np.isfinite(c), c, 2.0 / (np.exp(o) + k - 1.0))  # e^eps_v overflowed: the limit
+    elif family == "k-rr":  # the formula above as 2/(e^eps_o + k - 1) (1 + (k - 2)/(e^eps_v + 1)): no overflow
+        c = 2.0 / (np.exp(o) + k - 1.0) * (1.0 + (k - 2.0) / (np.exp(v) + 1.0))
     else:
         c = np.where(o <= v, o / v * np.exp(-o), 0.0)
     c = np.minimum(c, 1.0) * (1.0 - 8.0 * _U)
@@ -374,7 +476,20 @@ def _batched_tree(singles: np.ndarray, leaves: list[CountPmf], share: float) -> 
     return [CountPmf(int(o), r, rel, float(e), float(m), float(a), float(v)) for o, r, e, m, a, v in zip(offsets, rows, abs_err, missing, mu, var)]
 
 
-def poisson_binomial(probs: Any, cut: float = 1e-30) -> CountPmf:
+def _check_width(var: float, cut: float) -> None:
+    """Refuse a count law whose Bernstein window would exceed `MAX_COUNT_WIDTH` entries."""
+    cut = max(cut, 1e-305)
+    width = 2.0 * float(_bernstein_radius(var, cut)) + 1.0
+    if width > MAX_COUNT_WIDTH:
+        log_term = math.log(2.0 / cut)  # the variance whose window is MAX_COUNT_WIDTH wide (_bernstein_radius inverted)
+        var_max = ((MAX_COUNT_WIDTH / 2.0 - 1.0 - log_term / 3.0) ** 2 - (log_term / 3.0) ** 2) / (2.0 * log_term)
+        raise PrivacyParameterError(
+            f"the clone count of these users has variance {var:.4g}: its law would need about {width:.3g} entries, "
+            f"more than MAX_COUNT_WIDTH = {MAX_COUNT_WIDTH:,} (variance at most about {var_max:.3g}, e.g. "
+            f"{4.0 * var_max:.3g} users at clone capacity 1/2)")
+
+
+def poisson_binomial(probs: Any, cut: float = 1e-30, counts: Any = None) -> CountPmf:
     """Law of a sum of independent Bernoulli(probs), by divide-and-conquer convolution.
 
     Leaves are grouped by equal probability into binomials; the tree multiplies them
@@ -384,26 +499,51 @@ def poisson_binomial(probs: Any, cut: float = 1e-30) -> CountPmf:
     Parameters
     ----------
     probs : array of float in [0, 1]
+        The success probabilities.
     cut : float, >= 0
+        Total edge mass that may be trimmed.
+    counts : array of int >= 0, optional
+        Number of Bernoullis with each probability (default one each): the law is built
+        from these groups, never one entry per Bernoulli.
 
     Returns
     -------
     CountPmf
+
+    Raises
+    ------
+    PrivacyParameterError
+        For a probability outside [0, 1], ``cut`` outside [0, 1), bad counts (no bools or
+        strings anywhere), or a law wider than `MAX_COUNT_WIDTH` entries.
 
     Examples
     --------
     >>> pb = poisson_binomial([0.5, 0.5, 0.5])
     >>> pb.offset, [round(float(v), 12) for v in pb.pmf]
     (0, [0.125, 0.375, 0.375, 0.125])
+    >>> poisson_binomial([0.5], counts=[3]).pmf.size
+    4
     """
-    p = np.asarray(probs, dtype=np.float64).ravel()
-    values, counts = np.unique(p[p > 0.0], return_counts=True)
+    p = _real_array(probs, "probs").ravel()
+    if not np.all((p >= 0.0) & (p <= 1.0)):
+        raise PrivacyParameterError(f"probs must lie in [0, 1], got {float(p[~((p >= 0.0) & (p <= 1.0))][0])!r}")
+    cut = check_probability(_check_real(cut, "cut"), "cut", open_low=False)
+    m = np.ones(p.size, dtype=np.int64) if counts is None else _check_counts(counts, p.size, "counts")
+    return _grouped_law(p, m, cut)
+
+
+def _grouped_law(p: np.ndarray, m: np.ndarray, cut: float) -> CountPmf:
+    """`poisson_binomial` of validated inputs: ``m[j]`` Bernoullis of probability ``p[j]``."""
+    keep = (p > 0.0) & (m > 0)
+    values, inverse = np.unique(p[keep], return_inverse=True)
     if values.size == 0:
         return _ONE
+    counts = np.bincount(inverse.ravel(), weights=m[keep].astype(np.float64)).astype(np.int64)  # sums < 2^53: exact
+    _check_width(float(np.sum(counts * values * (1.0 - values))), cut)
     # every node of the tree is trimmed at most once: 2 * values.size trims in all
     share = cut / (4.0 * values.size)
     single = counts == 1
-    nodes = [binomial_count(int(m), float(q), share) for q, m in zip(values[~single], counts[~single])]
+    nodes = [binomial_count(int(c), float(q), share) for q, c in zip(values[~single], counts[~single])]
     short = [node for node in nodes if node.pmf.size <= 64]
     if single.sum() + len(short) > 64:
         nodes = [node for node in nodes if node.pmf.size > 64] + _batched_tree(values[single], short, share)
@@ -417,19 +557,40 @@ def poisson_binomial(probs: Any, cut: float = 1e-30) -> CountPmf:
     return nodes[0]
 
 
-def _leave_one_out(values: np.ndarray, counts: np.ndarray, cut: float) -> list[CountPmf]:
-    """For each group g: the law of the sum over all users but one of group g (prefix x suffix products)."""
+def _leave_one_out(values: np.ndarray, counts: np.ndarray, cut: float) -> Iterator[CountPmf]:
+    """For each group g in order, the law of the sum over all users but one of group g.
+
+    prefix(g) x suffix(g) x Binom(counts[g] - 1, values[g]), streamed: the suffix products are
+    computed once from the right keeping one per block of ~sqrt(G) groups, then recomputed
+    block by block while the prefix runs forward.  A caller that solves each law and drops
+    it holds O(sqrt(G)) laws instead of 2G, and the results are bit for bit those of keeping
+    every prefix and suffix (the same operations in the same order).
+    """
     g = values.size
+    if g:
+        _check_width(float(np.sum(counts * values * (1.0 - values))), cut)
     share = cut / (4.0 * max(g, 1))
     leaves = [binomial_count(int(m), float(q), share) for q, m in zip(values, counts)]
-    minus = [binomial_count(int(m) - 1, float(q), share) for q, m in zip(values, counts)]
-    prefix, suffix = [_ONE], [_ONE]
-    for leaf in leaves[:-1]:
-        prefix.append(_trim(_convolve(prefix[-1], leaf), share))
-    for leaf in leaves[:0:-1]:
-        suffix.append(_trim(_convolve(suffix[-1], leaf), share))
-    suffix.reverse()
-    return [_trim(_convolve(_convolve(prefix[i], suffix[i]), minus[i]), share) for i in range(g)]
+    block = max(1, math.isqrt(g))
+    ends = set(range(block - 1, g - 1, block)) | {g - 1}  # each block's last group
+
+    def suffixes(last: int, stop: int, start: CountPmf) -> Iterator[tuple[int, CountPmf]]:
+        """(i, product of leaves[i + 1:]) for i = last down to stop, from that of ``last``."""
+        for i in range(last, stop - 1, -1):
+            if i < last:
+                start = _trim(_convolve(start, leaves[i + 1]), share)
+            yield i, start
+
+    checkpoints = {i: s for i, s in suffixes(g - 1, 0, _ONE) if i in ends}
+    prefix = _ONE
+    for first in range(0, g, block):
+        last = min(first + block, g) - 1
+        inside = dict(suffixes(last, first, checkpoints.pop(last)))
+        for i in range(first, last + 1):
+            minus = binomial_count(int(counts[i]) - 1, float(values[i]), share)
+            yield _trim(_convolve(_convolve(prefix, inside.pop(i)), minus), share)
+            if i < g - 1:
+                prefix = _trim(_convolve(prefix, leaves[i]), share)
 
 
 # --------------------------------------------------------------------------- upper bound
@@ -465,15 +626,35 @@ def _solve_upper(victim_eps: float, count: CountPmf, delta: float, rtol: float, 
     return solve_epsilon(div.upper, delta, min(cap, EPS_CEILING), guess, rtol, True, cap=cap)
 
 
-def _check_common(delta: float, rtol: float) -> tuple[float, float]:
-    delta = check_probability(delta, "delta")
+def _check_common(delta: Any, rtol: Any) -> tuple[float, float]:
+    """delta in [1e-300, 1) and rtol in [1e-12, 1e-2], both numbers (no bools or strings)."""
+    delta = check_delta(_check_real(delta, "delta"))
+    rtol = _check_real(rtol, "rtol")
     if not (1e-12 <= rtol <= 1e-2):
         raise PrivacyParameterError(f"rtol must lie in [1e-12, 1e-2], got {rtol!r}")
     return delta, rtol
 
 
+def _clone_count(victim_eps: float, values: np.ndarray, counts: np.ndarray, family: str, k: int | None, cut: float) -> CountPmf:
+    """Law of C: ``counts[j]`` other users at budget ``values[j]``, each a clone w.p. its clone capacity."""
+    caps = np.atleast_1d(clone_capacity(victim_eps, values, family, k)) if values.size else np.zeros(0)
+    return _grouped_law(caps, counts, cut)
+
+
+#: Where a victim given as an array is pointed to.
+_ALL_VICTIMS = "personalized_shuffle_epsilons(budgets, delta)"
+_ALL_VICTIMS_LOWER = "personalized_shuffle_epsilons_lower(budgets, delta)"
+
+
 def personalized_shuffle_epsilon(
-    victim_eps: float, others_eps: Sequence[float], delta: float, family: str = "binary-rr", *, k: int | None = None, rtol: float = 1e-6
+    victim_eps: float,
+    others_eps: Sequence[float],
+    delta: float,
+    family: str = "binary-rr",
+    *,
+    k: int | None = None,
+    rtol: float = 1e-6,
+    others_counts: Sequence[int] | None = None,
 ) -> float:
     """Certified upper bound on the central epsilon of one victim among users with their own budgets.
 
@@ -482,14 +663,18 @@ def personalized_shuffle_epsilon(
 
     Parameters
     ----------
-    victim_eps : float, > 0
-    others_eps : array of float, > 0
-        Budgets of the other n - 1 users.
-    delta : float, in (0, 1)
+    victim_eps : float, in [1e-6, 700]
+        The victim's one budget (for every user's bound use `personalized_shuffle_epsilons`).
+    others_eps : array of float, in [1e-6, 700]
+        Budgets of the other n - 1 users (one per user, or one per group with ``others_counts``).
+    delta : float, in [1e-300, 1)
     family : {"binary-rr", "k-rr", "laplace"}
-    k : int, for "k-rr"
+    k : int, for "k-rr" only
     rtol : float, in [1e-12, 1e-2]
         Relative spacing of the epsilon grid (the result is rounded up to it).
+    others_counts : array of int >= 0, optional
+        Number of other users with each budget of ``others_eps`` (default one each; total < 2^53).
+        The clone count's law is built from these groups, never one entry per user.
 
     Returns
     -------
@@ -498,6 +683,8 @@ def personalized_shuffle_epsilon(
     Raises
     ------
     PrivacyParameterError, NoCloneBoundError, ShapeError
+        For an argument out of range (no bools or strings), an array ``victim_eps``, or a
+        clone count too wide to compute (`MAX_COUNT_WIDTH`).
 
     Examples
     --------
@@ -506,13 +693,14 @@ def personalized_shuffle_epsilon(
     >>> ref = pair_epsilon(DominatingPair.clones(1.0, 1000, stronger=True), 1e-6, 1e-6, upper=True)
     >>> abs(mine - ref) <= 2e-6 * ref
     True
+    >>> mine == personalized_shuffle_epsilon(1.0, [1.0], 1e-6, others_counts=[999])
+    True
     """
     delta, rtol = _check_common(delta, rtol)
-    v = float(check_budgets(victim_eps, "victim_eps")[0])
-    o = check_budgets(others_eps, "others_eps")
-    caps = np.atleast_1d(clone_capacity(v, o, family, k)) if o.size else np.zeros(0)
-    count = poisson_binomial(caps, cut=tail_budget(delta, rtol))
-    return _solve_upper(v, count, delta, rtol)
+    v = _check_victim(victim_eps, _ALL_VICTIMS)
+    values, counts = _others(others_eps, others_counts)
+    check_family(family, k)
+    return _solve_upper(v, _clone_count(v, values, counts, family, k, tail_budget(delta, rtol)), delta, rtol)
 
 
 def personalized_shuffle_epsilons(
@@ -521,16 +709,23 @@ def personalized_shuffle_epsilons(
     """Upper bound for every distinct budget of a population (each user the victim in turn).
 
     For binary RR the capacities do not depend on the victim, so the laws of C for all
-    victims come from prefix and suffix products over the groups of equal budget.
+    victims come from one product tree over the groups of equal budget (`_leave_one_out`,
+    streamed: each law is solved and dropped).
 
     Parameters
     ----------
-    budgets : array of float, > 0, one per user (n >= 1)
+    budgets : array of float, in [1e-6, 700], one per user (at least one)
     delta, family, k, rtol : as `personalized_shuffle_epsilon`
 
     Returns
     -------
     (distinct budgets ascending, their upper bounds)
+
+    Raises
+    ------
+    PrivacyParameterError, NoCloneBoundError, ShapeError
+        For an argument out of range, an empty ``budgets`` or more than
+        `MAX_DISTINCT_BUDGETS` distinct budgets.
 
     Examples
     --------
@@ -539,23 +734,20 @@ def personalized_shuffle_epsilons(
     ([0.5, 1.0], True)
     """
     delta, rtol = _check_common(delta, rtol)
-    all_eps = check_budgets(budgets, "budgets")
+    all_eps = check_budgets(budgets, "budgets", allow_empty=False)
     check_family(family, k)
     values, counts = check_distinct_budgets(all_eps)
     cut = tail_budget(delta, rtol)
+    eps: list[float] = []
     if family == "binary-rr":
         caps = np.atleast_1d(clone_capacity(values[0], values, family))
-        counts_by_victim = _leave_one_out(caps, counts, cut)
-        eps = []
-        for v, cnt in zip(values, counts_by_victim):  # the previous victim's answer is a close guess
+        for v, cnt in zip(values, _leave_one_out(caps, counts, cut)):  # the previous victim's answer is a close guess
             eps.append(_solve_upper(float(v), cnt, delta, rtol, eps[-1] if eps else None))
     else:
-        eps = []
         for i, v in enumerate(values):
             others = counts.copy()
             others[i] -= 1
-            caps = np.repeat(np.atleast_1d(clone_capacity(v, values, family, k)), others)
-            eps.append(_solve_upper(float(v), poisson_binomial(caps, cut), delta, rtol))
+            eps.append(_solve_upper(float(v), _clone_count(float(v), values, others, family, k, cut), delta, rtol))
     return values, np.asarray(eps)
 
 
@@ -571,21 +763,26 @@ def personalized_shuffle_delta(
     *,
     k: int | None = None,
     tail_mass: float = _DELTA_TAIL,
+    others_counts: Sequence[int] | None = None,
 ) -> float:
     """Certified upper bound on delta at ``epsilon`` for one victim: the clone pair's divergence.
 
     The same pair as `personalized_shuffle_epsilon` (C ~ PoissonBinomial of the clone capacities),
     evaluated at a given epsilon; trimmed mass (at most 1e-30) and round-off are added.  0 for
-    ``epsilon`` >= ``victim_eps`` (the victim's own pure LDP).  ``tail_mass``: the clone-count
-    mass that may be trimmed (and is charged).
+    ``epsilon`` >= ``victim_eps`` (the victim's own pure LDP).
 
     Parameters
     ----------
-    victim_eps : float, > 0
-    others_eps : array of float, > 0
+    victim_eps : float, in [1e-6, 700]
+        The victim's one budget.
+    others_eps : array of float, in [1e-6, 700]
     epsilon : float, >= 0
     family : {"binary-rr", "k-rr", "laplace"}
-    k : int, for "k-rr"
+    k : int, for "k-rr" only
+    tail_mass : float, in (0, 1)
+        The clone-count mass that may be trimmed (and is charged).
+    others_counts : array of int >= 0, optional
+        As `personalized_shuffle_epsilon`.
 
     Returns
     -------
@@ -601,17 +798,36 @@ def personalized_shuffle_delta(
     >>> personalized_shuffle_delta(1.0, [0.5] * 500 + [2.0] * 499, eps) <= 1e-6
     True
     """
-    epsilon = float(epsilon)
+    epsilon = _check_real(epsilon, "epsilon")
     if not (math.isfinite(epsilon) and epsilon >= 0.0):
         raise PrivacyParameterError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    return personalized_divergence(victim_eps, others_eps, family, k=k, tail_mass=tail_mass)(epsilon)
+    return personalized_divergence(victim_eps, others_eps, family, k=k, tail_mass=tail_mass, others_counts=others_counts)(epsilon)
 
 
 def personalized_divergence(
-    victim_eps: float, others_eps: Sequence[float], family: str = "binary-rr", *, k: int | None = None,
+    victim_eps: float,
+    others_eps: Sequence[float],
+    family: str = "binary-rr",
+    *,
+    k: int | None = None,
     tail_mass: float = _DELTA_TAIL,
+    others_counts: Sequence[int] | None = None,
 ) -> Callable[[float], float]:
     """eps -> `personalized_shuffle_delta` at eps, with the clone count's law computed once.
+
+    Parameters
+    ----------
+    victim_eps, others_eps, family, k, tail_mass, others_counts
+        As `personalized_shuffle_delta`.
+
+    Returns
+    -------
+    callable
+        float eps >= 0 -> certified upper bound on delta(eps).
+
+    Raises
+    ------
+    PrivacyParameterError, NoCloneBoundError, ShapeError
 
     Examples
     --------
@@ -619,11 +835,11 @@ def personalized_divergence(
     >>> div(0.05) > div(0.1) > div(1.0) == 0.0
     True
     """
-    v = float(check_budgets(victim_eps, "victim_eps")[0])
-    o = check_budgets(others_eps, "others_eps")
+    v = _check_victim(victim_eps, "one call per victim")
+    values, counts = _others(others_eps, others_counts)
     check_family(family, k)
-    caps = np.atleast_1d(clone_capacity(v, o, family, k)) if o.size else np.zeros(0)
-    upper = _count_divergence(v, poisson_binomial(caps, cut=check_probability(tail_mass, "tail_mass"))).upper
+    cut = check_probability(_check_real(tail_mass, "tail_mass"), "tail_mass")
+    upper = _count_divergence(v, _clone_count(v, values, counts, family, k, cut)).upper
     return lambda eps: 0.0 if eps >= v else upper(eps)
 
 
@@ -662,6 +878,7 @@ def personalized_shuffle_epsilon_lower(
     *,
     others_inputs: Sequence[int] | None = None,
     rtol: float = 1e-6,
+    others_counts: Sequence[int] | None = None,
 ) -> float:
     """Certified lower bound for binary RR: the exact divergence of one neighbouring pair.
 
@@ -672,15 +889,23 @@ def personalized_shuffle_epsilon_lower(
 
     Parameters
     ----------
-    victim_eps : float, > 0
-    others_eps : array of float, > 0
-    delta : float, in (0, 1)
-    others_inputs : array of {0, 1}, same length as ``others_eps``
+    victim_eps : float, in [1e-6, 700]
+        The victim's one budget (for every user's bound use `personalized_shuffle_epsilons_lower`).
+    others_eps : array of float, in [1e-6, 700]
+    delta : float, in [1e-300, 1)
+    others_inputs : array of {0, 1} or bool, same length as ``others_eps``
+        The other users' bits (strings refused).
     rtol : float, in [1e-12, 1e-2]
+    others_counts : array of int >= 0, optional
+        Number of other users with each entry of ``others_eps`` (and its input); default one each.
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    PrivacyParameterError, ShapeError
 
     Examples
     --------
@@ -690,15 +915,15 @@ def personalized_shuffle_epsilon_lower(
     True
     """
     delta, rtol = _check_common(delta, rtol)
-    v = float(check_budgets(victim_eps, "victim_eps")[0])
-    o = check_budgets(others_eps, "others_eps")
-    x = np.zeros(o.size) if others_inputs is None else np.asarray(others_inputs, dtype=np.float64).ravel()
+    v = _check_victim(victim_eps, _ALL_VICTIMS_LOWER)
+    o, counts = _others(others_eps, others_counts)
+    x = np.zeros(o.size) if others_inputs is None else _real_array(others_inputs, "others_inputs", bits=True).ravel()
     if x.size != o.size:
         raise ShapeError(f"others_inputs must have one bit per entry of others_eps ({o.size}), got {x.size}")
     if not np.all((x == 0.0) | (x == 1.0)):
         raise PrivacyParameterError("others_inputs must contain only 0 and 1")
     q = 1.0 / (1.0 + np.exp(o))
-    ones = poisson_binomial(np.where(x == 1.0, 1.0 - q, q), cut=tail_budget(delta, rtol))
+    ones = _grouped_law(np.where(x == 1.0, 1.0 - q, q), counts, tail_budget(delta, rtol))
     return _solve_lower(v, ones, delta, rtol)
 
 
@@ -715,9 +940,9 @@ def personalized_shuffle_epsilons_lower(budgets: Sequence[float], delta: float, 
 
     Parameters
     ----------
-    budgets : sequence of float, each > 0
-        Every user's local budget (binary RR).
-    delta : float, in (0, 1)
+    budgets : sequence of float, each in [1e-6, 700]
+        Every user's local budget (binary RR), at least one.
+    delta : float, in [1e-300, 1)
         Target delta.
     rtol : float, in [1e-12, 1e-2]
         Relative precision of the epsilon grid search.
@@ -731,7 +956,8 @@ def personalized_shuffle_epsilons_lower(budgets: Sequence[float], delta: float, 
     Raises
     ------
     PrivacyParameterError
-        For a budget, ``delta`` or ``rtol`` out of range.
+        For a budget, ``delta`` or ``rtol`` out of range, an empty ``budgets`` or more than
+        `MAX_DISTINCT_BUDGETS` distinct budgets.
 
     References
     ----------
@@ -745,14 +971,30 @@ def personalized_shuffle_epsilons_lower(budgets: Sequence[float], delta: float, 
     True
     """
     delta, rtol = _check_common(delta, rtol)
-    all_eps = check_budgets(budgets, "budgets")
-    values, counts = check_distinct_budgets(all_eps)
+    values, counts = check_distinct_budgets(check_budgets(budgets, "budgets", allow_empty=False))
     probs = 1.0 / (1.0 + np.exp(values))
-    ones = _leave_one_out(probs, counts, tail_budget(delta, rtol))
+    ones = _leave_one_out(probs, counts, tail_budget(delta, rtol))  # streamed: each law solved, then dropped
     return values, np.asarray([_solve_lower(float(v), s, delta, rtol) for v, s in zip(values, ones)])
 
 
 # --------------------------------------------------------------------------- competitors
+
+
+def _eapes_inputs(eps: Any, deltas: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The other users' budgets (at least one) and deltas in [0, 1) (default 0), validated."""
+    e = check_budgets(eps, name, allow_empty=False)
+    d = np.zeros(e.size) if deltas is None else _real_array(deltas, "deltas").ravel()
+    if d.size != e.size:
+        raise ShapeError(f"deltas must have one entry per entry of {name} ({e.size}), got {d.size}")
+    if not np.all((d >= 0.0) & (d < 1.0)):
+        raise PrivacyParameterError(f"deltas must lie in [0, 1), got {float(d[~((d >= 0.0) & (d < 1.0))][0])!r}")
+    return e, d
+
+
+def _eapes_mu(e: np.ndarray, d: np.ndarray) -> float:
+    """mu of validated inputs; math.inf when 2 / sum overflows float64 (no amplification at all)."""
+    total = float(np.sum((1.0 - d) / (1.0 + np.exp(e))))
+    return math.sqrt(2.0 / total) if total > 2.0 / sys.float_info.max else math.inf
 
 
 def eapes_mu(eps: Sequence[float], deltas: Sequence[float] | None = None) -> float:
@@ -760,26 +1002,25 @@ def eapes_mu(eps: Sequence[float], deltas: Sequence[float] | None = None) -> flo
 
     Parameters
     ----------
-    eps : array of float, > 0
+    eps : array of float, in [1e-6, 700], at least one
         The other users' local budgets.
     deltas : array of float in [0, 1), same length (default 0)
 
     Returns
     -------
     float
+        math.inf if 2 / sum overflows float64.
+
+    Raises
+    ------
+    PrivacyParameterError, ShapeError
 
     Examples
     --------
     >>> round(eapes_mu([0.0001] * 200), 4)
     0.1414
     """
-    e = check_budgets(eps, "eps")
-    d = np.zeros(e.size) if deltas is None else np.asarray(deltas, dtype=np.float64).ravel()
-    if d.size != e.size:
-        raise ShapeError(f"deltas must have one entry per entry of eps ({e.size}), got {d.size}")
-    if not np.all((d >= 0.0) & (d < 1.0)):
-        raise PrivacyParameterError(f"deltas must lie in [0, 1), got {d[~((d >= 0.0) & (d < 1.0))][0]!r}")
-    return math.sqrt(2.0 / float(np.sum((1.0 - d) / (1.0 + np.exp(e)))))
+    return _eapes_mu(*_eapes_inputs(eps, deltas, "eps"))
 
 
 def gdp_delta(eps: float, mu: float) -> float:
@@ -797,6 +1038,11 @@ def gdp_delta(eps: float, mu: float) -> float:
     float
         delta(eps) in [0, 1).
 
+    Raises
+    ------
+    PrivacyParameterError
+        For ``eps`` or ``mu`` out of range or not a number (no bools or strings).
+
     References
     ----------
     personalized-shuffle-eapes.txt §2.3, Fact 2.
@@ -811,6 +1057,11 @@ def gdp_delta(eps: float, mu: float) -> float:
     >>> gdp_delta(1.0, 1.0) < gdp_delta(0.5, 1.0)
     True
     """
+    eps, mu = _check_real(eps, "eps"), _check_real(mu, "mu")
+    if not (math.isfinite(eps) and 0.0 <= eps <= EPS_CEILING):
+        raise PrivacyParameterError(f"eps must be finite and in [0, {EPS_CEILING:g}], got {eps!r}")
+    if not (math.isfinite(mu) and mu > 0.0):
+        raise PrivacyParameterError(f"mu must be finite and > 0, got {mu!r}")
     return float(special.ndtr(-eps / mu + mu / 2.0) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2.0))
 
 
@@ -834,8 +1085,8 @@ def eapes_epsilon(
 
     Parameters
     ----------
-    others_eps : array of float, > 0
-    delta : float, in (0, 1)
+    others_eps : array of float, in [1e-6, 700], at least one
+    delta : float, in [1e-300, 1)
     others_deltas : array of float in [0, 1), optional
     berry_esseen : float, >= 0, optional
         The constant C of Lemma 3.
@@ -843,7 +1094,12 @@ def eapes_epsilon(
     Returns
     -------
     float
-        math.inf when no epsilon reaches delta (the Berry-Esseen term alone exceeds it).
+        math.inf when no epsilon up to 700 reaches delta (the Berry-Esseen term alone exceeds
+        it, or mu is so large, e.g. others at budgets near 700, that delta_mu stays above it).
+
+    Raises
+    ------
+    PrivacyParameterError, ShapeError
 
     Examples
     --------
@@ -852,14 +1108,18 @@ def eapes_epsilon(
     >>> abs(gdp_delta(eps, mu) - 1e-6) < 1e-12
     True
     """
-    delta = check_probability(delta, "delta")
-    mu = eapes_mu(others_eps, others_deltas)
-    d_max = 0.0 if others_deltas is None else float(np.max(others_deltas, initial=0.0))
+    delta = check_delta(_check_real(delta, "delta"))
+    e, d = _eapes_inputs(others_eps, others_deltas, "others_eps")
+    mu = _eapes_mu(e, d)
+    if mu == math.inf:
+        return math.inf
+    d_max = float(np.max(d))
     g = 0.0
     if berry_esseen is not None:
-        if not (math.isfinite(berry_esseen) and berry_esseen >= 0.0):
+        c = _check_real(berry_esseen, "berry_esseen")
+        if not (math.isfinite(c) and c >= 0.0):
             raise PrivacyParameterError(f"berry_esseen must be finite and >= 0, got {berry_esseen!r}")
-        g = berry_esseen / math.sqrt(max(len(np.atleast_1d(others_eps)), 1))
+        g = c / math.sqrt(e.size)
     target = delta / (1.0 - d_max)
 
     def excess(eps_p: float) -> float:
@@ -884,11 +1144,11 @@ def weakest_budget_epsilon(
 
     Parameters
     ----------
-    n : int, >= 1
-        Number of users.
-    budgets : sequence of float, each > 0
+    n : int, in [len(budgets), 2^53]
+        Number of users (a bool or a string is refused).
+    budgets : sequence of float, each in [1e-6, 700], at least one
         The users' local budgets; only the largest is used.
-    delta : float, in (0, 1)
+    delta : float, in [1e-300, 1)
         Target delta.
     family : {"binary-rr", "k-rr", "laplace"}
         The randomizer family.
@@ -906,7 +1166,7 @@ def weakest_budget_epsilon(
     Raises
     ------
     PrivacyParameterError
-        For ``n`` or another argument out of range.
+        For ``n`` or another argument out of range, or a clone count too wide to compute.
     NoCloneBoundError
         For a family without a clone bound.
 
@@ -919,10 +1179,12 @@ def weakest_budget_epsilon(
     >>> weakest_budget_epsilon(1000, [0.5, 1.0], 1e-6) == personalized_shuffle_epsilon(1.0, [1.0] * 999, 1e-6)
     True
     """
-    eps_max = float(np.max(check_budgets(budgets, "budgets")))
-    if int(n) != n or n < 1:
-        raise PrivacyParameterError(f"n must be an integer >= 1, got {n!r}")
-    return personalized_shuffle_epsilon(eps_max, np.full(int(n) - 1, eps_max), delta, family, k=k, rtol=rtol)
+    b = check_budgets(budgets, "budgets", allow_empty=False)
+    n = check_n(n)
+    if n < b.size:
+        raise PrivacyParameterError(f"n must be at least the number of budgets ({b.size}), got n={n}")
+    eps_max = float(np.max(b))
+    return personalized_shuffle_epsilon(eps_max, [eps_max], delta, family, k=k, rtol=rtol, others_counts=[n - 1])
 
 
 #: Liu et al. 2023 (APES / "EoN") is cited by the E-APES paper but its normal-approximation
@@ -931,6 +1193,9 @@ LIU_2023_AVAILABLE = False
 
 __all__ = [
     "FAMILIES",
+    "MAX_BUDGET",
+    "MAX_COUNT_WIDTH",
+    "MIN_BUDGET",
     "CountPmf",
     "check_budgets",
     "check_family",
