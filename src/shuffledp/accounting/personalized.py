@@ -847,10 +847,15 @@ def personalized_divergence(
 
 
 def _lower_divergence(victim_eps: float, ones: CountPmf, victim_bit: int):
-    """Certified lower bound on D_{e^eps}(K | x_v = victim_bit || K | x_v = 1 - victim_bit), K = V + S."""
-    b = 1.0 / (1.0 + math.exp(victim_eps))
-    alpha = 1.0 - b if victim_bit else b  # P[V = 1] under the first input
-    beta = 1.0 - alpha  # ... under the second
+    """Certified lower bound on D_{e^eps}(K | x_v = victim_bit || K | x_v = 1 - victim_bit), K = V + S.
+
+    The victim's report probabilities come as expit(+-eps) pairs, never as 1 - p: at eps0 >= 37
+    1 - p would round to 0 and the bound would exceed the truth.  Each coefficient's own
+    round-off (<= 4 u times its operands) is charged.
+    """
+    flip, keep = float(special.expit(-victim_eps)), float(special.expit(victim_eps))
+    # (P[V=1], P[V=0]) under the first input, then under the second
+    alpha, not_alpha, beta, not_beta = (keep, flip, flip, keep) if victim_bit else (flip, keep, keep, flip)
     s = np.concatenate((ones.pmf, [0.0]))
     s_prev = np.concatenate(([0.0], ones.pmf))
     err = np.concatenate((ones.err, [0.0]))
@@ -859,16 +864,31 @@ def _lower_divergence(victim_eps: float, ones: CountPmf, victim_bit: int):
 
     def divergence(eps: float) -> float:
         e = math.exp(eps)
-        a = (1.0 - alpha) - e * (1.0 - beta)  # coefficient of S(k)
-        c = alpha - e * beta  # coefficient of S(k - 1)
+        a, a_ops = not_alpha - e * not_beta, not_alpha + e * not_beta  # coefficient of S(k)
+        c, c_ops = alpha - e * beta, alpha + e * beta  # coefficient of S(k - 1)
         terms = a * s + c * s_prev
-        mag = abs(a) + abs(c)
-        slack = abs(a) * (err + 4.0 * _U * s) + abs(c) * (err_prev + 4.0 * _U * s_prev)
+        a_mag, c_mag = abs(a) + 4.0 * _U * a_ops, abs(c) + 4.0 * _U * c_ops
+        slack = a_mag * err + c_mag * err_prev + 4.0 * _U * (a_ops * s + c_ops * s_prev)
         kept = np.maximum(terms - slack, 0.0)
-        total = float(np.sum(kept)) * (1.0 - size * _U) - mag * ones.missing
+        total = float(np.sum(kept)) * (1.0 - size * _U) - (a_mag + c_mag) * ones.missing
         return max(total, 0.0)
 
     return divergence
+
+
+def _reflect(x: CountPmf) -> CountPmf:
+    """The law of T - X on the same window (T = first + last count): shift-free divergences are unchanged."""
+    top = 2 * x.offset + x.pmf.size - 1
+    return CountPmf(x.offset, x.pmf[::-1].copy(), x.rel, x.abs_err, x.missing, top - x.mu, x.var)
+
+
+def _ones_law(others: np.ndarray, counts: np.ndarray, inputs: np.ndarray, cut: float) -> CountPmf:
+    """Law of the others' count of ones, up to a shift: flips among input-0 users plus minus the flips
+    among input-1 users, each flip with probability expit(-eps_j) (never 1 - p, which rounds to 1)."""
+    flip = special.expit(-others)
+    zeros = _grouped_law(flip[inputs == 0.0], counts[inputs == 0.0], cut / 2.0)
+    ones = _grouped_law(flip[inputs == 1.0], counts[inputs == 1.0], cut / 2.0)
+    return _convolve(zeros, _reflect(ones))
 
 
 def personalized_shuffle_epsilon_lower(
@@ -922,9 +942,7 @@ def personalized_shuffle_epsilon_lower(
         raise ShapeError(f"others_inputs must have one bit per entry of others_eps ({o.size}), got {x.size}")
     if not np.all((x == 0.0) | (x == 1.0)):
         raise PrivacyParameterError("others_inputs must contain only 0 and 1")
-    q = 1.0 / (1.0 + np.exp(o))
-    ones = _grouped_law(np.where(x == 1.0, 1.0 - q, q), counts, tail_budget(delta, rtol))
-    return _solve_lower(v, ones, delta, rtol)
+    return _solve_lower(v, _ones_law(o, counts, x, tail_budget(delta, rtol)), delta, rtol)
 
 
 def _solve_lower(v: float, ones: CountPmf, delta: float, rtol: float) -> float:
