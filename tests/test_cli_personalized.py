@@ -132,6 +132,7 @@ def test_laplace_budgets_are_used_as_given_not_rounded(tmp_path):
     assert victim["upper"] > 10 * out["rows"][1]["upper"]  # more conservative, worse guarantee
     text = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--step", "0.5"])
     assert text.exit_code == 0 and "0.191" in text.stdout and "as given" in text.stdout
+    assert "weakest: the bound at the largest budget, not proven for laplace" in text.stdout
     help_text = " ".join(runner.invoke(app, ["personalized", "--help"]).output.replace("│", " ").split())
     assert "laplace budgets are used as given" in help_text and "worse guarantee" in help_text
 

@@ -124,7 +124,8 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
         typer.echo(f"budget: given budgets rounded up to --step {step:g} (sound for {family}); upper: every user of the row,\n"
                    "capped at its largest given budget; lower, E-APES: a user at the row's budget.")
     else:
-        typer.echo("budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee).")
+        typer.echo("budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee).\n"
+                   "weakest: the bound at the largest budget, not proven for laplace users below it (same reason).")
     if family != "binary-rr":
         typer.echo("lower: - (computed for binary-rr only).")
     if any(r["eapes_below_lower"] for r in rows):

@@ -1160,6 +1160,10 @@ def weakest_budget_epsilon(
 ) -> float:
     """Everyone charged at the weakest budget: the homogeneous clone bound at max(budgets) for n users.
 
+    A baseline, valid for every user of a binary-RR or k-RR population (a smaller budget never
+    raises the divergence); for "laplace" it is not proven for users below max(budgets), whose
+    Laplace tails the others cannot imitate (see `clone_capacity`).
+
     Parameters
     ----------
     n : int, in [len(budgets), 2^53]
