@@ -181,3 +181,26 @@ def test_progress_never_reaches_stdout():
     result = runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "100000", "--delta", "1e-5", "--step", "0.1"])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0].split()[0] == "budget" and "E-APES" not in result.stdout.splitlines()[0][:8]
+
+
+def test_rounding_stays_in_range_and_rows_stay_consistent(tmp_path):
+    path = tmp_path / "ends.txt"
+    path.write_text("1e-6\n0.5\n700\n")
+    result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-4", "--step", "0.3", "--json"])
+    assert result.exit_code == 0, result.output
+    out = _strict(result.stdout)
+    assert [r["budget"] for r in out["rows"]][-1] == 700.0 and out["seed"] is None  # 700 is not rounded past 700
+    for r in out["rows"]:
+        assert r["lower"] <= r["upper"] <= r["given_max"] and r["weakest_budget"] <= 700.0
+        assert r["eapes_above_budget"] == (r["eapes"] == "inf" or r["eapes"] > r["budget"])
+    text = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-4"]).stdout
+    assert "^ E-APES is above the row's own local budget" in text
+
+
+def test_budget_file_values_outside_the_range_name_the_line(tmp_path):
+    path = tmp_path / "high.txt"
+    path.write_text("0.5\n700.0001\n")
+    line = _error_line(["--budgets", str(path)])
+    assert line.endswith("line 2: a budget must be a finite number in [1e-06, 700], got '700.0001'"), line
+    path.write_text("9e-07\n0.5\n")
+    assert "line 1" in _error_line(["--budgets", str(path)])

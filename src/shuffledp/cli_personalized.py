@@ -81,13 +81,21 @@ def _json_number(value: float) -> float | str | None:
     return value if math.isfinite(value) else "inf"
 
 
+def _rounded(given: np.ndarray, step: float | None) -> np.ndarray:
+    """Budgets rounded up to multiples of ``step`` (None: as given), never past the accountant's
+    largest budget (every given budget is at most it)."""
+    from shuffledp.accounting.personalized import MAX_BUDGET
+
+    return given if step is None else np.minimum(np.ceil(given / step) * step, MAX_BUDGET)
+
+
 def _rows(given: np.ndarray, delta: float, family: str, k: int | None, step: float | None) -> list[dict[str, Any]]:
     """One row per distinct (rounded) budget: the guarantees of the users in it."""
     from shuffledp.accounting import personalized as P
     from shuffledp.experiments.progress import DelayedStatus
     from shuffledp.protocols.personalized._guarantees import eapes_by_victim
 
-    budgets = given if step is None else np.ceil(given / step) * step
+    budgets = _rounded(given, step)
     values, first, group, count = np.unique(budgets, return_index=True, return_inverse=True, return_counts=True)
     group = group.ravel()
     given_min, given_max = np.full(values.size, np.inf), np.zeros(values.size)
@@ -101,12 +109,17 @@ def _rows(given: np.ndarray, delta: float, family: str, k: int | None, step: flo
         eapes = eapes_by_victim(budgets, delta, first)
         status.update("personalized: weakest-budget baseline")
         weakest = P.weakest_budget_epsilon(budgets.size, budgets, delta, family, k=k)
-    # a victim's central epsilon never exceeds its own local budget, hence the row's largest given one
+    # a victim's central epsilon never exceeds its own local budget, hence the row's largest given one;
+    # the baseline likewise never exceeds the largest budget; a lower bound stays one when lowered,
+    # so it is shown at most the row's upper (rounding can put given budgets far below the row's)
     upper = np.minimum(upper, given_max)
+    weakest = min(weakest, float(budgets.max()))
+    lower = np.minimum(lower, upper)
     return [
         dict(budget=float(v), given_min=float(g0), given_max=float(g1), count=int(c), upper=float(u),
              lower=_json_number(float(lo)), eapes=_json_number(float(e)),
-             eapes_below_lower=None if math.isnan(lo) else bool(e < lo), weakest_budget=weakest)
+             eapes_below_lower=None if math.isnan(lo) else bool(e < lo), eapes_above_budget=bool(e > v),
+             weakest_budget=weakest)
         for v, g0, g1, c, u, lo, e in zip(values, given_min, given_max, count, upper, lower, eapes)
     ]
 
@@ -117,12 +130,12 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
 
     typer.echo(f"{'budget':>9s} {'given max':>9s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s}  {'weakest':>10s}")
     for r in rows:
-        flag = "*" if r["eapes_below_lower"] else " "
+        flag = "*" if r["eapes_below_lower"] else "^" if r["eapes_above_budget"] else " "
         typer.echo(f"{r['budget']:9.6g} {r['given_max']:9.6g} {r['count']:7d} {cell(r['upper'])} {cell(r['lower'])} "
                    f"{cell(r['eapes'])}{flag} {cell(r['weakest_budget'])}")
     if step is not None:
         typer.echo(f"budget: given budgets rounded up to --step {step:g} (sound for {family}); upper: every user of the row,\n"
-                   "capped at its largest given budget; lower, E-APES: a user at the row's budget.")
+                   "capped at its largest given budget; lower (at most upper), E-APES: a user at the row's budget.")
     else:
         typer.echo("budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee).\n"
                    "weakest: the bound at the largest budget, not proven for laplace users below it (same reason).")
@@ -130,6 +143,8 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
         typer.echo("lower: - (computed for binary-rr only).")
     if any(r["eapes_below_lower"] for r in rows):
         typer.echo("* E-APES (a CLT approximation) is below our certified lower bound: it understates the privacy loss.")
+    if any(r["eapes_above_budget"] for r in rows):
+        typer.echo("^ E-APES is above the row's own local budget, which alone already bounds the central epsilon.")
 
 
 @app.callback(invoke_without_command=True)
@@ -182,10 +197,10 @@ def personalized_cmd(
         if n < 2:
             raise PrivacyParameterError(f"--budgets: the file must hold at least 2 budgets (a victim and one other user), got {n}")
     rounding = step if family in ROUNDED_FAMILIES else None
-    _check_distinct(given if rounding is None else np.ceil(given / rounding) * rounding, source, family)
+    _check_distinct(_rounded(given, rounding), source, family)
     rows = _rows(given, delta, family, k if family == "k-rr" else None, rounding)
     if as_json:
         typer.echo(json.dumps(dict(distribution=distribution, budgets=budgets_file, n=n, delta=delta, family=family, step=rounding,
-                                   seed=seed, rows=rows), allow_nan=False))
+                                   seed=None if distribution is None else seed, rows=rows), allow_nan=False))
         return
     _print_table(rows, family, rounding)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,24 @@ EPSILON_MIN = 2.0**-52
 COUNT_MAX = 2**53
 #: Seeds are one unsigned 64-bit word (numpy's SeedSequence takes any such integer).
 SEED_MAX = 2**64 - 1
+
+
+def check_real(value: Any, name: str) -> float:
+    """``value`` as a float if it is a real number (numpy scalars included); never a bool or a numeric string.
+
+    Examples
+    --------
+    >>> check_real(np.float32(0.5), "low")
+    0.5
+    >>> check_real("0", "low")
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: low must be a number, got '0'
+    """
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+        shown = repr(value)
+        raise PrivacyParameterError(f"{name} must be a number, got {shown if len(shown) <= 80 else shown[:77] + '...'}")
+    return float(value)
 
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:

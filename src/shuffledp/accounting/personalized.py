@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from scipy import optimize, special, stats
 
-from shuffledp._util.validation import check_probability
+from shuffledp._util.validation import check_probability, check_real
 from shuffledp.accounting._rounding import EPS_CEILING, N_MAX, rel_slack, tail_budget
 from shuffledp.accounting.bounds import check_delta, check_n
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, count_window, solve_epsilon
@@ -70,13 +70,6 @@ MAX_BUDGET = 700.0
 #: Widest clone-count law computed (entries, ~20 s of epsilon search at this width); beyond it
 #: (about 10^10 users at clone capacity 1/2) the law is refused rather than allocated.
 MAX_COUNT_WIDTH = 2**20
-
-
-def _check_real(value: Any, name: str) -> float:
-    """``value`` as a float if it is a real number (numpy scalars included); never a bool or a numeric string."""
-    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
-        raise PrivacyParameterError(f"{name} must be a number, got {value!r}")
-    return float(value)
 
 
 def _real_array(values: Any, name: str, *, bits: bool = False) -> np.ndarray:
@@ -186,7 +179,7 @@ def _others(others_eps: Any, others_counts: Any) -> tuple[np.ndarray, np.ndarray
 MAX_DISTINCT_BUDGETS = 20_000
 
 
-def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets") -> tuple[np.ndarray, np.ndarray]:
+def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets", family: str = "binary-rr") -> tuple[np.ndarray, np.ndarray]:
     """Distinct values and counts of ``budgets``, refusing more than `MAX_DISTINCT_BUDGETS` values.
 
     Call it before any work whose result would be lost to the refusal (e.g. before randomizing).
@@ -194,8 +187,9 @@ def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets") -> tuple[
     Raises
     ------
     PrivacyParameterError
-        Naming the number of distinct budgets and how to round them (rounding up is safe for
-        binary-rr and k-rr: a larger budget never lowers a bound).
+        Naming the number of distinct budgets and what to do: round them up to a grid for
+        binary-rr and k-rr (a larger budget never lowers a bound); for laplace, where rounding
+        is not sound, have users pick their budgets from a grid.
 
     Examples
     --------
@@ -206,8 +200,11 @@ def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets") -> tuple[
     if values.size > MAX_DISTINCT_BUDGETS:
         raise PrivacyParameterError(
             f"{name} has {values.size:,} distinct values; at most {MAX_DISTINCT_BUDGETS:,} are priced in one call "
-            "(each needs its own clone-count law): round them up to a grid first, e.g. np.ceil(budgets / 0.01) * 0.01 "
-            "(for binary-rr and k-rr a larger budget never lowers a bound)")
+            "(each needs its own clone-count law): "
+            + ("have the users pick their budgets from a grid (rounding given laplace budgets is not sound: "
+               "a more conservative laplace user can get a worse guarantee)" if family == "laplace" else
+               "round them up to a grid first, e.g. np.ceil(budgets / 0.01) * 0.01 "
+               "(for binary-rr and k-rr a larger budget never lowers a bound)"))
     return values, counts
 
 
@@ -527,7 +524,7 @@ def poisson_binomial(probs: Any, cut: float = 1e-30, counts: Any = None) -> Coun
     p = _real_array(probs, "probs").ravel()
     if not np.all((p >= 0.0) & (p <= 1.0)):
         raise PrivacyParameterError(f"probs must lie in [0, 1], got {float(p[~((p >= 0.0) & (p <= 1.0))][0])!r}")
-    cut = check_probability(_check_real(cut, "cut"), "cut", open_low=False)
+    cut = check_probability(check_real(cut, "cut"), "cut", open_low=False)
     m = np.ones(p.size, dtype=np.int64) if counts is None else _check_counts(counts, p.size, "counts")
     return _grouped_law(p, m, cut)
 
@@ -628,8 +625,8 @@ def _solve_upper(victim_eps: float, count: CountPmf, delta: float, rtol: float, 
 
 def _check_common(delta: Any, rtol: Any) -> tuple[float, float]:
     """delta in [1e-300, 1) and rtol in [1e-12, 1e-2], both numbers (no bools or strings)."""
-    delta = check_delta(_check_real(delta, "delta"))
-    rtol = _check_real(rtol, "rtol")
+    delta = check_delta(check_real(delta, "delta"))
+    rtol = check_real(rtol, "rtol")
     if not (1e-12 <= rtol <= 1e-2):
         raise PrivacyParameterError(f"rtol must lie in [1e-12, 1e-2], got {rtol!r}")
     return delta, rtol
@@ -736,7 +733,7 @@ def personalized_shuffle_epsilons(
     delta, rtol = _check_common(delta, rtol)
     all_eps = check_budgets(budgets, "budgets", allow_empty=False)
     check_family(family, k)
-    values, counts = check_distinct_budgets(all_eps)
+    values, counts = check_distinct_budgets(all_eps, family=family)
     cut = tail_budget(delta, rtol)
     eps: list[float] = []
     if family == "binary-rr":
@@ -798,7 +795,7 @@ def personalized_shuffle_delta(
     >>> personalized_shuffle_delta(1.0, [0.5] * 500 + [2.0] * 499, eps) <= 1e-6
     True
     """
-    epsilon = _check_real(epsilon, "epsilon")
+    epsilon = check_real(epsilon, "epsilon")
     if not (math.isfinite(epsilon) and epsilon >= 0.0):
         raise PrivacyParameterError(f"epsilon must be finite and >= 0, got {epsilon!r}")
     return personalized_divergence(victim_eps, others_eps, family, k=k, tail_mass=tail_mass, others_counts=others_counts)(epsilon)
@@ -838,7 +835,7 @@ def personalized_divergence(
     v = _check_victim(victim_eps, "one call per victim")
     values, counts = _others(others_eps, others_counts)
     check_family(family, k)
-    cut = check_probability(_check_real(tail_mass, "tail_mass"), "tail_mass")
+    cut = check_probability(check_real(tail_mass, "tail_mass"), "tail_mass")
     upper = _count_divergence(v, _clone_count(v, values, counts, family, k, cut)).upper
     return lambda eps: 0.0 if eps >= v else upper(eps)
 
@@ -1075,7 +1072,7 @@ def gdp_delta(eps: float, mu: float) -> float:
     >>> gdp_delta(1.0, 1.0) < gdp_delta(0.5, 1.0)
     True
     """
-    eps, mu = _check_real(eps, "eps"), _check_real(mu, "mu")
+    eps, mu = check_real(eps, "eps"), check_real(mu, "mu")
     if not (math.isfinite(eps) and 0.0 <= eps <= EPS_CEILING):
         raise PrivacyParameterError(f"eps must be finite and in [0, {EPS_CEILING:g}], got {eps!r}")
     if not (math.isfinite(mu) and mu > 0.0):
@@ -1126,7 +1123,7 @@ def eapes_epsilon(
     >>> abs(gdp_delta(eps, mu) - 1e-6) < 1e-12
     True
     """
-    delta = check_delta(_check_real(delta, "delta"))
+    delta = check_delta(check_real(delta, "delta"))
     e, d = _eapes_inputs(others_eps, others_deltas, "others_eps")
     mu = _eapes_mu(e, d)
     if mu == math.inf:
@@ -1134,7 +1131,7 @@ def eapes_epsilon(
     d_max = float(np.max(d))
     g = 0.0
     if berry_esseen is not None:
-        c = _check_real(berry_esseen, "berry_esseen")
+        c = check_real(berry_esseen, "berry_esseen")
         if not (math.isfinite(c) and c >= 0.0):
             raise PrivacyParameterError(f"berry_esseen must be finite and >= 0, got {berry_esseen!r}")
         g = c / math.sqrt(e.size)

@@ -92,7 +92,7 @@ def test_delta_and_distinct_budgets_are_checked_before_randomizing():
     budgets = np.linspace(0.1, 1.0, MAX_DISTINCT_BUDGETS + 1)
     with pytest.raises(PrivacyParameterError, match="distinct values"):
         personalized_frequency(np.zeros(budgets.size, int), budgets, spent, delta=1e-6)
-    with pytest.raises(PrivacyParameterError, match="distinct values"):
+    with pytest.raises(PrivacyParameterError, match="pick their budgets from a grid"):  # laplace: no rounding advice
         personalized_average(np.zeros(budgets.size), budgets, 0.0, 1.0, spent, delta=1e-6)
     with pytest.raises(PrivacyParameterError, match="delta"):
         personalized_frequency(np.zeros(3, int), np.ones(3), spent, delta=1.5)
@@ -101,3 +101,11 @@ def test_delta_and_distinct_budgets_are_checked_before_randomizing():
 def test_one_user_gets_eapes_inf():
     run = personalized_frequency(np.array([1]), np.array([1.0]), np.random.default_rng(0), delta=1e-3)
     assert run.budgets.tolist() == [1.0] and run.eapes.tolist() == [np.inf] and run.upper[0] <= 1.0
+
+
+def test_range_ends_must_be_numbers_not_strings():
+    rng = np.random.default_rng(0)
+    with pytest.raises(PrivacyParameterError, match="low must be a number, got '0'"):
+        personalized_average(np.full(4, 0.5), np.ones(4), "0", 1.0, rng)
+    with pytest.raises(PrivacyParameterError, match="high must be a number"):
+        personalized_average(np.full(4, 0.5), np.ones(4), 0.0, True, rng)

@@ -51,6 +51,8 @@ def test_bad_input():
         personalized_sgd(X, y, np.ones(6), np.full(6, 1.0), rng)
     with pytest.raises(PrivacyParameterError, match="eps"):
         personalized_sgd(X, y, np.zeros(6), np.full(6, 1e-5), rng)
+    with pytest.raises(PrivacyParameterError, match="central_delta must be a number"):
+        personalized_sgd(X, y, np.ones(6), np.full(6, 1e-5), rng, central_delta="1e-4")
 
 
 def test_returns_the_clients_eapes_beside_theta_and_no_rigorous_bound():

@@ -14,7 +14,7 @@ from shuffledp.accounting.personalized import check_budgets, check_distinct_budg
 from shuffledp.errors import ShapeError
 
 
-def check_population(budgets: Any, name: str, delta: float | None = None) -> np.ndarray:
+def check_population(budgets: Any, name: str, delta: float | None = None, family: str = "binary-rr") -> np.ndarray:
     """``budgets`` as a non-empty 1-d array of budgets; with ``delta``, also ``delta`` in (0, 1) and
     at most `MAX_DISTINCT_BUDGETS` distinct budgets (the accountant's limit, checked up front)."""
     budgets = check_budgets(budgets, name)
@@ -22,7 +22,7 @@ def check_population(budgets: Any, name: str, delta: float | None = None) -> np.
         raise ShapeError(f"{name} must hold at least one user, got an empty array")
     if delta is not None:
         check_probability(delta, "delta")
-        check_distinct_budgets(budgets, name)
+        check_distinct_budgets(budgets, name, family)
     return budgets
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_epsilon
+from shuffledp.accounting.personalized import MAX_BUDGET, MIN_BUDGET
 from shuffledp.errors import DataError, PrivacyParameterError
 
 #: name -> (kind, a, b, clip low, clip high): uniform U(a, b) or normal N(mean a, sd b).
@@ -115,7 +116,7 @@ def group_budgets(n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, ep
 
 
 def read_budgets(path: str | Path) -> np.ndarray:
-    """Local budgets from a file: one finite budget > 0 per line (text/CSV), or a 1-D ``.npy`` array.
+    """Local budgets from a file: one budget in [1e-6, 700] per line (text/CSV), or a 1-D ``.npy`` array.
 
     Blank lines carry no budget and are skipped; any other line must be one number (no
     header, no second column).  A missing or empty file, or a bad value, raises
@@ -160,8 +161,9 @@ def read_budgets(path: str | Path) -> np.ndarray:
             raise  # pragma: no cover - numpy and float() agree on what parses
     if values.size == 0:
         raise DataError(f"{path}: the file holds no budget (expected one budget per line)")
-    bad = np.flatnonzero(~(np.isfinite(values) & (values > 0.0)))
+    bad = np.flatnonzero(~(np.isfinite(values) & (values >= MIN_BUDGET) & (values <= MAX_BUDGET)))
     if bad.size:
         i = int(bad[0])
-        raise DataError(f"{path}: {label} {numbers[i]}: a budget must be a finite number > 0, got {str(texts[i])!r}")
+        raise DataError(f"{path}: {label} {numbers[i]}: a budget must be a finite number in "
+                        f"[{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {str(texts[i])!r}")
     return values

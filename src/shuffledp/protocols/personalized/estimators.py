@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_rng
+from shuffledp._util.validation import check_real, check_rng
 from shuffledp.accounting.personalized import personalized_shuffle_epsilons
 from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
 from shuffledp.protocols.personalized._guarantees import check_population, eapes_by_victim
@@ -119,9 +119,10 @@ def personalized_average(
     >>> abs(run.estimate - 0.5) < 0.2
     True
     """
-    budgets = check_population(budgets, "budgets", delta)
+    budgets = check_population(budgets, "budgets", delta, "laplace")
     rng = check_rng(rng)
     x = _check_data(x, budgets).astype(np.float64)
+    low, high = check_real(low, "low"), check_real(high, "high")
     if not (np.isfinite(low) and np.isfinite(high) and low < high):
         raise PrivacyParameterError(f"low < high must be finite, got low={low!r}, high={high!r}")
     outside = ~((x >= low) & (x <= high))
