@@ -65,8 +65,10 @@ def test_bad_input():
         personalized_average(np.zeros(2), np.array([1.0, 0.0]), 0.0, 1.0, rng)
     with pytest.raises(DataError, match="data must lie"):
         personalized_average(np.array([0.5, 2.0]), np.ones(2), 0.0, 1.0, rng)
-    with pytest.raises(DataError, match="0 and 1"):
+    with pytest.raises(DataError, match="0 and 1, got 2 at index 1"):
         personalized_frequency(np.array([0, 2]), np.ones(2), rng)
+    with pytest.raises(DataError, match="got nan at index 0"):
+        personalized_frequency(np.array([np.nan, 1.0]), np.ones(2), rng)
 
 
 def test_empty_string_and_rng_none_input():

@@ -181,8 +181,10 @@ def personalized_frequency(
     budgets = check_population(budgets, "budgets", delta)
     rng = check_rng(rng)
     x = _check_data(x, budgets)
-    if not np.all((x == 0) | (x == 1)):
-        raise DataError("data must contain only 0 and 1")
+    bad = ~((x == 0) | (x == 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"data must contain only 0 and 1, got {x[i].item()!r} at index {i}")
     # The shuffle is drawn first and applied to the (value, budget) pairs: the same law as
     # permuting the reports afterwards, and each report row is the row of its own coin (exact
     # Bernoulli at any budget, and the audit's tilted coins weight the right report).
