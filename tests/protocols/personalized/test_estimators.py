@@ -98,6 +98,9 @@ def test_delta_and_distinct_budgets_are_checked_before_randomizing():
         personalized_average(np.zeros(budgets.size), budgets, 0.0, 1.0, spent, delta=1e-6)
     with pytest.raises(PrivacyParameterError, match="delta"):
         personalized_frequency(np.zeros(3, int), np.ones(3), spent, delta=1.5)
+    for delta in (1e-310, "1e-3"):  # what the accountant refuses is refused up front too
+        with pytest.raises(PrivacyParameterError, match="delta"):
+            personalized_frequency(np.zeros(3, int), np.ones(3), spent, delta=delta)
 
 
 def test_one_user_gets_eapes_inf():

@@ -9,19 +9,25 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_probability
+from shuffledp._util.validation import check_real
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.personalized import check_budgets, check_distinct_budgets, eapes_epsilon
 from shuffledp.errors import ShapeError
 
 
+def check_target_delta(delta: Any, name: str) -> float:
+    """A central delta as the accountant takes it (a number in [1e-300, 1)), checked up front."""
+    return check_delta(check_real(delta, name), name)
+
+
 def check_population(budgets: Any, name: str, delta: float | None = None, family: str = "binary-rr") -> np.ndarray:
-    """``budgets`` as a non-empty 1-d array of budgets; with ``delta``, also ``delta`` in (0, 1) and
-    at most `MAX_DISTINCT_BUDGETS` distinct budgets (the accountant's limit, checked up front)."""
+    """``budgets`` as a non-empty 1-d array of budgets; with ``delta``, also ``delta`` as the accountant
+    takes it and at most `MAX_DISTINCT_BUDGETS` distinct budgets (the accountant's limits, checked up front)."""
     budgets = check_budgets(budgets, name)
     if budgets.size == 0:
         raise ShapeError(f"{name} must hold at least one user, got an empty array")
     if delta is not None:
-        check_probability(delta, "delta")
+        check_target_delta(delta, "delta")
         check_distinct_budgets(budgets, name, family)
     return budgets
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp._util.validation import check_probability, check_real, check_rng
+from shuffledp._util.validation import check_rng
 from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
-from shuffledp.protocols.personalized._guarantees import check_population, eapes_by_victim
+from shuffledp.protocols.personalized._guarantees import check_population, check_target_delta, eapes_by_victim
 
 #: Why `PersonalizedSGDRun` carries no rigorous central bound.
 NO_RIGOROUS_BOUND = ("the Gaussian mechanism is not pure-DP, so no clone capacity applies: "
@@ -150,7 +150,7 @@ def personalized_sgd(
         bad = np.argwhere(~np.isfinite(X))[0]
         raise DataError(f"X must be finite, got {float(X[tuple(bad)])!r} at row {int(bad[0])}, column {int(bad[1])}")
     if central_delta is not None:
-        central_delta = check_probability(check_real(central_delta, "central_delta"), "central_delta")
+        central_delta = check_target_delta(central_delta, "central_delta")
     if delta.size != m:
         raise ShapeError(f"delta must have one entry per client ({m}), got {delta.size}")
     if not np.all((delta > 0.0) & (delta < 1.0)):
