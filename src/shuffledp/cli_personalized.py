@@ -89,13 +89,12 @@ def _rounded(given: np.ndarray, step: float | None) -> np.ndarray:
     return given if step is None else np.minimum(np.ceil(given / step) * step, MAX_BUDGET)
 
 
-def _rows(given: np.ndarray, delta: float, family: str, k: int | None, step: float | None) -> list[dict[str, Any]]:
-    """One row per distinct (rounded) budget: the guarantees of the users in it."""
+def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: int | None) -> list[dict[str, Any]]:
+    """One row per distinct budget of ``budgets`` (``given``, rounded or not): the guarantees of the users in it."""
     from shuffledp.accounting import personalized as P
     from shuffledp.experiments.progress import DelayedStatus
     from shuffledp.protocols.personalized._guarantees import eapes_by_victim
 
-    budgets = _rounded(given, step)
     values, first, group, count = np.unique(budgets, return_index=True, return_inverse=True, return_counts=True)
     group = group.ravel()
     given_min, given_max = np.full(values.size, np.inf), np.zeros(values.size)
@@ -197,8 +196,9 @@ def personalized_cmd(
         if n < 2:
             raise PrivacyParameterError(f"--budgets: the file must hold at least 2 budgets (a victim and one other user), got {n}")
     rounding = step if family in ROUNDED_FAMILIES else None
-    _check_distinct(_rounded(given, rounding), source, family)
-    rows = _rows(given, delta, family, k if family == "k-rr" else None, rounding)
+    budgets = _rounded(given, rounding)
+    _check_distinct(budgets, source, family)
+    rows = _rows(given, budgets, delta, family, k if family == "k-rr" else None)
     if as_json:
         typer.echo(json.dumps(dict(distribution=distribution, budgets=budgets_file, n=n, delta=delta, family=family, step=rounding,
                                    seed=None if distribution is None else seed, rows=rows), allow_nan=False))

@@ -315,11 +315,11 @@ class PersonalizedShuffleEvent:
     k: int | None = None
 
     def __post_init__(self) -> None:
-        from shuffledp.accounting.personalized import _check_victim, check_budgets, check_family
+        from shuffledp.accounting.personalized import check_victim_budget, check_budgets, check_family
 
         check_family(self.family, self.k)
         object.__setattr__(self, "k", None if self.k is None else int(self.k))
-        object.__setattr__(self, "victim_epsilon", _check_victim(self.victim_epsilon, "one event per victim", "victim_epsilon"))
+        object.__setattr__(self, "victim_epsilon", check_victim_budget(self.victim_epsilon, "one event per victim", "victim_epsilon"))
         try:
             pairs = [(budget, count) for budget, count in self.others]
         except (TypeError, ValueError):

@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from scipy import optimize, special, stats
 
-from shuffledp._util.validation import check_probability, check_real
+from shuffledp._util.validation import check_probability, check_real, check_rtol
 from shuffledp.accounting._rounding import EPS_CEILING, N_MAX, rel_slack, tail_budget
 from shuffledp.accounting.bounds import check_delta, check_n
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, count_window, solve_epsilon
@@ -146,7 +146,7 @@ def check_budgets(values: Any, name: str, *, allow_empty: bool = True) -> np.nda
     return arr
 
 
-def _check_victim(victim_eps: Any, plural: str, name: str = "victim_eps") -> float:
+def check_victim_budget(victim_eps: Any, plural: str, name: str = "victim_eps") -> float:
     """The victim's one budget; an array is refused with a pointer to ``plural`` (all victims at once)."""
     if _real_array(victim_eps, name).ndim != 0:
         raise ShapeError(f"{name} must be one budget, got {victim_eps!r:.80}; for a bound per user use {plural}")
@@ -473,8 +473,10 @@ def _batched_tree(singles: np.ndarray, leaves: list[CountPmf], share: float) -> 
     return [CountPmf(int(o), r, rel, float(e), float(m), float(a), float(v)) for o, r, e, m, a, v in zip(offsets, rows, abs_err, missing, mu, var)]
 
 
-def _check_width(var: float, cut: float) -> None:
-    """Refuse a count law whose Bernstein window would exceed `MAX_COUNT_WIDTH` entries."""
+def _check_width(probs: np.ndarray, counts: np.ndarray, cut: float) -> None:
+    """Refuse the law of ``counts[j]`` Bernoulli(``probs[j]``) if its Bernstein window would exceed
+    `MAX_COUNT_WIDTH` entries."""
+    var = float(np.sum(counts * probs * (1.0 - probs)))
     cut = max(cut, 1e-305)
     width = 2.0 * float(_bernstein_radius(var, cut)) + 1.0
     if width > MAX_COUNT_WIDTH:
@@ -536,7 +538,7 @@ def _grouped_law(p: np.ndarray, m: np.ndarray, cut: float) -> CountPmf:
     if values.size == 0:
         return _ONE
     counts = np.bincount(inverse.ravel(), weights=m[keep].astype(np.float64)).astype(np.int64)  # sums < 2^53: exact
-    _check_width(float(np.sum(counts * values * (1.0 - values))), cut)
+    _check_width(values, counts, cut)
     # every node of the tree is trimmed at most once: 2 * values.size trims in all
     share = cut / (4.0 * values.size)
     single = counts == 1
@@ -564,8 +566,7 @@ def _leave_one_out(values: np.ndarray, counts: np.ndarray, cut: float) -> Iterat
     every prefix and suffix (the same operations in the same order).
     """
     g = values.size
-    if g:
-        _check_width(float(np.sum(counts * values * (1.0 - values))), cut)
+    _check_width(values, counts, cut)
     share = cut / (4.0 * max(g, 1))
     leaves = [binomial_count(int(m), float(q), share) for q, m in zip(values, counts)]
     block = max(1, math.isqrt(g))
@@ -625,11 +626,7 @@ def _solve_upper(victim_eps: float, count: CountPmf, delta: float, rtol: float, 
 
 def _check_common(delta: Any, rtol: Any) -> tuple[float, float]:
     """delta in [1e-300, 1) and rtol in [1e-12, 1e-2], both numbers (no bools or strings)."""
-    delta = check_delta(check_real(delta, "delta"))
-    rtol = check_real(rtol, "rtol")
-    if not (1e-12 <= rtol <= 1e-2):
-        raise PrivacyParameterError(f"rtol must lie in [1e-12, 1e-2], got {rtol!r}")
-    return delta, rtol
+    return check_delta(check_real(delta, "delta")), check_rtol(check_real(rtol, "rtol"))
 
 
 def _clone_count(victim_eps: float, values: np.ndarray, counts: np.ndarray, family: str, k: int | None, cut: float) -> CountPmf:
@@ -694,7 +691,7 @@ def personalized_shuffle_epsilon(
     True
     """
     delta, rtol = _check_common(delta, rtol)
-    v = _check_victim(victim_eps, _ALL_VICTIMS)
+    v = check_victim_budget(victim_eps, _ALL_VICTIMS)
     values, counts = _others(others_eps, others_counts)
     check_family(family, k)
     return _solve_upper(v, _clone_count(v, values, counts, family, k, tail_budget(delta, rtol)), delta, rtol)
@@ -832,7 +829,7 @@ def personalized_divergence(
     >>> div(0.05) > div(0.1) > div(1.0) == 0.0
     True
     """
-    v = _check_victim(victim_eps, "one call per victim")
+    v = check_victim_budget(victim_eps, "one call per victim")
     values, counts = _others(others_eps, others_counts)
     check_family(family, k)
     cut = check_probability(check_real(tail_mass, "tail_mass"), "tail_mass")
@@ -932,7 +929,7 @@ def personalized_shuffle_epsilon_lower(
     True
     """
     delta, rtol = _check_common(delta, rtol)
-    v = _check_victim(victim_eps, _ALL_VICTIMS_LOWER)
+    v = check_victim_budget(victim_eps, _ALL_VICTIMS_LOWER)
     o, counts = _others(others_eps, others_counts)
     x = np.zeros(o.size) if others_inputs is None else _real_array(others_inputs, "others_inputs", bits=True).ravel()
     if x.size != o.size:
