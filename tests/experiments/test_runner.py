@@ -153,7 +153,7 @@ def test_help_shows_flags_without_placeholder_and_lists_registry_choices(command
     from shuffledp.accounting.bounds import available_methods
     from shuffledp.randomizers.registry import available_randomizers
 
-    from shuffledp._cli_support import HELP_CHOICES
+    from shuffledp.cli._support import HELP_CHOICES
 
     result = CliRunner().invoke(app, [*command, "--help"])
     assert result.exit_code == 0, result.output

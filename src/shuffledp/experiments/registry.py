@@ -40,7 +40,7 @@ class ExperimentContext:
     quick: bool
     seed: int
     out_dir: Path
-    progress: Any  # shuffledp.experiments.progress.Progress
+    progress: Any  # shuffledp._util.progress.ProgressReporter
 
     def rng(self, *stream: int) -> np.random.Generator:
         """An independent generator for a named sub-stream of the run's seed."""

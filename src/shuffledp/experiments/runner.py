@@ -21,7 +21,7 @@ import scipy
 import shuffledp
 from shuffledp._util.validation import SEED_MAX, check_positive_int
 from shuffledp.errors import ExperimentError, ShuffleDPError
-from shuffledp.experiments.progress import ProgressReporter
+from shuffledp._util.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, all_experiments, get_experiment
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
 from shuffledp.errors import DomainError, PrivacyParameterError, ShuffleDPError
-from shuffledp.experiments.progress import ProgressReporter
+from shuffledp._util.progress import ProgressReporter
 from shuffledp.protocols.pic.bulletin import BulletinBoard
 from shuffledp.protocols.pic.client import Client, VerifiedDownloads
 from shuffledp.protocols.pic.computation import PicTask, decode_output, output_size
@@ -96,7 +96,7 @@ class GroupPrivacy:
         self.target_met = self.epsilon_c <= self.target_epsilon
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (an infinite epsilon_c becomes null)."""
+        """A JSON-ready dict (an infinite epsilon_c is written "inf")."""
         return _json_safe(asdict(self))
 
 
@@ -187,9 +187,9 @@ class RoundResult:
 
 
 def _json_safe(value: Any) -> Any:
-    """JSON has no infinity or NaN: such numbers become null."""
+    """JSON has no infinity or NaN: infinity is written "inf" (as everywhere in shuffledp's JSON), NaN null."""
     if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -7,13 +7,13 @@ Every bad value is one ``error: --option ...`` line with exit status 2.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from shuffledp import _cli_support as S
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import emit_json
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShuffleDPError
 
 app = typer.Typer(help="Segmented multi-message shuffle protocol (hidden privacy levels).", no_args_is_help=True, cls=S.OneLineGroup)
@@ -92,7 +92,7 @@ def optimize(
     result = optimize_parameters(levels, delta, counts, d, s, m)
     if as_json:
         inputs = {"levels": levels, "counts": counts, "d": d, "s": s, "m": m, "delta": delta}
-        typer.echo(json.dumps({"inputs": inputs, "result": result.to_dict()}))
+        emit_json({"inputs": inputs, "result": result.to_dict()})
         return
     typer.echo(f"n={n} d={d} s={s} delta={delta:g}  m={result.m:.6g}  MSE bound={result.mse_bound:.6g}")
     if result.m_range is not None:

@@ -7,19 +7,15 @@ non-private computation, and writes ``DIR/round.json`` (no key, report or plaint
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
-
-from shuffledp import _cli_support as S
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import console, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
 
-pic_app = typer.Typer(help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup)
-console = Console()
+app = typer.Typer(help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup)
 
 _DATASETS = ("gmission", "everysender", "synthetic")
 _SUITES = ("x25519", "pq-hybrid")
@@ -48,7 +44,7 @@ _WHY_MAX = {
 }
 
 
-@pic_app.command("simulate", cls=S.OneLineCommand)
+@app.command("simulate", cls=S.OneLineCommand)
 def simulate_cmd(
     ctx: typer.Context,
     dataset: Annotated[str, typer.Option("--dataset", parser=S.choice_option("--dataset", _choices(_DATASETS), "data set"), help="gmission, everysender or synthetic.")],
@@ -69,7 +65,6 @@ def simulate_cmd(
     import numpy as np
 
     from shuffledp.datasets import load_crowdsourcing, synthetic_instance
-    from shuffledp.experiments.progress import ProgressReporter
     from shuffledp.protocols.pic.computation import PicTask
     from shuffledp.protocols.pic.round import RoundConfig, round_report, run_round
 
@@ -100,7 +95,7 @@ def simulate_cmd(
         raise _bad(ctx, "corrupted", f"must be below the smallest group's size {smallest} (the victim is honest), got {corrupted}")
     config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted)
     try:
-        result = run_round(groups, config, rng, ideal=ideal, progress=ProgressReporter())
+        result = run_round(groups, config, rng, ideal=ideal, progress=progress())
     except PrivacyParameterError as exc:
         if "deanonymized" in str(exc):  # §5.3's population: |C| and the |U| it exposes leave nobody
             raise _bad(ctx, "corrupted", f"{corrupted} leaves no anonymous user: {exc}") from None
@@ -115,7 +110,7 @@ def simulate_cmd(
         ideal=ideal,
         seed=seed,
     )
-    (out / "round.json").write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
+    (out / "round.json").write_text(json_text(report, indent=2) + "\n")
     _print(report)
     console.print(f"wrote {out / 'round.json'}")
 
@@ -123,13 +118,13 @@ def simulate_cmd(
 def _print(report: dict[str, Any]) -> None:
     mode = "F_PIC (ideal)" if report["ideal"] else f"real protocol, suite {report['suite']}"
     console.print(f"PIC round: {report['dataset']}, task {report['task']}, randomizer {report['randomizer']}, {mode}")
-    table = Table("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met")
-    for p in report["privacy"]:
-        eq1 = "n/a" if p["epsilon_c_pic_eq1"] is None else f"{p['epsilon_c_pic_eq1']:.4g}"
-        eps_c = "inf" if p["epsilon_c"] is None else f"{p['epsilon_c']:.4g}"
-        table.add_row(p["name"], str(p["n_i"]), str(p["valid_reports"]), str(p["n_prime"]), f"{p['delta']:.2g}",
-                      f"{p['local_epsilon']:.4g}", eps_c, eq1, "yes" if p["target_met"] else "NO")  # fmt: skip
-    console.print(table)
+    rows = [
+        (p["name"], p["n_i"], p["valid_reports"], p["n_prime"], number(p["delta"], 2), number(p["local_epsilon"], 4),
+         number(p["epsilon_c"], 4), "n/a" if p["epsilon_c_pic_eq1"] is None else number(p["epsilon_c_pic_eq1"], 4),
+         "yes" if p["target_met"] else "NO")
+        for p in report["privacy"]
+    ]
+    table(("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met"), rows)
     console.print("eps_c: variation-ratio bound with the randomizer's parameters; Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
     console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
     if not report["ideal"]:

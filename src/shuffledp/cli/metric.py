@@ -14,12 +14,12 @@ Errors (a missing or foreign option, a theorem's validity condition) are one lin
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Optional
 
 import typer
 
-from shuffledp import _cli_support as S
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import emit_json
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 app = typer.Typer(help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup)
@@ -81,7 +81,7 @@ MaxDistanceOpt = Annotated[
 
 def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> None:
     if as_json:
-        typer.echo(json.dumps({"inputs": inputs, **results}))
+        emit_json({"inputs": inputs, **results})
         return
     for key, value in results.items():
         if key == "reason" and value is None:  # theorem methods: nothing fell back (JSON keeps the null)
