@@ -45,9 +45,10 @@ from shuffledp.accounting.events import GroupEvent, ShuffleEvent
 from shuffledp.accounting.segmented import M_MAX, user_event
 from shuffledp.errors import PrivacyParameterError, ProtocolError, ShapeError
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
-from shuffledp.protocols.segmented.levels import check_level_index
-from shuffledp.protocols.segmented.messages import check_item_sets, user_messages
-from shuffledp.protocols.segmented.optimizer import check_level_counts, check_levels, full_rate_blankets
+from shuffledp.protocols.segmented._checks import check_level_counts, check_level_index, check_levels
+from shuffledp.datasets.setvalued import check_item_sets
+from shuffledp.protocols.segmented.messages import user_messages
+from shuffledp.protocols.segmented.optimizer import full_rate_blankets
 from shuffledp.randomizers.categorical import SubsetExponential
 
 #: Local-budget search interval of "Subexp, shuffle" (its shuffled cost is at most the local epsilon).

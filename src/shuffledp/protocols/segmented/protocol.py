@@ -24,8 +24,10 @@ from shuffledp.accounting.segmented import check_blanket_rate, check_sampling_ra
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, ProtocolError
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
 from shuffledp.protocols.segmented.levels import LevelHistogram, aggregate_levels, level_indices
-from shuffledp.protocols.segmented.messages import check_item_sets, shuffle, user_messages
-from shuffledp.protocols.segmented.optimizer import SegmentedParameters, check_levels, optimize_parameters
+from shuffledp.datasets.setvalued import check_item_sets
+from shuffledp.protocols.segmented._checks import check_levels
+from shuffledp.protocols.segmented.messages import shuffle, user_messages
+from shuffledp.protocols.segmented.optimizer import SegmentedParameters, optimize_parameters
 
 
 @dataclass(frozen=True)
