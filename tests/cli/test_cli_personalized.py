@@ -7,7 +7,11 @@ import json
 import numpy as np
 from typer.testing import CliRunner
 
-from shuffledp.accounting.personalized import MAX_DISTINCT_BUDGETS, personalized_shuffle_epsilon, personalized_shuffle_epsilons
+from shuffledp.accounting.personalized import (
+    MAX_DISTINCT_BUDGETS,
+    personalized_shuffle_epsilon,
+    personalized_shuffle_epsilons,
+)
 from shuffledp.cli import app
 from shuffledp.protocols.personalized import table3_budgets
 

@@ -8,9 +8,10 @@ the computation has run for ``delay`` seconds, so quick answers never flicker.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Iterable, Iterator, TypeVar
+from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -62,7 +63,7 @@ class DelayedStatus:
         self._timer: threading.Timer | None = None
         self._closed = False
 
-    def __enter__(self) -> "DelayedStatus":
+    def __enter__(self) -> DelayedStatus:
         if self.console.is_terminal:
             self._timer = threading.Timer(self.delay, self._show)
             self._timer.daemon = True

@@ -14,8 +14,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -176,9 +177,13 @@ def _message(exc: Any) -> str:
     """One line for a click usage error; our parsers' messages already name the option."""
     param = getattr(exc, "param", None)
     message = getattr(exc, "message", None)
-    if isinstance(exc, _click_errors.BadParameter) and param is not None and message:
-        if any(message.startswith(opt) for opt in getattr(param, "opts", ())):
-            return message + _hint(exc)
+    if (
+        isinstance(exc, _click_errors.BadParameter)
+        and param is not None
+        and message
+        and any(message.startswith(opt) for opt in getattr(param, "opts", ()))
+    ):
+        return message + _hint(exc)
     return exc.format_message() + _hint(exc)
 
 

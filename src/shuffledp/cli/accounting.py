@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from functools import partial
 from inspect import signature
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -34,7 +35,7 @@ DeltaOpt = Annotated[
     float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta of the shuffled guarantee (with --rounds: the total over all rounds), in [1e-300, 1).")
 ]
 RandomizerOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--randomizer",
         parser=S.choice_option("--randomizer", S.randomizer_names, "randomizer"),
@@ -56,7 +57,7 @@ def _randomizer(name: str, eps0: float, dim: int) -> Any:
         raise type(exc)(f"--randomizer {name} --dim {dim}: {exc}") from None
 
 
-def _local_parameters(eps0: float, randomizer: Optional[str], dim: int):
+def _local_parameters(eps0: float, randomizer: str | None, dim: int):
     """VariationRatio of ``randomizer`` at local epsilon ``eps0`` (generic eps0-LDP if None)."""
     from shuffledp.params import VariationRatio
 
@@ -168,7 +169,7 @@ def local_budget_cmd(
         ),
     ] = "tight",
     max_epsilon: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--max-epsilon",
             parser=S.epsilon_option("--max-epsilon"),

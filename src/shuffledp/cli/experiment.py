@@ -9,7 +9,7 @@ to stderr.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -56,7 +56,7 @@ def reproduce_cmd(
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,
     only: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option("--only", metavar="NAME", help="Run only this experiment (repeatable); see `shuffledp experiment list`."),
     ] = None,
 ) -> None:

@@ -14,7 +14,7 @@ Errors (a missing or foreign option, a theorem's validity condition) are one lin
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -53,7 +53,7 @@ def _method_option(methods: list[str], help_text: str) -> Any:
 
 
 MethodOpt = Annotated[
-    Optional[str],
+    str | None,
     _method_option(
         ["certified", "theorem-4.1", "theorem-3.1", "theorem-5.1"],
         "The guarantee (default: certified, valid for every pair of datasets) or the paper's theorem-4.1 (Geo-Shuffle), "
@@ -69,7 +69,7 @@ GeoMethodOpt = Annotated[
     ),
 ]
 MaxDistanceOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--max-distance",
         parser=S.count_option("--max-distance", maximum=MAX_DISTANCE),
@@ -127,7 +127,7 @@ def epsilon_cmd(
     n: UsersOpt,
     delta: DeltaOpt,
     eps_geo: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--eps-geo",
             parser=S.epsilon_option("--eps-geo", maximum=MAX_NOISE_EPSILON),
@@ -135,10 +135,10 @@ def epsilon_cmd(
         ),
     ] = None,
     p: Annotated[
-        Optional[float], typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
+        float | None, typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
     ] = None,
     k: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--k", parser=S.count_option("--k"),
             help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it (Geo-Shuffle also "
@@ -146,7 +146,7 @@ def epsilon_cmd(
         ),
     ] = None,
     eps: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--eps", parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
             help=f"SGDL-Shuffle: target epsilon (at most {MAX_NOISE_EPSILON:g}).",
@@ -191,14 +191,14 @@ def epsilon_cmd(
     elif mechanism == "rr-shuffle":
         inputs.update(method=method)
         try:
-            paper: Optional[float] = M.rr_shuffle_epsilon(delta, p, k, n, method="theorem-3.1")
+            paper: float | None = M.rr_shuffle_epsilon(delta, p, k, n, method="theorem-3.1")
             paper_reason = None
         except ValidityConditionError as exc:
             if method == "theorem-3.1":
                 raise _named("--p" if exc.minimum_n is None and exc.minimum_p is not None else "--n", exc) from None
             paper, paper_reason = None, str(exc)
         try:
-            local_paper: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k, method="theorem-7.1")
+            local_paper: float | None = M.rr_shuffle_local_epsilon(delta, p, k, method="theorem-7.1")
             reason = None
         except ValidityConditionError as exc:
             local_paper, reason = None, str(exc)
@@ -247,7 +247,7 @@ def local_epsilon_cmd(
     n: UsersOpt,
     delta: DeltaOpt,
     k: Annotated[
-        Optional[int], typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it).")
+        int | None, typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it).")
     ] = None,
     max_distance: MaxDistanceOpt = None,
     method: GeoMethodOpt = "certified",

@@ -28,7 +28,7 @@ progress goes to stderr (a spinner on terminals only).
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import numpy as np
 import typer
@@ -148,16 +148,16 @@ def personalized_cmd(
                                "liberal one, whose light tails cannot imitate it, so rounding is not sound).")
     ] = "binary-rr",
     budgets_file: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--budgets", metavar="FILE",
                      help="File of local budgets: one per line (text/CSV) or a 1-D .npy array."),
     ] = None,
     distribution: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--distribution", parser=S.choice_option("--distribution", lambda: ["uniform1", "uniform2", "gauss1", "gauss2", "gauss3"], "distribution"),
                      help="Table 3 budget distribution (instead of --budgets)."),
     ] = None,
-    n: Annotated[Optional[int], typer.Option("--n", parser=S.count_option("--n", 2, 10**7), help="Number of users (with --distribution).")] = None,
+    n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2, 10**7), help="Number of users (with --distribution).")] = None,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 2), help="Alphabet size for k-rr.")] = 3,
     step: Annotated[float, typer.Option("--step", parser=S.epsilon_option("--step"),
                                         help="binary-rr and k-rr: budgets rounded up to this grid (not used for laplace).")] = 0.01,

@@ -8,9 +8,10 @@ non-private computation, and writes ``DIR/round.json`` (no key, report or plaint
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
+
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
@@ -53,8 +54,8 @@ def simulate_cmd(
     epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help="Target central epsilon of every group.")],
     out: Annotated[Path, typer.Option("--out", help="Directory for round.json (created if needed).")],
     instance: Annotated[int, typer.Option("--instance", parser=S.count_option("--instance", 0, 9), help="Instance 0..9 of a real data set.")] = 0,
-    n: Annotated[Optional[int], typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted.")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n_i per group, §7).")] = None,
+    n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted.")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n_i per group, §7).")] = None,
     suite: Annotated[str, typer.Option("--suite", parser=S.choice_option("--suite", _choices(_SUITES), "suite"), help="HPKE suite: x25519 or pq-hybrid.")] = "x25519",
     corrupted: Annotated[int, typer.Option("--corrupted", parser=S.count_option("--corrupted", 0), help="Users per group assumed to collude with the server, |C|.")] = 0,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 1, 1000), help="neighbors: neighbours per user.")] = 5,

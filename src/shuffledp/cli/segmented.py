@@ -8,7 +8,8 @@ Every bad value is one ``error: --option ...`` line with exit status 2.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Callable, Optional
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -63,8 +64,8 @@ CountsOpt = Annotated[
 ]
 DOpt = Annotated[int, typer.Option("--d", parser=S.count_option("--d", minimum=2), help="Item domain size d.")]
 SOpt = Annotated[int, typer.Option("--s", parser=S.count_option("--s"), help="Items per user s.")]
-MOpt = Annotated[Optional[float], typer.Option("--m", parser=_blanket_rate, help="Blanket messages per user (default: optimised).")]
-DeltaOpt = Annotated[Optional[float], typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n).")]
+MOpt = Annotated[float | None, typer.Option("--m", parser=_blanket_rate, help="Blanket messages per user (default: optimised).")]
+DeltaOpt = Annotated[float | None, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
 
 

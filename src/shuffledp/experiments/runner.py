@@ -12,16 +12,16 @@ import math
 import os
 import platform
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import scipy
 
 import shuffledp
+from shuffledp._util.progress import ProgressReporter
 from shuffledp._util.validation import SEED_MAX, check_positive_int
 from shuffledp.errors import ExperimentError, ShuffleDPError
-from shuffledp._util.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, all_experiments, get_experiment
 
 

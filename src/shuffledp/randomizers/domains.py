@@ -127,7 +127,7 @@ class Box(Domain):
         return as_points(X, self.dim)
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        return np.all((X >= self.low) & (X <= self.high), axis=1)
+        return np.all((self.low <= X) & (self.high >= X), axis=1)
 
     def _quick_all_inside(self, X: np.ndarray) -> bool:
         # NaN makes min/max NaN and both comparisons False, so NaN rows reach contains().
@@ -255,7 +255,7 @@ class Categorical(Domain):
         return as_index_array(X)
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        return (X >= 0) & (X < self.k)
+        return (X >= 0) & (self.k > X)
 
     def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.integers(0, self.k, size=n)
@@ -286,7 +286,7 @@ class IntegerRange(Domain):
         return as_index_array(X)
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        return (X >= self.low) & (X <= self.high)
+        return (self.low <= X) & (self.high >= X)
 
     def clip(self, X: np.ndarray) -> np.ndarray:
         return np.clip(X, self.low, self.high)

@@ -10,7 +10,15 @@ from scipy import stats
 
 from shuffledp.accounting.metric import sgdl_pmf
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError, ValidityConditionError
-from shuffledp.protocols.metric import GeoCentral, GeoLocal, GeoShuffle, RRShuffle, SGDLShuffle, sgdl_noise, shuffle_bits
+from shuffledp.protocols.metric import (
+    GeoCentral,
+    GeoLocal,
+    GeoShuffle,
+    RRShuffle,
+    SGDLShuffle,
+    sgdl_noise,
+    shuffle_bits,
+)
 
 X_SMALL = np.array([0, 4, 2, 3, 1, 4])
 K_SMALL = 16

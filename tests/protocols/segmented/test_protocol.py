@@ -19,7 +19,7 @@ LEVELS, D, S, N, DELTA = (0.5, 1.0, 2.0), 8, 2, 600, 1e-6
 #: Users' sets are drawn from these sets with these probabilities: w_j = P[j in x] in closed form.
 SETS = np.array([[0, 1], [0, 2], [3, 4], [5, 7], [1, 6]])
 PROBS = np.array([0.4, 0.2, 0.2, 0.1, 0.1])
-W = np.array([PROBS[(SETS == j).any(axis=1)].sum() for j in range(D)])
+W = np.array([PROBS[(j == SETS).any(axis=1)].sum() for j in range(D)])
 
 
 def _params(m=0.8, lambdas=(0.2, 0.5, 0.9)):

@@ -9,23 +9,28 @@ The analyst returns z = n k / (n k - lambda) (sum B - lambda / 2), lambda = p n 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.metric import (
-    check_delta,
+    RR_SHUFFLE_METHODS,
     _check_rr_p,
     _rr_local,
-    RR_SHUFFLE_METHODS,
+    check_delta,
     rr_shuffle_epsilon,
     rr_shuffle_local_epsilon,
     rr_shuffle_probability,
 )
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_counts, check_values, not_analysed, quantized_ones
+from shuffledp.protocols.metric._base import (
+    UnaryShuffleProtocol,
+    check_counts,
+    check_values,
+    not_analysed,
+    quantized_ones,
+)
 from shuffledp.randomizers._sampling import bernoulli
 from shuffledp.randomizers.unary import thermometer_encode
 
@@ -100,7 +105,7 @@ class RRShuffle(UnaryShuffleProtocol):
         self.lam = self.p * self.n * self.width
 
     @classmethod
-    def for_epsilon(cls, epsilon: float, delta: float, k: int, n: int, *, method: str = "certified") -> "RRShuffle":
+    def for_epsilon(cls, epsilon: float, delta: float, k: int, n: int, *, method: str = "certified") -> RRShuffle:
         """The protocol whose ``method`` guarantee is at most ``epsilon`` (p from the inverse)."""
         return cls(delta, rr_shuffle_probability(epsilon, delta, k, n, method=method), k, n, method=method)
 

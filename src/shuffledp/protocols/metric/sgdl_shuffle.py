@@ -15,10 +15,10 @@ import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.metric import (
-    check_delta,
-    check_probability,
     SGDL_SHUFFLE_METHODS,
+    check_delta,
     check_noise_epsilon,
+    check_probability,
     sgdl_shuffle_c,
     sgdl_shuffle_epsilon,
     sgdl_shuffle_local_epsilon,

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_rng
+from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.accounting.accountants import calibrate
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.events import ShuffleEvent
-from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterError, ShapeError
+from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShapeError
 from shuffledp.protocols.segmented._checks import EPSILON_P_MAX, check_epsilon_p, check_level_index, check_levels
 from shuffledp.randomizers.categorical import KRandomizedResponse
 

@@ -10,7 +10,6 @@ all messages (drawn from ``rng``: an in-process simulation, not a deployment shu
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
