@@ -26,13 +26,20 @@ from shuffledp.params import EPS0_MAX
 app = typer.Typer()
 
 #: Options shared by several commands (each validated when parsed, under its own name).
-Eps0Opt = Annotated[float, typer.Option("--eps0", parser=S.epsilon_option("--eps0"), help="Local epsilon of each report.")]
+Eps0Opt = Annotated[
+    float, typer.Option("--eps0", parser=S.eps0_option(), help=f"Local epsilon of each report, in {S.EPS0_RANGE[2]}.")
+]
 ReportsOpt = Annotated[
     int,
     typer.Option("--n", parser=S.count_option("--n"), help="Number of shuffled reports (uncorrupted users), per round; 1e6 is accepted."),
 ]
 DeltaOpt = Annotated[
-    float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta of the shuffled guarantee (with --rounds: the total over all rounds), in [1e-300, 1).")
+    float,
+    typer.Option(
+        "--delta",
+        parser=S.delta_option(),
+        help=f"Target delta of the shuffled guarantee (with --rounds: the total over all rounds), in {S.DELTA_RANGE[2]}.",
+    ),
 ]
 RandomizerOpt = Annotated[
     str | None,
@@ -43,8 +50,23 @@ RandomizerOpt = Annotated[
     ),
 ]
 DimOpt = Annotated[
-    int, typer.Option("--dim", parser=S.count_option("--dim"), help="With --randomizer: its dimension (or domain size).")
+    int | None,
+    typer.Option("--dim", parser=S.count_option("--dim"), help="With --randomizer only: its dimension (or domain size); default 2."),
 ]
+#: --dim when --randomizer is given without it.
+DEFAULT_DIM = 2
+
+
+def _dimension(randomizer: str | None, dim: int | None) -> int | None:
+    """--dim as used: refused without --randomizer (the generic bound has no dimension), 2 by default with it."""
+    if randomizer is None:
+        if dim is not None:
+            raise PrivacyParameterError(
+                f"--dim applies only with --randomizer (the generic bound uses --eps0 alone), got --dim {dim} without it"
+            )
+        return None
+    return DEFAULT_DIM if dim is None else dim
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of a table.")]
 
 def _randomizer(name: str, eps0: float, dim: int) -> Any:
@@ -80,7 +102,7 @@ def amplify_cmd(
     n: ReportsOpt,
     delta: DeltaOpt,
     randomizer: RandomizerOpt = None,
-    dim: DimOpt = 2,
+    dim: DimOpt = None,
     method: Annotated[
         str,
         typer.Option(
@@ -99,6 +121,7 @@ def amplify_cmd(
     """
     from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
 
+    dim = _dimension(randomizer, dim)
     params = _local_parameters(eps0, randomizer, dim)
     methods = available_methods()
     if method != "all":
@@ -148,7 +171,7 @@ def local_budget_cmd(
     n: ReportsOpt,
     delta: DeltaOpt,
     randomizer: RandomizerOpt = None,
-    dim: DimOpt = 2,
+    dim: DimOpt = None,
     method: Annotated[
         str,
         typer.Option(
@@ -187,6 +210,7 @@ def local_budget_cmd(
     from shuffledp.accounting.composition import composed_local_epsilon, composed_shuffle_epsilon
     from shuffledp.accounting.inverse import local_epsilon, parameters_of
 
+    dim = _dimension(randomizer, dim)
     family: Any = "generic"
     if randomizer is not None:
         _randomizer(randomizer, 1.0, dim)  # a bad --dim fails here, naming the options
@@ -243,7 +267,7 @@ def compose_cmd(
         int, typer.Option("--rounds", parser=S.count_option("--rounds"), help="Number of rounds (fresh keys each round, PIC §8).")
     ],
     randomizer: RandomizerOpt = None,
-    dim: DimOpt = 2,
+    dim: DimOpt = None,
     method: Annotated[
         str,
         typer.Option(
@@ -257,16 +281,26 @@ def compose_cmd(
     """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
     from shuffledp.accounting.composition import COMPOSITION_METHODS, CompositionError, composed_shuffle_epsilon
 
+    dim = _dimension(randomizer, dim)
     params = _local_parameters(eps0, randomizer, dim)
     results: dict[str, dict[str, float]] = {"epsilon": {}, "seconds": {}}
     reasons: dict[str, str] = {}
 
     def composed(name: str) -> float:
+        """One method's total; a method that certifies nothing here says why and leaves the others standing."""
         try:
             return composed_shuffle_epsilon(n, delta, rounds, params=params, method=name)
-        except CompositionError as exc:  # this method certifies nothing here: say why, keep the others
-            reasons[name] = str(exc)
-            return math.inf
+        except PrivacyParameterError as exc:
+            if "delta" not in str(exc) or isinstance(exc, CompositionError):
+                reasons[name] = S.cli_advice(str(exc), "--method")
+            else:  # every option was checked when parsed: the method's share of --delta is out of range
+                reasons[name] = (
+                    f"{name} composition divides --delta {delta!r} among the {rounds} rounds, and a share falls below "
+                    f"{S.DELTA_RANGE[0]:g}, the smallest delta priced; use a larger --delta or fewer --rounds"
+                )
+        except ShuffleDPError as exc:
+            reasons[name] = S.cli_advice(str(exc), "--method")
+        return math.inf
 
     with status("composing") as spinner:
         for name in COMPOSITION_METHODS if method == "all" else (method,):
@@ -274,7 +308,10 @@ def compose_cmd(
             _timed(results, "epsilon", name, partial(composed, name))
     finite = {k: v for k, v in results["epsilon"].items() if math.isfinite(v)}
     if not finite:
-        raise CompositionError("no composition method certifies a finite epsilon: " + "; ".join(reasons.values()))
+        raise CompositionError(
+            f"no composition method certifies a finite epsilon at --delta {delta!r} over --rounds {rounds}: "
+            + "; ".join(f"{name}: {reason}" for name, reason in reasons.items())
+        )
     best = min(finite, key=finite.__getitem__)
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "rounds": rounds, "randomizer": randomizer, "dim": dim, "method": method}

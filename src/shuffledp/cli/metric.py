@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import emit_json
+from shuffledp.cli._output import console, emit_json, status, table
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 app = typer.Typer(help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup)
@@ -45,7 +45,9 @@ _METHODS = {
 }
 
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
-DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
+DeltaOpt = Annotated[
+    float, typer.Option("--delta", parser=S.delta_option(), help=f"delta of the guarantee, in {S.DELTA_RANGE[2]}.")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
 def _method_option(methods: list[str], help_text: str) -> Any:
     """The --method option of both commands (one parser: unknown values name the option and point to --help)."""
@@ -79,14 +81,20 @@ MaxDistanceOpt = Annotated[
 ]
 
 
+#: Results printed as text lines under the table (sentences, not numbers).
+_TEXT_RESULTS = ("source", "reason", "note")
+
+
 def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> None:
+    """``--json``: one strict object; otherwise a table of the numbers ("-": does not apply), then the sentences."""
     if as_json:
         emit_json({"inputs": inputs, **results})
         return
+    numbers = [(key, value) for key, value in results.items() if key not in _TEXT_RESULTS and not key.endswith("_reason")]
+    table(("quantity", "value"), numbers)
     for key, value in results.items():
-        if key == "reason" and value is None:  # theorem methods: nothing fell back (JSON keeps the null)
-            continue
-        typer.echo(f"{key}: {value}")
+        if value is not None and (key in _TEXT_RESULTS or key.endswith("_reason")):  # a null reason: nothing fell back
+            console.print(f"{key}: {value}", soft_wrap=True, highlight=False)
 
 
 def _check_options(mechanism: str, given: dict[str, Any]) -> None:
@@ -168,6 +176,16 @@ def epsilon_cmd(
             f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
         )
     inputs = {"mechanism": mechanism, "n": n, "delta": delta, "eps_geo": eps_geo, "p": p, "k": k, "eps": eps}
+    with status(f"metric epsilon: {mechanism} (certifying over every pair of datasets)"):
+        results = _epsilon_results(M, mechanism, n, delta, eps_geo, p, k, eps, max_distance, method, inputs)
+    _emit(as_json, inputs, results)
+
+
+def _epsilon_results(
+    M: Any, mechanism: str, n: int, delta: float, eps_geo: Any, p: Any, k: Any, eps: Any, max_distance: int, method: str,
+    inputs: dict[str, Any],
+) -> dict[str, Any]:
+    """The results of ``metric epsilon`` (``inputs`` gains the options used)."""
     if mechanism == "geo-shuffle":
         inputs.update(max_distance=max_distance, method=method)
         paper = M.geo_shuffle_epsilon(eps_geo, delta, n, method="theorem-4.1", max_distance=max_distance)
@@ -236,7 +254,7 @@ def epsilon_cmd(
             "source": source,
             "reason": reason,
         }
-    _emit(as_json, inputs, results)
+    return results
 
 
 @app.command("local-epsilon", cls=S.OneLineCommand)
@@ -257,12 +275,13 @@ def local_epsilon_cmd(
     from shuffledp.accounting import metric as M
 
     max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
-    eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
-    if method == "certified":
-        achieved, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
-    else:
-        achieved = M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance)
-        source, reason = "Theorem 4.1 (not valid for datasets far apart)", None
+    with status(f"metric local-epsilon: searching eps_geo ({method}; each step certifies every pair of datasets)"):
+        eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
+        if method == "certified":
+            achieved, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
+        else:
+            achieved = M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance)
+            source, reason = "Theorem 4.1 (not valid for datasets far apart)", None
     results = {
         "eps_geo": eps_geo,
         "achieved_epsilon": achieved,

@@ -28,6 +28,7 @@ progress goes to stderr (a spinner on terminals only).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Annotated, Any
 
 import numpy as np
@@ -79,7 +80,14 @@ def _rounded(given: np.ndarray, step: float | None) -> np.ndarray:
     largest budget (every given budget is at most it)."""
     from shuffledp.accounting.personalized import MAX_BUDGET
 
-    return given if step is None else np.minimum(np.ceil(given / step) * step, MAX_BUDGET)
+    if step is None:
+        return given
+    grid = np.ceil(given / step) * step  # 7 * 0.1 = 0.7000000000000001 in float64
+    places = -Decimal(repr(step)).as_tuple().exponent  # digits after the point of --step as written
+    if 0 < places <= 15:  # the grid point as written (0.7), wherever that is still >= the given budget
+        written = np.round(grid, places)
+        grid = np.where(written >= given, written, grid)
+    return np.minimum(grid, MAX_BUDGET)
 
 
 def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: int | None) -> list[dict[str, Any]]:
@@ -140,7 +148,7 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
 
 @app.callback(invoke_without_command=True)
 def personalized_cmd(
-    delta: Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta in (0, 1).")],
+    delta: Annotated[float, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]}.")],
     family: Annotated[
         str, typer.Option("--family", parser=S.choice_option("--family", lambda: FAMILY_CHOICES, "family"),
                           help="Randomizer family: binary-rr and k-rr budgets are rounded up to --step; laplace budgets are "

@@ -7,11 +7,13 @@ non-private computation, and writes ``DIR/round.json`` (no key, report or plaint
 
 from __future__ import annotations
 
+from inspect import signature
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from shuffledp.accounting import local_epsilon
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
@@ -35,6 +37,9 @@ def _bad(ctx: typer.Context, name: str, message: str) -> typer.BadParameter:
     return typer.BadParameter(f"{param.opts[0]}: {message}", ctx=ctx, param=param)
 
 
+#: Top of the local-epsilon search of every group (`shuffledp.accounting.local_epsilon`'s max_epsilon).
+LOCAL_EPSILON_CAP = float(signature(local_epsilon).parameters["max_epsilon"].default)
+
 #: Largest group for each task: min-weight matching is dense (n_a x n_b costs and a cubic
 #: assignment), the radius matching builds its pair graph, neighbours scale to 10^5 and more.
 _MAX_USERS = {"min-weight": 5_000, "max-matching": 20_000, "neighbors": 1_000_000}
@@ -51,11 +56,11 @@ def simulate_cmd(
     dataset: Annotated[str, typer.Option("--dataset", parser=S.choice_option("--dataset", _choices(_DATASETS), "data set"), help="gmission, everysender or synthetic.")],
     task: Annotated[str, typer.Option("--task", parser=S.choice_option("--task", _choices(_TASKS), "task"), help="min-weight, max-matching or neighbors.")],
     randomizer: Annotated[str, typer.Option("--randomizer", parser=S.choice_option("--randomizer", _choices(_LOCATION_RANDOMIZERS), "location randomizer"), help="Randomizer of every group: " + ", ".join(_LOCATION_RANDOMIZERS) + ".")],
-    epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help="Target central epsilon of every group.")],
+    epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help=f"Target central epsilon of every group; each group's local epsilon is searched up to {LOCAL_EPSILON_CAP:g} (a target that allows more gets {LOCAL_EPSILON_CAP:g}, and the output says so).")],
     out: Annotated[Path, typer.Option("--out", help="Directory for round.json (created if needed).")],
     instance: Annotated[int, typer.Option("--instance", parser=S.count_option("--instance", 0, 9), help="Instance 0..9 of a real data set.")] = 0,
     n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted.")] = None,
-    delta: Annotated[float | None, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n_i per group, §7).")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n_i per group, §7).")] = None,
     suite: Annotated[str, typer.Option("--suite", parser=S.choice_option("--suite", _choices(_SUITES), "suite"), help="HPKE suite: x25519 or pq-hybrid.")] = "x25519",
     corrupted: Annotated[int, typer.Option("--corrupted", parser=S.count_option("--corrupted", 0), help="Users per group assumed to collude with the server, |C|.")] = 0,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 1, 1000), help="neighbors: neighbours per user.")] = 5,
@@ -104,6 +109,7 @@ def simulate_cmd(
 
     report = round_report(
         result,
+        epsilon_c_target=epsilon_c,
         dataset=dataset if dataset == "synthetic" else f"{dataset}[{instance}]",
         task=task,
         randomizer=randomizer,
@@ -111,9 +117,17 @@ def simulate_cmd(
         ideal=ideal,
         seed=seed,
     )
+    _mark_search_cap(report)
     (out / "round.json").write_text(json_text(report, indent=2) + "\n")
     _print(report)
     console.print(f"wrote {out / 'round.json'}")
+
+
+def _mark_search_cap(report: dict[str, Any]) -> None:
+    """Say which groups' local epsilon is the search's upper end, not what the target allows."""
+    report["local_epsilon_search_cap"] = LOCAL_EPSILON_CAP
+    for p in report["privacy"]:
+        p["local_epsilon_capped"] = p["local_epsilon"] >= LOCAL_EPSILON_CAP
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -127,6 +141,12 @@ def _print(report: dict[str, Any]) -> None:
     ]
     table(("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met"), rows)
     console.print("eps_c: variation-ratio bound with the randomizer's parameters; Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
+    capped = [p["name"] for p in report["privacy"] if p["local_epsilon_capped"]]
+    if capped:
+        console.print(
+            f"note: the local epsilon of {', '.join(capped)} is the search cap {LOCAL_EPSILON_CAP:g}: --epsilon-c "
+            f"{report['epsilon_c_target']:g} allows at least that much, and eps_c is the guarantee at the cap"
+        )
     console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
     if not report["ideal"]:
         console.print(

@@ -96,8 +96,15 @@ class Domain(ABC):
         if clip:
             return self.clip(arr)
         row = int(np.flatnonzero(~inside)[0])
+        shown = np.array2string(np.asarray(arr[row]), precision=6)
+        finite = np.isfinite(arr).reshape(len(arr), -1).all(axis=1) if np.issubdtype(arr.dtype, np.number) else None
+        if finite is not None and not finite[row]:  # clip=True refuses NaN and inf: advise what works
+            raise DomainError(
+                f"{name}[{row}] = {shown} is not finite (NaN or inf; {int((~finite).sum())} of {len(arr)} rows are "
+                f"not); drop or impute such rows before randomizing (clip=True projects finite values only)"
+            )
         raise DomainError(
-            f"{name}[{row}] = {np.array2string(np.asarray(arr[row]), precision=6)} lies outside "
+            f"{name}[{row}] = {shown} lies outside "
             f"the input domain {self.describe()} ({int((~inside).sum())} of {len(arr)} rows are outside; "
             "pass clip=True to project them onto the domain)"
         )
