@@ -1,6 +1,7 @@
 """Experiments: one module per table or figure of the papers."""
 
 from shuffledp.experiments.registry import (
+    Claim,
     ExperimentContext,
     ExperimentOutput,
     all_experiments,
@@ -10,6 +11,7 @@ from shuffledp.experiments.registry import (
 from shuffledp.experiments.runner import reproduce, run_experiment
 
 __all__ = [
+    "Claim",
     "ExperimentContext",
     "ExperimentOutput",
     "all_experiments",
