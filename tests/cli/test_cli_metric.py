@@ -85,7 +85,7 @@ def test_errors_are_one_line_with_status_2(args, needle):
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(needle, lines[0]), result.stderr
 
 
-# --- stranger pass (issue 11) ------------------------------------------------------------------------------------
+# --- refusals name the option and what is allowed ----------------------------------------------------------
 
 
 def _error(args: list[str]) -> str:

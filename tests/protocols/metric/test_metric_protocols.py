@@ -178,7 +178,7 @@ def test_rr_shuffle_outside_theorem_3_1_names_minimum_n():
     assert RRShuffle(1e-4, 0.01, 10, 5).epsilon <= math.log((2 - 0.01) / 0.01)
 
 
-# --- refusals (stranger pass, issue 11) -----------------------------------------------------------------------
+# --- refusals name the bad value and what is allowed --------------------------------------------------------
 
 
 def test_constructors_refuse_noise_epsilons_beyond_the_maximum():

@@ -176,7 +176,7 @@ def test_empirical_mse_is_below_the_bound():
 
 
 def test_the_ledger_records_the_re_priced_epsilons_never_the_given_ones():
-    """Stranger-pass finding: given parameters used to be recorded with their own (here: zero) epsilons."""
+    """Given parameters are recorded with the epsilons they price (they used to be recorded with zero epsilons)."""
     rng = np.random.default_rng(0)
     items = SETS[rng.choice(len(SETS), N, p=PROBS)]
     run = run_segmented(items, rng.choice(LEVELS, N), LEVELS, DELTA, D, S, parameters=_params(), rng=rng)
