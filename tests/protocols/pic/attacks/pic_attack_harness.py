@@ -1,0 +1,133 @@
+"""Harnesses of the PIC attack suite: a step-by-step round rig, a malicious server, a network observer.
+
+`Rig` runs one round role by role over bytes (clients -> shuffler -> server -> board ->
+clients) so an attack can step in between any two roles.  `NetworkObserver` sees every
+byte into and out of the shuffler.  `MaliciousServer` is a `Server` that alters, drops or
+tags reports after decryption (what a deviating server can do with L before computing f).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shuffledp.protocols.pic.bulletin import BulletinBoard
+from shuffledp.protocols.pic.client import Client, VerifiedDownloads
+from shuffledp.protocols.pic.computation import PicTask, output_size
+from shuffledp.protocols.pic.messages import GroupParams, ReportFormat
+from shuffledp.protocols.pic.reports import group_randomizer
+from shuffledp.protocols.pic.server import Server
+from shuffledp.protocols.pic.shuffler import Shuffler
+
+LOC = ReportFormat("float64", 2)
+
+
+class NetworkObserver:
+    """Everything that crosses the wire on both sides of the shuffler, in order."""
+
+    def __init__(self) -> None:
+        self.inbound: list[bytes] = []  # client -> shuffler
+        self.outbound: list[bytes] = []  # shuffler -> server (each released batch, as bytes)
+
+    def links_by_bytes(self, window: int = 32) -> int:
+        """How many inbound messages share a ``window``-byte substring with some outbound message."""
+        out = b"".join(self.outbound)
+        linked = 0
+        for msg in self.inbound:
+            if any(msg[i : i + window] in out for i in range(0, len(msg) - window + 1, 8)):
+                linked += 1
+        return linked
+
+
+class MaliciousServer(Server):
+    """A server that deviates after decryption: ``alter`` maps group -> {row: new x'}, ``drop`` group -> rows."""
+
+    alter: dict[int, dict[int, list[float]]] = {}
+    drop: dict[int, list[int]] = {}
+
+    def decrypt(self, group_id, *args, **kwargs):
+        d = super().decrypt(group_id, *args, **kwargs)
+        R = group_randomizer(self.params.group(group_id))
+        for row, value in self.alter.get(group_id, {}).items():
+            d.reports.values[row] = value
+            d.reports.estimates[row] = R.estimate(np.asarray([value], dtype=np.float64))[0]
+        rows = self.drop.get(group_id, [])
+        if rows:
+            keep = np.ones(d.valid, dtype=bool)
+            keep[rows] = False
+            d.keep(keep, "dropped-by-server")
+            d.rejected.pop("dropped-by-server", None)  # and hides it
+        return d
+
+
+class Rig:
+    """One round, role by role; every step is a method an attack may replace or interleave."""
+
+    def __init__(self, task: PicTask, *, n: int = 12, threshold: int | None = None, randomizer: str = "laplace",
+                 local_epsilon: float = 2.0, server_cls: type[Server] = Server, observer: NetworkObserver | None = None,
+                 bucket_bits: int = 0, fmt: ReportFormat = LOC, dim: int = 2) -> None:
+        self.task, self.n, self.fmt = task, n, fmt
+        threshold = n if threshold is None else threshold
+        names = ("users", "workers")[: task.n_groups]
+        groups = [GroupParams(g, name, randomizer, local_epsilon, fmt, threshold, 1e-3, {"dim": dim})
+                  for g, name in enumerate(names)]
+        self.server = server_cls("x25519", groups, output_size("x25519", fmt, task.k), 16, bucket_bits=bucket_bits)
+        self.params = self.server.params
+        self.signed = self.server.signed_params()
+        self.shuffler = Shuffler(self.signed, self.server.verify_key)
+        self.observer = observer
+        self.downloads = VerifiedDownloads(self.server.verify_key)
+        self.clients: dict[int, list[Client]] = {g.group_id: [] for g in groups}
+        self.board = BulletinBoard(self.server.verify_key)
+
+    # -- clients
+    def client(self, group: int, **kwargs) -> Client:
+        c = Client(self.server.verify_key, group, self.downloads, **kwargs)
+        c.join(self.signed)
+        self.clients[group].append(c)
+        return c
+
+    def envelope(self, c: Client, report) -> bytes:
+        return c.seal(np.asarray(report, dtype=np.float64))
+
+    def submit(self, envelope: bytes, client: Client | None = None) -> None:
+        if self.observer is not None:
+            self.observer.inbound.append(bytes(envelope))
+        self.shuffler.submit(envelope)
+
+    def honest(self, group: int, count: int, rng: np.random.Generator) -> list[Client]:
+        out = []
+        for _ in range(count):
+            c = self.client(group)
+            self.submit(self.envelope(c, rng.uniform(-1, 1, 2)), c)
+            out.append(c)
+        return out
+
+    # -- shuffler -> server
+    def release(self, group: int):
+        batch = self.shuffler.release(group)
+        if self.observer is not None:
+            self.observer.outbound.append(b"".join(batch))
+        return batch
+
+    def deliver(self, group: int, batch):
+        return self.server.decrypt(group, batch)
+
+    def run_server(self, batches=None) -> bytes:
+        gids = [g.group_id for g in self.params.groups]
+        batches = batches or {g: self.release(g) for g in gids}
+        decrypted = {g: self.deliver(g, batches[g]) for g in gids}
+        self.decrypted = decrypted
+        board = self.server.publish(self.task, decrypted)
+        self.board.publish(board)
+        return board
+
+    def retrieve_all(self) -> dict[Client, bytes | None]:
+        download = self.board.download(self.params.round_id)
+        out = {}
+        for row in self.clients.values():
+            for c in row:
+                try:
+                    out[c] = c.retrieve(download)
+                except Exception:  # noqa: BLE001 - an attack test counts who got nothing
+                    out[c] = None
+        return out
