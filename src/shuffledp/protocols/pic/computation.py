@@ -6,7 +6,11 @@ first sorts each group by pseudonym, so f is a function of the *set* of reports
 also settles ties between identical reports): the real protocol and the ideal
 functionality F_PIC then hand every user the same bytes, whatever permutation
 each one drew.  Tasks run on the randomizer's unbiased estimates ``R.estimate(x')``
-(post-processing: no privacy cost).
+(post-processing: no privacy cost), first mapped into the task's domain (`PicTask.to_domain`):
+every coordinate clipped to [-`ESTIMATE_BOUND`, `ESTIMATE_BOUND`], NaN to 0.  The map is
+applied to reports that already passed the server's validation and is itself
+post-processing of the released reports, so the privacy of every user is unchanged; it makes
+f total, so no report, however extreme, stops a round (issue 17, attack 1).
 
 Output y (Remark 3: "the public keys and noisy locations of the matched users"),
 one fixed length per round so outputs leak nothing by size:
@@ -34,6 +38,10 @@ from shuffledp.protocols.pic.messages import Pseudonym, ReportFormat
 from shuffledp.tasks import NO_MATCH, k_nearest_neighbors, min_weight_matching, radius_matching
 
 TASK_NAMES = ("min-weight", "max-matching", "neighbors")
+#: The task's domain is the box [-ESTIMATE_BOUND, ESTIMATE_BOUND]^d.  Locations live in [-1, 1]^d, so an
+#: honest estimate beyond 10^6 has negligible probability at any local epsilon the planner accepts;
+#: an attacker's report at 1e200 becomes "very far away", not an error.
+ESTIMATE_BOUND = 1e6
 _COUNT = 2
 
 
@@ -72,16 +80,30 @@ class PicTask:
         """
         return corrupted * self.k
 
+    @staticmethod
+    def to_domain(estimates: np.ndarray) -> np.ndarray:
+        """Map validated estimates into the task's domain: NaN -> 0, then clip to +-`ESTIMATE_BOUND`.
+
+        Post-processing of released reports (privacy unchanged); with it every task runs on
+        any report the server accepts (module docstring).
+        """
+        out = np.nan_to_num(np.asarray(estimates, dtype=np.float64), nan=0.0, posinf=ESTIMATE_BOUND, neginf=-ESTIMATE_BOUND)
+        return np.clip(out, -ESTIMATE_BOUND, ESTIMATE_BOUND)
+
     def partners(self, points: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Per group, an (n_g, k) int64 array of partner indices into the partner group (NO_MATCH = -1)."""
+        """Per group, an (n_g, k) int64 array of partner indices into the partner group (NO_MATCH = -1).
+
+        Neighbours in a group of n <= k: each user gets its n - 1 others, the rest NO_MATCH.
+        """
         if len(points) != self.n_groups:
             raise DomainError(f"task {self.name} runs on {self.n_groups} group(s), got {len(points)}")
         if self.name == "neighbors":
             n = len(points[0])
-            if n <= self.k:
-                raise DomainError(f"neighbors with k={self.k} needs more than {self.k} valid reports, got {n}")
-            table = k_nearest_neighbors(points[0], self.k)
-            return [table.indices.reshape(n, self.k)]
+            out = np.full((n, self.k), NO_MATCH, dtype=np.int64)
+            k = min(self.k, n - 1)
+            if k >= 1:
+                out[:, :k] = k_nearest_neighbors(points[0], k).indices.reshape(n, k)
+            return [out]
         if self.name == "min-weight":
             m = min_weight_matching(points[0], points[1])
         else:
@@ -111,7 +133,7 @@ class GroupReports:
 def evaluate(task: PicTask, groups: Sequence[GroupReports]) -> list[np.ndarray]:
     """f(L): per group, an (n_g, output size) uint8 array, row i the output y of report i."""
     orders = [np.lexsort(g.pseudonyms.T[::-1]) for g in groups]
-    partners = task.partners([g.estimates[o] for g, o in zip(groups, orders, strict=True)])
+    partners = task.partners([task.to_domain(g.estimates[o]) for g, o in zip(groups, orders, strict=True)])
     outputs = []
     for g, (group, order, idx) in enumerate(zip(groups, orders, partners, strict=True)):
         p = task.partner_group(g)
