@@ -37,11 +37,11 @@ def test_simulate_instance_0(tmp_path, dataset, shared_data):
     assert result.exit_code == 0, result.output
     assert set(REQUIRED) <= set(report)
     assert report["outputs_verified"] is True and report["posts_verified"] is True
-    assert report["message_bytes"] == 152
+    assert report["message_bytes"] == 249 and report["inner_envelope_bytes"] == 129
     sizes = {"gmission": {"users": 713, "workers": 532}, "everysender": {"users": 4036, "workers": 817}}[dataset]
     assert report["n_per_group"] == sizes
     assert all(e <= 1.0 for e in report["epsilon_c"].values())
-    assert "outputs verified against F_PIC: True" in result.output
+    assert "outputs verified against F_PIC on the clients' own reports: True" in result.output
 
 
 def test_ideal_gives_every_user_the_real_output(tmp_path):

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from shuffledp.crypto import SigningKeyPair
+from shuffledp.protocols.pic.batches import SignedBatch
 from shuffledp.protocols.pic.bulletin import BulletinBoard
-from shuffledp.protocols.pic.client import Client, VerifiedDownloads
-from shuffledp.protocols.pic.computation import PicTask, output_size
-from shuffledp.protocols.pic.messages import GroupParams, ReportFormat
+from shuffledp.protocols.pic.client import Client, ClientPolicy, VerifiedDownloads
+from shuffledp.protocols.pic.computation import PicTask
+from shuffledp.protocols.pic.identity import SigningIdentity
+from shuffledp.protocols.pic.messages import GroupParams, ReportFormat, open_report
 from shuffledp.protocols.pic.reports import group_randomizer
 from shuffledp.protocols.pic.server import Server
 from shuffledp.protocols.pic.shuffler import Shuffler
@@ -64,35 +67,45 @@ class Rig:
 
     def __init__(self, task: PicTask, *, n: int = 12, threshold: int | None = None, randomizer: str = "laplace",
                  local_epsilon: float = 2.0, server_cls: type[Server] = Server, observer: NetworkObserver | None = None,
-                 bucket_bits: int = 0, fmt: ReportFormat = LOC, dim: int = 2) -> None:
+                 bucket_bits: int = 0, min_bucket_size: int = 1, fmt: ReportFormat = LOC, dim: int = 2,
+                 identity: SigningIdentity | None = None) -> None:  # fmt: skip
         self.task, self.n, self.fmt = task, n, fmt
         threshold = n if threshold is None else threshold
         names = ("users", "workers")[: task.n_groups]
         groups = [GroupParams(g, name, randomizer, local_epsilon, fmt, threshold, 1e-3, {"dim": dim})
-                  for g, name in enumerate(names)]
-        self.server = server_cls("x25519", groups, output_size("x25519", fmt, task.k), 16, bucket_bits=bucket_bits)
+                  for g, name in enumerate(names)]  # fmt: skip
+        identity = identity or SigningIdentity.ephemeral()
+        self.shuffler = Shuffler(identity.verify_key)
+        self.server = server_cls("x25519", groups, task, (self.shuffler.kem_public_key, self.shuffler.verify_key),
+                                 identity=identity, bucket_bits=bucket_bits, min_bucket_size=min_bucket_size)  # fmt: skip
         self.params = self.server.params
         self.signed = self.server.signed_params()
-        self.shuffler = Shuffler(self.signed, self.server.verify_key)
-        self.observer = observer
-        self.downloads = VerifiedDownloads(self.server.verify_key)
-        self.clients: dict[int, list[Client]] = {g.group_id: [] for g in groups}
         self.board = BulletinBoard(self.server.verify_key)
+        self.view = self.shuffler.open(self.signed)
+        self.board.publish_view(self.view)
+        self.observer = observer
+        self.downloads = VerifiedDownloads(self.server.verify_key, self.shuffler.verify_key)
+        self.clients: dict[int, list[Client]] = {g.group_id: [] for g in groups}
 
     # -- clients
-    def client(self, group: int, **kwargs) -> Client:
-        c = Client(self.server.verify_key, group, self.downloads, **kwargs)
-        c.join(self.signed)
+    def enrol(self) -> bytes:
+        return self.shuffler.enrolment.enroll()
+
+    def client(self, group: int, credential: bytes | None = None, signed: bytes | None = None, **kwargs) -> Client:
+        kwargs.setdefault("policy", ClientPolicy.permissive())
+        c = Client(self.server.verify_key, group, shuffler_key=self.shuffler.verify_key,
+                   credential=credential or self.enrol(), downloads=self.downloads, **kwargs)  # fmt: skip
+        c.join(self.signed if signed is None else signed, self.view)
         self.clients[group].append(c)
         return c
 
     def envelope(self, c: Client, report) -> bytes:
         return c.seal(np.asarray(report, dtype=np.float64))
 
-    def submit(self, envelope: bytes, client: Client | None = None) -> None:
+    def submit(self, envelope: bytes, client: Client | None = None) -> str:
         if self.observer is not None:
             self.observer.inbound.append(bytes(envelope))
-        self.shuffler.submit(envelope)
+        return self.shuffler.submit(envelope)
 
     def honest(self, group: int, count: int, rng: np.random.Generator) -> list[Client]:
         out = []
@@ -103,21 +116,46 @@ class Rig:
         return out
 
     # -- shuffler -> server
-    def release(self, group: int):
+    def release(self, group: int) -> bytes:
         batch = self.shuffler.release(group)
         if self.observer is not None:
-            self.observer.outbound.append(b"".join(batch))
+            self.observer.outbound.append(batch)
         return batch
 
-    def deliver(self, group: int, batch):
-        return self.server.decrypt(group, batch)
+    def inner_envelopes(self, batch: bytes) -> list[bytes]:
+        return list(SignedBatch.from_bytes(batch).envelopes)
+
+    def open_inner(self, params, key, envelope: bytes, group: int = 0) -> bytes:
+        return open_report(params, key, group, envelope)
+
+    def append_copy(self, batch: bytes) -> bytes:
+        """What a man in the middle can do to a signed batch: append a copy of one envelope (not re-signed)."""
+        return batch + SignedBatch.from_bytes(batch).envelopes[3]
+
+    def forge_batch(self, batch: bytes, keep: int) -> bytes:
+        """A batch cut to ``keep`` envelopes and signed by a key that is not the shuffler's."""
+        b = SignedBatch.from_bytes(batch)
+        return SignedBatch.sign(b.round_id, b.group_id, b.params_hash, b.envelopes[:keep], b.inner_size,
+                                SigningKeyPair.generate()).to_bytes()  # fmt: skip
+
+    def corrupt_batch(self, batch: bytes, count: int) -> bytes:
+        """A batch in which ``count`` admitted users sent an inner envelope that does not decrypt
+        (signed by the shuffler, which cannot see inside)."""
+        b = SignedBatch.from_bytes(batch)
+        envs = [bytes(e) for e in b.envelopes]
+        for i in range(count):
+            envs[i] = envs[i][:-1] + bytes([envs[i][-1] ^ 1])
+        return SignedBatch.sign(b.round_id, b.group_id, b.params_hash, envs, b.inner_size,
+                                self.shuffler.identity.signing_key).to_bytes()  # fmt: skip
+
+    def deliver(self, group: int, batch: bytes):
+        return self.server.receive(batch)
 
     def run_server(self, batches=None) -> bytes:
         gids = [g.group_id for g in self.params.groups]
         batches = batches or {g: self.release(g) for g in gids}
-        decrypted = {g: self.deliver(g, batches[g]) for g in gids}
-        self.decrypted = decrypted
-        board = self.server.publish(self.task, decrypted)
+        self.decrypted = {g: self.deliver(g, batches[g]) for g in gids}
+        board = self.server.publish()
         self.board.publish(board)
         return board
 

@@ -19,7 +19,6 @@ def _round(n=10, threshold=None, seed=7):
     return rig
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_a_replayed_envelope_in_a_batch_is_refused_and_its_sender_still_served():
     rig = _round()
     batches = {g: rig.release(g) for g in (0, 1)}
@@ -33,7 +32,6 @@ def test_a_replayed_envelope_in_a_batch_is_refused_and_its_sender_still_served()
     assert all(y is not None for y in rig.retrieve_all().values()), "a user lost its output to a replay"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_a_short_unsigned_batch_is_refused():
     rig = _round(threshold=10)
     batch = rig.release(0)
@@ -43,7 +41,6 @@ def test_a_short_unsigned_batch_is_refused():
     assert getattr(e.value, "reason", None) in {"signature", "short"}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_a_batch_replayed_to_the_server_is_refused():
     rig = _round()
     batch = rig.release(0)

@@ -12,14 +12,12 @@ from pic_attack_harness import Rig
 from shuffledp.protocols.pic.computation import PicTask
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_bucket_bits_are_in_the_signed_parameters():
     rig = Rig(PicTask("min-weight"), n=20, bucket_bits=3)
     body = json.loads(rig.params.canonical_bytes())
     assert body["bucket_bits"] == 3 and body["min_bucket_size"] >= 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_no_bucket_is_smaller_than_the_minimum_and_clients_fetch_their_own():
     rng = np.random.default_rng(9)
     rig = Rig(PicTask("min-weight"), n=20, bucket_bits=16)  # 40 entries in 65,536 buckets: singletons before
@@ -31,7 +29,6 @@ def test_no_bucket_is_smaller_than_the_minimum_and_clients_fetch_their_own():
     assert all(c.fetch_output(rig.board) is not None for row in rig.clients.values() for c in row)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_simulated_round_prices_the_bucket_rule():
     from shuffledp.datasets import synthetic_instance
     from shuffledp.protocols.pic.round import RoundConfig, run_round

@@ -19,7 +19,6 @@ class AlterAndDrop(MaliciousServer):
     drop = {1: [2]}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_a_server_that_alters_and_drops_reports_is_caught(monkeypatch):
     rng = np.random.default_rng(14)
     inst = synthetic_instance(30, 30, rng)

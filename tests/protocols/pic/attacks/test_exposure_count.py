@@ -20,7 +20,6 @@ def _ring(n, rng):
     return np.column_stack([np.cos(angles), np.sin(angles)]) * 0.3 + rng.normal(0, 1e-3, (n, 2))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_a_hub_reaches_no_more_honest_users_than_the_exposure_rule_charges(k):
     rng = np.random.default_rng(8)

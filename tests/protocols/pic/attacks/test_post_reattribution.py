@@ -25,7 +25,6 @@ def _mutual_triangle(rng):
     return rig, close
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_a_partner_cannot_re_sign_another_partner_s_post():
     rig, (a, b, c) = _mutual_triangle(np.random.default_rng(11))
     post = a.post_to(b.pseudonym.to_bytes(), b"from a")
@@ -38,7 +37,6 @@ def test_a_partner_cannot_re_sign_another_partner_s_post():
     assert sender != c.pseudonym.to_bytes() or message != b"from a", "c re-attributed a's post to itself"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_a_post_is_accepted_once():
     rig, (a, b, _) = _mutual_triangle(np.random.default_rng(12))
     post = a.post_to(b.pseudonym.to_bytes(), b"once")
@@ -48,7 +46,6 @@ def test_a_post_is_accepted_once():
     assert getattr(e.value, "reason", None) == "replay"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_the_board_operator_cannot_tell_who_posted():
     rig, (a, b, _) = _mutual_triangle(np.random.default_rng(13))
     post = a.post_to(b.pseudonym.to_bytes(), b"hidden sender")

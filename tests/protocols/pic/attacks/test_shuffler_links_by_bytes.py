@@ -11,7 +11,6 @@ from pic_attack_harness import NetworkObserver, Rig
 from shuffledp.protocols.pic.computation import PicTask
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_a_network_observer_links_no_envelope_across_the_shuffler():
     rng = np.random.default_rng(2)
     observer = NetworkObserver()

@@ -13,7 +13,6 @@ from shuffledp.protocols.pic.messages import ReportFormat
 from shuffledp.protocols.pic.reports import group_randomizer
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_bits_reports_are_served_not_excluded_as_pseudonyms():
     rig = Rig(PicTask("neighbors", k=1), n=6, randomizer="unary", fmt=ReportFormat("bits", 8), dim=8)
     for i in range(6):
@@ -24,7 +23,6 @@ def test_bits_reports_are_served_not_excluded_as_pseudonyms():
     assert all(y is not None for y in rig.retrieve_all().values())
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_privhs_reports_must_be_plus_or_minus_b_per_coordinate():
     rng = np.random.default_rng(16)
     rig = Rig(PicTask("neighbors", k=1), n=5, threshold=4, randomizer="privhs")
@@ -38,23 +36,15 @@ def test_privhs_reports_must_be_plus_or_minus_b_per_coordinate():
     assert dict(rig.decrypted[0].rejected) == {"domain": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_bytearrays_are_accepted_or_refused_by_name():
     rig = Rig(PicTask("min-weight"), n=2)
-    c = Client(rig.server.verify_key, 0)
-    try:
-        c.join(bytearray(rig.signed))
-    except MessageFormatError:
-        pass
-    c2 = rig.client(0)
-    env = rig.envelope(c2, [0.0, 0.0])
-    try:
-        rig.submit(bytearray(env), c2)
-    except MessageFormatError:
-        pass
+    c = rig.client(0, signed=bytearray(rig.signed))
+    assert rig.submit(bytearray(rig.envelope(c, [0.0, 0.0])), c) == "admitted"
+    with pytest.raises(MessageFormatError) as e:
+        rig.submit("not bytes")
+    assert e.value.reason == "field"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_round_record_and_ledger_agree_when_few_reports_stay_anonymous():
     from shuffledp.accounting.ledger import PrivacyLedger
     from shuffledp.protocols.pic.round import RoundConfig, plan_groups
@@ -72,7 +62,6 @@ def test_round_record_and_ledger_agree_when_few_reports_stay_anonymous():
     assert p.epsilon_c is not None and np.isfinite(p.epsilon_c)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_the_server_signing_identity_is_long_term_and_pinned(tmp_path):
     from shuffledp.protocols.pic.identity import SigningIdentity
 
@@ -84,6 +73,10 @@ def test_the_server_signing_identity_is_long_term_and_pinned(tmp_path):
     assert r1.server.verify_key == r2.server.verify_key == identity.verify_key
     assert r1.params.round_id != r2.params.round_id  # fresh rounds, fresh KEM keys, one identity
     rotated = SigningIdentity.rotate(path)
-    assert rotated.verify_key != identity.verify_key
+    assert rotated.verify_key != identity.verify_key and SigningIdentity.load(path).verify_key == rotated.verify_key
+    with pytest.raises(ShuffleDPError, match="already holds"):  # never overwritten by accident
+        SigningIdentity.create(path)
+    new = Rig(PicTask("min-weight"), n=2, identity=rotated)
+    pinned_old = Client(identity.verify_key, 0, shuffler_key=new.shuffler.verify_key, credential=new.enrol())
     with pytest.raises(ShuffleDPError):  # a client pinned to the old identity refuses the rotated server
-        Client(identity.verify_key, 0).join(Rig(PicTask("min-weight"), n=2, identity=rotated).signed)
+        pinned_old.join(new.signed, new.view)

@@ -11,24 +11,37 @@ import pytest
 from pic_attack_harness import Rig
 from shuffledp.crypto import KemKeyPair
 from shuffledp.errors import ShuffleDPError
-from shuffledp.protocols.pic.client import Client
 from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.messages import SignedRoundParams
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
+def test_a_client_that_skips_the_view_check_is_still_refused_by_the_shuffler():
+    rng = np.random.default_rng(31)
+    rig = Rig(PicTask("min-weight"), n=4)
+    victim_key = KemKeyPair.generate("x25519")
+    split = dataclasses.replace(rig.params, server_kem_key=victim_key.public_key)
+    from shuffledp.protocols.pic.messages import Submission, encode_report, seal_report
+
+    c = rig.client(0)  # a client with its keys, sealing under the split parameters by hand
+    inner = seal_report(split, 0, encode_report(c.pseudonym, [0.25, -0.5], split.group(0).report))
+    forged = Submission.seal(split, 0, rig.enrol(), bytes(16), inner).to_bytes()
+    with pytest.raises(ShuffleDPError) as e:
+        rig.submit(forged)
+    assert e.value.reason == "decrypt"  # the outer layer is bound to the shuffler's parameter hash
+    rig.honest(0, 1, rng)
+
+
 def test_a_victim_only_parameter_set_does_not_reach_the_server():
     rng = np.random.default_rng(3)
     rig = Rig(PicTask("min-weight"), n=8, threshold=8)
     victim_key = KemKeyPair.generate("x25519")
     split = dataclasses.replace(rig.params, server_kem_key=victim_key.public_key)
-    split_signed = SignedRoundParams.sign(split, rig.server._signing).to_bytes()
+    split_signed = SignedRoundParams.sign(split, rig.server.identity.signing_key).to_bytes()
     for g in (0, 1):
         rig.honest(g, 8, rng)
-    victim = Client(rig.server.verify_key, 0)
     delivered = False
     try:
-        victim.join(split_signed)
+        victim = rig.client(0, signed=split_signed)  # the client checks the shuffler's view announcement
         rig.submit(victim.seal(np.array([0.25, -0.5])), victim)
         delivered = True
     except ShuffleDPError:
@@ -57,16 +70,23 @@ def _old_open(params, key, envelope):
     Envelope.from_bytes(envelope, params).open(params, key)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 @pytest.mark.parametrize("field,value", [("local_epsilon", 700.0), ("threshold", 1)])
 def test_clients_refuse_parameters_outside_their_local_policy(field, value):
     from shuffledp.protocols.pic.client import ClientPolicy  # the policy a client is given at join time
     from shuffledp.errors import PolicyError
 
-    rig = Rig(PicTask("min-weight"), n=8)
-    groups = tuple(dataclasses.replace(g, **{field: value}) for g in rig.params.groups)
-    bad = SignedRoundParams.sign(dataclasses.replace(rig.params, groups=groups), rig.server._signing).to_bytes()
+    rig = Rig(PicTask("min-weight"), n=8, **{field: value})  # signed and announced: one view, but a bad one
     policy = ClientPolicy(max_local_epsilon=10.0, min_threshold=5, tasks=("min-weight",))
     with pytest.raises(PolicyError) as e:
-        Client(rig.server.verify_key, 0, policy=policy).join(bad)
+        rig.client(0, policy=policy)
     assert e.value.reason == field.replace("_", "-")
+
+
+def test_clients_refuse_a_task_outside_their_policy():
+    from shuffledp.errors import PolicyError
+    from shuffledp.protocols.pic.client import ClientPolicy
+
+    rig = Rig(PicTask("neighbors", k=2), n=8)
+    with pytest.raises(PolicyError) as e:
+        rig.client(0, policy=ClientPolicy(min_threshold=5, tasks=("min-weight",)))
+    assert e.value.reason == "task"

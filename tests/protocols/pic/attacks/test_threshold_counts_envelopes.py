@@ -23,7 +23,6 @@ def _try_round(rig):
     return True
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_random_envelopes_do_not_fill_a_group():
     rng = np.random.default_rng(4)
     rig = Rig(PicTask("min-weight"), n=50)
@@ -39,7 +38,6 @@ def test_random_envelopes_do_not_fill_a_group():
     assert not _try_round(rig), "a group of one honest report was published"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_one_sybil_with_fresh_keys_does_not_fill_a_group():
     rng = np.random.default_rng(5)
     rig = Rig(PicTask("min-weight"), n=50)
@@ -55,7 +53,6 @@ def test_one_sybil_with_fresh_keys_does_not_fill_a_group():
     assert not _try_round(rig), "one enrolled attacker filled a group of 50"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17: fails on 4b2a048, fixed later on this branch")
 def test_server_refuses_to_publish_when_valid_reports_fall_below_the_threshold():
     rng = np.random.default_rng(6)
     rig = Rig(PicTask("min-weight"), n=10, threshold=10)
