@@ -146,6 +146,8 @@ class Server:
             bucket_bits, min_bucket_size,
         )  # fmt: skip
         self.workers = max(1, int(workers))
+        for g in groups:  # build each R_i now (Minkowski solves for its radius: ~12 ms), not inside the first batch
+            report_range(group_randomizer(g))
         self._signed = SignedRoundParams.sign(self.params, self.identity.signing_key).to_bytes()
         self._received: dict[int, GroupDecryption] = {}
         self._batch_ids: set[bytes] = set()
