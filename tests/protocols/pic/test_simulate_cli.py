@@ -134,3 +134,15 @@ def test_roles_are_importable_from_the_package():
 
     for name in pic.__all__:
         assert getattr(pic, name) is not None
+
+
+def test_bucket_bits_reach_the_board_and_the_ledger(tmp_path):
+    result, report = _simulate(tmp_path, "--dataset", "synthetic", "--n", "60", "--task", "min-weight", "--randomizer",
+                               "minkowski", "--epsilon-c", "2", "--bucket-bits", "3", "--min-bucket-size", "10")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    bits = report["board_bucket_bits"]
+    assert 1 <= bits <= 3 and report["outputs_verified"] is True
+    for p, row in zip(report["privacy"], report["ledger"]["rows"]):
+        assert p["bucket_bits"] == row["bucket_bits"] == bits
+        assert p["smallest_bucket"] == row["smallest_bucket"] and p["n_prime"] == row["n_prime"] <= p["smallest_bucket"]
+        assert "bucketed download" in p["n_prime_rule"]

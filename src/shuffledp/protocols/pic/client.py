@@ -45,6 +45,7 @@ from shuffledp.protocols.pic.messages import (
     encode_report,
     seal_report,
 )
+from shuffledp.protocols.pic.noise import secure_generator
 from shuffledp.protocols.pic.reports import group_randomizer
 
 
@@ -198,9 +199,15 @@ class Client:
         return self.submission
 
     def prepare(self, x: Any, rng: np.random.Generator | None = None) -> bytes:
-        """Step 2: randomize the private input ``x`` with the group's R_i, then `seal`."""
+        """Step 2: randomize the private input ``x`` with the group's R_i, then `seal`.
+
+        ``rng=None`` (deployment) draws the noise from a CSPRNG keyed from the OS
+        (`shuffledp.protocols.pic.noise.secure_generator`, ChaCha20); simulations pass a
+        numpy generator for speed and reproducibility.
+        """
         params, _ = self._joined()
         R = group_randomizer(params.group(self.group_id))
+        rng = rng if rng is not None else secure_generator()
         return self.seal(R.randomize(np.asarray(x, dtype=np.float64)[None, :], rng)[0])
 
     def bucket(self, head: bytes) -> int:
