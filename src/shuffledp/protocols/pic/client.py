@@ -234,7 +234,7 @@ class Client:
             raise MessageFormatError("round", "the board head is for another round")
         if head.bucket_bits > params.bucket_bits:
             raise MessageFormatError("bucket", f"the board uses {head.bucket_bits} bucket bits; the round signed at most {params.bucket_bits}")
-        if head.bucket_bits and min(c for c in head.counts if c) < params.min_bucket_size:
+        if head.bucket_bits and min((c for c in head.counts if c), default=params.min_bucket_size) < params.min_bucket_size:
             raise MessageFormatError("bucket", f"a board bucket holds fewer than the signed minimum {params.min_bucket_size} entries")
 
     def retrieve(self, download: bytes) -> bytes:

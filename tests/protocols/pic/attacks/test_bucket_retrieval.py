@@ -6,7 +6,6 @@ own bucket, and a simulated round prices n' with the ledger's bucket rule.
 import json
 
 import numpy as np
-import pytest
 
 from pic_attack_harness import Rig
 from shuffledp.protocols.pic.computation import PicTask

@@ -5,7 +5,6 @@ clients submitted, not on the server's own list.
 """
 
 import numpy as np
-import pytest
 
 import shuffledp.protocols.pic.round as round_module
 from pic_attack_harness import MaliciousServer

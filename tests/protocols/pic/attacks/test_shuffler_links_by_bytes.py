@@ -5,7 +5,6 @@ the whole permutation.  With two layers (Prochlo), no byte string crosses the sh
 """
 
 import numpy as np
-import pytest
 
 from pic_attack_harness import NetworkObserver, Rig
 from shuffledp.protocols.pic.computation import PicTask
