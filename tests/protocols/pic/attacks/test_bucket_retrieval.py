@@ -39,3 +39,25 @@ def test_simulated_round_prices_the_bucket_rule():
     rows = result.ledger().rows
     assert all(r.bucket_bits >= 1 and r.smallest_bucket is not None for r in rows)
     assert all(r.n_prime <= r.smallest_bucket for r in rows)
+
+
+def test_a_board_bucketed_beyond_the_signed_rule_is_refused_by_clients():
+    from shuffledp.errors import MessageFormatError
+    from shuffledp.protocols.pic.bulletin import BoardHead, BoardSlice
+
+    rng = np.random.default_rng(17)
+    rig = Rig(PicTask("min-weight"), n=20, bucket_bits=2, min_bucket_size=5)
+    for g in (0, 1):
+        rig.honest(g, 20, rng)
+    board = BoardSlice.from_bytes(rig.run_server())
+    assert board.head.bucket_bits <= 2
+    c = rig.clients[0][0]
+    for bits in (3, 16):  # more bits than signed; or singleton buckets
+        head = BoardHead.sign(rig.params.round_id, board.entries, bits, rig.server.identity.signing_key)
+        try:
+            c.retrieve(BoardSlice(head, None, board.entries).to_bytes())
+        except MessageFormatError as exc:
+            assert exc.reason == "bucket"
+        else:
+            raise AssertionError(f"a board with {bits} bucket bits was accepted")
+    assert c.retrieve(board.to_bytes()) is not None

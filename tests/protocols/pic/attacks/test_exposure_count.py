@@ -44,3 +44,33 @@ def test_a_hub_reaches_no_more_honest_users_than_the_exposure_rule_charges(k):
         except ShuffleDPError:
             pass  # the client's rules keep it from contacting the hub
     assert reached <= task.exposure(1), f"one corrupted user reached {reached} honest users, |U| charged {task.exposure(1)}"
+
+
+def test_a_coalition_of_two_hubs_reaches_at_most_k_per_member():
+    rng = np.random.default_rng(18)
+    task = PicTask("neighbors", k=3)
+    rig = Rig(task, n=18, threshold=18)
+    honest = []
+    for centre in ([0.5, 0.5], [-0.5, -0.5]):
+        for x in _ring(8, rng) + centre:  # only the two ring neighbours are closer than the centre
+            c = rig.client(0)
+            rig.submit(rig.envelope(c, x), c)
+            honest.append(c)
+    hubs = []
+    for centre in ([0.5, 0.5], [-0.5, -0.5]):
+        h = rig.client(0)
+        rig.submit(rig.envelope(h, centre), h)
+        hubs.append(h.pseudonym.to_bytes())
+    rig.run_server()
+    rig.retrieve_all()
+    reached = set()
+    for c in honest:
+        for hub in hubs:
+            try:
+                c.post_to(hub, b"my phone number")
+                reached.add(id(c))
+            except ShuffleDPError:
+                pass
+    in_degree = sum(1 for c in honest for r in c.partners if r.pseudonym in hubs)
+    assert in_degree > task.exposure(2)  # the attack works on the k-NN graph ...
+    assert len(reached) <= task.exposure(2)  # ... but not through the mutual-only post rule
