@@ -23,7 +23,6 @@ from _common import best_seconds, write_json
 from shuffledp.crypto import SUITE_NAMES, KemKeyPair, SigningKeyPair
 from shuffledp.protocols.pic.bulletin import BoardEntry, BoardHead, BoardSlice
 from shuffledp.protocols.pic.messages import (
-    Envelope,
     GroupParams,
     OneTimeKeys,
     Post,
@@ -32,16 +31,21 @@ from shuffledp.protocols.pic.messages import (
     RoundParams,
     SignedRoundParams,
     decode_reports,
+    Submission,
     encode_report,
     new_round_id,
+    open_report,
+    seal_report,
 )
 
 LOC = ReportFormat("float64", 2)
-TARGETS = {"client_prepare_us": 500.0, "server_decrypt_reports_per_s": 10_000.0, "envelope_bytes": 160}
+TARGETS = {"client_prepare_us": 500.0, "server_decrypt_reports_per_s": 10_000.0, "envelope_bytes": 256}
+_TASK = {"k": 1, "name": "neighbors", "radius": 0.4}
 
 
 def bench_suite(suite: str, n: int) -> dict:
     server_kem, server_sig = KemKeyPair.generate(suite), SigningKeyPair.generate()
+    shuffler_kem, shuffler_sig = KemKeyPair.generate(suite), SigningKeyPair.generate()
     group = GroupParams(0, "users", "minkowski", 3.0, LOC, 2, 1e-6)
     params = RoundParams(
         new_round_id(),
@@ -51,21 +55,27 @@ def bench_suite(suite: str, n: int) -> dict:
         (group,),
         output_payload_size=Pseudonym.size(suite) + LOC.size + 1,
         post_payload_size=64,
+        shuffler_kem_key=shuffler_kem.public_key,
+        shuffler_verify_key=shuffler_sig.verify_key,
+        task=_TASK,
     )
+    credential, submission_id = bytes(32), bytes(16)
     locations = np.random.default_rng(0).uniform(-1, 1, size=(n, 2))
 
     def client_prepare() -> list[tuple[OneTimeKeys, bytes]]:
         out = []
         for x in locations:
             keys = OneTimeKeys.generate(suite)
-            out.append((keys, Envelope.seal(params, 0, encode_report(keys.pseudonym, x, LOC)).to_bytes()))
+            inner = seal_report(params, 0, encode_report(keys.pseudonym, x, LOC))
+            out.append((keys, Submission.seal(params, 0, credential, submission_id, inner).to_bytes()))
         return out
 
     prepared = client_prepare()
     envelopes = [e for _, e in prepared]
+    inner = [Submission.from_bytes(e, params).open(params, shuffler_kem)[2] for e in envelopes]
 
     def server_decrypt() -> None:
-        plaintexts = [Envelope.from_bytes(e, params).open(params, server_kem) for e in envelopes]
+        plaintexts = [open_report(params, server_kem, 0, e) for e in inner]
         decoded = decode_reports(plaintexts, suite, LOC)
         assert decoded.well_formed.all()
 
@@ -112,6 +122,7 @@ def bench_suite(suite: str, n: int) -> dict:
         "board_seal_us_per_entry": 1e6 * t_board / n,
         "board_head_sign_ms": 1e3 * t_head,
         "envelope_bytes": len(envelopes[0]),
+        "inner_envelope_bytes": len(inner[0]),
         "board_entry_bytes": len(entries[0].to_bytes()),
         "board_bytes": board_bytes,
         "post_bytes": len(post.to_bytes()),

@@ -138,7 +138,8 @@ class MessageFormatError(ProtocolError, ValueError):
     """A wire message is malformed; ``reason`` is a short code for counting rejections.
 
     Codes: "magic", "version", "type", "length", "field", "canonical", "round", "group",
-    "pseudonym", "digest".
+    "pseudonym", "digest"; PIC admission and links (issue 17): "view", "decrypt", "enrolment",
+    "one-per-user", "replay", "closed", "signature", "count", "short", "bucket".
 
     Parameters
     ----------
@@ -160,6 +161,28 @@ class MessageFormatError(ProtocolError, ValueError):
         self.reason = reason
 
     def __reduce__(self):  # keep ``reason`` across pickling (e.g. to worker processes)
+        return (type(self), (self.reason, str(self)))
+
+
+class PolicyError(ProtocolError, ValueError):
+    """Signed round parameters fall outside the local policy a PIC client was given (issue 17).
+
+    ``reason`` names the rule: "local-epsilon", "threshold", "task", "bucket-bits",
+    "min-bucket-size", or "view" (the shuffler announced another parameter set: a split view).
+
+    Examples
+    --------
+    >>> from shuffledp.errors import PolicyError
+    >>> exc = PolicyError("threshold", "group users has threshold 1; this client needs at least 50")
+    >>> exc.reason, isinstance(exc, ValueError)
+    ('threshold', True)
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __reduce__(self):
         return (type(self), (self.reason, str(self)))
 
 

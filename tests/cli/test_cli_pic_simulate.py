@@ -37,11 +37,11 @@ def test_simulate_instance_0(tmp_path, dataset, shared_data):
     assert result.exit_code == 0, result.output
     assert set(REQUIRED) <= set(report)
     assert report["outputs_verified"] is True and report["posts_verified"] is True
-    assert report["message_bytes"] == 152
+    assert report["message_bytes"] == 249 and report["inner_envelope_bytes"] == 129
     sizes = {"gmission": {"users": 713, "workers": 532}, "everysender": {"users": 4036, "workers": 817}}[dataset]
     assert report["n_per_group"] == sizes
     assert all(e <= 1.0 for e in report["epsilon_c"].values())
-    assert "outputs verified against F_PIC: True" in result.output
+    assert "outputs verified against F_PIC on the clients' own reports: True" in result.output
 
 
 def test_ideal_gives_every_user_the_real_output(tmp_path):
@@ -134,3 +134,15 @@ def test_roles_are_importable_from_the_package():
 
     for name in pic.__all__:
         assert getattr(pic, name) is not None
+
+
+def test_bucket_bits_reach_the_board_and_the_ledger(tmp_path):
+    result, report = _simulate(tmp_path, "--dataset", "synthetic", "--n", "60", "--task", "min-weight", "--randomizer",
+                               "minkowski", "--epsilon-c", "2", "--bucket-bits", "3", "--min-bucket-size", "10")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    bits = report["board_bucket_bits"]
+    assert 1 <= bits <= 3 and report["outputs_verified"] is True
+    for p, row in zip(report["privacy"], report["ledger"]["rows"]):
+        assert p["bucket_bits"] == row["bucket_bits"] == bits
+        assert p["smallest_bucket"] == row["smallest_bucket"] and p["n_prime"] == row["n_prime"] <= p["smallest_bucket"]
+        assert "bucketed download" in p["n_prime_rule"]

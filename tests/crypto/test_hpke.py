@@ -113,8 +113,19 @@ def test_info_encoding_is_unambiguous():
 
 def test_info_layout():
     info = HpkeContext("p", 258, "x", b"\xaa", 5).info()
-    fields = [b"shuffledp/hpke-info", b"p", b"\x01\x02", b"x", b"\xaa", b"\x00\x00\x00\x05"]
+    fields = [b"shuffledp/hpke-info", b"p", b"\x01\x02", b"x", b"\xaa", b"\x00\x00\x00\x05", b""]
     assert info == b"".join(len(f).to_bytes(4, "big") + f for f in fields)
+    bound = HpkeContext("p", 258, "x", b"\xaa", 5, binding=b"hash").info()
+    assert bound == info[:-4] + (4).to_bytes(4, "big") + b"hash"
+
+
+def test_an_envelope_opens_only_under_its_binding():
+    ctx = HpkeContext("pic", 1, "report", bytes(16), 0, binding=b"params-hash-1")
+    sealed = seal(_KEYS["x25519"].public_key, b"payload", ctx, SIZE)
+    other = HpkeContext("pic", 1, "report", bytes(16), 0, binding=b"params-hash-2")
+    with pytest.raises(CryptoError, match="decryption failed"):
+        unseal(_KEYS["x25519"], sealed, other, SIZE)
+    assert unseal(_KEYS["x25519"], sealed, ctx, SIZE) == b"payload"
 
 
 @pytest.mark.parametrize(

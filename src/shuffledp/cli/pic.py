@@ -64,6 +64,8 @@ def simulate_cmd(
     suite: Annotated[str, typer.Option("--suite", parser=S.choice_option("--suite", _choices(_SUITES), "suite"), help="HPKE suite: x25519 or pq-hybrid.")] = "x25519",
     corrupted: Annotated[int, typer.Option("--corrupted", parser=S.count_option("--corrupted", 0), help="Users per group assumed to collude with the server, |C|.")] = 0,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 1, 1000), help="neighbors: neighbours per user.")] = 5,
+    bucket_bits: Annotated[int, typer.Option("--bucket-bits", parser=S.count_option("--bucket-bits", 0, 16), help="Remark 2: clients download only their board bucket; at most this many bits (0: whole board).")] = 0,
+    min_bucket_size: Annotated[int, typer.Option("--min-bucket-size", parser=S.count_option("--min-bucket-size", 1), help="Fewest entries in any board bucket (signed; the board uses fewer bits if needed).")] = 10,
     ideal: Annotated[bool, typer.Option("--ideal", help="Run the ideal functionality F_PIC (no cryptography).")] = False,
     seed: Annotated[int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the data and randomization streams.")] = 0,
 ) -> None:
@@ -99,7 +101,8 @@ def simulate_cmd(
     smallest = min(len(X) for _, X in groups)
     if corrupted >= smallest:
         raise _bad(ctx, "corrupted", f"must be below the smallest group's size {smallest} (the victim is honest), got {corrupted}")
-    config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted)
+    config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted, bucket_bits=bucket_bits,
+                         min_bucket_size=min_bucket_size)  # fmt: skip
     try:
         result = run_round(groups, config, rng, ideal=ideal, progress=progress())
     except PrivacyParameterError as exc:
@@ -150,8 +153,10 @@ def _print(report: dict[str, Any]) -> None:
     console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
     if not report["ideal"]:
         console.print(
-            f"envelope {report['message_bytes']} B, board {report['board_bytes']} B, client prepare "
-            f"{report['client_prepare_us']:.0f} us, server decrypt {report['server_decrypt_us_per_message']:.0f} us/report, "
-            f"f(L) {report['task_ms']:.1f} ms"
+            f"envelopes {report['message_bytes']} B to the shuffler, {report['inner_envelope_bytes']} B to the server; "
+            f"board {report['board_bytes']} B ({report['board_bucket_bits']} bucket bits); client prepare "
+            f"{report['client_prepare_us']:.0f} us, shuffler {report['shuffler_unwrap_us_per_envelope']:.0f} us/envelope, "
+            f"server decrypt {report['server_decrypt_us_per_message']:.0f} us/report, f(L) {report['task_ms']:.1f} ms"
         )
-        console.print(f"outputs verified against F_PIC: {report['outputs_verified']}; posts verified: {report['posts_verified']}")
+        console.print(f"outputs verified against F_PIC on the clients' own reports: {report['outputs_verified']}; "
+                      f"posts verified: {report['posts_verified']}")

@@ -10,7 +10,10 @@ version, purpose, round id and group id -- is bound through HPKE's ``info``
 context fails authentication.  ``info`` is::
 
     length_prefixed(b"shuffledp/hpke-info", protocol, version (2 B, big-endian),
-                    purpose, round_id, group_id (4 B, big-endian; empty if none))
+                    purpose, round_id, group_id (4 B, big-endian; empty if none), binding)
+
+``binding`` is whatever else the envelope must commit to (e.g. the hash of the signed round
+parameters, or the sender and recipient of a post); empty by default.
 
 with `shuffledp.crypto._encoding.length_prefixed` (4-byte length before each field).
 """
@@ -47,6 +50,8 @@ class HpkeContext:
         The round's identifier, non-empty.
     group_id : int or None, default None
         The group, in [0, 2^32), or None.
+    binding : bytes, default b""
+        Further bytes the envelope commits to (at most 2^16 bytes).
 
     Raises
     ------
@@ -66,6 +71,7 @@ class HpkeContext:
     purpose: str
     round_id: bytes
     group_id: int | None = None
+    binding: bytes = b""
     _info: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -80,6 +86,8 @@ class HpkeContext:
         g = self.group_id
         if g is not None and (isinstance(g, bool) or not isinstance(g, int) or not 0 <= g < 2**32):
             raise CryptoError(f"HpkeContext group_id must be None or an integer in [0, 2**32), got {g!r}")
+        if not isinstance(self.binding, bytes) or len(self.binding) > 2**16:
+            raise CryptoError(f"HpkeContext binding must be bytes of length <= 65536, got {type(self.binding).__name__}")
         group = b"" if g is None else g.to_bytes(4, "big")
         info = length_prefixed(
             _INFO_LABEL,
@@ -88,6 +96,7 @@ class HpkeContext:
             self.purpose.encode(),
             self.round_id,
             group,
+            self.binding,
         )
         object.__setattr__(self, "_info", info)
 

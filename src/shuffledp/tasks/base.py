@@ -60,6 +60,33 @@ def as_reports(X: Any, name: str, dim: int | None = None) -> np.ndarray:
     return arr
 
 
+#: Largest coordinate a task computes with unscaled.  Squared differences of coordinates up to
+#: 2^256 (about 1.2e77) stay far below float64's overflow (1.8e308) in any dimension d < 2^250.
+SAFE_MAGNITUDE = 2.0**256
+
+
+def overflow_exponent(*groups: np.ndarray) -> int:
+    """The power of two ``e`` to scale points by (``X * 2^-e``) so no distance overflows; 0 if none is needed.
+
+    Distances, matchings and neighbour lists are invariant under a common scaling of all
+    points and radii, and a power of two scales float64 exactly (until values underflow to
+    subnormals, which only merges points that were 2^-1000 apart relative to the largest).
+    Reports no larger than `SAFE_MAGNITUDE` get ``e = 0``, so honest reports compute exactly
+    as before; a huge finite report (up to 1.8e308) no longer overflows a distance to
+    infinity (min-weight's "cost matrix is infeasible", the k-d tree's overflow).
+    """
+    peak = max((float(np.max(np.abs(g))) for g in groups if g.size), default=0.0)
+    return 0 if peak <= SAFE_MAGNITUDE else math.frexp(peak)[1]
+
+
+def overflow_safe(*groups: np.ndarray, radius: float | None = None) -> tuple[list[np.ndarray], float | None]:
+    """The groups (and radius) scaled by ``2^-overflow_exponent(*groups)``; unchanged when safe."""
+    e = overflow_exponent(*groups)
+    if e == 0:
+        return list(groups), radius
+    return [np.ldexp(g, -e) for g in groups], None if radius is None else math.ldexp(radius, -e)
+
+
 def check_radius(radius: Any, name: str = "radius") -> float:
     """Return ``radius`` as a float, or raise DomainError unless it is finite and >= 0."""
     try:

@@ -23,7 +23,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
 from shuffledp.errors import ShapeError
-from shuffledp.tasks.base import NO_MATCH, PAIR_DTYPE, as_reports, canonical_order, check_radius
+from shuffledp.tasks.base import NO_MATCH, PAIR_DTYPE, as_reports, canonical_order, check_radius, overflow_safe
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ class Matching:
         partner_b = np.full(len(group_b), NO_MATCH, dtype=np.int64)
         partner_a[rows] = cols
         partner_b[cols] = rows
-        dist = np.linalg.norm(group_a[rows] - group_b[cols], axis=1)
+        with np.errstate(over="ignore"):  # reports beyond 1e154: the distance is reported as inf
+            dist = np.linalg.norm(group_a[rows] - group_b[cols], axis=1)
         distance_a = np.full(len(group_a), np.nan)
         distance_b = np.full(len(group_b), np.nan)
         distance_a[rows] = dist
@@ -149,7 +150,8 @@ def min_weight_matching(group_a: Any, group_b: Any) -> Matching:
     """
     A, B = _groups(group_a, group_b)
     oa, ob = canonical_order(A), canonical_order(B)
-    rows, cols = linear_sum_assignment(cdist(A[oa], B[ob]))
+    (As, Bs), _ = overflow_safe(A, B)  # any finite report: distances never overflow to inf
+    rows, cols = linear_sum_assignment(cdist(As[oa], Bs[ob]))
     return Matching.from_pairs(oa[rows], ob[cols], A, B)
 
 
@@ -194,7 +196,8 @@ def radius_matching(group_a: Any, group_b: Any, radius: float) -> Matching:
     oa, ob = canonical_order(A), canonical_order(B)
     if len(A) == 0 or len(B) == 0:
         return Matching.from_pairs(np.zeros(0, np.intp), np.zeros(0, np.intp), A, B)
-    pairs = cKDTree(A[oa]).sparse_distance_matrix(cKDTree(B[ob]), r, output_type="ndarray")
+    (As, Bs), r = overflow_safe(A, B, radius=r)  # any finite report: distances never overflow to inf
+    pairs = cKDTree(As[oa]).sparse_distance_matrix(cKDTree(Bs[ob]), r, output_type="ndarray")
     graph = csr_matrix((np.ones(len(pairs), dtype=np.int8), (pairs["i"], pairs["j"])), shape=(len(A), len(B)))
     match = maximum_bipartite_matching(graph, perm_type="column")
     rows = np.flatnonzero(match >= 0)

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from shuffledp.errors import DomainError, ShapeError
-from shuffledp.tasks.base import PAIR_DTYPE, as_reports, canonical_order, check_radius, inverse_permutation
+from shuffledp.tasks.base import PAIR_DTYPE, as_reports, canonical_order, check_radius, inverse_permutation, overflow_exponent, overflow_safe
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,16 @@ class Neighbors:
 
 
 def _table(rows: np.ndarray, cols: np.ndarray, X: np.ndarray, rank: np.ndarray) -> Neighbors:
-    """CSR table of the directed pairs ``(rows, cols)``; each row by (distance, canonical rank)."""
-    dist = np.linalg.norm(X[rows] - X[cols], axis=1)
-    order = np.lexsort((rank[cols], dist, rows))
+    """CSR table of the directed pairs ``(rows, cols)``; each row by (distance, canonical rank).
+
+    Distances are ordered on overflow-safe coordinates; a reported distance beyond float64 is inf.
+    """
+    e = overflow_exponent(X)
+    Xs = np.ldexp(X, -e) if e else X
+    scaled = np.linalg.norm(Xs[rows] - Xs[cols], axis=1)
+    order = np.lexsort((rank[cols], scaled, rows))
+    with np.errstate(over="ignore"):
+        dist = np.ldexp(scaled, e) if e else scaled
     indptr = np.zeros(len(X) + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=len(X)), out=indptr[1:])
     return Neighbors(indptr, cols[order].astype(np.int64), dist[order])
@@ -122,7 +129,8 @@ def radius_neighbors(reports: Any, radius: float) -> Neighbors:
     if len(X) < 2:
         empty = np.zeros(0, dtype=np.int64)
         return _table(empty, empty, X, order)
-    p = order[cKDTree(X[order]).query_pairs(r, output_type="ndarray")]
+    (Xs,), r = overflow_safe(X, radius=r)  # any finite report: distances never overflow to inf
+    p = order[cKDTree(Xs[order]).query_pairs(r, output_type="ndarray")]
     rows = np.concatenate([p[:, 0], p[:, 1]])
     cols = np.concatenate([p[:, 1], p[:, 0]])
     return _table(rows, cols, X, inverse_permutation(order))
@@ -169,7 +177,8 @@ def k_nearest_neighbors(reports: Any, k: int) -> Neighbors:
     if not 1 <= k <= n - 1:
         raise DomainError(f"k must be an integer in [1, {n - 1}] (n - 1 other reports), got {k!r}")
     order = canonical_order(X)
-    _, idx = cKDTree(X[order]).query(X[order], k=k + 1)
+    (Xs,), _ = overflow_safe(X)  # any finite report: distances never overflow to inf
+    _, idx = cKDTree(Xs[order]).query(Xs[order], k=k + 1)
     # Drop each point itself; a point with more than k identical copies may not
     # find itself among the k+1, and then loses its farthest candidate instead.
     keep = idx != np.arange(n)[:, None]

@@ -18,7 +18,6 @@ from shuffledp.protocols.pic.bulletin import (
     bucket_of,
 )
 from shuffledp.protocols.pic.messages import (
-    Envelope,
     GroupParams,
     OneTimeKeys,
     Post,
@@ -26,10 +25,23 @@ from shuffledp.protocols.pic.messages import (
     ReportFormat,
     RoundParams,
     SignedRoundParams,
+    Submission,
     decode_reports,
     encode_report,
     new_round_id,
+    open_report,
+    seal_report,
 )
+
+TASK = {"k": 1, "name": "min-weight", "radius": 0.4}
+
+
+def _params(suite, server_kem, server_sig, groups, output_size, post_size):
+    """Round parameters naming a fresh shuffler."""
+    shuffler_kem, shuffler_sig = KemKeyPair.generate(suite), SigningKeyPair.generate()
+    params = RoundParams(new_round_id(), suite, server_kem.public_key, server_sig.verify_key, groups, output_size,
+                         post_size, shuffler_kem.public_key, shuffler_sig.verify_key, TASK)  # fmt: skip
+    return params, shuffler_kem
 
 N_USERS = 40
 BITS = 2
@@ -41,15 +53,7 @@ class Round:
     def __init__(self, bucket_bits=BITS):
         self.sig = SigningKeyPair.generate()
         group = GroupParams(0, "users", "minkowski", 3.0, ReportFormat("float64", 2), 2, 1e-6)
-        self.params = RoundParams(
-            new_round_id(),
-            "x25519",
-            KemKeyPair.generate("x25519").public_key,
-            self.sig.verify_key,
-            (group,),
-            output_payload_size=32,
-            post_payload_size=16,
-        )
+        self.params, _ = _params("x25519", KemKeyPair.generate("x25519"), self.sig, (group,), 32, 16)
         self.users = [OneTimeKeys.generate("x25519") for _ in range(N_USERS)]
         self.outputs = [f"output of user {i}".encode() for i in range(N_USERS)]
         self.entries = [
@@ -123,7 +127,7 @@ def test_board_entry_layout(rnd):
     data = e.to_bytes()
     pseudonym, sealed = e.pseudonym, e.sealed
     assert data == (
-        b"PIC\x01\x03" + e.round_id + b"\x00\x00" + len(pseudonym).to_bytes(2, "big") + pseudonym
+        b"PIC\x02\x03" + e.round_id + b"\x00\x00" + len(pseudonym).to_bytes(2, "big") + pseudonym
         + len(sealed).to_bytes(4, "big") + sealed
     )  # fmt: skip
     assert len(sealed) == 32 + 33 + 16  # every output is sealed at one size
@@ -242,7 +246,8 @@ def test_posts_reach_their_recipient_once(rnd, board):
     assert board.post(post) == first == hashlib.sha256(post).digest()
     got = board.posts_for(rnd.params.round_id, b.pseudonym.to_bytes())
     assert got == [post]
-    assert Post.from_bytes(got[0]).open(rnd.params, b, [a.pseudonym]) == (a.pseudonym, b"meet at 9")
+    sender, _, message = Post.from_bytes(got[0]).open(rnd.params, b, [a.pseudonym])
+    assert (sender, message) == (a.pseudonym, b"meet at 9")
     assert board.posts_for(rnd.params.round_id, a.pseudonym.to_bytes()) == []
 
 
@@ -264,7 +269,7 @@ def test_one_round_through_the_wire_messages(suite):
     """Step 1 params -> step 2 envelopes -> step 3 shuffle -> step 4 decrypt -> step 5 board -> step 6 retrieval."""
     kem, sig = KemKeyPair.generate(suite), SigningKeyPair.generate()
     group = GroupParams(0, "users", "minkowski", 3.0, ReportFormat("float64", 2), 2, 1e-6)
-    params = RoundParams(new_round_id(), suite, kem.public_key, sig.verify_key, (group,), 16, 16)
+    params, shuffler_kem = _params(suite, kem, sig, (group,), 16, 16)
     published = SignedRoundParams.sign(params, sig).to_bytes()
 
     n = 12
@@ -272,12 +277,14 @@ def test_one_round_through_the_wire_messages(suite):
     users = [OneTimeKeys.generate(suite) for _ in range(n)]
     reports = np.arange(2 * n, dtype=np.float64).reshape(n, 2) / (2 * n)
     wire = [
-        Envelope.seal(client_params, 0, encode_report(u.pseudonym, x, group.report)).to_bytes()
+        Submission.seal(client_params, 0, secrets.token_bytes(32), secrets.token_bytes(16),
+                        seal_report(client_params, 0, encode_report(u.pseudonym, x, group.report))).to_bytes()
         for u, x in zip(users, reports, strict=True)
-    ]
-    secrets.SystemRandom().shuffle(wire)  # F_Shuffle stand-in
+    ]  # fmt: skip
+    inner = [Submission.from_bytes(w, params).open(params, shuffler_kem)[2] for w in wire]
+    secrets.SystemRandom().shuffle(inner)  # F_Shuffle stand-in
 
-    plaintexts = [Envelope.from_bytes(w, params).open(params, kem) for w in wire]
+    plaintexts = [open_report(params, kem, 0, w) for w in inner]
     dec = decode_reports(plaintexts, suite, group.report)
     assert dec.well_formed.all()
     # f: each user's output is its own report's row sum, as 8 bytes

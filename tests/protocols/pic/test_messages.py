@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from shuffledp.crypto import SUITE_NAMES, KemKeyPair, SigningKeyPair, get_suite
 from shuffledp.errors import CryptoError, EnvelopeSizeError, MessageFormatError, ProtocolError
 from shuffledp.protocols.pic.messages import (
-    Envelope,
+    CREDENTIAL_SIZE,
+    SUBMISSION_ID_SIZE,
     GroupParams,
     OneTimeKeys,
     Post,
@@ -19,9 +20,12 @@ from shuffledp.protocols.pic.messages import (
     ReportFormat,
     RoundParams,
     SignedRoundParams,
+    Submission,
     decode_reports,
     encode_report,
     new_round_id,
+    open_report,
+    seal_report,
 )
 
 LOC = ReportFormat("float64", 2)
@@ -36,10 +40,17 @@ def _groups():
     )
 
 
+TASK = {"k": 1, "name": "min-weight", "radius": 0.4}
+
+
 class Server:
+    """Keys of a server and a shuffler, and round parameters naming both."""
+
     def __init__(self, suite, groups=None):
         self.kem = KemKeyPair.generate(suite)
         self.sig = SigningKeyPair.generate()
+        self.shuffler_kem = KemKeyPair.generate(suite)
+        self.shuffler_sig = SigningKeyPair.generate()
         self.params = RoundParams(
             new_round_id(),
             suite,
@@ -48,7 +59,17 @@ class Server:
             groups or _groups()[:2],
             output_payload_size=100,
             post_payload_size=40,
+            shuffler_kem_key=self.shuffler_kem.public_key,
+            shuffler_verify_key=self.shuffler_sig.verify_key,
+            task=TASK,
         )
+
+    def rp(self, groups, *args, suite="x25519", kem=None, round_id=None, **kwargs):
+        """RoundParams with this server's keys (positional output/post/report sizes as before)."""
+        p = self.params
+        return RoundParams(round_id or p.round_id, suite, kem or p.server_kem_key, p.server_verify_key, groups,
+                           *args[:2], p.shuffler_kem_key if kem is None else kem, p.shuffler_verify_key, TASK,
+                           report_payload_size=args[2] if len(args) > 2 else None, **kwargs)  # fmt: skip
 
 
 @pytest.fixture(scope="module", params=SUITE_NAMES)
@@ -61,34 +82,47 @@ def x_server():
     return Server("x25519", _groups())
 
 
+CREDENTIAL = bytes(range(CREDENTIAL_SIZE))
+
+
 def _envelope(server, group_id=0, values=(0.5, -0.25), keys=None):
+    """A client's submission (outer envelope) and its one-time keys."""
     keys = keys or OneTimeKeys.generate(server.params.suite)
     fmt = server.params.group(group_id).report
-    return Envelope.seal(server.params, group_id, encode_report(keys.pseudonym, values, fmt)), keys
+    inner = seal_report(server.params, group_id, encode_report(keys.pseudonym, values, fmt))
+    return Submission.seal(server.params, group_id, CREDENTIAL, bytes(SUBMISSION_ID_SIZE), inner), keys
 
 
-# ---------------------------------------------------------------- envelopes
+# ---------------------------------------------------------------- envelopes (two layers)
 
 
-def test_x25519_envelope_for_2d_locations_is_152_bytes():
+def test_x25519_envelopes_for_2d_locations_are_129_and_249_bytes():
     s = Server("x25519")
     env, _ = _envelope(s)
-    # header 5 + round 16 + group 2 + enc 32 + (pseudonym 64 + report 16 + marker 1) + GCM tag 16
-    assert len(env.to_bytes()) == s.params.envelope_size == 152 <= 160
+    # inner: enc 32 + (pseudonym 64 + report 16 + marker 1) + GCM tag 16
+    assert s.params.inner_size == 32 + 81 + 16 == 129
+    # outer: header 5 + round 16 + group 2 + enc 32 + (credential 32 + id 16 + inner 129 + marker 1) + tag 16
+    assert len(env.to_bytes()) == s.params.envelope_size == 23 + 32 + 178 + 16 == 249 <= 256
 
 
-def test_pq_hybrid_envelope_size_is_the_closed_form():
+def test_pq_hybrid_envelope_sizes_are_the_closed_form():
     s = Server("pq-hybrid")
     env, _ = _envelope(s)
     pseudonym = 1184 + 32 + 32
-    assert len(env.to_bytes()) == 5 + 16 + 2 + (1088 + 32) + (pseudonym + 16 + 1) + 16
+    inner = (1088 + 32) + (pseudonym + 16 + 1) + 16
+    assert s.params.inner_size == inner
+    assert len(env.to_bytes()) == 5 + 16 + 2 + (1088 + 32) + (32 + 16 + inner + 1) + 16
 
 
 def test_envelope_round_trip_and_server_decrypts_the_report(server):
     env, keys = _envelope(server, 1, (0.125, -1.0))
-    parsed = Envelope.from_bytes(env.to_bytes(), server.params)
+    parsed = Submission.from_bytes(env.to_bytes(), server.params)
     assert parsed == env
-    plaintext = parsed.open(server.params, server.kem)
+    credential, submission_id, inner = parsed.open(server.params, server.shuffler_kem)
+    assert credential == CREDENTIAL and submission_id == bytes(16) and len(inner) == server.params.inner_size
+    with pytest.raises(CryptoError):  # the shuffler's layer does not open with the server's key
+        parsed.open(server.params, server.kem)
+    plaintext = open_report(server.params, server.kem, 1, inner)
     dec = decode_reports([plaintext], server.params.suite, LOC)
     assert dec.well_formed.tolist() == [True]
     assert dec.values.tolist() == [[0.125, -1.0]]
@@ -113,35 +147,46 @@ def test_every_envelope_of_a_round_has_the_same_length(x_server, data):
     assert len(env.to_bytes()) == x_server.params.envelope_size
 
 
-def test_replayed_envelope_for_another_group_or_round_fails_to_decrypt(server):
+def test_replayed_envelope_for_another_group_round_or_view_fails_to_decrypt(server):
     env, _ = _envelope(server, 0)
-    moved = Envelope(env.round_id, 1, env.sealed)  # same ciphertext, header says group 1
+    moved = Submission(env.round_id, 1, env.sealed)  # same ciphertext, header says group 1
     with pytest.raises(CryptoError, match="decryption failed"):
-        moved.open(server.params, server.kem)
-    other_round = Envelope(new_round_id(), 0, env.sealed)
+        moved.open(server.params, server.shuffler_kem)
+    other_round = Submission(new_round_id(), 0, env.sealed)
     with pytest.raises(CryptoError, match="decryption failed"):
-        other_round.open(server.params, server.kem)
+        other_round.open(server.params, server.shuffler_kem)
+    _, _, inner = env.open(server.params, server.shuffler_kem)
+    with pytest.raises(CryptoError, match="decryption failed"):
+        open_report(server.params, server.kem, 1, inner)
+    import dataclasses
+
+    other_view = dataclasses.replace(server.params, min_bucket_size=2)  # one field differs: another hash
+    assert other_view.digest != server.params.digest
+    with pytest.raises(CryptoError, match="decryption failed"):
+        env.open(other_view, server.shuffler_kem)
+    with pytest.raises(CryptoError, match="decryption failed"):
+        open_report(other_view, server.kem, 0, inner)
 
 
 def test_shuffler_side_checks_round_group_and_length(server):
     data = _envelope(server)[0].to_bytes()
     other = Server(server.params.suite)
-    with pytest.raises(MessageFormatError, match="envelope is for round") as e:
-        Envelope.from_bytes(data, other.params)
+    with pytest.raises(MessageFormatError, match="submission is for round") as e:
+        Submission.from_bytes(data, other.params)
     assert e.value.reason == "round"
     unknown_group = data[:21] + (7).to_bytes(2, "big") + data[23:]
     with pytest.raises(MessageFormatError, match="no group 7") as e:
-        Envelope.from_bytes(unknown_group, server.params)
+        Submission.from_bytes(unknown_group, server.params)
     assert e.value.reason == "group"
     for bad in (data[:-1], data + b"\x00"):
-        with pytest.raises(MessageFormatError, match=f"envelopes are {server.params.envelope_size}") as e:
-            Envelope.from_bytes(bad, server.params)
+        with pytest.raises(MessageFormatError, match=f"submissions are {server.params.envelope_size}") as e:
+            Submission.from_bytes(bad, server.params)
         assert e.value.reason == "length"
 
 
 def test_oversize_report_plaintext_is_refused(server):
     with pytest.raises(EnvelopeSizeError):
-        Envelope.seal(server.params, 0, b"x" * (server.params.report_payload_size + 1))
+        seal_report(server.params, 0, b"x" * (server.params.report_payload_size + 1))
 
 
 # ---------------------------------------------------------------- header checks (every message type)
@@ -153,7 +198,7 @@ def _all_messages():
     post = Post.create(s.params, OneTimeKeys.generate("x25519"), keys.pseudonym, b"hello")
     signed = SignedRoundParams.sign(s.params, s.sig)
     return {
-        "envelope": (env.to_bytes(), lambda b: Envelope.from_bytes(b)),
+        "envelope": (env.to_bytes(), lambda b: Submission.from_bytes(b)),
         "post": (post.to_bytes(), Post.from_bytes),
         "round_params": (signed.to_bytes(), lambda b: SignedRoundParams.from_bytes(b, server_key=s.sig.verify_key)),
     }
@@ -167,7 +212,7 @@ def test_bad_magic_version_and_type_are_named(name):
     data, parse = MESSAGES[name]
     cases = {
         "magic": b"PIX" + data[3:],
-        "version": data[:3] + b"\x02" + data[4:],
+        "version": data[:3] + b"\x01" + data[4:],
         "type": data[:4] + bytes([data[4] % 6 + 1]) + data[5:],
     }
     for reason, bad in cases.items():
@@ -194,7 +239,7 @@ def test_envelope_shorter_than_its_header_is_refused():
     data, _ = MESSAGES["envelope"]
     for cut in range(23):
         with pytest.raises(MessageFormatError) as e:
-            Envelope.from_bytes(data[:cut])
+            Submission.from_bytes(data[:cut])
         assert e.value.reason == "length"
 
 
@@ -218,7 +263,9 @@ def test_canonical_body_is_sorted_compact_json(server):
     body = server.params.canonical_bytes()
     obj = json.loads(body)
     assert body == json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-    assert obj["suite"] == server.params.suite and obj["version"] == 1
+    assert obj["suite"] == server.params.suite and obj["version"] == 2
+    assert obj["task"] == TASK and obj["bucket_bits"] == 0 and obj["min_bucket_size"] == 1
+    assert bytes.fromhex(obj["shuffler_kem_key"]) == server.shuffler_kem.public_key.to_bytes()
     assert obj["groups"][0]["local_epsilon"] == 3.0 and obj["groups"][0]["randomizer_params"] == {"norm": "linf"}
     assert bytes.fromhex(obj["server_kem_key"]) == server.kem.public_key.to_bytes()
 
@@ -248,7 +295,7 @@ def test_only_the_announced_key_may_sign(server):
 
 def _resign(server, body: bytes) -> bytes:
     """A correctly signed round-parameters message around an arbitrary body."""
-    signed_part = b"PIC\x01\x02" + len(body).to_bytes(4, "big") + body
+    signed_part = b"PIC\x02\x02" + len(body).to_bytes(4, "big") + body
     return signed_part + server.sig.sign(signed_part, context="pic/round-params")
 
 
@@ -269,7 +316,9 @@ def test_non_canonical_body_is_refused_even_when_signed(server):
     [
         (lambda o: o.pop("suite"), "exactly the keys"),
         (lambda o: o.update(extra=1), "exactly the keys"),
-        (lambda o: o.update(version=2), "version 2"),
+        (lambda o: o.update(version=3), "version 3"),
+        (lambda o: o.update(bucket_bits=17), "bucket_bits"),
+        (lambda o: o.update(task={"name": "min-weight"}), "task must have exactly"),
         (lambda o: o.update(suite="rsa"), "suite"),
         (lambda o: o.update(round_id="zz"), "invalid round parameters"),
         (lambda o: o["groups"][0].update(local_epsilon=-1.0), "local_epsilon"),
@@ -315,23 +364,19 @@ def test_round_params_validation():
     s = Server("x25519")
     p = s.params
     with pytest.raises(MessageFormatError, match="distinct"):
-        RoundParams(p.round_id, "x25519", p.server_kem_key, p.server_verify_key, _groups()[:1] * 2, 10, 10)
+        s.rp(_groups()[:1] * 2, 10, 10)
     with pytest.raises(MessageFormatError, match=r"report_payload_size must be an integer in \[80,"):
-        RoundParams(p.round_id, "x25519", p.server_kem_key, p.server_verify_key, _groups()[:2], 10, 10, 79)
+        s.rp(_groups()[:2], 10, 10, 79)
     with pytest.raises(MessageFormatError, match="KemPublicKey of suite 'pq-hybrid'"):
-        RoundParams(p.round_id, "pq-hybrid", p.server_kem_key, p.server_verify_key, _groups()[:2], 10, 10)
+        s.rp(_groups()[:2], 10, 10, suite="pq-hybrid")
     with pytest.raises(MessageFormatError, match="round_id must be 16 bytes"):
-        RoundParams(b"short", "x25519", p.server_kem_key, p.server_verify_key, _groups()[:2], 10, 10)
+        s.rp(_groups()[:2], 10, 10, round_id=b"short")
+    with pytest.raises(MessageFormatError, match="different keys"):
+        RoundParams(p.round_id, "x25519", p.server_kem_key, p.server_verify_key, _groups()[:2], 1, 1,
+                    p.shuffler_kem_key, p.server_verify_key, TASK)  # fmt: skip
     # the default report size is the largest group's plaintext: pseudonym 64 + 11 bits -> 2 bytes; 2-D -> 16
-    assert (
-        RoundParams(p.round_id, "x25519", p.server_kem_key, p.server_verify_key, _groups(), 1, 1).report_payload_size
-        == 80
-    )
-    ids = [
-        g.group_id
-        for g in RoundParams(p.round_id, "x25519", p.server_kem_key, p.server_verify_key, _groups()[::-1], 1, 1).groups
-    ]
-    assert ids == [0, 1, 2, 3]
+    assert s.rp(_groups(), 1, 1).report_payload_size == 80
+    assert [g.group_id for g in s.rp(_groups()[::-1], 1, 1).groups] == [0, 1, 2, 3]
 
 
 # ---------------------------------------------------------------- report plaintexts
@@ -431,38 +476,41 @@ def test_post_round_trip(server):
     a, b = OneTimeKeys.generate(server.params.suite), OneTimeKeys.generate(server.params.suite)
     post = Post.from_bytes(Post.create(server.params, a, b.pseudonym, b"pick-up at 48.85,2.35").to_bytes())
     decoy = OneTimeKeys.generate(server.params.suite).pseudonym
-    sender, message = post.open(server.params, b, [decoy, a.pseudonym])
-    assert sender == a.pseudonym and message == b"pick-up at 48.85,2.35"
+    sender, post_id, message = post.open(server.params, b, [decoy, a.pseudonym])
+    assert sender == a.pseudonym and message == b"pick-up at 48.85,2.35" and len(post_id) == 16
 
 
 def test_posts_have_one_length_whatever_the_message():
     s = Server("x25519")
     a, b = OneTimeKeys.generate("x25519"), OneTimeKeys.generate("x25519")
     sizes = {len(Post.create(s.params, a, b.pseudonym, b"m" * k).to_bytes()) for k in (0, 1, 39, 40)}
-    assert sizes == {5 + 16 + 2 + 64 + 4 + (32 + 41 + 16) + 64}
+    # header, round, recipient (2 + 64), sealed (4 + enc 32 + (id 16 + len 2 + 40 + signature 64 + marker 1) + tag 16)
+    assert sizes == {5 + 16 + 2 + 64 + 4 + 32 + (16 + 2 + 40 + 64 + 1) + 16}
+    with pytest.raises(MessageFormatError, match="allows 40"):
+        Post.create(s.params, a, b.pseudonym, b"m" * 41)
 
 
-def test_post_with_bad_signature_or_ciphertext_is_refused():
+def test_post_with_a_tampered_ciphertext_or_from_a_stranger_is_refused():
     s = Server("x25519")
     a, b = OneTimeKeys.generate("x25519"), OneTimeKeys.generate("x25519")
     data = Post.create(s.params, a, b.pseudonym, b"hello").to_bytes()
-    for pos in (len(data) - 1, len(data) - 64 - 20):  # in the signature; in c
+    for pos in (len(data) - 1, len(data) - 64 - 20):  # anywhere in the ciphertext
         bad = bytearray(data)
         bad[pos] ^= 0x04
-        with pytest.raises(CryptoError, match="post signature"):
+        with pytest.raises(CryptoError, match="does not open"):
             Post.from_bytes(bytes(bad)).open(s.params, b, [a.pseudonym])
-    with pytest.raises(CryptoError, match="post signature"):
+    with pytest.raises(CryptoError, match="does not open"):
         Post.from_bytes(data).open(s.params, b, [OneTimeKeys.generate("x25519").pseudonym])
 
 
-def test_post_redirected_or_replayed_is_refused():
+def test_post_redirected_or_moved_to_another_round_is_refused():
     s, other = Server("x25519"), Server("x25519")
     a, b, c = (OneTimeKeys.generate("x25519") for _ in range(3))
     post = Post.create(s.params, a, b.pseudonym, b"hello")
     with pytest.raises(MessageFormatError, match="another pseudonym"):
         post.open(s.params, c, [a.pseudonym])
-    redirected = Post(post.round_id, c.pseudonym.to_bytes(), post.sealed, post.signature)
-    with pytest.raises(CryptoError):  # the signature covers the recipient
+    redirected = Post(post.round_id, c.pseudonym.to_bytes(), post.sealed)
+    with pytest.raises(CryptoError):  # the encryption binds the recipient (and is to b's key)
         redirected.open(s.params, c, [a.pseudonym])
     with pytest.raises(MessageFormatError, match="post is for round") as e:
         post.open(other.params, b, [a.pseudonym])

@@ -71,17 +71,18 @@ def test_invalid_reports_lower_n_prime_and_are_priced():
             return envelopes
         bad = bytearray(envelopes[0])
         bad[-1] ^= 1
-        return [bytes(bad), envelopes[1][:-3], *envelopes[2:], envelopes[2]]  # tampered, truncated, duplicated
+        return [bytes(bad), envelopes[1][:-3], *envelopes[2:], envelopes[2]]  # tampered, truncated, resent
 
     result = run_round(groups, config, rng, channel=channel)
     users = result.privacy[0]
-    assert result.metrics["shuffler_rejected"] == {"length": 1, "duplicate": 1}
-    assert (users.received, users.valid_reports, users.invalid_reports) == (59, 58, {"decrypt": 1})
+    # the outer layer refuses the tampered submission at the shuffler; the resend is idempotent (not counted twice)
+    assert result.metrics["shuffler_rejected"] == {"decrypt": 1, "length": 1}
+    assert (users.received, users.valid_reports, users.invalid_reports) == (58, 58, {})
     assert users.threshold == 54 and users.n_prime == 58 and users.target_met
     assert result.metrics["users_without_output"] == 2 and result.metrics["outputs_verified"] is True
     # the ledger prices the same release (same n', same epsilon_c) and keeps the refusals
     row = result.ledger().rows[0]
-    assert (row.valid, row.n_prime, row.invalid) == (58, 58, {"decrypt": 1})
+    assert (row.valid, row.n_prime, row.invalid) == (58, 58, {})
     assert row.epsilon_c() == users.epsilon_c
     assert result.ledger().user_epsilon("users", users.delta) == users.epsilon_c  # one round: the round itself
 
@@ -122,7 +123,7 @@ def test_no_secret_key_or_report_in_logs_or_round_json(monkeypatch, caplog):
 
     def init(self, *a, **kw):
         real_init(self, *a, **kw)
-        server_keys.append((self._kem.secret_bytes(), self._signing.secret_bytes()))
+        server_keys.append((self._kem.secret_bytes(), self.identity.signing_key.secret_bytes()))
 
     monkeypatch.setattr(server.Server, "__init__", init)
     caplog.set_level(logging.DEBUG)

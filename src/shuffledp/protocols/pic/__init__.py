@@ -14,6 +14,12 @@ from shuffledp._util.lazy import lazy_exports
 
 _EXPORTS = {
     "Client": "shuffledp.protocols.pic.client",
+    "ClientPolicy": "shuffledp.protocols.pic.client",
+    "Enrolment": "shuffledp.protocols.pic.shuffler",
+    "SignedBatch": "shuffledp.protocols.pic.batches",
+    "ViewAnnouncement": "shuffledp.protocols.pic.batches",
+    "SigningIdentity": "shuffledp.protocols.pic.identity",
+    "secure_generator": "shuffledp.protocols.pic.noise",
     "VerifiedDownloads": "shuffledp.protocols.pic.client",
     "Shuffler": "shuffledp.protocols.pic.shuffler",
     "csprng_permutation": "shuffledp.protocols.pic.shuffler",

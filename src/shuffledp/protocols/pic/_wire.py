@@ -12,7 +12,7 @@ from typing import Any
 from shuffledp.errors import MessageFormatError
 
 PROTOCOL = "shuffledp-pic"
-VERSION = 1
+VERSION = 2  # 2: two HPKE layers, parameter hash bound everywhere, signed batches (issue 17)
 MAGIC = b"PIC"
 HEADER_SIZE = len(MAGIC) + 2
 ROUND_ID_SIZE = 16
@@ -21,12 +21,14 @@ ROUND_ID_SIZE = 16
 class MessageType(IntEnum):
     """The ``type`` byte of the header."""
 
-    ENVELOPE = 1
+    SUBMISSION = 1  # client -> shuffler: the outer envelope
     ROUND_PARAMS = 2
     BOARD_ENTRY = 3
     BOARD_HEAD = 4
     BOARD_SLICE = 5
     POST = 6
+    BATCH = 7  # shuffler -> server: a signed, shuffled batch of inner envelopes
+    VIEW = 8  # shuffler -> board: the parameter hash the shuffler holds, signed
 
 
 def header(kind: MessageType) -> bytes:
@@ -86,6 +88,15 @@ class Reader:
         extra = len(self.data) - self.pos
         if extra:
             raise MessageFormatError("length", f"{self.kind.name.lower()} has {extra} unexpected trailing bytes")
+
+
+def as_bytes(data: Any, what: str) -> bytes:
+    """Bytes-like input (bytes, bytearray, memoryview) as immutable bytes; anything else is a "field" error."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise MessageFormatError("field", f"{what} must be bytes, got {type(data).__name__}")
 
 
 def sized(data: bytes, len_size: int) -> bytes:

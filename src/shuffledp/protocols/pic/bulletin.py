@@ -52,6 +52,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+import numpy as np
+
 from shuffledp.crypto import SIGNATURE_SIZE, SigningKeyPair, VerifyKey, seal, unseal
 from shuffledp.errors import MessageFormatError
 from shuffledp.protocols.pic._wire import (
@@ -64,9 +66,8 @@ from shuffledp.protocols.pic._wire import (
     header,
     sized,
 )
-from shuffledp.protocols.pic.messages import OneTimeKeys, Post, Pseudonym, RoundParams, output_context
+from shuffledp.protocols.pic.messages import MAX_BUCKET_BITS, OneTimeKeys, Post, Pseudonym, RoundParams, output_context
 
-MAX_BUCKET_BITS = 16
 WHOLE_BOARD = 0xFFFFFFFF
 
 
@@ -87,7 +88,8 @@ class BoardEntry:
     @classmethod
     def seal(cls, params: RoundParams, group_id: int, pseudonym: Pseudonym, output: bytes) -> BoardEntry:
         """Pad and encrypt output y to the pseudonym's KEM key."""
-        sealed = seal(pseudonym.kem_key, output, output_context(params.round_id, group_id), params.output_payload_size)
+        ctx = output_context(params.round_id, group_id, params.digest)
+        sealed = seal(pseudonym.kem_key, output, ctx, params.output_payload_size)
         return cls(params.round_id, group_id, pseudonym.to_bytes(), sealed)
 
     def open(self, params: RoundParams, keys: OneTimeKeys) -> bytes:
@@ -96,7 +98,8 @@ class BoardEntry:
             raise MessageFormatError(
                 "round", f"board entry is for round {self.round_id.hex()}, not {params.round_id.hex()}"
             )
-        return unseal(keys.kem, self.sealed, output_context(params.round_id, self.group_id), params.output_payload_size)
+        ctx = output_context(params.round_id, self.group_id, params.digest)
+        return unseal(keys.kem, self.sealed, ctx, params.output_payload_size)
 
     def to_bytes(self) -> bytes:
         return (
@@ -126,6 +129,24 @@ def bucket_of(pseudonym: bytes, bucket_bits: int) -> int:
     """The board bucket of a pseudonym: the first ``bucket_bits`` bits of SHA-256(pseudonym)."""
     check_int(bucket_bits, "bucket_bits", 0, MAX_BUCKET_BITS)
     return int.from_bytes(hashlib.sha256(pseudonym).digest()[:4], "big") >> (32 - bucket_bits)
+
+
+def choose_bucket_bits(pseudonyms: Sequence[bytes], max_bits: int, min_size: int) -> int:
+    """The largest b <= ``max_bits`` for which every non-empty bucket holds at least ``min_size`` entries (0 if none).
+
+    A user who downloads only its bucket hides among that bucket's entries (Remark 2), so the
+    board never uses more bits than its signed minimum bucket size allows; b = 0 (the whole
+    board) is always allowed.
+    """
+    check_int(max_bits, "bucket_bits", 0, MAX_BUCKET_BITS)
+    if not pseudonyms:
+        return 0
+    top = np.array([bucket_of(p, max_bits) for p in pseudonyms], dtype=np.int64)
+    for b in range(max_bits, 0, -1):
+        counts = np.bincount(top >> (max_bits - b))
+        if counts[counts > 0].min() >= min_size:
+            return b
+    return 0
 
 
 def bucket_digest(entry_ids: Iterable[bytes]) -> bytes:
@@ -307,6 +328,7 @@ class BulletinBoard:
 
     def __init__(self, server_key: VerifyKey) -> None:
         self._server_key = server_key
+        self._views: dict[bytes, bytes] = {}
         self._rounds: dict[bytes, _RoundBoard] = {}
         self._entries: dict[bytes, bytes] = {}
         self._posts: dict[bytes, dict[bytes, list[bytes]]] = {}  # round -> recipient -> posts
@@ -328,6 +350,24 @@ class BulletinBoard:
         self._entries.update((e.entry_id, e.to_bytes()) for e in entries)
         self._posts[round_id] = {}
         return sl.head
+
+    def publish_view(self, announcement: bytes) -> None:
+        """Store the shuffler's signed view announcement of a round (once; clients verify it)."""
+        r = Reader(announcement, MessageType.VIEW)
+        round_id = r.take(ROUND_ID_SIZE, "round_id")
+        if round_id in self._views:
+            raise MessageFormatError("round", f"round {round_id.hex()} already has a view announcement")
+        self._views[round_id] = bytes(announcement)
+
+    def view(self, round_id: bytes) -> bytes:
+        """The shuffler's view announcement of a round, for clients to check before they submit."""
+        if round_id not in self._views:
+            raise MessageFormatError("round", f"no view announced for round {round_id.hex()}")
+        return self._views[round_id]
+
+    def head(self, round_id: bytes) -> bytes:
+        """The signed board head alone: enough for a client to find and verify its bucket."""
+        return self._round(round_id).head.to_bytes()
 
     def _round(self, round_id: bytes) -> _RoundBoard:
         if round_id not in self._rounds:

@@ -6,26 +6,41 @@ first sorts each group by pseudonym, so f is a function of the *set* of reports
 also settles ties between identical reports): the real protocol and the ideal
 functionality F_PIC then hand every user the same bytes, whatever permutation
 each one drew.  Tasks run on the randomizer's unbiased estimates ``R.estimate(x')``
-(post-processing: no privacy cost).
+(post-processing: no privacy cost), first mapped into the task's domain (`PicTask.to_domain`):
+every coordinate clipped to [-`ESTIMATE_BOUND`, `ESTIMATE_BOUND`], NaN to 0.  The map is
+applied to reports that already passed the server's validation and is itself
+post-processing of the released reports, so the privacy of every user is unchanged; it makes
+f total, so no report, however extreme, stops a round (issue 17, attack 1).
 
 Output y (Remark 3: "the public keys and noisy locations of the matched users"),
 one fixed length per round so outputs leak nothing by size:
 
 =========  ==================  ==============================================
 count      2                   number of records that follow (big-endian)
-records    k * (P + R)         per partner: pseudonym (P bytes) || its report x' (R bytes);
-                               unused records are zero
+records    k * (1 + P + R)     per partner: flags (1 byte) || pseudonym (P bytes) ||
+                               its report x' (R bytes); unused records are zero
 =========  ==================  ==============================================
 
 with k the records per user (1 for matchings), P the pseudonym size and R the
-report size (one report format per round).
+report size (one report format per round).  Flag bit 0, *mutual*: the partner's own output
+names this user too (always so in a one-to-one matching).
+
+Exposure and posts (§5.3, issue 17 item 6).  An honest client posts to, and reads posts
+from, only its *mutual* partners (`Client.post_to`, `Client.read_post`).  A corrupted
+user C learns an honest user's identity only through a post exchanged with it, so the
+honest users a coalition C can expose are among the mutual partners of its members, and
+C's mutual partners are among the k users its own output names: |U| <= k |C| whatever
+reports the coalition places (`PicTask.exposure`).  Without the mutual rule a corrupted
+user placed where many honest users count it among their k nearest (a hub) would be
+contacted by all of them: its in-degree, which k |C| does not bound.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,6 +49,10 @@ from shuffledp.protocols.pic.messages import Pseudonym, ReportFormat
 from shuffledp.tasks import NO_MATCH, k_nearest_neighbors, min_weight_matching, radius_matching
 
 TASK_NAMES = ("min-weight", "max-matching", "neighbors")
+#: The task's domain is the box [-ESTIMATE_BOUND, ESTIMATE_BOUND]^d.  Locations live in [-1, 1]^d, so an
+#: honest estimate beyond 10^6 has negligible probability at any local epsilon the planner accepts;
+#: an attacker's report at 1e200 becomes "very far away", not an error.
+ESTIMATE_BOUND = 1e6
 _COUNT = 2
 
 
@@ -56,6 +75,14 @@ class PicTask:
         if self.name != "neighbors" and self.k != 1:
             raise DomainError(f"k applies to the neighbors task only; {self.name} has one partner per user")
 
+    def to_json(self) -> dict[str, Any]:
+        """The task as the signed round parameters carry it."""
+        return {"k": self.k, "name": self.name, "radius": float(self.radius)}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> PicTask:
+        return cls(obj["name"], radius=obj["radius"], k=obj["k"])
+
     @property
     def n_groups(self) -> int:
         return 1 if self.name == "neighbors" else 2
@@ -65,23 +92,39 @@ class PicTask:
         return group if self.name == "neighbors" else 1 - group
 
     def exposure(self, corrupted: int) -> int:
-        """|U| of §5.3: users de-anonymised by corrupted users' post-computation messages.
+        """|U| of §5.3: honest users a coalition of ``corrupted`` users can expose through posts.
 
-        A corrupted user learns the pseudonym of each partner it contacts: at most one per
-        corrupted user in a matching (|U| <= |C|, so n' >= |G| - 2|C|), at most k for neighbours.
+        Honest clients exchange posts only with mutual partners (module docstring), and a
+        corrupted user's mutual partners are among the k its output names: at most one per
+        corrupted user in a matching (|U| <= |C|, so n' >= |G| - 2|C|), at most k for neighbours,
+        wherever the coalition places its reports (``tests/protocols/pic/attacks/test_exposure_count.py``).
         """
         return corrupted * self.k
 
+    @staticmethod
+    def to_domain(estimates: np.ndarray) -> np.ndarray:
+        """Map validated estimates into the task's domain: NaN -> 0, then clip to +-`ESTIMATE_BOUND`.
+
+        Post-processing of released reports (privacy unchanged); with it every task runs on
+        any report the server accepts (module docstring).
+        """
+        out = np.nan_to_num(np.asarray(estimates, dtype=np.float64), nan=0.0, posinf=ESTIMATE_BOUND, neginf=-ESTIMATE_BOUND)
+        return np.clip(out, -ESTIMATE_BOUND, ESTIMATE_BOUND)
+
     def partners(self, points: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Per group, an (n_g, k) int64 array of partner indices into the partner group (NO_MATCH = -1)."""
+        """Per group, an (n_g, k) int64 array of partner indices into the partner group (NO_MATCH = -1).
+
+        Neighbours in a group of n <= k: each user gets its n - 1 others, the rest NO_MATCH.
+        """
         if len(points) != self.n_groups:
             raise DomainError(f"task {self.name} runs on {self.n_groups} group(s), got {len(points)}")
         if self.name == "neighbors":
             n = len(points[0])
-            if n <= self.k:
-                raise DomainError(f"neighbors with k={self.k} needs more than {self.k} valid reports, got {n}")
-            table = k_nearest_neighbors(points[0], self.k)
-            return [table.indices.reshape(n, self.k)]
+            out = np.full((n, self.k), NO_MATCH, dtype=np.int64)
+            k = min(self.k, n - 1)
+            if k >= 1:
+                out[:, :k] = k_nearest_neighbors(points[0], k).indices.reshape(n, k)
+            return [out]
         if self.name == "min-weight":
             m = min_weight_matching(points[0], points[1])
         else:
@@ -89,9 +132,34 @@ class PicTask:
         return [m.partner_a[:, None], m.partner_b[:, None]]
 
 
+MUTUAL = 1
+
+
+class OutputRecord(NamedTuple):
+    """One partner in an output y: its pseudonym, its report x', and whether it names this user back."""
+
+    pseudonym: bytes
+    report: np.ndarray
+    mutual: bool
+
+
 def output_size(suite: str, fmt: ReportFormat, k: int) -> int:
     """Bytes of every output y of a round."""
-    return _COUNT + k * (Pseudonym.size(suite) + fmt.size)
+    return _COUNT + k * (1 + Pseudonym.size(suite) + fmt.size)
+
+
+def _mutual(task: PicTask, idx: np.ndarray) -> np.ndarray:
+    """(n, k) bool: record r of user i is mutual (a matching always is; neighbours: i is among j's)."""
+    present = idx != NO_MATCH
+    if task.n_groups == 2:
+        return present
+    n, k = idx.shape
+    rows = np.repeat(np.arange(n, dtype=np.int64), k).reshape(n, k)
+    forward = rows[present] * max(n, 1) + idx[present]
+    backward = idx[present] * max(n, 1) + rows[present]
+    out = np.zeros_like(present)
+    out[present] = np.isin(backward, forward)
+    return out
 
 
 @dataclass(frozen=True)
@@ -102,22 +170,23 @@ class GroupReports:
     values: np.ndarray
     estimates: np.ndarray
 
-    def record_bytes(self) -> np.ndarray:
-        """(n, P + R) uint8: pseudonym || x' (little-endian float64), one row per report."""
-        wire = np.ascontiguousarray(self.values, dtype="<f8").view(np.uint8).reshape(len(self.values), 8 * self.values.shape[1])
-        return np.concatenate([self.pseudonyms, wire], axis=1)
+    def record_bytes(self, fmt: ReportFormat) -> np.ndarray:
+        """(n, P + R) uint8: pseudonym || x' in the round's report format, one row per report."""
+        return np.concatenate([self.pseudonyms, fmt.encode_many(self.values)], axis=1)
 
 
-def evaluate(task: PicTask, groups: Sequence[GroupReports]) -> list[np.ndarray]:
+def evaluate(task: PicTask, groups: Sequence[GroupReports], fmt: ReportFormat) -> list[np.ndarray]:
     """f(L): per group, an (n_g, output size) uint8 array, row i the output y of report i."""
     orders = [np.lexsort(g.pseudonyms.T[::-1]) for g in groups]
-    partners = task.partners([g.estimates[o] for g, o in zip(groups, orders, strict=True)])
+    partners = task.partners([task.to_domain(g.estimates[o]) for g, o in zip(groups, orders, strict=True)])
     outputs = []
     for g, (_group, order, idx) in enumerate(zip(groups, orders, partners, strict=True)):
         p = task.partner_group(g)
-        records = groups[p].record_bytes()[orders[p]]
+        records = groups[p].record_bytes(fmt)[orders[p]]
         records = np.concatenate([records, np.zeros((1, records.shape[1]), np.uint8)])  # row -1: no partner
-        rows = records[np.where(idx == NO_MATCH, -1, idx)].reshape(len(idx), idx.shape[1] * records.shape[1])
+        flags = (_mutual(task, idx) * MUTUAL).astype(np.uint8)[:, :, None]
+        rows = np.concatenate([flags, records[np.where(idx == NO_MATCH, -1, idx)]], axis=2)
+        rows = rows.reshape(len(idx), idx.shape[1] * (1 + records.shape[1]))
         count = np.count_nonzero(idx != NO_MATCH, axis=1).astype(">u2").view(np.uint8).reshape(-1, _COUNT)
         out = np.empty((len(order), _COUNT + rows.shape[1]), dtype=np.uint8)
         out[order] = np.concatenate([count, rows], axis=1)
@@ -125,11 +194,13 @@ def evaluate(task: PicTask, groups: Sequence[GroupReports]) -> list[np.ndarray]:
     return outputs
 
 
-def decode_output(y: bytes, suite: str, fmt: ReportFormat) -> list[tuple[bytes, np.ndarray]]:
-    """The records of an output y: ``[(partner pseudonym, partner report x'), ...]``."""
-    width = Pseudonym.size(suite) + fmt.size
+def decode_output(y: bytes, suite: str, fmt: ReportFormat) -> list[OutputRecord]:
+    """The records of an output y: ``[(partner pseudonym, partner report x', mutual), ...]``."""
+    width = 1 + Pseudonym.size(suite) + fmt.size
     if len(y) < _COUNT or (len(y) - _COUNT) % width:
         raise MessageFormatError("length", f"output is {len(y)} bytes; expected 2 + k * {width}")
+    if isinstance(y, (bytearray, memoryview)):
+        y = bytes(y)
     count = int.from_bytes(y[:_COUNT], "big")
     if count > (len(y) - _COUNT) // width:
         raise MessageFormatError("field", f"output announces {count} records but holds room for fewer")
@@ -137,5 +208,7 @@ def decode_output(y: bytes, suite: str, fmt: ReportFormat) -> list[tuple[bytes, 
     out = []
     for i in range(count):
         rec = y[_COUNT + i * width : _COUNT + (i + 1) * width]
-        out.append((rec[:p], np.frombuffer(rec[p:], dtype="<f8").astype(np.float64)))
+        if rec[0] & ~MUTUAL:
+            raise MessageFormatError("field", f"output record {i} has unknown flags {rec[0]:#04x}")
+        out.append(OutputRecord(rec[1 : 1 + p], fmt.decode_one(rec[1 + p :]), bool(rec[0] & MUTUAL)))
     return out

@@ -60,6 +60,6 @@ def ideal_pic(
         inverse[g.group_id] = np.argsort(pi)
         reports[g.group_id] = Xp
         L.append(GroupReports(np.asarray(pseudonyms, dtype=np.uint8)[pi], Xp[pi], np.asarray(R.estimate(Xp[pi]))))
-    f_L = evaluate(task, L)
+    f_L = evaluate(task, L, params.groups[0].report)
     outputs = {gid: [y.tobytes() for y in ys[inverse[gid]]] for gid, ys in zip(ids, f_L, strict=True)}
     return IdealResult(outputs, reports, L, f_L)

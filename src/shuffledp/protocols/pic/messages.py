@@ -12,12 +12,14 @@ Header (all messages)
 field      size  meaning
 =========  ====  ===========================================================
 magic      3     ``b"PIC"``
-version    1     `VERSION` (1)
+version    1     `VERSION` (2)
 type       1     `MessageType`
 =========  ====  ===========================================================
 
-Report plaintext (step 2; inside the envelope, so no header: HPKE ``info`` binds
-protocol, version, round and group)
+Every HPKE envelope binds, through ``info``, the protocol, version, purpose, round, group
+and ``params_hash`` = `RoundParams.digest`, the SHA-256 of the signed parameters: one view.
+
+Report plaintext (step 2; inside the inner envelope, so no header)
 
 =========  ======================  =====================================================
 field      size                    meaning
@@ -26,20 +28,29 @@ pseudonym  suite public key + 32   one-time KEM public key (outputs) || Ed25519 
 report     ``ReportFormat.size``   x' = R_i(x): float64 / int64 little-endian, or packed bits
 =========  ======================  =====================================================
 
-Envelope (client -> shuffler -> server, step 2-3), type 1; fixed length per round
+Inner envelope (client -> server, through the shuffler): ``HPKE_server`` of the padded report
+plaintext, purpose "report"; no header, `RoundParams.inner_size` bytes
+(x25519, 2-D float64: 32 + (64 + 16 + 1) + 16 = 129 B).
 
-=========  =================================  ==========================================
-field      size                               meaning
-=========  =================================  ==========================================
+Submission (client -> shuffler, step 2), type 1: the outer envelope, fixed length per round
+
+=========  ==================================  ===========================================
+field      size                                meaning
+=========  ==================================  ===========================================
 header     5
 round_id   16
-group_id   2                                  the sender's group G_i
-sealed     ``sealed_size(suite, report size)``  HPKE enc || ct of the padded report plaintext
-=========  =================================  ==========================================
+group_id   2                                   the sender's group G_i
+sealed     ``sealed_size(suite, 48 + inner)``  HPKE_shuffler, purpose "submission", of
+                                               credential (32) || submission id (16) || inner
+=========  ==================================  ===========================================
 
-With the x25519 suite and 2-D float64 reports: 5 + 16 + 2 + 32 + (64 + 16 + 1) + 16 = 152 bytes.
+With the x25519 suite and 2-D float64 reports: 23 + 32 + (177 + 1) + 16 = 249 bytes (<= 256).
+The credential is the client's enrolment secret (the shuffler admits one submission per
+enrolled user per round and group); the submission id is 16 random bytes (idempotent
+resubmission, replay refused), as DAP's report ids.
 
-Board entry, board head and board slice (steps 5-6): see `.bulletin`.
+Signed batch (shuffler -> server, step 3) and view announcement (shuffler -> board): `.batches`.
+Board entry, board head and board slice (steps 5-6): `.bulletin`.
 
 Signed round parameters (step 1), type 2
 
@@ -50,7 +61,7 @@ body       n     canonical JSON of `RoundParams` (sorted keys, no spaces, ASCII)
 signature  64    Ed25519 by the server over header || body_len || body, context "pic/round-params"
 =========  ====  ==============================================================
 
-Post (Remark 3: A -> B through a public board), type 6
+Post (Remark 3: A -> B through a public board), type 6; fixed length per round
 
 ==============  ====  ==========================================================
 header          5
@@ -58,17 +69,20 @@ round_id        16
 recipient_len   2
 recipient       p     B's pseudonym (the address)
 sealed_len      4
-sealed          s     c = HPKE to B's KEM key of the padded message p, purpose "post"
-signature       64    Sign_sk_A over all preceding bytes (so over c), context "pic/post"
+sealed          s     HPKE to B's KEM key, purpose "post", info binding (params hash,
+                      A's pseudonym, B's pseudonym), of post id (16) || len (2) ||
+                      p padded to post_payload_size || Sign_A(params hash, A, B, id, p)
 ==============  ====  ==========================================================
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -105,10 +119,12 @@ from shuffledp.protocols.pic._wire import (
 )
 
 __all__ = [
+    "CREDENTIAL_SIZE",
     "PROTOCOL",
+    "SUBMISSION_ID_SIZE",
     "VERSION",
     "DecodedReports",
-    "Envelope",
+    "Submission",
     "GroupParams",
     "MessageType",
     "OneTimeKeys",
@@ -121,30 +137,39 @@ __all__ = [
     "decode_reports",
     "encode_report",
     "new_round_id",
+    "open_report",
     "output_context",
     "post_context",
     "report_context",
+    "seal_report",
+    "submission_context",
 ]
 
 # ---------------------------------------------------------------- HPKE contexts
 
 
 @lru_cache(maxsize=4096)
-def report_context(round_id: bytes, group_id: int) -> HpkeContext:
-    """Context of a report envelope: binds it to its round and group (replays elsewhere fail)."""
-    return HpkeContext(PROTOCOL, VERSION, "report", round_id, group_id)
+def report_context(round_id: bytes, group_id: int, params_hash: bytes) -> HpkeContext:
+    """Inner envelope (client -> server): bound to its round, group and the hash of the signed parameters."""
+    return HpkeContext(PROTOCOL, VERSION, "report", round_id, group_id, params_hash)
 
 
 @lru_cache(maxsize=4096)
-def output_context(round_id: bytes, group_id: int) -> HpkeContext:
+def submission_context(round_id: bytes, group_id: int, params_hash: bytes) -> HpkeContext:
+    """Outer envelope (client -> shuffler): bound like the inner one, for another purpose and key."""
+    return HpkeContext(PROTOCOL, VERSION, "submission", round_id, group_id, params_hash)
+
+
+@lru_cache(maxsize=4096)
+def output_context(round_id: bytes, group_id: int, params_hash: bytes = b"") -> HpkeContext:
     """Context of an output y sealed to a pseudonym on the board."""
-    return HpkeContext(PROTOCOL, VERSION, "output", round_id, group_id)
+    return HpkeContext(PROTOCOL, VERSION, "output", round_id, group_id, params_hash)
 
 
-@lru_cache(maxsize=4096)
-def post_context(round_id: bytes) -> HpkeContext:
-    """Context of a post message p (Remark 3); posts may cross groups, so no group is bound."""
-    return HpkeContext(PROTOCOL, VERSION, "post", round_id, None)
+def post_context(round_id: bytes, sender: bytes, recipient: bytes, params_hash: bytes = b"") -> HpkeContext:
+    """Context of a post (Remark 3): binds the round, the parameter hash, and the sender's and the
+    recipient's pseudonyms, so a ciphertext cannot be re-attributed to another sender."""
+    return HpkeContext(PROTOCOL, VERSION, "post", round_id, None, sized(params_hash, 1) + sized(sender, 2) + sized(recipient, 2))
 
 
 # ---------------------------------------------------------------- pseudonyms and keys
@@ -265,6 +290,19 @@ class ReportFormat:
         values = np.ascontiguousarray(rows).view(wire).astype(wire.newbyteorder("="))  # (n, length), native order
         ok = np.all(np.isfinite(values), axis=1) if self.kind == "float64" else np.ones(len(rows), dtype=bool)
         return values, ok
+
+    def encode_many(self, values: np.ndarray) -> np.ndarray:
+        """Encode decoded reports (n, length) back to their wire bytes, an (n, size) uint8 array."""
+        values = np.asarray(values)
+        if self.kind == "bits":
+            return np.packbits(values.astype(np.uint8), axis=1).reshape(len(values), self.size)
+        wire = np.ascontiguousarray(values, dtype=_DTYPES[self.kind])
+        return wire.view(np.uint8).reshape(len(values), self.size)
+
+    def decode_one(self, data: bytes) -> np.ndarray:
+        """One report's wire bytes as float64 values (length,)."""
+        values, _ = self.decode_many(np.frombuffer(data, dtype=np.uint8).reshape(1, self.size))
+        return values[0].astype(np.float64)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "length": self.length}
@@ -401,12 +439,31 @@ def canonical_json(obj: Any) -> bytes:
         raise MessageFormatError("field", f"round parameters are not JSON-serialisable: {exc}") from None
 
 
+#: Keys of a round's task description (`computation.PicTask` is built from it).
+TASK_KEYS = ("k", "name", "radius")
+#: Bytes of the enrolment credential a client presents (inside the outer layer) to the shuffler.
+CREDENTIAL_SIZE = 32
+#: Bytes of the random submission id (DAP-style report id: idempotent resubmission, replay refused).
+SUBMISSION_ID_SIZE = 16
+#: Largest bucket_bits of a board (Remark 2's bucketed retrieval).
+MAX_BUCKET_BITS = 16
+_PARAMS_HASH_LABEL = b"shuffledp/pic/round-params-hash"
+
+
 @dataclass(frozen=True)
 class RoundParams:
     """Global parameters of one PIC round, published and signed by the server (step 1).
 
-    ``report_payload_size`` defaults to the largest report plaintext of any group, so every
-    envelope of the round has one length (metric-privacy-shuffler §8).
+    Everything a client, the shuffler and the server must agree on is here, and every
+    envelope (inner and outer), output and post commits to `digest`, the hash of these
+    parameters: a second parameter set (a split view) yields envelopes the shuffler cannot
+    open.  ``report_payload_size`` defaults to the largest report plaintext of any group, so
+    every envelope of the round has one length (metric-privacy-shuffler §8).
+
+    ``shuffler_kem_key`` receives the outer layer; ``shuffler_verify_key`` signs the batches
+    and the view announcement.  ``bucket_bits`` is the most bits the board may bucket by
+    (Remark 2); the board uses the largest b <= bucket_bits whose every bucket holds at least
+    ``min_bucket_size`` entries.  ``task`` is ``{"name", "k", "radius"}``.
     """
 
     round_id: bytes
@@ -416,6 +473,11 @@ class RoundParams:
     groups: tuple[GroupParams, ...]
     output_payload_size: int
     post_payload_size: int
+    shuffler_kem_key: KemPublicKey
+    shuffler_verify_key: VerifyKey
+    task: Mapping[str, Any]
+    bucket_bits: int = 0
+    min_bucket_size: int = 1
     report_payload_size: int | None = None
 
     def __post_init__(self) -> None:
@@ -425,10 +487,15 @@ class RoundParams:
         except CryptoError as exc:
             raise MessageFormatError("field", str(exc)) from None
         object.__setattr__(self, "suite", suite.name)
-        if not isinstance(self.server_kem_key, KemPublicKey) or self.server_kem_key.suite is not suite:
-            raise MessageFormatError("field", f"server_kem_key must be a KemPublicKey of suite {self.suite!r}")
-        if not isinstance(self.server_verify_key, VerifyKey):
-            raise MessageFormatError("field", "server_verify_key must be a VerifyKey")
+        for name in ("server_kem_key", "shuffler_kem_key"):
+            key = getattr(self, name)
+            if not isinstance(key, KemPublicKey) or key.suite is not suite:
+                raise MessageFormatError("field", f"{name} must be a KemPublicKey of suite {self.suite!r}")
+        for name in ("server_verify_key", "shuffler_verify_key"):
+            if not isinstance(getattr(self, name), VerifyKey):
+                raise MessageFormatError("field", f"{name} must be a VerifyKey")
+        if self.server_verify_key == self.shuffler_verify_key:
+            raise MessageFormatError("field", "the server and the shuffler must sign with different keys")
         groups = tuple(self.groups)
         if not groups or not all(isinstance(g, GroupParams) for g in groups):
             raise MessageFormatError("field", "groups must be a non-empty sequence of GroupParams")
@@ -436,6 +503,16 @@ class RoundParams:
         if len(set(ids)) != len(ids):
             raise MessageFormatError("field", f"group ids must be distinct, got {ids}")
         object.__setattr__(self, "groups", tuple(sorted(groups, key=lambda g: g.group_id)))
+        task = self.task
+        _check_keys(task, TASK_KEYS, "task")
+        if not isinstance(task["name"], str) or not task["name"]:
+            raise MessageFormatError("field", f"task name must be a non-empty string, got {task['name']!r}")
+        check_int(task["k"], "task k", 1, 1000)
+        if not (math.isfinite(_as_float(task["radius"])) and task["radius"] >= 0):
+            raise MessageFormatError("field", f"task radius must be a finite number >= 0, got {task['radius']!r}")
+        object.__setattr__(self, "task", {"k": task["k"], "name": task["name"], "radius": float(task["radius"])})
+        check_int(self.bucket_bits, "bucket_bits", 0, MAX_BUCKET_BITS)
+        check_int(self.min_bucket_size, "min_bucket_size", 1, 2**32 - 1)
         needed = Pseudonym.size(suite) + max(g.report.size for g in groups)
         if self.report_payload_size is None:
             object.__setattr__(self, "report_payload_size", needed)
@@ -456,15 +533,32 @@ class RoundParams:
         )
 
     @cached_property
-    def envelope_size(self) -> int:
-        """Length of every envelope of this round."""
-        return _ENVELOPE_PREFIX + sealed_size(self.suite, self.report_payload_size)
+    def digest(self) -> bytes:
+        """SHA-256 of the canonical parameters (domain-separated): the one view every party commits to."""
+        return hashlib.sha256(_PARAMS_HASH_LABEL + self.canonical_bytes()).digest()
 
-    def canonical_bytes(self) -> bytes:
-        """The canonical JSON body that the server signs."""
+    @cached_property
+    def inner_size(self) -> int:
+        """Bytes of every inner envelope ``HPKE_server(pk || x')`` (what the server receives)."""
+        return sealed_size(self.suite, self.report_payload_size)
+
+    @cached_property
+    def submission_payload_size(self) -> int:
+        """Plaintext of the outer layer: credential || submission id || inner envelope."""
+        return CREDENTIAL_SIZE + SUBMISSION_ID_SIZE + self.inner_size
+
+    @cached_property
+    def envelope_size(self) -> int:
+        """Bytes of every submission (outer envelope) of this round: what a network observer sees sent."""
+        return _SUBMISSION_PREFIX + sealed_size(self.suite, self.submission_payload_size)
+
+    @cached_property
+    def _canonical(self) -> bytes:
         return canonical_json(
             {
+                "bucket_bits": self.bucket_bits,
                 "groups": [g.to_json() for g in self.groups],
+                "min_bucket_size": self.min_bucket_size,
                 "output_payload_size": self.output_payload_size,
                 "post_payload_size": self.post_payload_size,
                 "protocol": PROTOCOL,
@@ -472,10 +566,21 @@ class RoundParams:
                 "round_id": self.round_id.hex(),
                 "server_kem_key": self.server_kem_key.to_bytes().hex(),
                 "server_verify_key": self.server_verify_key.to_bytes().hex(),
+                "shuffler_kem_key": self.shuffler_kem_key.to_bytes().hex(),
+                "shuffler_verify_key": self.shuffler_verify_key.to_bytes().hex(),
                 "suite": self.suite,
+                "task": dict(self.task),
                 "version": VERSION,
             }
         )
+
+    def canonical_bytes(self) -> bytes:
+        """The canonical JSON body that the server signs."""
+        return self._canonical
+
+    _KEYS = ("bucket_bits", "groups", "min_bucket_size", "output_payload_size", "post_payload_size", "protocol",
+             "report_payload_size", "round_id", "server_kem_key", "server_verify_key", "shuffler_kem_key",
+             "shuffler_verify_key", "suite", "task", "version")  # fmt: skip
 
     @classmethod
     def from_canonical_bytes(cls, body: bytes) -> RoundParams:
@@ -484,26 +589,30 @@ class RoundParams:
             obj = json.loads(body.decode("ascii"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise MessageFormatError("field", f"round parameters are not ASCII JSON: {exc}") from None
-        keys = ("groups", "output_payload_size", "post_payload_size", "protocol", "report_payload_size", "round_id",
-                "server_kem_key", "server_verify_key", "suite", "version")  # fmt: skip
-        _check_keys(obj, keys, "round parameters")
-        if obj["protocol"] != PROTOCOL or obj["version"] != VERSION:
+        if isinstance(obj, dict) and (obj.get("protocol"), obj.get("version")) != (PROTOCOL, VERSION):
             raise MessageFormatError(
                 "version",
-                f"round parameters are for {obj['protocol']!r} version {obj['version']!r}; "
+                f"round parameters are for {obj.get('protocol')!r} version {obj.get('version')!r}; "
                 f"this build speaks {PROTOCOL!r} version {VERSION}",
             )
+        _check_keys(obj, cls._KEYS, "round parameters")
         if not isinstance(obj["groups"], list):
             raise MessageFormatError("field", "round parameters groups must be a list")
         try:
+            suite = obj["suite"]
             params = cls(
                 round_id=bytes.fromhex(obj["round_id"]),
-                suite=obj["suite"],
-                server_kem_key=KemPublicKey.from_bytes(obj["suite"], bytes.fromhex(obj["server_kem_key"])),
+                suite=suite,
+                server_kem_key=KemPublicKey.from_bytes(suite, bytes.fromhex(obj["server_kem_key"])),
                 server_verify_key=VerifyKey.from_bytes(bytes.fromhex(obj["server_verify_key"])),
                 groups=tuple(GroupParams.from_json(g) for g in obj["groups"]),
                 output_payload_size=obj["output_payload_size"],
                 post_payload_size=obj["post_payload_size"],
+                shuffler_kem_key=KemPublicKey.from_bytes(suite, bytes.fromhex(obj["shuffler_kem_key"])),
+                shuffler_verify_key=VerifyKey.from_bytes(bytes.fromhex(obj["shuffler_verify_key"])),
+                task=obj["task"],
+                bucket_bits=obj["bucket_bits"],
+                min_bucket_size=obj["min_bucket_size"],
                 report_payload_size=obj["report_payload_size"],
             )
         except (CryptoError, TypeError, ValueError) as exc:
@@ -540,8 +649,11 @@ class SignedRoundParams:
         return self._signed_part(self.params.canonical_bytes()) + self.signature
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, server_key: VerifyKey) -> SignedRoundParams:
-        """Parse, check the signature with the server key the client trusts, and that the body announces that key."""
+    def from_bytes(
+        cls, data: bytes, *, server_key: VerifyKey, shuffler_key: VerifyKey | None = None
+    ) -> SignedRoundParams:
+        """Parse, check the signature with the server key the client trusts, and that the body announces
+        that key (and, given ``shuffler_key``, that it names the shuffler the caller trusts)."""
         r = Reader(data, MessageType.ROUND_PARAMS)
         body = r.sized(4, "body")
         signature = r.take(SIGNATURE_SIZE, "signature")
@@ -550,17 +662,37 @@ class SignedRoundParams:
         params = RoundParams.from_canonical_bytes(body)
         if params.server_verify_key != server_key:
             raise CryptoError("round parameters announce a server_verify_key other than the trusted server key")
+        if shuffler_key is not None and params.shuffler_verify_key != shuffler_key:
+            raise CryptoError("round parameters name a shuffler other than the trusted shuffler key")
         return cls(params, signature)
 
 
-# ---------------------------------------------------------------- envelopes (steps 2-3)
+# ---------------------------------------------------------------- envelopes (steps 2-3): two layers
 
-_ENVELOPE_PREFIX = HEADER_SIZE + ROUND_ID_SIZE + 2
+_SUBMISSION_PREFIX = HEADER_SIZE + ROUND_ID_SIZE + 2
+
+
+def seal_report(params: RoundParams, group_id: int, plaintext: bytes) -> bytes:
+    """The inner envelope ``HPKE_server(pk || x')``: padded, bound to (round, group, params hash)."""
+    params.group(group_id)
+    ctx = report_context(params.round_id, group_id, params.digest)
+    return seal(params.server_kem_key, plaintext, ctx, params.report_payload_size)
+
+
+def open_report(params: RoundParams, key: KemKeyPair, group_id: int, inner: bytes) -> bytes:
+    """Decrypt an inner envelope with the server's key; ``CryptoError`` if it fails."""
+    ctx = report_context(params.round_id, group_id, params.digest)
+    return unseal(key, inner, ctx, params.report_payload_size)
 
 
 @dataclass(frozen=True)
-class Envelope:
-    """``HPKE_server(pseudonym || x')`` addressed to a (round, group), as the shuffler sees it."""
+class Submission:
+    """The outer envelope a client sends to the shuffler (Prochlo's nested encryption).
+
+    ``sealed`` is ``HPKE_shuffler(credential || submission_id || inner)``, bound to the round,
+    the group and the parameter hash.  The shuffler opens it, admits the sender, and forwards
+    only ``inner`` (in a signed batch): no byte string crosses the shuffler unchanged.
+    """
 
     round_id: bytes
     group_id: int
@@ -571,37 +703,48 @@ class Envelope:
         check_group_id(self.group_id)
 
     @classmethod
-    def seal(cls, params: RoundParams, group_id: int, plaintext: bytes) -> Envelope:
-        """Pad and encrypt a report plaintext to the server under this round and group."""
-        params.group(group_id)
-        sealed = seal(
-            params.server_kem_key, plaintext, report_context(params.round_id, group_id), params.report_payload_size
-        )
+    def seal(
+        cls, params: RoundParams, group_id: int, credential: bytes, submission_id: bytes, inner: bytes
+    ) -> Submission:
+        """Wrap an inner envelope for the shuffler."""
+        if len(credential) != CREDENTIAL_SIZE or len(submission_id) != SUBMISSION_ID_SIZE:
+            raise MessageFormatError(
+                "field", f"credential and submission id must be {CREDENTIAL_SIZE} and {SUBMISSION_ID_SIZE} bytes"
+            )
+        if len(inner) != params.inner_size:
+            raise MessageFormatError("length", f"inner envelope is {len(inner)} bytes, expected {params.inner_size}")
+        ctx = submission_context(params.round_id, group_id, params.digest)
+        sealed = seal(params.shuffler_kem_key, credential + submission_id + inner, ctx, params.submission_payload_size)
         return cls(params.round_id, group_id, sealed)
 
-    def open(self, params: RoundParams, server_key: KemKeyPair) -> bytes:
-        """Decrypt with the server's key; raises ``CryptoError`` if it fails."""
-        return unseal(server_key, self.sealed, report_context(self.round_id, self.group_id), params.report_payload_size)
+    def open(self, params: RoundParams, shuffler_key: KemKeyPair) -> tuple[bytes, bytes, bytes]:
+        """``(credential, submission_id, inner)``; ``CryptoError`` for another key, round, group or view."""
+        ctx = submission_context(self.round_id, self.group_id, params.digest)
+        plain = unseal(shuffler_key, self.sealed, ctx, params.submission_payload_size)
+        if len(plain) != params.submission_payload_size:
+            raise MessageFormatError("length", f"submission plaintext is {len(plain)} bytes")
+        a, b = CREDENTIAL_SIZE, CREDENTIAL_SIZE + SUBMISSION_ID_SIZE
+        return plain[:a], plain[a:b], plain[b:]
 
     def to_bytes(self) -> bytes:
-        return header(MessageType.ENVELOPE) + self.round_id + self.group_id.to_bytes(2, "big") + self.sealed
+        return header(MessageType.SUBMISSION) + self.round_id + self.group_id.to_bytes(2, "big") + self.sealed
 
     @classmethod
-    def from_bytes(cls, data: bytes, params: RoundParams | None = None) -> Envelope:
+    def from_bytes(cls, data: bytes, params: RoundParams | None = None) -> Submission:
         """Parse; with ``params``, also require this round, a known group and the round's exact length."""
-        r = Reader(data, MessageType.ENVELOPE)
+        r = Reader(data, MessageType.SUBMISSION)
         round_id = r.take(ROUND_ID_SIZE, "round_id")
         group_id = r.uint(2, "group_id")
         sealed = r.data[r.pos :]
         if params is not None:
             if round_id != params.round_id:
                 raise MessageFormatError(
-                    "round", f"envelope is for round {round_id.hex()}, not {params.round_id.hex()}"
+                    "round", f"submission is for round {round_id.hex()}, not {params.round_id.hex()}"
                 )
             params.group(group_id)
             if len(r.data) != params.envelope_size:
                 raise MessageFormatError(
-                    "length", f"envelope is {len(r.data)} bytes; this round's envelopes are {params.envelope_size}"
+                    "length", f"submission is {len(r.data)} bytes; this round's submissions are {params.envelope_size}"
                 )
         return cls(round_id, group_id, sealed)
 
@@ -609,72 +752,87 @@ class Envelope:
 # ---------------------------------------------------------------- posts (Remark 3)
 
 _POST_CONTEXT = "pic/post"
+#: Bytes of a post's random id (inside the encryption): a recipient accepts each id once.
+POST_ID_SIZE = 16
 
 
 @dataclass(frozen=True)
 class Post:
-    """``(pk_B, c = Enc_pk_B(p), Sign_sk_A(c))`` of Remark 3.
+    """A post of Remark 3 from A to B, sign-inside-encrypt: ``(pk_B, HPKE_B(id || p || Sign_A(...)))``.
 
-    The signature covers the header, round id, recipient and c, so a post cannot be
-    replayed to another round or recipient.  The sender is not named: B tries the
-    signature against the matched pseudonyms in its own output (as in Remark 3).
-    As in the paper the signature is outside the encryption, so anyone holding the
-    board's pseudonyms can find A by trial verification: a post reveals publicly that
-    pseudonyms A and B were matched (the server knows this already; no report is revealed).
+    The board sees only the round, the recipient's pseudonym and a fixed-size ciphertext: the
+    sender is hidden from the board operator and from anyone holding the board's pseudonyms
+    (no trial verification is possible: the signature is encrypted).  The HPKE ``info`` binds
+    the round, the parameter hash and both pseudonyms, and the signature (context "pic/post")
+    covers them with the post id and the message, so a partner can neither strip and re-sign
+    the ciphertext (it opens only under the true sender's pseudonym) nor redirect it.  B finds
+    the sender by trying its few partners; the random post id lets B refuse a replay.
     """
 
     round_id: bytes
     recipient: bytes
     sealed: bytes
-    signature: bytes
 
     def __post_init__(self) -> None:
         check_round_id(self.round_id)
         check_int(len(self.recipient), "recipient pseudonym length", 1, 2**16 - 1)
 
+    @staticmethod
+    def payload_size(params: RoundParams) -> int:
+        return POST_ID_SIZE + 2 + params.post_payload_size + SIGNATURE_SIZE
+
+    @staticmethod
+    def _signed(params: RoundParams, sender: bytes, recipient: bytes, post_id: bytes, message: bytes) -> bytes:
+        return params.digest + sized(sender, 2) + sized(recipient, 2) + post_id + sized(message, 2)
+
     @classmethod
     def create(cls, params: RoundParams, sender: OneTimeKeys, recipient: Pseudonym, message: bytes) -> Post:
-        """Encrypt ``message`` (at most ``params.post_payload_size`` bytes) to B and sign it with A's key."""
-        sealed = seal(recipient.kem_key, message, post_context(params.round_id), params.post_payload_size)
-        post = cls(params.round_id, recipient.to_bytes(), sealed, b"")
-        return replace(post, signature=sender.signing.sign(post._signed_part(), context=_POST_CONTEXT))
-
-    def _signed_part(self) -> bytes:
-        return header(MessageType.POST) + self.round_id + sized(self.recipient, 2) + sized(self.sealed, 4)
+        """Sign ``message`` (at most ``params.post_payload_size`` bytes) with A's key, then encrypt all to B."""
+        if len(message) > params.post_payload_size:
+            raise MessageFormatError(
+                "length", f"post message is {len(message)} bytes; this round allows {params.post_payload_size}"
+            )
+        me, you = sender.pseudonym.to_bytes(), recipient.to_bytes()
+        post_id = secrets.token_bytes(POST_ID_SIZE)
+        signature = sender.signing.sign(cls._signed(params, me, you, post_id, message), context=_POST_CONTEXT)
+        plain = post_id + sized(message, 2) + bytes(params.post_payload_size - len(message)) + signature
+        ctx = post_context(params.round_id, me, you, params.digest)
+        return cls(params.round_id, you, seal(recipient.kem_key, plain, ctx, cls.payload_size(params)))
 
     def to_bytes(self) -> bytes:
-        return self._signed_part() + self.signature
+        return header(MessageType.POST) + self.round_id + sized(self.recipient, 2) + sized(self.sealed, 4)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Post:
         r = Reader(data, MessageType.POST)
-        post = cls(
-            r.take(ROUND_ID_SIZE, "round_id"),
-            r.sized(2, "recipient"),
-            r.sized(4, "sealed"),
-            r.take(SIGNATURE_SIZE, "signature"),
-        )
+        post = cls(r.take(ROUND_ID_SIZE, "round_id"), r.sized(2, "recipient"), r.sized(4, "sealed"))
         r.done()
         return post
 
-    def sender_among(self, candidates: Iterable[Pseudonym]) -> Pseudonym:
-        """The candidate whose key signed this post; ``CryptoError`` if none did."""
-        signed = self._signed_part()
-        for candidate in candidates:
-            try:
-                candidate.verify_key.verify(self.signature, signed, context=_POST_CONTEXT)
-            except CryptoError:
-                continue
-            return candidate
-        raise CryptoError("post signature does not verify under any expected sender's key")
-
     def open(
         self, params: RoundParams, recipient: OneTimeKeys, senders: Iterable[Pseudonym]
-    ) -> tuple[Pseudonym, bytes]:
-        """Verify the signature against the expected senders, then decrypt: ``(sender, p)``."""
+    ) -> tuple[Pseudonym, bytes, bytes]:
+        """Decrypt under each expected sender in turn, verify its signature: ``(sender, post id, p)``.
+
+        Raises ``CryptoError`` if no expected sender sent it.
+        """
         if self.round_id != params.round_id:
             raise MessageFormatError("round", f"post is for round {self.round_id.hex()}, not {params.round_id.hex()}")
-        if self.recipient != recipient.pseudonym.to_bytes():
+        you = recipient.pseudonym.to_bytes()
+        if self.recipient != you:
             raise MessageFormatError("pseudonym", "post is addressed to another pseudonym")
-        sender = self.sender_among(senders)
-        return sender, unseal(recipient.kem, self.sealed, post_context(self.round_id), params.post_payload_size)
+        for sender in senders:
+            me = sender.to_bytes()
+            try:
+                plain = unseal(recipient.kem, self.sealed, post_context(params.round_id, me, you, params.digest),
+                               self.payload_size(params))  # fmt: skip
+            except CryptoError:
+                continue
+            post_id, n = plain[:POST_ID_SIZE], int.from_bytes(plain[POST_ID_SIZE : POST_ID_SIZE + 2], "big")
+            if n > params.post_payload_size:
+                raise MessageFormatError("length", f"post announces a {n}-byte message")
+            message = plain[POST_ID_SIZE + 2 : POST_ID_SIZE + 2 + n]
+            sender.verify_key.verify(plain[-SIGNATURE_SIZE:], self._signed(params, me, you, post_id, message),
+                                     context=_POST_CONTEXT)  # fmt: skip
+            return sender, post_id, message
+        raise CryptoError("post does not open under any expected sender's pseudonym")

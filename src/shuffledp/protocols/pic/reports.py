@@ -43,7 +43,7 @@ def report_range(randomizer: LocalRandomizer) -> Callable[[np.ndarray], np.ndarr
     """A vectorised test ``Y -> (n,) bool``: which rows R can output.
 
     Bounded ranges: Minkowski Response (cube [-1-r, 1+r]^d or l2 ball of radius 1+r,
-    §6.2), SquareWave ([-b, 1+b] per coordinate), PrivHS (+-B per coordinate) and
+    §6.2), SquareWave ([-b, 1+b] per coordinate), PrivHS (exactly +-B in each coordinate) and
     PrivUnit (the unit sphere).  The Laplace family, Staircase and PrivUnitG can
     output any real vector, so only finiteness (checked by the decoder) applies.
     """
@@ -57,9 +57,9 @@ def report_range(randomizer: LocalRandomizer) -> Callable[[np.ndarray], np.ndarr
     if kind == "SquareWave":
         b = randomizer.half_width
         return lambda Y: np.all((-b * grow <= Y) & ((1.0 + b) * grow >= Y), axis=1)
-    if kind == "PrivHS":
-        bound = randomizer.bound * grow
-        return lambda Y: np.all(np.abs(Y) <= bound, axis=1)
+    if kind == "PrivHS":  # honest reports are exactly +-B in every coordinate
+        B = randomizer.bound
+        return lambda Y: np.all(np.abs(np.abs(Y) - B) <= _RANGE_SLACK * B, axis=1)
     if kind == "PrivUnit":
         return lambda Y: np.abs(np.linalg.norm(Y, axis=1) - 1.0) <= _RANGE_SLACK
     return lambda Y: np.ones(len(Y), dtype=bool)

@@ -3,11 +3,14 @@
 `plan_groups` turns a target (epsilon_c, delta) into each group's local
 epsilon (Amplify^-1, `local_epsilon`, with the group
 randomizer's own amplification parameters) for the population n' that stays
-anonymous (§5.2-5.3); `run_round` then runs the roles over bytes: clients ->
-shuffler -> server -> bulletin board -> clients, every user decrypting its output
-and exchanging a signed post with each partner, and checks every output against
-F_PIC (`.ideal`) on the same randomized reports.  ``ideal=True`` runs F_PIC
-alone (no cryptography) for fast simulation.
+anonymous (§5.2-5.3); `run_round` then runs the roles over bytes (the round as a sequence
+of messages, README "PIC"): the shuffler's keys -> the server's signed parameters -> the
+shuffler's view announcement -> each enrolled client's submission (two HPKE layers) ->
+one signed batch per group -> the server's signed board -> each client's output -> posts
+between mutual partners.  It then checks every output against an independent evaluation of
+F_PIC (`.ideal`) on the reports the clients submitted (not on the server's list), so a
+server that alters or drops reports is caught.  ``ideal=True`` runs F_PIC alone (no
+cryptography) for fast simulation.
 
 Privacy-conservative choices: each group's local epsilon is calibrated for the
 *smallest* group the shuffler may release (its threshold), and the recorded
@@ -17,11 +20,11 @@ one); if invalid reports push n' below the plan, ``target_met`` is False.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -31,16 +34,17 @@ import numpy as np
 
 from shuffledp._util.progress import ProgressReporter
 from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
-from shuffledp.accounting.ledger import PrivacyLedger
+from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count
 from shuffledp.errors import DomainError, PrivacyParameterError, ShuffleDPError
-from shuffledp.protocols.pic.bulletin import BulletinBoard
-from shuffledp.protocols.pic.client import Client, VerifiedDownloads
-from shuffledp.protocols.pic.computation import PicTask, decode_output, output_size
+from shuffledp.protocols.pic.bulletin import BulletinBoard, bucket_of
+from shuffledp.protocols.pic.client import Client, ClientPolicy, VerifiedDownloads
+from shuffledp.protocols.pic.computation import PicTask, decode_output
 from shuffledp.protocols.pic.ideal import ideal_pic
-from shuffledp.protocols.pic.messages import GroupParams, Pseudonym
-from shuffledp.protocols.pic.reports import group_randomizer, report_format
-from shuffledp.protocols.pic.server import GroupDecryption, Server
-from shuffledp.protocols.pic.shuffler import Shuffler
+from shuffledp.protocols.pic.identity import SigningIdentity
+from shuffledp.protocols.pic.messages import GroupParams, Pseudonym, RoundParams
+from shuffledp.protocols.pic.reports import group_randomizer, report_format, report_range
+from shuffledp.protocols.pic.server import Server
+from shuffledp.protocols.pic.shuffler import ADMITTED, Shuffler
 from shuffledp.randomizers.registry import make_randomizer
 from shuffledp.tasks import (
     Matching,
@@ -55,6 +59,12 @@ from shuffledp.tasks import (
 
 #: Bytes of the post each user sends to each partner in a simulated round.
 POST_SIZE = 16
+#: The sybil assumption n' relies on (issue 17, item 4), stated in every round record.
+ADMISSION_RULE = (
+    "the shuffler admits one submission per enrolled user per round and group and releases a group only when "
+    "its distinct admitted users meet the threshold; n' counts enrolled identities, so it assumes enrolment "
+    "gives one identity per person (sybils are bounded by enrolment, not by the protocol)"
+)
 
 
 @dataclass
@@ -92,14 +102,22 @@ class GroupPrivacy:
     epsilon_c_pic_eq1: float | None = None
     method: str = "variation-ratio"
     target_met: bool = False
+    bucket_bits: int = 0
+    smallest_bucket: int | None = None
+    n_prime_rule: str = ""
+    admission: str = ADMISSION_RULE
 
-    def settle(self, received: int, valid: int, invalid: dict[str, int]) -> None:
-        """Record the round's counts and price the group at the population that stayed valid."""
+    def settle(
+        self, received: int, valid: int, invalid: dict[str, int], bucket_bits: int = 0, smallest_bucket: int | None = None
+    ) -> None:
+        """Record the round's counts and price the group at the population that stayed valid.
+
+        n' is the ledger's (`anonymous_count`: the bucket rule for a bucketed board, and never
+        below 1, the victim itself), so the round record and the ledger always agree.
+        """
         self.received, self.valid_reports, self.invalid_reports = received, valid, dict(invalid)
-        self.n_prime = max(0, valid - self.corrupted - self.exposure)
-        if self.n_prime < 1:
-            self.epsilon_c, self.epsilon_c_pic_eq1, self.target_met = math.inf, None, False
-            return
+        self.bucket_bits, self.smallest_bucket = bucket_bits, smallest_bucket
+        self.n_prime, self.n_prime_rule = anonymous_count(valid, self.corrupted, self.exposure, bucket_bits, smallest_bucket)
         R = make_randomizer(self.randomizer, self.local_epsilon, **self.randomizer_params)
         self.epsilon_c = shuffle_epsilon(self.n_prime, self.delta, params=R.amplification_parameters())
         eq1 = shuffle_epsilon(self.n_prime, self.delta, eps0=self.local_epsilon, method="pic-eq1")
@@ -116,7 +134,8 @@ def _population(task: PicTask, n: int, corrupted: int) -> tuple[int, int, str]:
     exposure = task.exposure(corrupted)
     if task.n_groups == 2:
         return matching_population(n, corrupted), exposure, "one-to-one matching: |U| <= |C| (§5.3)"
-    return anonymous_population(n, corrupted, exposure), exposure, f"k = {task.k} neighbours each: |U| <= k|C|"
+    rule = f"k = {task.k} neighbours each, posts between mutual partners only: |U| <= k|C|"
+    return anonymous_population(n, corrupted, exposure), exposure, rule
 
 
 @dataclass(frozen=True)
@@ -132,6 +151,8 @@ class RoundConfig:
     min_fraction: float = 1.0  # shuffler threshold = ceil(min_fraction * n_i)
     dim: int = 2
     workers: int = 1
+    bucket_bits: int = 0  # Remark 2: clients download only their bucket; the board uses at most this many bits
+    min_bucket_size: int = 10  # ... and never a bucket with fewer entries (signed in the round parameters)
 
 
 def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[list[GroupParams], list[GroupPrivacy]]:
@@ -183,6 +204,7 @@ class RoundResult:
                 round_id=round_id, group=p.name, randomizer=p.randomizer, local_epsilon=p.local_epsilon,
                 params=R.amplification_parameters(), received=p.received, valid=p.valid_reports,
                 corrupted=p.corrupted, exposed=p.exposure, delta=p.delta, invalid=p.invalid_reports,
+                bucket_bits=p.bucket_bits, smallest_bucket=p.smallest_bucket,
             )
         return ledger
 
@@ -216,7 +238,9 @@ def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
     report = {
         **inputs,
         "n_per_group": by_group("n_i"),
-        **{key: m.get(key) for key in ("message_bytes", "board_bytes", "client_prepare_us", "server_decrypt_us_per_message", "task_ms")},
+        **{key: m.get(key) for key in ("message_bytes", "inner_envelope_bytes", "board_bytes", "client_prepare_us",
+                                       "shuffler_unwrap_us_per_envelope", "server_decrypt_us_per_message", "task_ms",
+                                       "board_bucket_bits", "refused")},  # fmt: skip
         "local_epsilon": by_group("local_epsilon"),
         "epsilon_c": by_group("epsilon_c"),
         "delta": by_group("delta"),
@@ -234,9 +258,16 @@ def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
 
 
 def _timed(metrics: dict[str, float], key: str, func: Callable[[], Any]) -> Any:
-    start = time.perf_counter()
+    """Run ``func``; add its CPU seconds (this process, one core) under ``key`` and its wall seconds under ``key_wall``.
+
+    Per-role costs are reported in CPU time of the calling thread (a progress bar's refresh thread is not charged): on a shared machine wall time measures the
+    neighbours' load as much as the protocol (gMission's 105-211 us/report of issue 17 were
+    wall time at a load average of 4-5 on 2 cores; the CPU time is ~45 us at every size).
+    """
+    start, cpu = time.perf_counter(), time.thread_time()
     out = func()
-    metrics[key] = metrics.get(key, 0.0) + time.perf_counter() - start
+    metrics[key] = metrics.get(key, 0.0) + time.thread_time() - cpu
+    metrics[key + "_wall"] = metrics.get(key + "_wall", 0.0) + time.perf_counter() - start
     return out
 
 
@@ -251,7 +282,7 @@ def run_round(
 ) -> RoundResult:
     """Run one round on the true inputs ``groups = [(name, X_i)]`` (each row one user).
 
-    ``channel(group_id, envelopes)`` stands for the network between users and the
+    ``channel(group_id, submissions)`` stands for the network between users and the
     shuffler (tests use it to tamper, drop, replay or duplicate); refusals are counted,
     never fatal.  Randomization draws from ``rng`` in group order, so the same seed gives
     the same reports x' with and without ``ideal``.
@@ -260,14 +291,12 @@ def run_round(
     task = config.task
     param_groups, privacy = plan_groups(config, [(name, len(X)) for name, X in groups])
     fmt = param_groups[0].report
-    server = Server(config.suite, param_groups, output_size(config.suite, fmt, task.k), POST_SIZE,
-                    workers=config.workers)  # fmt: skip
-    params = server.params
     t: dict[str, float] = {}
     start = time.perf_counter()
     randomize = lambda: [group_randomizer(g).randomize(X, rng) for g, (_, X) in zip(param_groups, groups, strict=True)]  # noqa: E731
     reports = _timed(t, "client_s", randomize)  # vectorised over each group's users: part of their prepare time
     if ideal:
+        params = _ideal_params(config, param_groups)
         P = Pseudonym.size(config.suite)
         pseudonyms = [[secrets.token_bytes(P) for _ in X] for X in reports]
         inputs = {g.group_id: (_as_rows(ps, P), Xp) for g, ps, Xp in zip(param_groups, pseudonyms, reports, strict=True)}
@@ -279,77 +308,146 @@ def run_round(
         owners = {p: (g, j) for g, ps in enumerate(pseudonyms) for j, p in enumerate(ps)}
         return _finish(groups, config, privacy, outputs, owners, fmt, metrics)
 
+    # step 0: the shuffler's round keys, the server's parameters naming them, the shuffler's view
+    shuffler_identity = SigningIdentity.ephemeral()
+    server_identity = SigningIdentity.ephemeral()
+    shuffler = Shuffler(server_identity.verify_key, suite=config.suite, identity=shuffler_identity)
+    server = Server(config.suite, param_groups, task, (shuffler.kem_public_key, shuffler.verify_key),
+                    identity=server_identity, post_payload_size=POST_SIZE, bucket_bits=config.bucket_bits,
+                    min_bucket_size=config.min_bucket_size, workers=config.workers)  # fmt: skip
+    params = server.params
     signed = server.signed_params()
-    shuffler = Shuffler(signed, server.verify_key)
+    board = BulletinBoard(server.verify_key)
+    board.publish_view(shuffler.open(signed))
+    view = board.view(params.round_id)
+    policy = ClientPolicy(max(g.local_epsilon for g in param_groups), min(g.threshold for g in param_groups),
+                          (task.name,), config.bucket_bits, config.min_bucket_size)  # fmt: skip
+    downloads = VerifiedDownloads(server.verify_key, shuffler.verify_key)  # shared by the simulated users
     clients: list[list[Client]] = []
-    downloads = VerifiedDownloads(server.verify_key)  # shared by the simulated users (see its docstring)
+    admitted: set[int] = set()
     for g, Xp in zip(param_groups, reports, strict=True):
         row: list[Client] = []
-        envelopes = []
-        for x in progress.track(Xp, f"clients of {g.name}: keys, seal"):
-            c = Client(server.verify_key, g.group_id, downloads)
-            _timed(t, "client_s", partial(c.join, signed))
-            envelopes.append(_timed(t, "client_s", partial(c.seal, x)))
+        submissions = []
+        for x in progress.track(Xp, f"clients of {g.name}: keys, two seals"):
+            c = Client(server.verify_key, g.group_id, shuffler_key=shuffler.verify_key,
+                       credential=shuffler.enrolment.enroll(), policy=policy, downloads=downloads)  # fmt: skip
+            _timed(t, "client_s", partial(c.join, signed, view))
+            submissions.append(_timed(t, "client_s", partial(c.seal, x)))
             row.append(c)
         clients.append(row)
+        owner = {s: c for s, c in zip(submissions, row, strict=True)}
         if channel is not None:
-            envelopes = channel(g.group_id, envelopes)
-        for e in envelopes:
-            with contextlib.suppress(ShuffleDPError):  # a refused envelope is counted by the shuffler
-                shuffler.submit(e)
-    decrypted: dict[int, GroupDecryption] = {}
-    with progress.status("server: decrypt, validate, compute f(L), seal the board"):
+            submissions = channel(g.group_id, submissions)
+        for sub in submissions:
+            try:
+                status = _timed(t, "shuffle_s", partial(shuffler.submit, sub))
+            except ShuffleDPError:
+                continue  # counted by the shuffler
+            if status == ADMITTED and sub in owner:
+                admitted.add(id(owner[sub]))  # the client holds its receipt
+    with progress.status("server: verify batches, decrypt, validate, compute f(L), seal the board"):
         for g in param_groups:
-            batch = shuffler.release(g.group_id)
-            decrypted[g.group_id] = _timed(t, "decrypt_s", partial(server.decrypt, g.group_id, batch))
-        board_bytes = _timed(t, "publish_s", lambda: server.publish(task, decrypted))
-    board = BulletinBoard(server.verify_key)
+            batch = _timed(t, "shuffle_s", partial(shuffler.release, g.group_id))
+            _timed(t, "decrypt_s", partial(server.receive, batch))
+        board_bytes = _timed(t, "publish_s", server.publish)
     board.publish(board_bytes)
     download = board.download(params.round_id)
     missing = 0
     for row in clients:
         for c in progress.track(row, "clients: verify board, decrypt output"):
             try:
-                _timed(t, "retrieve_s", partial(c.retrieve, download))
+                if config.bucket_bits:
+                    _timed(t, "retrieve_s", partial(c.fetch_output, board))
+                else:
+                    _timed(t, "retrieve_s", partial(c.retrieve, download))
             except ShuffleDPError:
                 missing += 1  # the user's report was refused on the way: no output
     round_seconds = time.perf_counter() - start
+    head = board.head(params.round_id)
+    bits = server.board_bucket_bits or 0
     for rec, g in zip(privacy, param_groups, strict=True):
-        d = decrypted[g.group_id]
-        rec.settle(d.received, d.valid, d.rejected)
+        d = server._received[g.group_id]
+        rec.settle(d.received, d.valid, d.rejected, bits, _smallest_bucket(d, bits) if bits else None)
 
-    # F_PIC on the same valid reports and pseudonyms: every output must be identical.
-    L = server.view[0]  # type: ignore[index]
-    inputs = {g.group_id: (r.pseudonyms, r.values) for g, r in zip(param_groups, L, strict=True)}
-    ideal_out = ideal_pic(params, task, inputs, randomized=True)
-    expected = {
-        p.tobytes(): y for g, r in zip(param_groups, L, strict=True) for p, y in zip(r.pseudonyms, ideal_out.outputs[g.group_id], strict=True)
-    }
-    served = [c for row in clients for c in row if c.output is not None]
-    verified = len(served) == len(expected) and all(expected.get(c.pseudonym.to_bytes()) == c.output for c in served)
+    verified = _independent_check(params, task, clients, admitted)
     posts_ok = _timed(t, "posts_s", lambda: _exchange_posts(clients, board, params.round_id, progress))
 
     n_users = sum(len(row) for row in clients)
-    valid = sum(d.valid for d in decrypted.values())
-    received = sum(d.received for d in decrypted.values())
+    received = sum(d.received for d in server._received.values())
+    valid = sum(d.valid for d in server._received.values())
+    n_submitted = sum(len(row) for row in clients)
     metrics = {
         "round_seconds": round_seconds,
         "client_prepare_us": 1e6 * t["client_s"] / n_users,
+        "shuffler_unwrap_us_per_envelope": 1e6 * t.get("shuffle_s", 0.0) / max(1, n_submitted),
         "server_decrypt_us_per_message": 1e6 * t["decrypt_s"] / max(1, received),
+        "wall_us": {"client_prepare": 1e6 * t["client_s_wall"] / n_users,
+                    "shuffler_unwrap_per_envelope": 1e6 * t.get("shuffle_s_wall", 0.0) / max(1, n_submitted),
+                    "server_decrypt_per_message": 1e6 * t["decrypt_s_wall"] / max(1, received)},
+        "timing": "per-role costs are CPU time of the calling thread on one core (time.thread_time); wall_us beside them",
         "task_ms": 1e3 * server.timings["task_s"],
         "board_seal_us_per_entry": 1e6 * server.timings["seal_s"] / max(1, valid),
         "client_retrieve_us": 1e6 * t.get("retrieve_s", 0.0) / n_users,
         "posts_seconds": t["posts_s"],
         "message_bytes": params.envelope_size,
+        "inner_envelope_bytes": params.inner_size,
         "board_bytes": len(board_bytes),
+        "board_head_bytes": len(head),
+        "board_bucket_bits": bits,
+        "refused": {"shuffler": dict(shuffler.rejected), "server_batches": dict(server.refused_batches),
+                    "server_reports": {g.name: dict(server._received[g.group_id].rejected) for g in param_groups}},
         "shuffler_rejected": dict(shuffler.rejected),
         "users_without_output": missing,
         "outputs_verified": verified,
         "posts_verified": posts_ok,
-    }
+    }  # fmt: skip
     owners = {c.pseudonym.to_bytes(): (g, j) for g, row in enumerate(clients) for j, c in enumerate(row)}
     outputs = [[c.output for c in row] for row in clients]
     return _finish(groups, config, privacy, outputs, owners, fmt, metrics)
+
+
+def _ideal_params(config: RoundConfig, param_groups: list[GroupParams]) -> RoundParams:
+    """Round parameters for F_PIC alone (fresh keys nobody uses; ideal_pic reads the groups and sizes)."""
+    from shuffledp.crypto import KemKeyPair
+
+    kem = KemKeyPair.generate(config.suite).public_key
+    a, b = SigningIdentity.ephemeral().verify_key, SigningIdentity.ephemeral().verify_key
+    return RoundParams(bytes(16), config.suite, kem, a, tuple(param_groups), 0, POST_SIZE, kem, b, config.task.to_json())
+
+
+def _smallest_bucket(d: Any, bits: int) -> int:
+    """Fewest entries of one group in any board bucket that holds some (the group's retrieval anonymity set)."""
+    counts = Counter(bucket_of(p.to_bytes(), bits) for p in d.pseudonyms)
+    return min(counts.values()) if counts else 0
+
+
+def _independent_check(params: RoundParams, task: PicTask, clients: list[list[Client]], admitted: set[int]) -> bool:
+    """Deliverable 9: every user's output against F_PIC evaluated on what the *clients* submitted.
+
+    The list is rebuilt from the clients' own (pseudonym, x') of every admitted submission that
+    passes the public validation rules (the group's report range), not from the server's L; a
+    server that alters, drops or adds a report changes some output and the check fails.
+    """
+    inputs, expected_users = {}, []
+    for g, row in zip(params.groups, clients, strict=True):
+        R = group_randomizer(g)
+        sent = [c for c in row if id(c) in admitted and c.report is not None]
+        X = np.array([c.report for c in sent], dtype=np.float64).reshape(len(sent), g.report.length)
+        ok = report_range(R)(X) if len(X) else np.zeros(0, dtype=bool)
+        sent = [c for c, keep in zip(sent, ok, strict=True) if keep]
+        P = Pseudonym.size(params.suite)
+        pseudonyms = _as_rows([c.pseudonym.to_bytes() for c in sent], P)
+        inputs[g.group_id] = (pseudonyms, X[ok])
+        expected_users.append(sent)
+    ideal = ideal_pic(params, task, inputs, randomized=True)
+    served = {id(c) for row in clients for c in row if c.output is not None}
+    expected_ids = {id(c) for sent in expected_users for c in sent}
+    if served != expected_ids:
+        return False
+    return all(
+        c.output == y for g, sent in zip(params.groups, expected_users, strict=True)
+        for c, y in zip(sent, ideal.outputs[g.group_id], strict=True)
+    )  # fmt: skip
 
 
 def _as_rows(pseudonyms: list[bytes], size: int) -> np.ndarray:
@@ -357,20 +455,18 @@ def _as_rows(pseudonyms: list[bytes], size: int) -> np.ndarray:
 
 
 def _exchange_posts(clients: list[list[Client]], board: BulletinBoard, round_id: bytes, progress: ProgressReporter) -> bool:
-    """Remark 3: each served user posts a fresh token to each partner that names it back (B can verify
-    only senders its own output names: always so in a matching, for mutual neighbours otherwise);
-    each recipient verifies the signature and decrypts."""
+    """Remark 3: each served user posts a fresh token to each mutual partner (the only ones its
+    client lets it contact); each recipient decrypts, verifies the signature and the token."""
     sent: dict[tuple[bytes, bytes], bytes] = {}
     served = [c for row in clients for c in row if c.output is not None]
-    links = {(c.pseudonym.to_bytes(), p) for c in served for p, _ in c.partners}
-    for c in progress.track(served, "posts: sign and send"):
+    for c in progress.track(served, "posts: sign, encrypt, send"):
         me = c.pseudonym.to_bytes()
-        for partner in (p for p, _ in c.partners if (p, me) in links):
+        for partner in c.post_targets():
             token = secrets.token_bytes(POST_SIZE)
             board.post(c.post_to(partner, token))
             sent[(me, partner)] = token
     received = 0
-    for c in progress.track(served, "posts: verify and read"):
+    for c in progress.track(served, "posts: decrypt, verify, read"):
         me = c.pseudonym.to_bytes()
         for data in board.posts_for(round_id, me):
             sender, message = c.read_post(data)
@@ -390,7 +486,7 @@ def _finish(
     metrics: dict[str, Any],
 ) -> RoundResult:
     identity = [
-        [[(*owners[p], x.astype("<f8").tobytes()) for p, x in decode_output(y, config.suite, fmt)] if y is not None else []
+        [[(*owners[r.pseudonym], r.report.astype("<f8").tobytes()) for r in decode_output(y, config.suite, fmt)] if y is not None else []
          for y in row]
         for row in outputs
     ]  # fmt: skip

@@ -1,44 +1,57 @@
 """The PIC server (pic-usenix25 §5.1 steps 1, 4, 5): signed parameters, validation, f(L), the signed board.
 
-Every report that fails a check is excluded and counted under a reason; none stops
-the round:
+The server receives each group as one `SignedBatch` from the shuffler and refuses, with a
+named reason counted in `Server.refused_batches`, a batch that is not signed by the round's
+shuffler ("signature"), was altered ("count", "digest"), is for another round or view
+("round", "view", "group"), was seen before ("replay"), follows a batch of the same group
+("closed") or holds fewer envelopes than the group's threshold ("short").
+
+Inside an accepted batch, every report that fails a check is excluded and counted under a
+reason; none stops the round:
 
 ============================  =====================================================
 reason                        the report
 ============================  =====================================================
-``length`` ``round`` ...      envelope framing (the ``MessageFormatError`` codes)
-``decrypt``                   fails HPKE authentication: tampered, truncated inside,
-                              or sealed for another round, group or key
+``decrypt``                   fails HPKE authentication: tampered, or sealed for
+                              another round, group, key or parameter set
 ``report``                    plaintext of the wrong size, or a non-finite x'
 ``domain``                    x' outside what the group's randomizer can output
-``pseudonym``                 keys that do not load
+``pseudonym``                 keys that do not load, or that nothing can be sealed to
 ``duplicate-pseudonym``       a pseudonym seen more than once in the round: every
                               copy is excluded (which one is genuine is unknowable)
 ============================  =====================================================
+
+Valid reports are then mapped into the task's domain before f (`PicTask.to_domain`:
+post-processing, privacy unchanged), so no valid report stops the round either.  Before
+signing the board the server re-checks that every group still holds at least its threshold
+of *valid* reports, and refuses to publish otherwise (`AnonymityThresholdError`).
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from shuffledp.crypto import KemKeyPair, SigningKeyPair, VerifyKey
-from shuffledp.errors import CryptoError, MessageFormatError
-from shuffledp.protocols.pic.bulletin import BoardEntry, BoardHead, BoardSlice
-from shuffledp.protocols.pic.computation import GroupReports, PicTask, evaluate
+from shuffledp.crypto import KemKeyPair, KemPublicKey, VerifyKey
+from shuffledp.errors import AnonymityThresholdError, CryptoError, EnvelopeSizeError, MessageFormatError, ProtocolError
+from shuffledp.protocols.pic._wire import as_bytes
+from shuffledp.protocols.pic.batches import SignedBatch
+from shuffledp.protocols.pic.bulletin import BoardEntry, BoardHead, BoardSlice, choose_bucket_bits
+from shuffledp.protocols.pic.computation import GroupReports, PicTask, evaluate, output_size
+from shuffledp.protocols.pic.identity import SigningIdentity
 from shuffledp.protocols.pic.messages import (
-    Envelope,
     GroupParams,
     Pseudonym,
     RoundParams,
     SignedRoundParams,
     decode_reports,
     new_round_id,
+    open_report,
 )
 from shuffledp.protocols.pic.reports import group_randomizer, report_range
 
@@ -70,16 +83,11 @@ class GroupDecryption:
 def _open_all(
     params: RoundParams, key: KemKeyPair, group_id: int, envelopes: Sequence[bytes]
 ) -> tuple[list[bytes], Counter[str]]:
-    """Parse and decrypt envelopes; returns the plaintexts that opened and the refusals by reason."""
+    """Decrypt inner envelopes; returns the plaintexts that opened and the refusals by reason."""
     plaintexts, rejected = [], Counter()
     for data in envelopes:
         try:
-            env = Envelope.from_bytes(data, params)
-            if env.group_id != group_id:
-                raise MessageFormatError("group", f"envelope for group {env.group_id} in group {group_id}")
-            plaintexts.append(env.open(params, key))
-        except MessageFormatError as exc:
-            rejected[exc.reason] += 1
+            plaintexts.append(open_report(params, key, group_id, data))
         except CryptoError:
             rejected["decrypt"] += 1
     return plaintexts, rejected
@@ -100,44 +108,92 @@ def _worker_open(group_id: int, envelopes: list[bytes]) -> tuple[list[bytes], Co
 
 
 class Server:
-    """One round's server: fresh KEM and signing keys, the round's groups and sizes.
+    """One round's server: a fresh KEM key, its long-term signing identity, the round's groups and task.
+
+    ``shuffler`` is the round's shuffler as ``(KEM public key, verify key)``: the server names
+    both in the signed parameters (clients seal the outer layer to the first; the second
+    signs the batches the server accepts).  ``identity`` is the long-term signing key that
+    clients pin (`.identity`); None makes an ephemeral one (simulations).
 
     ``workers > 1`` decrypts in that many processes (each receives the round's KEM
     secret through its start-up pipe; the keys never leave this machine).  On the
-    project's shared 2-core machine two workers did not beat one (8.0k against 8.4k
-    reports/s at n = 10^4), so callers default to one.
+    project's shared 2-core machine two workers did not beat one, so callers default to one.
     """
 
     def __init__(
         self,
         suite: str,
         groups: Sequence[GroupParams],
-        output_payload_size: int,
-        post_payload_size: int,
+        task: PicTask,
+        shuffler: tuple[KemPublicKey, VerifyKey],
         *,
+        identity: SigningIdentity | None = None,
+        post_payload_size: int = 16,
+        output_payload_size: int | None = None,
         bucket_bits: int = 0,
+        min_bucket_size: int = 1,
         workers: int = 1,
     ) -> None:
         self._kem = KemKeyPair.generate(suite)
-        self._signing = SigningKeyPair.generate()
+        self.identity = identity or SigningIdentity.ephemeral()
+        self.task = task
+        groups = tuple(groups)
+        if output_payload_size is None:
+            output_payload_size = output_size(suite, groups[0].report, task.k)
         self.params = RoundParams(
-            new_round_id(), suite, self._kem.public_key, self._signing.verify_key, tuple(groups),
-            output_payload_size, post_payload_size,
+            new_round_id(), suite, self._kem.public_key, self.identity.verify_key, groups,
+            output_payload_size, post_payload_size, shuffler[0], shuffler[1], task.to_json(),
+            bucket_bits, min_bucket_size,
         )  # fmt: skip
-        self.bucket_bits = bucket_bits
         self.workers = max(1, int(workers))
-        self._signed = SignedRoundParams.sign(self.params, self._signing).to_bytes()
+        for g in groups:  # build each R_i now (Minkowski solves for its radius: ~12 ms), not inside the first batch
+            report_range(group_randomizer(g))
+        self._signed = SignedRoundParams.sign(self.params, self.identity.signing_key).to_bytes()
+        self._received: dict[int, GroupDecryption] = {}
+        self._batch_ids: set[bytes] = set()
+        self.refused_batches: Counter[str] = Counter()
         self.view: tuple[list[GroupReports], list[np.ndarray]] | None = None  # (L, f(L)) once computed
+        self.board_bucket_bits: int | None = None
         self.timings: dict[str, float] = {}  # seconds of f(L) ("task_s") and of sealing the board ("seal_s")
 
     @property
     def verify_key(self) -> VerifyKey:
-        """The server's long-term signing key, which clients and the shuffler trust."""
-        return self._signing.verify_key
+        """The server's long-term signing key, which clients and the shuffler pin."""
+        return self.identity.verify_key
 
     def signed_params(self) -> bytes:
         """Step 1: the signed round parameters."""
         return self._signed
+
+    def _refuse(self, reason: str, message: str) -> MessageFormatError:
+        self.refused_batches[reason] += 1
+        return MessageFormatError(reason, message)
+
+    def receive(self, batch: bytes) -> GroupDecryption:
+        """Step 3 -> 4: verify one group's signed batch from the shuffler, then decrypt and validate it."""
+        params = self.params
+        try:
+            b = SignedBatch.from_bytes(as_bytes(batch, "batch"))
+            b.verify(params.shuffler_verify_key)
+        except MessageFormatError as exc:
+            raise self._refuse(exc.reason, str(exc)) from None
+        if b.round_id != params.round_id:
+            raise self._refuse("round", f"batch is for round {b.round_id.hex()}, not {params.round_id.hex()}")
+        if b.params_hash != params.digest:
+            raise self._refuse("view", "batch was admitted under another parameter set")
+        if b.group_id not in {g.group_id for g in params.groups}:
+            raise self._refuse("group", f"batch is for unknown group {b.group_id}")
+        if b.batch_id in self._batch_ids:
+            raise self._refuse("replay", f"batch {b.batch_id.hex()} was already received")
+        if b.group_id in self._received:
+            raise self._refuse("closed", f"group {b.group_id} already has its batch")
+        group = params.group(b.group_id)
+        if b.count < group.threshold:
+            raise self._refuse("short", f"batch of {b.count} envelopes for group {group.name}, below its threshold {group.threshold}")
+        self._batch_ids.add(b.batch_id)
+        decrypted = self.decrypt(b.group_id, list(b.envelopes))
+        self._received[b.group_id] = decrypted
+        return decrypted
 
     def _open(self, group_id: int, envelopes: Sequence[bytes]) -> tuple[list[bytes], Counter[str]]:
         if self.workers == 1 or len(envelopes) < PARALLEL_MIN:
@@ -149,15 +205,18 @@ class Server:
         return [p for part, _ in parts for p in part], sum((r for _, r in parts), Counter())
 
     def decrypt(self, group_id: int, envelopes: Sequence[bytes]) -> GroupDecryption:
-        """Step 4 for one group: decrypt and validate the shuffled envelopes (module docstring)."""
+        """Step 4 for one group: decrypt and validate inner envelopes (module docstring).
+
+        Called by `receive` on a verified batch; the result counts toward the board only
+        through `receive`.
+        """
         group = self.params.group(group_id)
         plaintexts, rejected = self._open(group_id, envelopes)
         decoded = decode_reports(plaintexts, self.params.suite, group.report)
         R = group_randomizer(group)
         values = decoded.values.astype(np.float64)
-        estimates = R.estimate(values) if len(values) else np.zeros((0, values.shape[1]))
-        reports = GroupReports(decoded.pseudonyms, values, np.asarray(estimates, dtype=np.float64))
-        out = GroupDecryption(group_id, len(envelopes), reports, [None] * len(plaintexts), rejected)  # type: ignore[list-item]
+        out = GroupDecryption(group_id, len(envelopes), GroupReports(decoded.pseudonyms, values, values),
+                              [None] * len(plaintexts), rejected)  # type: ignore[list-item]  # fmt: skip
         out.keep(decoded.well_formed, "report")
         out.keep(report_range(R)(out.reports.values), "domain")
         loaded = []
@@ -168,25 +227,32 @@ class Server:
                 loaded.append(None)
         out.pseudonyms = loaded  # type: ignore[assignment]
         out.keep(np.array([p is not None for p in loaded], dtype=bool), "pseudonym")
+        r = out.reports
+        estimates = R.estimate(r.values) if len(r.values) else np.zeros_like(r.values)
+        out.reports = GroupReports(r.pseudonyms, r.values, np.asarray(estimates, dtype=np.float64))
         return out
 
-    def publish(self, task: PicTask, decrypted: Mapping[int, GroupDecryption]) -> bytes:
-        """Steps 4-5: exclude repeated pseudonyms, compute f(L), seal each y, sign the board.
+    def publish(self) -> bytes:
+        """Steps 4-5: exclude repeated pseudonyms, re-check the thresholds, compute f(L), seal each y, sign the board.
 
-        ``decrypted`` maps every group id of the round (in group order, as the task's
-        groups) to its `decrypt` result.  Returns the whole-board slice.
+        Needs every group's batch (`receive`).  Returns the whole-board slice.  Raises
+        `AnonymityThresholdError` (and publishes nothing) when a group's valid reports fall
+        below its threshold.
         """
         ids = [g.group_id for g in self.params.groups]
-        if sorted(decrypted) != ids:
-            raise MessageFormatError("group", f"publish needs every group of the round {ids}, got {sorted(decrypted)}")
+        if sorted(self._received) != ids:
+            raise ProtocolError(f"publish needs a verified batch for every group {ids}, got {sorted(self._received)}")
+        decrypted = self._received
         seen = Counter(p.to_bytes() for d in decrypted.values() for p in d.pseudonyms)
         for d in decrypted.values():
             d.keep(np.array([seen[p.to_bytes()] == 1 for p in d.pseudonyms], dtype=bool), "duplicate-pseudonym")
+        fmt = self.params.groups[0].report
         while True:  # a pseudonym whose KEM key cannot be encrypted to (e.g. a low-order X25519 point) is
             # excluded and f(L) recomputed without it: outputs never name a user who cannot receive one
+            self._check_thresholds()
             L = [decrypted[g].reports for g in ids]
             start = time.perf_counter()
-            outputs = evaluate(task, L)
+            outputs = evaluate(self.task, L, fmt)
             self.timings["task_s"] = time.perf_counter() - start
             entries, unusable = [], {}
             for g, ys in zip(ids, outputs, strict=True):
@@ -194,6 +260,8 @@ class Server:
                 for i, (p, y) in enumerate(zip(decrypted[g].pseudonyms, ys, strict=True)):
                     try:
                         entries.append(BoardEntry.seal(self.params, g, p, y.tobytes()))
+                    except EnvelopeSizeError:
+                        raise  # a bug of ours, not the user's key: never hide it as an exclusion
                     except CryptoError:
                         ok[i] = False
                 unusable[g] = ok
@@ -202,7 +270,17 @@ class Server:
             for g, ok in unusable.items():
                 decrypted[g].keep(ok, "pseudonym")
         self.view = (L, outputs)
-        head = BoardHead.sign(self.params.round_id, entries, self.bucket_bits, self._signing)
+        bits = choose_bucket_bits([e.pseudonym for e in entries], self.params.bucket_bits, self.params.min_bucket_size)
+        self.board_bucket_bits = bits
+        head = BoardHead.sign(self.params.round_id, entries, bits, self.identity.signing_key)
         self.timings["seal_s"] = time.perf_counter() - start - self.timings["task_s"]
         return BoardSlice(head, None, tuple(entries)).to_bytes()
 
+    def _check_thresholds(self) -> None:
+        for g in self.params.groups:
+            valid = self._received[g.group_id].valid
+            if valid < g.threshold:
+                raise AnonymityThresholdError(
+                    f"group {g.group_id} ({g.name}) has {valid} valid reports, below its anonymity threshold "
+                    f"{g.threshold}; the server refuses to publish the board"
+                )
