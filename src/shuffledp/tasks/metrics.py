@@ -1,4 +1,4 @@
-"""Utility metrics of the PIC experiments (§7.1 Figs 5–7, §7.2 Figs 10–11).
+"""Utility metrics of the PIC experiments (§7.1 Figs 5–7, §7.2 Figs 10–11, §7.3 Tables 5-6).
 
 Tasks run on the *reports*; utility is judged on the *true* locations: a
 matching computed from noisy reports is charged the true distances of the
@@ -247,3 +247,42 @@ def neighbor_scores(retrieved: Neighbors, true: Neighbors) -> NeighborScores:
     else:
         f1 = 0.0 if precision == 0 and recall == 0 else float("nan")
     return NeighborScores(float(precision), float(recall), float(f1))
+
+
+def shapley_error(estimated: Any, true: Any) -> float:
+    """Shapley l2 error of PIC §7.3 (Tables 5-6): sum_i ||Shapley^_i - Shapley_i||_2 / |S|.
+
+    Each user's value is a scalar, so its l2 norm is an absolute value: the mean
+    absolute difference between the values computed from the sanitized gradients
+    and from the true ones (the paper's formula, taken literally).
+
+    Parameters
+    ----------
+    estimated, true : array_like, shape (s,)
+        Shapley values from the sanitized and from the true gradients, user by user.
+
+    Returns
+    -------
+    float
+        The mean absolute difference (NaN for s = 0).
+
+    Raises
+    ------
+    ShapeError
+        When the arrays are not 1-d of the same length.
+    DomainError
+        For a non-finite value.
+
+    Examples
+    --------
+    >>> from shuffledp.tasks import shapley_error
+    >>> shapley_error([0.5, -0.25, 0.25], [0.25, 0.25, 0.25])   # (0.25 + 0.5 + 0) / 3
+    0.25
+    """
+    a = np.asarray(estimated, dtype=np.float64)
+    b = np.asarray(true, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ShapeError(f"estimated and true must be 1-d arrays of the same length, got shapes {a.shape} and {b.shape}")
+    X = as_reports(b[:, None], "true") if b.size else b[:, None]
+    Y = as_reports(a[:, None], "estimated") if a.size else a[:, None]
+    return float(np.abs(Y - X).mean()) if a.size else float("nan")
