@@ -30,6 +30,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.personalized_sgd",
     "shuffledp.experiments.segmented_synthetic",
     "shuffledp.experiments.segmented_msnbc",
+    "shuffledp.experiments.pic_crowdsourcing",
 )
 
 

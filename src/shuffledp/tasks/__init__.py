@@ -7,9 +7,11 @@ from shuffledp.tasks.base import NO_MATCH, PAIR_DTYPE
 from shuffledp.tasks.matching import Matching, min_weight_matching, radius_matching
 from shuffledp.tasks.metrics import (
     NeighborScores,
+    PairCounts,
     matching_size_ratio,
     mean_l2_error,
     neighbor_scores,
+    radius_neighbor_counts,
     shapley_error,
     success_ratio,
     travel_cost,
@@ -31,6 +33,7 @@ __all__ = [
     "Matching",
     "NeighborScores",
     "Neighbors",
+    "PairCounts",
     "ShapleyTask",
     "ShapleyValues",
     "cosine_utility",
@@ -42,6 +45,7 @@ __all__ = [
     "neighbor_scores",
     "permutation_shapley",
     "radius_matching",
+    "radius_neighbor_counts",
     "radius_neighbors",
     "shapley_error",
     "shapley_values",
