@@ -31,6 +31,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.segmented_synthetic",
     "shuffledp.experiments.segmented_msnbc",
     "shuffledp.experiments.pic_crowdsourcing",
+    "shuffledp.experiments.pic_social",
 )
 
 
