@@ -104,3 +104,11 @@ def fmt_num(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     return f"{value:.{digits}g}"
+
+
+def findings_line(verdicts: list[tuple[str, str, str]]) -> str:
+    """REPORT.md's line for an experiment: how many of the paper's claims held, partly held or not."""
+    counts = {v: sum(1 for _, verdict, _ in verdicts if verdict == v) for v in ("held", "partly held", "not held")}
+    missed = [c for c, v, _ in verdicts if v != "held"]
+    line = f"paper's claims: {counts['held']} held, {counts['partly held']} partly held, {counts['not held']} not held"
+    return line + (f" (not fully: {'; '.join(missed)})" if missed else "")

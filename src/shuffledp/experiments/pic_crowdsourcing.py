@@ -39,6 +39,7 @@ from shuffledp.experiments.pic_common import (
     NON_PRIVATE,
     PIC,
     RANDOMIZERS,
+    findings_line,
     fmt_num,
     ideal_partners,
     plan,
@@ -135,6 +136,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
             "pic_delta": "0.01 / n_i per group", "pic_population": "n' = n_i (plan_groups, no corrupted user)",
             "rounds": "F_PIC (ideal_pic), one round per task on the same reports",
         },  # fmt: skip
+        findings=findings_line(claims(rows)),
     )
 
 

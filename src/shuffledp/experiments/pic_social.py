@@ -43,7 +43,7 @@ from shuffledp.datasets import (
     read_gowalla,
 )
 from shuffledp.errors import DataError, ExperimentError
-from shuffledp.experiments.pic_common import EPSILONS, LDP, PIC, RANDOMIZERS, fmt_num, plan, population_fraction
+from shuffledp.experiments.pic_common import EPSILONS, LDP, PIC, RANDOMIZERS, findings_line, fmt_num, plan, population_fraction
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
 from shuffledp.protocols.pic.computation import PicTask
@@ -155,6 +155,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
             "randomizers": [label for label, _ in RANDOMIZERS], "pic_delta": "0.01 / n",
             "scores": "pair counts with k-d trees; hits sampled (2e6 pairs) above 2e6 pairs",
         },  # fmt: skip
+        findings=findings_line(claims(rows, epsilons)),
     )
 
 

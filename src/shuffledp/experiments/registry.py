@@ -58,6 +58,8 @@ class ExperimentOutput:
     summary_markdown: str
     figure: Any = None  # matplotlib.figure.Figure | None
     parameters: dict[str, Any] = field(default_factory=dict)
+    #: One line: whether the paper's findings held (``reproduce`` puts it in REPORT.md; empty: none).
+    findings: str = ""
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
         "seed": seed,
         "parameters": output.parameters,
         "wall_seconds": round(wall, 3),
+        "findings": output.findings,
         "versions": {
             "shuffledp": shuffledp.__version__,
             "python": platform.python_version(),
@@ -119,7 +120,8 @@ def reproduce(
     for name, experiment in experiments.items():
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
-        lines.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s")
+        findings = f" — {meta['findings']}" if meta.get("findings") else ""
+        lines.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s{findings}")
     report = out / "REPORT.md"
     report.write_text("\n".join(lines) + "\n")
     return report
