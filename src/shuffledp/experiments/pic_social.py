@@ -292,8 +292,9 @@ def _figure(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dict
                 for k, lab in enumerate(labels):
                     ys = [_value(rows, dataset=d, n=n, tau=tau, model=model, randomizer=lab, epsilon=e, metric=metric) for e in epsilons]
                     (handles[lab],) = ax.plot(epsilons, ys, **series_style(k))
+                ax.set_xticks([e for e in (1.0, 3.0, 5.0) if min(epsilons) <= e <= max(epsilons)])
                 if row == 0:
-                    ax.set_title(f"n={n // 1000}k, $\\tau$={tau:g}\n{model}", fontsize=8)
+                    ax.set_title(f"n={n // 1000}k\n$\\tau$={tau:g} {model}", fontsize=7)
                     log_ticks(ax, "y")
                 else:
                     ax.set_ylim(0, 1)
