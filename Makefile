@@ -34,6 +34,7 @@ docs: $(DOCS_STAMP)
 # in the README), change only through `make bench-record`; review and commit them on purpose.
 bench: $(STAMP)
 	$(PY) benchmarks/bench_randomizers.py
+	$(PY) benchmarks/bench_minkowski.py
 	$(PY) benchmarks/bench_accounting.py
 	$(PY) benchmarks/bench_crypto.py
 	$(PY) benchmarks/bench_pic.py

@@ -165,3 +165,16 @@ def test_help_shows_flags_without_placeholder_and_lists_registry_choices(command
         assert "all, " + ", ".join(available_methods()) in text
     if command == ["local-budget"]:
         assert ", ".join(available_methods("upper")) in text
+
+
+def test_reproduce_report_carries_each_experiments_findings_line(tmp_path):
+    @register("toy-findings", "A toy with findings", "none")
+    def run(ctx):
+        return ExperimentOutput(["i"], [{"i": 1}], "text", None, {}, findings="paper's claims: 1 held")
+
+    try:
+        report = reproduce(tmp_path, quick=True, progress=False, only=["toy-findings"])
+        assert "— paper's claims: 1 held" in report.read_text()
+        assert json.loads((tmp_path / "toy-findings" / "meta.json").read_text())["findings"] == "paper's claims: 1 held"
+    finally:
+        _REGISTRY.pop("toy-findings")

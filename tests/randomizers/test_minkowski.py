@@ -375,7 +375,7 @@ def test_randomize_memory_is_the_output_plus_bounded_temporaries(monkeypatch, no
     Y = R.randomize(X, np.random.default_rng(0))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    if norm == "linf":  # the output is a view of the draws (one extra column for the branch): no n*d temporary
+    if norm == "linf":  # the output plus per-row vectors: no n*d temporary (the cap rows get x by a masked add at this d)
         assert peak < 1.2 * 400 * 1001 * 8
     else:  # output + a few chunk-sized temporaries (unchunked they would take 4 outputs more)
         assert peak < Y.nbytes + 8 * 8 * (1 << 14)
@@ -433,3 +433,47 @@ def test_huge_dim_works_with_the_analytic_radius():
     assert Y.shape == (1, 10**7) and np.all(np.abs(Y) <= 1 + R.radius)
     with pytest.raises(PrivacyParameterError, match=r"optimal_l2.*dim <= 100000.*dim=10000000"):
         MinkowskiResponse(3.0, dim=10**7, radius="optimal_l2")
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 4])
+def test_unit_ball_sampler_is_uniform(dim):
+    """The rejection sampler (d <= 3) and the Gaussian one (d >= 4): radius law t^d, and one
+    coordinate's marginal (uniform at d = 1, density (3/4)(1 - t^2) at d = 3, the angle at d = 2)."""
+    out = np.empty((60_000, dim))
+    minkowski._unit_ball(out, np.random.default_rng(12))
+    radius = np.linalg.norm(out, axis=1)
+    assert radius.max() <= 1.0
+    assert stats.kstest(radius, lambda t: np.clip(t, 0, 1) ** dim).pvalue > 1e-3
+    if dim == 1:
+        assert stats.kstest(out[:, 0], stats.uniform(-1, 2).cdf).pvalue > 1e-3
+    if dim == 2:
+        assert stats.kstest(np.arctan2(out[:, 1], out[:, 0]), stats.uniform(-np.pi, 2 * np.pi).cdf).pvalue > 1e-3
+    if dim == 3:
+        assert stats.kstest(out[:, 2], lambda t: 0.5 + 0.75 * (t - t**3 / 3)).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+def test_row_chunks_draw_independent_reports(monkeypatch, norm):
+    """Many small chunks: every chunk draws afresh, the cap fraction is beta_c and the reports stay in Y_r."""
+    monkeypatch.setattr(minkowski, "_CHUNK_ELEMENTS", 64)
+    R = MinkowskiResponse(2.0, dim=2, norm=norm)
+    x = np.array([0.5, -0.25])
+    Y = R.randomize(np.tile(x, (40_000, 1)), np.random.default_rng(6))
+    assert len(np.unique(Y, axis=0)) == len(Y)
+    dist = np.abs(Y - x).max(axis=1) if norm == "linf" else np.linalg.norm(Y - x, axis=1)
+    size = np.abs(Y).max(axis=1) if norm == "linf" else np.linalg.norm(Y, axis=1)
+    assert size.max() <= 1 + R.radius
+    # P[in the cap] = beta_c + (1 - beta_c) V(B_r)/V(Y_r) when the cap lies inside Y_r (it does for this x)
+    w = (R.radius / (1 + R.radius)) ** 2
+    p = R.cap_probability + (1 - R.cap_probability) * w
+    assert abs((dist <= R.radius).mean() - p) < 4.5 * math.sqrt(p * (1 - p) / len(Y))
+
+
+def test_long_rows_take_the_masked_add():
+    """At d >= _MASKED_ADD_DIM the cap rows get x without a temporary; reports stay unbiased."""
+    d = minkowski._MASKED_ADD_DIM
+    R = MinkowskiResponse(4.0, dim=d, norm="linf")
+    x = np.linspace(-1, 1, d)
+    est = R.estimate(R.randomize(np.tile(x, (4_000, 1)), np.random.default_rng(9)))
+    z = (est.mean(axis=0) - x) / (est.std(axis=0, ddof=1) / math.sqrt(len(est)))
+    assert np.abs(z).max() < 5.0

@@ -106,3 +106,41 @@ def test_mean_l2_error():
         mean_l2_error(np.zeros((3, 2)), np.zeros((2, 2)))
     with pytest.raises(DomainError, match=r"reported\[0\]"):
         mean_l2_error([[np.nan, 0.0]], [[0.0, 0.0]])
+
+
+def test_radius_neighbor_counts_hand_computed():
+    """True: 0-1 at 0.1 (pair), 2 alone. Reported: 0 and 1 stay 0.15 apart, 2 moves next to 1 (0.1 away).
+    N = {0:{1}, 1:{0}, 2:{}}; N^ = {0:{1}, 1:{0,2}, 2:{1}}: hits 2, retrieved 4, true 2."""
+    from shuffledp.tasks import radius_neighbor_counts
+
+    true = np.array([[0.0, 0.0], [0.1, 0.0], [1.0, 0.0]])
+    reported = np.array([[0.0, 0.0], [0.15, 0.0], [0.25, 0.0]])
+    c = radius_neighbor_counts(reported, true, 0.2)
+    assert (c.hits, c.retrieved, c.true, c.exact) == (2.0, 4, 2, True)
+    p, r, f1 = c.scores()
+    assert (p, r) == (0.5, 1.0) and f1 == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("noise", [0.02, 0.3])  # few retrieved pairs (enumerates them) / many (enumerates the true ones)
+def test_radius_neighbor_counts_match_the_neighbour_tables(noise):
+    from shuffledp.tasks import radius_neighbor_counts
+
+    rng = np.random.default_rng(7)
+    true = rng.uniform(-1, 1, (400, 2))
+    reported = true + rng.normal(0, noise, true.shape) * (1 if noise < 0.1 else 3)
+    c = radius_neighbor_counts(reported, true, 0.2)
+    expected = neighbor_scores(radius_neighbors(reported, 0.2), radius_neighbors(true, 0.2))
+    assert c.exact and c.scores() == pytest.approx(tuple(expected))
+
+
+def test_sampled_hits_are_unbiased_within_their_standard_error():
+    from shuffledp.tasks import radius_neighbor_counts
+
+    rng = np.random.default_rng(8)
+    true = rng.uniform(-1, 1, (600, 2))
+    reported = true + rng.normal(0, 0.1, true.shape)
+    exact = radius_neighbor_counts(reported, true, 0.3)
+    sampled = radius_neighbor_counts(reported, true, 0.3, enumeration_limit=0, samples=400_000, rng=np.random.default_rng(1))
+    assert not sampled.exact and (sampled.retrieved, sampled.true) == (exact.retrieved, exact.true)
+    assert abs(sampled.hits - exact.hits) < 4.5 * sampled.hits_stderr
+    assert sampled.scores().f1 == pytest.approx(exact.scores().f1, abs=0.02)

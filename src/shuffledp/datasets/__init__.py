@@ -1,6 +1,15 @@
 """Data set loaders (../shared/data or a user path) and synthetic generators; no knowledge of DP."""
 
 from shuffledp.datasets._paths import DATA_ENV_VAR, data_root
+from shuffledp.datasets.checkins import (
+    AUSTIN_SUBSTITUTE_NAME,
+    FOURSQUARE_NYC_BOX,
+    GOWALLA_SF_BOX,
+    CheckIns,
+    austin_checkins,
+    read_foursquare,
+    read_gowalla,
+)
 from shuffledp.datasets.crowdsourcing import (
     CROWDSOURCING_DATASETS,
     crowdsourcing_path,
@@ -9,6 +18,15 @@ from shuffledp.datasets.crowdsourcing import (
 )
 from shuffledp.datasets.instance import SpatialInstance
 from shuffledp.datasets.locations import EARTH_RADIUS_M, austin_path, load_austin, project_to_metres
+from shuffledp.datasets.mnist import (
+    DIGITS_SUBSTITUTE_NAME,
+    ImageData,
+    load_digits_substitute,
+    load_mnist,
+    mnist_or_digits,
+    mnist_paths,
+    read_idx,
+)
 from shuffledp.datasets.setvalued import (
     MSNBC_CATEGORIES,
     MSNBC_LIKE_NAME,
@@ -25,6 +43,20 @@ from shuffledp.datasets.synthetic import clustered_points, synthetic_instance, u
 from shuffledp.datasets.transform import bounding_box, scale_length, to_unit_box
 
 __all__ = [
+    "AUSTIN_SUBSTITUTE_NAME",
+    "CheckIns",
+    "DIGITS_SUBSTITUTE_NAME",
+    "FOURSQUARE_NYC_BOX",
+    "GOWALLA_SF_BOX",
+    "ImageData",
+    "austin_checkins",
+    "load_digits_substitute",
+    "load_mnist",
+    "mnist_or_digits",
+    "mnist_paths",
+    "read_foursquare",
+    "read_gowalla",
+    "read_idx",
     "MSNBC_CATEGORIES",
     "MSNBC_LIKE_NAME",
     "MSNBCData",

@@ -31,6 +31,8 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.personalized_sgd",
     "shuffledp.experiments.segmented_synthetic",
     "shuffledp.experiments.segmented_msnbc",
+    "shuffledp.experiments.pic_crowdsourcing",
+    "shuffledp.experiments.pic_social",
 )
 
 
@@ -81,6 +83,8 @@ class ExperimentOutput:
     figure: Any = None  # matplotlib.figure.Figure | None
     parameters: dict[str, Any] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
+    #: One line: whether the paper's findings held (``reproduce`` puts it in REPORT.md; empty: none).
+    findings: str = ""
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
         "seed": seed,
         "parameters": output.parameters,
         "wall_seconds": round(wall, 3),
+        "findings": output.findings,
         "versions": {
             "shuffledp": shuffledp.__version__,
             "python": platform.python_version(),
@@ -126,7 +127,8 @@ def reproduce(
         link = f"[{name}]({name}/summary.md)"
         for c in meta["claims"] or [{"claim": "(no claim recorded in structured form)", "ours": "see the summary", "verdict": "-"}]:
             claims.append(f"| {link} | {_cell(c['claim'])} | {_cell(c['ours'])} | {c['verdict']} |")
-        runs.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s")
+        findings = f" — {meta['findings']}" if meta.get("findings") else ""
+        runs.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s{findings}")
     lines = [
         "# shuffledp reproduction report", "", f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}", "",
         "| experiment | the paper's claim | ours | held? |", "|---|---|---|---|", *claims, "",

@@ -162,6 +162,16 @@ class Box(Domain):
         return float(np.sqrt(self.dim) * (self.high - self.low))
 
 
+def _squared_norms(X: np.ndarray) -> np.ndarray:
+    """Squared l2 norm of each row: column by column at d <= 3 (einsum is 2x slower there)."""
+    if X.ndim != 2 or X.shape[1] > 3:
+        return np.einsum("ij,ij->i", X, X)
+    sq = X[:, 0] * X[:, 0]
+    for k in range(1, X.shape[1]):
+        sq += X[:, k] * X[:, k]
+    return sq
+
+
 @dataclass(frozen=True)
 class L2Ball(Domain):
     """The Euclidean ball {x : ||x||_2 <= radius} in R^dim, rows of an (n, dim) array.
@@ -184,7 +194,7 @@ class L2Ball(Domain):
         return as_points(X, self.dim)
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        return np.einsum("ij,ij->i", X, X) <= self.radius**2
+        return _squared_norms(X) <= self.radius**2
 
     def clip(self, X: np.ndarray) -> np.ndarray:
         if not np.all(np.isfinite(X)):

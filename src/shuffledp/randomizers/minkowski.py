@@ -329,6 +329,52 @@ def _check_dim(dim: object) -> int:
     return int(dim)
 
 
+#: From this dimension on, the cap rows get x by a masked add (no temporary; faster when rows are long).
+_MASKED_ADD_DIM = 256
+
+
+def _add_where(Y: np.ndarray, X: np.ndarray, cap: np.ndarray) -> None:
+    """Y[i] += X[i] for the rows with cap[i] = 1.0 (cap is 0.0 / 1.0).
+
+    Short rows: ``Y += X * cap`` (a chunk-sized temporary, the fastest at small d).  Long rows: a
+    masked add, which allocates nothing, so a single row of d = 10^7 costs no second d-vector.
+    """
+    if Y.shape[1] >= _MASKED_ADD_DIM:
+        np.add(Y, X, out=Y, where=(cap > 0.0)[:, None])
+    else:
+        Y += X * cap[:, None]
+
+
+def _unit_ball(out: np.ndarray, rng: np.random.Generator) -> None:
+    """Fill the (m, d) array ``out`` with points uniform in the unit l2 ball (exact).
+
+    d <= 3: rejection from the cube [-1,1]^d (acceptance pi/4 at d = 2, pi/6 at d = 3), a
+    few uniform draws per point instead of a Gaussian direction and a radius power.
+    Otherwise: a Gaussian direction (normalised with one einsum, not ``linalg.norm``)
+    times U^(1/d).
+    """
+    m, d = out.shape
+    if d <= 3:
+        filled = 0
+        while filled < m:
+            need = m - filled
+            C = rng.random((need + need // 2 + 16, d))  # about 1.5 times the draws needed (d = 2: 1.27)
+            C *= 2.0
+            C -= 1.0
+            sq = C[:, 0] * C[:, 0]
+            for k in range(1, d):
+                sq += C[:, k] * C[:, k]
+            C = np.compress(sq <= 1.0, C, axis=0)[:need]  # np.compress: 6x faster than a boolean index here
+            out[filled : filled + len(C)] = C
+            filled += len(C)
+        return
+    out[...] = rng.standard_normal((m, d))
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))
+    radius = rng.random(m) ** (1.0 / d)
+    radius /= norms
+    out *= radius[:, None]
+
+
 class MinkowskiResponse(LocalRandomizer):
     """Minkowski Response, eps-LDP on the unit l2 ball or the cube [-1,1]^d (PIC §6.2, Eq. 2-3).
 
@@ -420,29 +466,41 @@ class MinkowskiResponse(LocalRandomizer):
             )
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # Row chunks bound the temporaries (one chunk when n * d <= _CHUNK_ELEMENTS); the
+        # output is allocated once and each chunk is drawn straight into it.
         n = X.shape[0]
-        if self.norm == "linf":
-            # One uniform draw per report: d coordinates for the noise, one for the branch.
-            # W is the output's storage: no other (n, d) array is allocated.
-            W = rng.random((n, self.dim + 1))
-            in_cap = W[:, -1] < self.cap_probability
-            Y = W[:, :-1]
-            Y -= 0.5
-            # Cap: x + 2r(W - 1/2), uniform in B_r(x); otherwise 2(1+r)(W - 1/2), uniform in Y_r.
-            Y *= np.where(in_cap, 2.0 * self.radius, 2.0 * (1.0 + self.radius))[:, None]
-            np.add(Y, X, out=Y, where=in_cap[:, None])
-            return Y
         Y = np.empty((n, self.dim))
-        ball = L2Ball(self.dim)
-        rows = max(1, _CHUNK_ELEMENTS // self.dim)  # bounds the sampler's temporaries; one chunk at small n*d
+        rows = max(1, _CHUNK_ELEMENTS // self.dim)
+        fill = self._fill_linf if self.norm == "linf" else self._fill_l2
         for start in range(0, n, rows):
             stop = min(n, start + rows)
-            U = ball.sample_uniform(stop - start, rng)
-            in_cap = rng.random(stop - start) < self.cap_probability
-            U *= np.where(in_cap, self.radius, 1.0 + self.radius)[:, None]
-            np.add(U, X[start:stop], out=U, where=in_cap[:, None])
-            Y[start:stop] = U
+            fill(Y[start:stop], X[start:stop], rng)
         return Y
+
+    def _branch(self, m: int, rng: np.random.Generator) -> np.ndarray:
+        """1.0 for a report drawn from the cap (probability exactly ``cap_probability``), else 0.0."""
+        return (rng.random(m) < self.cap_probability).astype(np.float64)
+
+    def _fill_linf(self, Y: np.ndarray, X: np.ndarray, rng: np.random.Generator) -> None:
+        """Y <- reports of the rows X (cube): x + 2r(U - 1/2) in the cap, 2(1+r)(U - 1/2) otherwise.
+
+        Arithmetic on the 0/1 branch instead of ``np.where`` / masked ufuncs: every step is one
+        contiguous pass (the masked add alone cost as much as the uniform draw).
+        """
+        rng.random(out=Y)  # U, uniform on [0,1)^d, drawn into the output
+        cap = self._branch(len(Y), rng)
+        scale = cap * (-2.0) + 2.0 * (1.0 + self.radius)  # 2r in the cap, 2(1+r) outside
+        Y -= 0.5
+        Y *= scale[:, None]
+        _add_where(Y, X, cap)
+
+    def _fill_l2(self, Y: np.ndarray, X: np.ndarray, rng: np.random.Generator) -> None:
+        """Y <- reports of the rows X (l2 ball): x + r U in the cap, (1+r) U otherwise, U uniform in the unit ball."""
+        _unit_ball(Y, rng)
+        cap = self._branch(len(Y), rng)
+        scale = cap * (-1.0) + (1.0 + self.radius)  # r in the cap, 1+r outside
+        Y *= scale[:, None]
+        _add_where(Y, X, cap)
 
     def estimate(self, Y: np.ndarray) -> np.ndarray:
         """Eq. 3: x~ = y / beta_c (unbiased since E[y | x] = beta_c x)."""

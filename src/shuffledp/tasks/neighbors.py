@@ -16,7 +16,15 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from shuffledp.errors import DomainError, ShapeError
-from shuffledp.tasks.base import PAIR_DTYPE, as_reports, canonical_order, check_radius, inverse_permutation, overflow_exponent, overflow_safe
+from shuffledp.tasks.base import (
+    PAIR_DTYPE,
+    as_reports,
+    canonical_order,
+    check_radius,
+    inverse_permutation,
+    overflow_exponent,
+    overflow_safe,
+)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,115 @@
+"""What the PIC-paper experiments (§7.1-7.2) share: the randomizers, the budgets, the ideal round.
+
+Local budgets in the PIC model always come from the PIC round's own planning,
+`shuffledp.protocols.pic.round.plan_groups` (delta = 0.01 / n_i per group, the
+population n' the round's rules give, the variation-ratio bound with each
+randomizer's own parameters), so any change to how a round derives its local
+epsilon reaches these experiments unchanged.  Randomizers are built with the
+registry's defaults at dimension 2, exactly as a round builds them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from shuffledp.protocols.pic.computation import PicTask, output_size
+from shuffledp.protocols.pic.ideal import ideal_pic
+from shuffledp.protocols.pic.messages import GroupParams, Pseudonym
+from shuffledp.protocols.pic.reports import group_randomizer
+from shuffledp.protocols.pic.round import POST_SIZE, GroupPrivacy, RoundConfig, plan_groups
+from shuffledp.protocols.pic.server import Server
+from shuffledp.tasks import NO_MATCH
+
+#: (label, registry name): the seven randomizers of §7.1 (Minkowski Response and the six it is compared with).
+RANDOMIZERS: tuple[tuple[str, str], ...] = (
+    ("Minkowski", "minkowski"),
+    ("Laplace", "laplace"),
+    ("PlanarLaplace", "planar_laplace"),
+    ("Staircase", "staircase"),
+    ("SquareWave", "square_wave"),
+    ("PrivUnit", "privunit"),
+    ("PrivUnitG", "privunit_g"),
+)
+#: x values of Figs 5-14: local epsilon (LDP model) and epsilon_c (PIC model).
+EPSILONS: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 4.0, 5.0)
+LDP, PIC, NON_PRIVATE = "LDP", "PIC", "non-private"
+#: Columns of the tidy results of both experiments.
+COLUMNS = ["dataset", "instance", "model", "randomizer", "epsilon", "local_epsilon", "metric", "value"]
+
+
+@lru_cache(maxsize=4096)
+def _plan(task: PicTask, randomizer: str, epsilon_c: float, sizes: tuple[tuple[str, int], ...], min_fraction: float):
+    return plan_groups(RoundConfig(task, randomizer, epsilon_c, min_fraction=min_fraction), sizes)
+
+
+def plan(
+    task: PicTask, randomizer: str, epsilon_c: float, sizes: Sequence[tuple[str, int]], min_fraction: float = 1.0
+) -> tuple[list[GroupParams], list[GroupPrivacy]]:
+    """The round's own plan (`plan_groups`, cached): per group its parameters and privacy record.
+
+    ``min_fraction`` sets the shuffler threshold ceil(min_fraction * n_i), the population
+    the local epsilon is calibrated for.
+    """
+    return _plan(task, randomizer, float(epsilon_c), tuple((str(n), int(s)) for n, s in sizes), float(min_fraction))
+
+
+def population_fraction(n: int, fraction: float) -> float:
+    """The ``min_fraction`` whose threshold ceil(min_fraction * n) is exactly floor(fraction * n) (§7.2's n')."""
+    target = math.floor(fraction * n)
+    return (target - 0.5) / n
+
+
+def randomize_groups(groups: Sequence[GroupParams], X: Sequence[np.ndarray], rng: np.random.Generator) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(reports x', the server's estimates) of each group with its R_i, as a round's clients and server compute them."""
+    reports = [group_randomizer(g).randomize(x, rng) for g, x in zip(groups, X, strict=True)]
+    estimates = [np.asarray(group_randomizer(g).estimate(y)) for g, y in zip(groups, reports, strict=True)]
+    return reports, estimates
+
+
+def ideal_partners(
+    task: PicTask, groups: Sequence[GroupParams], reports: Sequence[np.ndarray], rng: np.random.Generator, suite: str = "x25519"
+) -> list[np.ndarray]:
+    """Run F_PIC (`ideal_pic`) on already randomized reports; per group, each user's partner index (NO_MATCH if none).
+
+    Users get random pseudonyms; each output y is decoded to the pseudonym of the
+    partner it names, and that back to the partner's index in its group.
+    """
+    fmt = groups[0].report
+    server = Server(suite, list(groups), output_size(suite, fmt, task.k), POST_SIZE)
+    P = Pseudonym.size(suite)
+    pseudonyms = [rng.integers(0, 256, size=(len(y), P), dtype=np.uint8) for y in reports]
+    inputs = {g.group_id: (p, y) for g, p, y in zip(groups, pseudonyms, reports, strict=True)}
+    result = ideal_pic(server.params, task, inputs, rng, randomized=True)
+    owners = [{row.tobytes(): j for j, row in enumerate(p)} for p in pseudonyms]
+    partners = []
+    for gi, g in enumerate(groups):
+        outputs = result.outputs[g.group_id]
+        size = len(outputs[0]) if outputs else 0
+        Y = np.frombuffer(b"".join(outputs), dtype=np.uint8).reshape(len(outputs), size)
+        count = Y[:, 0].astype(np.int64) * 256 + Y[:, 1]
+        lookup = owners[task.partner_group(gi)]
+        partner = np.full(len(outputs), NO_MATCH, dtype=np.int64)
+        for j in np.flatnonzero(count > 0):
+            partner[j] = lookup[Y[j, 2 : 2 + P].tobytes()]
+        partners.append(partner)
+    return partners
+
+
+def fmt_num(value: Any, digits: int = 3) -> str:
+    """A number for a summary table ('-' for None or NaN)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def findings_line(verdicts: list[tuple[str, str, str]]) -> str:
+    """REPORT.md's line for an experiment: how many of the paper's claims held, partly held or not."""
+    counts = {v: sum(1 for _, verdict, _ in verdicts if verdict == v) for v in ("held", "partly held", "not held")}
+    missed = [c for c, v, _ in verdicts if v != "held"]
+    line = f"paper's claims: {counts['held']} held, {counts['partly held']} partly held, {counts['not held']} not held"
+    return line + (f" (not fully: {'; '.join(missed)})" if missed else "")

@@ -1,0 +1,72 @@
+"""pic-social (PIC §7.2, Appendix D): budgets for n' = floor(0.9 n) / floor(0.98 n), data sources, scores."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shuffledp.datasets import AUSTIN_SUBSTITUTE_NAME
+from shuffledp.experiments.pic_common import plan, population_fraction
+from shuffledp.experiments.pic_social import NEIGHBORS, TAUS, checkin_sources, claims, run_group
+from shuffledp.experiments.progress import ProgressReporter
+from shuffledp.experiments.registry import ExperimentContext
+from shuffledp.protocols.pic.round import RoundConfig, plan_groups
+
+
+@pytest.mark.parametrize("n", [10_000, 88_100, 12_345, 7])
+@pytest.mark.parametrize("fraction", [0.9, 0.98])
+def test_population_fraction_gives_the_papers_population(n, fraction):
+    threshold = math.ceil(population_fraction(n, fraction) * n)
+    assert threshold == math.floor(fraction * n)
+
+
+def test_pic_budget_is_the_round_plan_for_the_reduced_population():
+    _, privacy = plan(NEIGHBORS, "minkowski", 1.0, [("users", 10_000)], population_fraction(10_000, 0.9))
+    assert privacy[0].n_prime_planned == 9_000 and privacy[0].delta == pytest.approx(1e-6)
+    _, direct = plan_groups(RoundConfig(NEIGHBORS, "minkowski", 1.0, min_fraction=0.9), [("users", 10_000)])
+    assert privacy[0].local_epsilon == direct[0].local_epsilon
+
+
+def test_run_group_rows(tmp_path: Path):
+    ctx = ExperimentContext(quick=True, seed=1, out_dir=tmp_path, progress=ProgressReporter(False))
+    X = np.random.default_rng(0).uniform(-1, 1, (400, 2))
+    rows = run_group("toy", X, ctx, (0,), (2.0,), randomizers=(("Minkowski", "minkowski"), ("Laplace", "laplace")))
+    assert {r["metric"] for r in rows} == {"l2_error", "precision", "recall", "f1"}
+    pic = [r for r in rows if r["model"] == "PIC" and r["metric"] == "f1"]
+    assert sorted((r["tau"], r["population"]) for r in pic) == [(0.1, 392), (0.1, 392), (0.2, 360), (0.2, 360)]
+    ldp = {(r["randomizer"], r["tau"], r["metric"]): r["value"] for r in rows if r["model"] == "LDP"}
+    assert ldp[("Minkowski", 0.1, "l2_error")] == ldp[("Minkowski", 0.2, "l2_error")]  # one randomization, two radii
+    assert all(0.0 <= r["value"] <= 1.0 for r in rows if r["metric"] in ("precision", "recall", "f1"))
+    assert set(TAUS) == {0.2, 0.1}
+
+
+def test_sources_fall_back_to_the_named_austin_substitute(tmp_path: Path):
+    (tmp_path / "locations").mkdir()
+    rng = np.random.default_rng(0)
+    lines = [",LATITUDE,LONGITUDE"] + [f"{i},{30 + rng.random():.6f},{-97 - rng.random():.6f}" for i in range(10_050)]
+    (tmp_path / "locations" / "austin_sparse.csv").write_text("\n".join(lines) + "\n")
+    [(name, X)] = checkin_sources(tmp_path)
+    assert name == "austin" and len(X) == 10_050 and np.abs(X).max() == pytest.approx(1.0)
+    (tmp_path / "checkins").mkdir()
+    row = "0\t2010-10-19T23:55:27Z\t{lat}\t{lon}\t1\n"
+    (tmp_path / "checkins" / "loc-gowalla_totalCheckins.txt").write_text(
+        "".join(row.format(lat=37.55 + 0.2 * rng.random(), lon=-122.5 + 0.1 * rng.random()) for _ in range(10_001)))
+    [(name, X)] = checkin_sources(tmp_path)
+    assert name == "gowalla-sf" and len(X) == 10_001
+    assert AUSTIN_SUBSTITUTE_NAME.startswith("Austin")
+
+
+def test_claims_compare_with_the_papers_f1_values():
+    rows = []
+    for tau in (0.2, 0.1):
+        for model, f1, err in (("LDP", 0.1, 1.0), ("PIC", 0.86, 0.1)):
+            for lab, bonus in (("Minkowski", 0.0), ("Laplace", -0.2)):
+                for e in (1.0, 3.0):
+                    for metric, value in (("f1", f1 + bonus), ("l2_error", err - bonus)):
+                        rows.append({"dataset": "toy", "n": 100, "tau": tau, "model": model, "randomizer": lab,
+                                     "epsilon": e, "metric": metric, "value": value})  # fmt: skip
+    out = {c: (v, ev) for c, v, ev in claims(rows, (1.0, 3.0))}
+    assert out["PIC beats LDP (higher F1, lower single-report error), every randomizer"][0] == "held"
+    assert out["F1 about 0.9 at epsilon_c = 1, tau = 0.2, large group (Minkowski, PIC)"][0] == "held"
+    assert out["F1 nearly 1 at epsilon_c = 3, tau = 0.2, large group (Minkowski, PIC)"][0] == "not held"
