@@ -17,13 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp.protocols.pic.computation import PicTask, output_size
+from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.ideal import ideal_pic
+from shuffledp.protocols.pic.identity import SigningIdentity
 from shuffledp.protocols.pic.messages import GroupParams, Pseudonym
 from shuffledp.protocols.pic.reports import group_randomizer
-from shuffledp.protocols.pic.round import POST_SIZE, GroupPrivacy, RoundConfig, plan_groups
+from shuffledp.protocols.pic.round import GroupPrivacy, RoundConfig, plan_groups
 from shuffledp.protocols.pic.server import Server
+from shuffledp.protocols.pic.shuffler import Shuffler
 from shuffledp.tasks import NO_MATCH
+
+#: Byte offset of the first record's partner pseudonym in an output: 2 count bytes, 1 flag byte (computation.py).
+_FIRST_PSEUDONYM = 3
 
 #: (label, registry name): the seven randomizers of §7.1 (Minkowski Response and the six it is compared with).
 RANDOMIZERS: tuple[tuple[str, str], ...] = (
@@ -79,8 +84,9 @@ def ideal_partners(
     Users get random pseudonyms; each output y is decoded to the pseudonym of the
     partner it names, and that back to the partner's index in its group.
     """
-    fmt = groups[0].report
-    server = Server(suite, list(groups), output_size(suite, fmt, task.k), POST_SIZE)
+    identity = SigningIdentity.ephemeral()
+    shuffler = Shuffler(identity.verify_key, suite=suite)
+    server = Server(suite, list(groups), task, (shuffler.kem_public_key, shuffler.verify_key), identity=identity)
     P = Pseudonym.size(suite)
     pseudonyms = [rng.integers(0, 256, size=(len(y), P), dtype=np.uint8) for y in reports]
     inputs = {g.group_id: (p, y) for g, p, y in zip(groups, pseudonyms, reports, strict=True)}
@@ -95,7 +101,7 @@ def ideal_partners(
         lookup = owners[task.partner_group(gi)]
         partner = np.full(len(outputs), NO_MATCH, dtype=np.int64)
         for j in np.flatnonzero(count > 0):
-            partner[j] = lookup[Y[j, 2 : 2 + P].tobytes()]
+            partner[j] = lookup[Y[j, _FIRST_PSEUDONYM : _FIRST_PSEUDONYM + P].tobytes()]
         partners.append(partner)
     return partners
 
