@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shuffledp.accounting import _count_law as CL
 from shuffledp.accounting import personalized as P
 from shuffledp.accounting.accountants import CloneAccountant, VariationRatioAccountant
 from shuffledp.accounting.events import PersonalizedShuffleEvent, event_from_dict
@@ -285,15 +286,15 @@ def _prefix_suffix_reference(values, counts, cut):
     """The former implementation: every prefix and suffix product kept alive."""
     g = values.size
     share = cut / (4.0 * max(g, 1))
-    leaves = [P.binomial_count(int(m), float(q), share) for q, m in zip(values, counts)]
-    minus = [P.binomial_count(int(m) - 1, float(q), share) for q, m in zip(values, counts)]
-    prefix, suffix = [P._ONE], [P._ONE]
+    leaves = [CL.binomial_count(int(m), float(q), share) for q, m in zip(values, counts)]
+    minus = [CL.binomial_count(int(m) - 1, float(q), share) for q, m in zip(values, counts)]
+    prefix, suffix = [CL.ONE], [CL.ONE]
     for leaf in leaves[:-1]:
-        prefix.append(P._trim(P._convolve(prefix[-1], leaf), share))
+        prefix.append(CL.trim(CL.convolve(prefix[-1], leaf), share))
     for leaf in leaves[:0:-1]:
-        suffix.append(P._trim(P._convolve(suffix[-1], leaf), share))
+        suffix.append(CL.trim(CL.convolve(suffix[-1], leaf), share))
     suffix.reverse()
-    return [P._trim(P._convolve(P._convolve(prefix[i], suffix[i]), minus[i]), share) for i in range(g)]
+    return [CL.trim(CL.convolve(CL.convolve(prefix[i], suffix[i]), minus[i]), share) for i in range(g)]
 
 
 @pytest.mark.parametrize("g, users", [(1, 5), (2, 7), (17, 40), (120, 3000), (401, 5000)])
@@ -301,7 +302,7 @@ def test_streamed_leave_one_out_is_bit_for_bit_the_prefix_suffix_product(g, user
     rng = np.random.default_rng(g)
     values = np.sort(rng.choice(np.linspace(0.02, 0.98, 2000), g, replace=False))
     counts = rng.multinomial(users - g, np.full(g, 1.0 / g)) + 1
-    streamed = P._leave_one_out(values, counts, 1e-14)
+    streamed = CL.leave_one_out(values, counts, 1e-14)
     assert not isinstance(streamed, list)  # a generator: laws are produced one at a time
     streamed = list(streamed)
     reference = _prefix_suffix_reference(values, counts, 1e-14)
@@ -316,7 +317,7 @@ def test_streamed_leave_one_out_holds_few_laws():
     counts = np.ones(2000, dtype=np.int64)
     tracemalloc.start()
     try:
-        for _ in P._leave_one_out(values, counts, 1e-14):
+        for _ in CL.leave_one_out(values, counts, 1e-14):
             pass
         peak = tracemalloc.get_traced_memory()[1]
     finally:

@@ -40,9 +40,15 @@ from scipy import special, stats
 
 from shuffledp._util import validation as _validation
 from shuffledp._util.validation import check_positive_int
-from shuffledp.accounting import bounds as _bounds
-from shuffledp.accounting.bounds import N_MAX, check_n
+from shuffledp.accounting import _checks
+from shuffledp.accounting._checks import check_n
+from shuffledp.accounting._rounding import N_MAX
+from shuffledp.accounting._solve import largest_within
+from shuffledp.accounting.accountants import VariationRatioAccountant
+from shuffledp.accounting.events import ShuffleEvent
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+from shuffledp.params import VariationRatio
+from shuffledp.randomizers.geometric import Geometric
 
 
 def _check_real(value: Any, name: str) -> None:
@@ -53,9 +59,9 @@ def _check_real(value: Any, name: str) -> None:
 
 
 def check_delta(delta: Any, name: str = "delta") -> float:
-    """`shuffledp.accounting.bounds.check_delta` for a real number only (no strings)."""
+    """`shuffledp.accounting._checks.check_delta` for a real number only (no strings)."""
     _check_real(delta, name)
-    return _bounds.check_delta(delta, name)
+    return _checks.check_delta(delta, name)
 
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
@@ -158,7 +164,7 @@ def _check_beta(beta: Any) -> float | int:
 
 #: Largest |r| at which the SGDL pmf is evaluated (integers stay exact in float64); beyond it `log_sgdl_pmf` is -inf
 #: where the pmf is provably below the float range (Chernoff: Pr[Y = r] <= 2^beta p^(|r|/2)), else an error.
-MAX_SGDL_OUTCOME = 2**53
+MAX_SGDL_OUTCOME = N_MAX
 
 
 def _as_offsets(r: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -1869,8 +1875,6 @@ def geo_shuffle_local_epsilon(
     >>> round(eps_geo, 4), geo_shuffle_epsilon(eps_geo, 1e-4, 300, method="theorem-4.1") <= 0.1
     (0.4847, True)
     """
-    from shuffledp.accounting.inverse import largest_within
-
     target = check_epsilon(target_epsilon, "target_epsilon")
     delta, n = check_delta(delta), check_n(n)
     hi = check_noise_epsilon(max_eps_geo, "max_eps_geo")
@@ -1950,11 +1954,6 @@ def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k:
     >>> 0 < eps < 0.1
     True
     """
-    from shuffledp.accounting.accountants import VariationRatioAccountant
-    from shuffledp.accounting.events import ShuffleEvent
-    from shuffledp.params import VariationRatio
-    from shuffledp.randomizers.geometric import Geometric
-
     eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     k, d = check_positive_int(k, "k (largest value)"), check_positive_int(distance, "distance")
     if d > k:
