@@ -13,8 +13,8 @@ from functools import cached_property
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
-    check_delta,
     GEO_SHUFFLE_METHODS,
     check_noise_epsilon,
     geo_shuffle_c,
