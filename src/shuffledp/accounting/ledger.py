@@ -27,6 +27,7 @@ from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting import events as E
 from shuffledp.accounting.accountants import Accountant, ClosedFormAccountant, PLDAccountant, VariationRatioAccountant, calibrate
+from shuffledp.accounting.population import anonymous_population
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 from shuffledp.params import VariationRatio
 
@@ -48,7 +49,8 @@ def _reasons(invalid: Any) -> dict[str, int]:
 
 
 def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int = 0, smallest_bucket: int | None = None) -> tuple[int, str]:
-    """n' of one group and the rule that gave it (module docstring), never below 1 (the victim).
+    """n' of one group and the rule that gave it (module docstring), never below 1 (the victim; the one rule of
+    `anonymous_population`, applied to the pool the victim hides in).
 
     Full download (b = 0): n' = valid - |C| - |U|; bucketed download (b > 0):
     n' = min(valid, smallest bucket) - |C| - |U|.
@@ -94,11 +96,11 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
     corrupted = check_positive_int(corrupted, "corrupted", minimum=0)
     exposed = check_positive_int(exposed, "exposed", minimum=0)
     if bucket_bits == 0:
-        return max(1, valid - corrupted - exposed), "full download: n' = valid - |C| - |U|"
+        return anonymous_population(max(valid, 1), corrupted, exposed), "full download: n' = valid - |C| - |U|"
     if smallest_bucket is None:
         raise PrivacyParameterError("bucketed retrieval (bucket_bits > 0) needs smallest_bucket, the fewest entries in a bucket")
     pool = min(valid, check_positive_int(smallest_bucket, "smallest_bucket", minimum=0))
-    return max(1, pool - corrupted - exposed), f"bucketed download (b={bucket_bits}): n' = smallest bucket - |C| - |U|"
+    return anonymous_population(max(pool, 1), corrupted, exposed), f"bucketed download (b={bucket_bits}): n' = smallest bucket - |C| - |U|"
 
 
 @dataclass(frozen=True)
