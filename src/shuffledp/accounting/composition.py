@@ -21,12 +21,11 @@ from scipy import optimize
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting._checks import Family, check_inverse_problem, check_n_delta, parameters_of, resolve_params
-from shuffledp.accounting._solve import largest_within
-from shuffledp.accounting.accountants import PLDAccountant, VariationRatioAccountant, calibrate
+from shuffledp.accounting.accountants import Accountant, PLDAccountant, VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import shuffle_epsilon
-from shuffledp.accounting.events import SelfComposedEvent, ShuffleEvent
+from shuffledp.accounting.events import Event, SelfComposedEvent, ShuffleEvent
 from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution, shuffle_pld
-from shuffledp.errors import PrivacyParameterError
+from shuffledp.errors import PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import VariationRatio
 
 #: Ways `composed_shuffle_epsilon` composes k rounds.
@@ -444,18 +443,35 @@ def composed_local_epsilon(
 
     params_of = parameters_of(family)
     context = f"over rounds={k} of n={n} reports at delta={delta:g}"
-    if method in ("tight", "basic"):  # PLD / basic composition are accountants: the one calibrate
-        accountant = PLDAccountant() if method == "tight" else VariationRatioAccountant()
-        make = lambda eps0: SelfComposedEvent(ShuffleEvent(params_of(eps0), n), k)  # noqa: E731
-        return calibrate(make, target, delta, accountant=accountant, bracket=(lo, hi), context=context)
+    # every method is an accountant, so the inverse is the one calibrate (an eps0 certifying nothing is too large)
+    if method == "tight":
+        accountant: Accountant = PLDAccountant()
+    elif method == "basic":
+        accountant = VariationRatioAccountant()
+    else:
+        accountant = _ComposedRoundsAccountant(method)
+    make = lambda eps0: SelfComposedEvent(ShuffleEvent(params_of(eps0), n), k)  # noqa: E731
+    return calibrate(make, target, delta, accountant=accountant, bracket=(lo, hi), context=context)
 
-    def composed(eps0: float) -> float:
-        try:
-            return composed_shuffle_epsilon(n, delta, k, params=params_of(eps0), method=method)
-        except CompositionError:
-            return math.inf  # this eps0 certifies nothing: too large
 
-    return largest_within(composed, target, lo, hi, context=context)
+class _ComposedRoundsAccountant(Accountant):
+    """Rounds of one release priced by `composed_shuffle_epsilon` with ``method`` ("advanced" or "best"), so that
+    `composed_local_epsilon` inverts them through `calibrate` like every other inverse."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__()
+        self.method = self.name = method
+
+    def _check_supported(self, event: Event) -> None:
+        if not (isinstance(event, SelfComposedEvent) and isinstance(event.event, ShuffleEvent) and event.event.gamma == 1.0):
+            raise UnsupportedEventError(f"composition method {self.method!r} prices rounds of one shuffled release")
+
+    def _epsilon(self, event: Event, delta: float) -> float:
+        release = event.event
+        return composed_shuffle_epsilon(release.n, delta, event.count, params=release.params, method=self.method)
+
+    def _delta(self, event: Event, epsilon: float) -> float:
+        raise UnsupportedEventError(f"composition method {self.method!r} gives epsilon at a delta only")
 
 
 __all__ = [
