@@ -268,7 +268,7 @@ def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
 # Definition 4.  So the certified epsilon is the smallest eps with both D_{e^(eps D)}(P_{S+D} || P_S) and
 # D_{e^(eps D)}(P_S || P_{S+D}) <= delta for all D = 1..N, S = 0..N - D.
 #
-# Facts used (each checked by tests/accounting/test_metric_certified.py):
+# Facts used (each checked by tests/accounting/test_metric_certified_bounds.py):
 #  (a) Threshold sets.  P_{S+D}(y) / P_S(y) is non-decreasing in y: P_{S+D} = Z + Bin(D, q1) and
 #      P_S = Z + Bin(D, q0) with Z = Bin(S, q1) + Bin(N - S - D, q0) independent and log-concave, the two
 #      binomials have the increasing ratio (q1/q0)^(2j - D), and convolving with a log-concave (PF2) kernel keeps

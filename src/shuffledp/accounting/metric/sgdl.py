@@ -180,7 +180,7 @@ def _log_ratios_integer(m: np.ndarray, n: int, p: float) -> np.ndarray:
     * n > 4096: the second-order saddlepoint expansion of ln pmf, whose x-derivative of K(theta) - theta x is
       -theta(x): the log-ratio is -int_m^(m+1) theta(x) dx (8-point Gauss-Legendre) plus the change of the
       remaining terms.  Relative error about 4 / n^3 against 60-digit mpmath (Fourier inversion of the
-      characteristic function; tests/accounting/test_metric.py), i.e. below 1e-10 for n > 4096.
+      characteristic function; tests/accounting/test_metric_against_exact_laws.py), i.e. below 1e-10 for n > 4096.
     """
     mf = m.astype(np.float64)
     if n > _SADDLEPOINT_MIN_N:

@@ -1,4 +1,5 @@
-"""Second stranger pass on the metric module (issue 11): tiny RR p, size caps, huge values, messages."""
+"""The metric accounting at the limits of its input: tiny RR p, size caps checked before allocating, huge values,
+and messages that name what was given (found in a second pass as a new user, issue 11)."""
 
 from __future__ import annotations
 
