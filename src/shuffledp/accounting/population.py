@@ -7,43 +7,39 @@ n' = |G - C|), and post-computation communication may de-anonymise a further set
 `shuffle_epsilon` or
 `local_epsilon`.
 
-**The one rule for n'** (used by `PrivacyLedger` too): n' = max(1, |G| - |C| - |U|).  |C| and
-|U| count the users the adversary may attribute; they are assumptions (upper bounds: |U| <= k|C|
-after k-neighbour computation, corrupted users counted over a whole group while the ledger's
-bucket rule places them all in the victim's bucket) and may overlap.  The victim is never one of
-them, so it always remains: when the counts cover every other member, the victim hides among
-nobody and n' = 1, which every accountant prices as no amplification at all (the local epsilon
-itself, a true guarantee).  Reporting infinity there would be false, and refusing would make the
-worst case impossible to ask about; counts that are not integers >= 0 are refused.
+**The one rule for n'** (`PrivacyLedger` applies it too, to the pool the victim hides in):
+n' = |G| - |C| - |U|, and counts that leave no anonymous user (|C| + |U| >= |G|) are refused,
+naming them.  The victim is honest and anonymous by assumption, so such counts contradict the
+question asked; answering 1 would silently replace the user's adversary by a weaker one.
 """
 
 from __future__ import annotations
 
 from shuffledp._util.validation import check_positive_int
+from shuffledp.errors import PrivacyParameterError
 
 
 def anonymous_population(group_size: int, corrupted: int = 0, deanonymized: int = 0) -> int:
-    """n' = max(1, |G| - |C| - |U|): the victim plus the other users who stay anonymous (PIC §5.3).
+    """n' = |G| - |C| - |U|: the victim plus the other users who stay anonymous (PIC §5.3).
 
     Parameters
     ----------
     group_size : int, >= 1
         |G|, users in the victim's group.
     corrupted : int, >= 0
-        |C|, (at most this many) corrupted users, the victim not among them (they reveal their
-        own reports).
+        |C|, corrupted users (they reveal their own reports).
     deanonymized : int, >= 0
-        |U|, (at most this many) users exposed by post-computation communication.
+        |U|, users exposed by post-computation communication.
 
     Returns
     -------
     int, >= 1
-        1 when |C| + |U| >= |G|: the victim alone, no amplification (module docstring).
 
     Raises
     ------
     PrivacyParameterError
-        If a count is not an integer in range.
+        If a count is out of range, or corrupted + deanonymized >= group_size (the victim
+        itself is honest and anonymous).
 
     References
     ----------
@@ -53,13 +49,17 @@ def anonymous_population(group_size: int, corrupted: int = 0, deanonymized: int 
     --------
     >>> anonymous_population(100, corrupted=5, deanonymized=3)
     92
-    >>> anonymous_population(100, corrupted=60, deanonymized=60)  # everyone else may be attributed
-    1
     """
     size = check_positive_int(group_size, "group_size")
     bad = check_positive_int(corrupted, "corrupted", minimum=0)
     lost = check_positive_int(deanonymized, "deanonymized", minimum=0)
-    return max(1, size - bad - lost)
+    remaining = size - bad - lost
+    if remaining < 1:
+        raise PrivacyParameterError(
+            f"corrupted + deanonymized = {bad + lost} must be < group_size = {size}: the victim itself is an "
+            "honest, anonymous member of its group"
+        )
+    return remaining
 
 
 def matching_population(group_size: int, corrupted: int) -> int:
@@ -70,17 +70,16 @@ def matching_population(group_size: int, corrupted: int) -> int:
     Parameters
     ----------
     group_size : int, >= 1
-    corrupted : int, >= 0
+    corrupted : int, >= 0, 2 corrupted < group_size
 
     Returns
     -------
     int, >= 1
-        max(1, group_size - 2 corrupted) (`anonymous_population`).
 
     Raises
     ------
     PrivacyParameterError
-        If a count is not an integer in range.
+        If a count is out of range or 2 corrupted >= group_size.
 
     References
     ----------
