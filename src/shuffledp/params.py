@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from shuffledp._util.validation import check_epsilon
+from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.errors import PrivacyParameterError
 
 #: Smallest local epsilon the accountant takes: below it p = e^eps0 carries too few bits in
@@ -230,8 +230,6 @@ class VariationRatio:
         >>> round(math.log(vr.p), 4), round(vr.beta, 4)
         (6.0, 0.9864)
         """
-        from shuffledp._util.validation import check_positive_int
-
         k = check_positive_int(k, "k")
         if k == 1:
             return self

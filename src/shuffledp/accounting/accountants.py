@@ -38,26 +38,23 @@ from typing import Callable
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
 from shuffledp.accounting import events as E
-from shuffledp.accounting._rounding import DELTA_MIN, EPS_CEILING
-from shuffledp.accounting.bounds import check_delta, ldp_level
+from shuffledp.accounting._checks import check_delta, ldp_level
+from shuffledp.accounting._rounding import DEFAULT_RTOL, DELTA_MIN, EPS_CEILING
+from shuffledp.accounting._solve import largest_within
 from shuffledp.accounting.clones import (
     clone_epsilon,
     stronger_clone_epsilon,
 )
-from shuffledp.accounting.composition import (
-    _MAX_COMPOSED_BINS,
-    PrivacyLossDistribution,
-    shuffle_pld,
-)
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence
-from shuffledp.accounting.inverse import largest_within
 from shuffledp.accounting.personalized import (
     personalized_divergence,
     personalized_shuffle_epsilon,
     personalized_shuffle_epsilon_lower,
 )
+from shuffledp.accounting.pld import MAX_COMPOSED_BINS as _MAX_COMPOSED_BINS
+from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution, shuffle_pld
+from shuffledp.accounting.registry import lookup_method
 from shuffledp.accounting.variation_ratio import (
-    DEFAULT_RTOL,
     variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
@@ -665,10 +662,8 @@ class ClosedFormAccountant(Accountant):
     """
 
     def __init__(self, method: str) -> None:
-        from shuffledp.accounting.bounds import _method
-
         super().__init__()
-        self.method = _method(method, "upper")
+        self.method = lookup_method(method, "upper")
         self.name = method
 
     def _check_supported(self, event: E.Event) -> None:
@@ -789,8 +784,6 @@ class PLDAccountant(Accountant):
         return PrivacyLossDistribution.compose_all([(plds[ev], c) for ev, c in rounds.items()]), cap
 
     def _epsilon(self, event: E.Event, delta: float) -> float:
-        from shuffledp.accounting.composition import CompositionError
-
         rounds = self._rounds(event)
         if sum(rounds.values()) == 1 and self.step is None:
             # one round: the pair's epsilon itself, without the PLD's discretisation bias
@@ -831,7 +824,8 @@ def accountant_for(method: str) -> Accountant:
     Parameters
     ----------
     method : str
-        "variation-ratio", "clones", "stronger-clones" or any registered closed form.
+        An upper bound of the table (`available_methods`): "variation-ratio", "clones",
+        "stronger-clones" or a closed form; its `BoundMethod` says which accountant prices it.
 
     Returns
     -------
@@ -847,10 +841,11 @@ def accountant_for(method: str) -> Accountant:
     >>> type(accountant_for("pic-eq1")).__name__, accountant_for("clones").name
     ('ClosedFormAccountant', 'clones')
     """
-    if method == "variation-ratio":
+    entry = lookup_method(method, "upper")  # the one table (`shuffledp.accounting.registry`)
+    if entry.accountant == "variation-ratio":
         return VariationRatioAccountant()
-    if method in ("clones", "stronger-clones"):
-        return CloneAccountant(stronger=method == "stronger-clones")
+    if entry.accountant in ("clones", "stronger-clones"):
+        return CloneAccountant(stronger=entry.accountant == "stronger-clones")
     return ClosedFormAccountant(method)
 
 

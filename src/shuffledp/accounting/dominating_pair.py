@@ -68,6 +68,7 @@ from scipy import optimize, stats
 
 from shuffledp._util.validation import check_probability
 from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
+from shuffledp.accounting._checks import check_n
 from shuffledp.accounting._rounding import (
     EPS_CEILING,
     LOG_ODDS_SLACK,
@@ -76,7 +77,6 @@ from shuffledp.accounting._rounding import (
     rel_slack,
     tail_budget,
 )
-from shuffledp.accounting.bounds import check_n
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import VariationRatio
 

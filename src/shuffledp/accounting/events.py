@@ -35,11 +35,10 @@ from typing import Any, Union
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting._checks import check_budgets, check_family, check_victim_budget
+from shuffledp.accounting._rounding import N_MAX
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import VariationRatio
-
-#: Largest number of reports: counts up to 2^53 are exact in float64.
-_N_MAX = 2**53
 
 
 @dataclass(frozen=True)
@@ -90,8 +89,8 @@ class ShuffleEvent:
         if not isinstance(self.params, VariationRatio):
             raise PrivacyParameterError(f"params must be a VariationRatio, got {type(self.params).__name__}")
         n = check_positive_int(self.n, "n")
-        if n > _N_MAX:
-            raise PrivacyParameterError(f"n must be at most 2^53 = {_N_MAX}, got n={n}")
+        if n > N_MAX:
+            raise PrivacyParameterError(f"n must be at most 2^53 = {N_MAX}, got n={n}")
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "gamma", check_probability(self.gamma, "gamma", open_low=False, open_high=False))
 
@@ -315,8 +314,6 @@ class PersonalizedShuffleEvent:
     k: int | None = None
 
     def __post_init__(self) -> None:
-        from shuffledp.accounting.personalized import check_victim_budget, check_budgets, check_family
-
         check_family(self.family, self.k)
         object.__setattr__(self, "k", None if self.k is None else int(self.k))
         object.__setattr__(self, "victim_epsilon", check_victim_budget(self.victim_epsilon, "one event per victim", "victim_epsilon"))
@@ -331,8 +328,8 @@ class PersonalizedShuffleEvent:
         for budget, (_, count) in zip(budgets, pairs):
             merged[float(budget)] = merged.get(float(budget), 0) + check_positive_int(count, "others count")
         object.__setattr__(self, "others", tuple(sorted(merged.items())))
-        if self.n > _N_MAX:
-            raise PrivacyParameterError(f"n must be at most 2^53 = {_N_MAX}, got n={self.n}")
+        if self.n > N_MAX:
+            raise PrivacyParameterError(f"n must be at most 2^53 = {N_MAX}, got n={self.n}")
 
     @classmethod
     def from_budgets(
@@ -356,8 +353,6 @@ class PersonalizedShuffleEvent:
         >>> PersonalizedShuffleEvent.from_budgets(0.5, []).n
         1
         """
-        from shuffledp.accounting.personalized import check_budgets
-
         values, counts = np.unique(check_budgets(others_epsilon, "others_epsilon"), return_counts=True)
         return cls(victim_epsilon, tuple(zip(values.tolist(), counts.tolist())), family, k)
 

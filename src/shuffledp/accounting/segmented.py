@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
+from shuffledp.accounting._rounding import N_MAX
 from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.composition import group_composition
@@ -62,14 +63,13 @@ from shuffledp.accounting.events import GroupEvent, ShuffleEvent
 from shuffledp.accounting.variation_ratio import hockey_stick_divergence, variation_ratio_epsilon_lower
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import VariationRatio
+from shuffledp.randomizers.categorical import PoissonRandomizer
 
 #: Largest blanket rate m (messages per user) accepted.
 M_MAX = 1.0e4
 #: Smallest blanket rate accepted: one blanket per million users (the optimizer's m is 0.3-20 in §6;
 #: far below it the binomial pmfs of the engine underflow, m ~ 1e-305 overflowed scipy's beta function).
 M_FLOOR = 1.0e-6
-#: Largest number of participants the engine takes (float64-exact counts).
-_N_MAX = 2**53
 #: Ways to count the blanket slots (module docstring).
 SLOT_RULES = ("theorem2", "theorem3")
 
@@ -178,8 +178,6 @@ def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
     >>> poisson_item_parameters(0.05, 10).q0  # lambda < 1/d: q raised to 1 (see item_event)
     1.0
     """
-    from shuffledp.randomizers.categorical import PoissonRandomizer
-
     lam = check_sampling_rate(lam)
     return PoissonRandomizer(lam, check_positive_int(d, "d", minimum=2)).item_amplification_parameters()
 
@@ -218,7 +216,7 @@ def blanket_slots(n_users: int, m: float) -> tuple[int, float]:
     n_users = check_positive_int(n_users, "n_users")
     m = check_blanket_rate(m)
     calls = math.ceil(m)
-    if n_users * calls + 1 > _N_MAX:
+    if n_users * calls + 1 > N_MAX:
         raise PrivacyParameterError(f"n_users * ceil(m) must be below 2^53, got n_users={n_users}, m={m:g}")
     return n_users * calls, m / calls
 

@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     GEO_SHUFFLE_METHODS,
     check_delta,

@@ -13,7 +13,8 @@ import numbers
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp._util.validation import check_positive_int, check_probability, check_rng
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     SGDL_SHUFFLE_METHODS,
     check_delta,
