@@ -21,10 +21,12 @@ from shuffledp.errors import (
     ProtocolError,
     ShapeError,
     ShuffleDPError,
+    UnprovenBoundError,
 )
 
 _EXPORTS = {
     "VariationRatio": "shuffledp.params",
+    "BlanketDecomposition": "shuffledp.params",
     "available_methods": "shuffledp.accounting.bounds",
     "shuffle_epsilon": "shuffledp.accounting.bounds",
     "shuffle_epsilon_lower": "shuffledp.accounting.bounds",
@@ -60,5 +62,6 @@ __all__ = [
     "ProtocolError",
     "ShapeError",
     "ShuffleDPError",
+    "UnprovenBoundError",
     *_EXPORTS,
 ]

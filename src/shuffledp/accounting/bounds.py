@@ -24,7 +24,7 @@ from typing import Callable, Literal
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.accounting._rounding import DELTA_MIN, N_MAX
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
-from shuffledp.params import VariationRatio, check_eps0
+from shuffledp.params import BlanketDecomposition, VariationRatio, check_eps0, check_release_params
 
 BoundFunc = Callable[[VariationRatio, int, float], float]
 
@@ -122,21 +122,25 @@ def available_methods(kind: Literal["upper", "lower"] | None = None) -> dict[str
     return {name: m for name, m in sorted(METHODS.items()) if kind is None or m.kind == kind}
 
 
-def resolve_params(eps0: float | None, params: VariationRatio | None) -> VariationRatio:
+def resolve_params(
+    eps0: float | None, params: VariationRatio | BlanketDecomposition | None
+) -> VariationRatio | BlanketDecomposition:
     """Exactly one of eps0 / params; eps0 means the generic eps0-LDP parameters.
 
     Parameters
     ----------
     eps0 : float, in [1e-6, 700], or None
-    params : VariationRatio or None
+    params : VariationRatio or BlanketDecomposition or None
 
     Returns
     -------
-    VariationRatio
-        ``params``, or ``VariationRatio.from_ldp(eps0)``.
+    VariationRatio or BlanketDecomposition
+        ``params`` (when a bound is proven for it), or ``VariationRatio.from_ldp(eps0)``.
 
     Raises
     ------
+    UnprovenBoundError
+        For a `VariationRatio` with a randomizer's own beta (`shuffledp.params.check_release_params`).
     PrivacyParameterError
         If both or neither are given, or the given one is invalid.
 
@@ -146,11 +150,11 @@ def resolve_params(eps0: float | None, params: VariationRatio | None) -> Variati
     True
     """
     if (eps0 is None) == (params is None):
-        raise PrivacyParameterError("give exactly one of eps0 (generic eps0-LDP) or params (VariationRatio)")
+        raise PrivacyParameterError(
+            "give exactly one of eps0 (generic eps0-LDP) or params (VariationRatio or BlanketDecomposition)"
+        )
     if params is not None:
-        if not isinstance(params, VariationRatio):
-            raise PrivacyParameterError(f"params must be a VariationRatio, got {type(params).__name__}")
-        return params
+        return check_release_params(params)
     return VariationRatio.from_ldp(check_eps0(eps0))
 
 
@@ -347,14 +351,17 @@ def shuffle_epsilon_lower(
     return _method(method, "lower").func(vr, n, delta)
 
 
-def ldp_level(vr: VariationRatio) -> float | None:
+def ldp_level(vr: VariationRatio | BlanketDecomposition) -> float | None:
     """log p when ``vr`` describes a population of (log p)-LDP randomizers, else None.
 
     The generic bounds (clones, closed forms) hold for *any* eps0-LDP randomizers, so a
     release whose randomizer has finite p and q0, q1 <= p (every user's output density
     ratio is within p, as for one randomizer shared by all) is priced by them at
     eps0 = log p: a relaxation of its tighter (p, beta, q), never an optimistic one.
+    A `BlanketDecomposition` is its eps0.
     """
+    if isinstance(vr, BlanketDecomposition):
+        return vr.eps0
     if math.isinf(vr.p) or vr.q > vr.p * (1.0 + 1e-12):
         return None
     return math.log(vr.p)

@@ -43,7 +43,7 @@ from shuffledp._util.validation import check_nonnegative, check_positive_int, ch
 from shuffledp.accounting.bounds import check_n_delta, resolve_params
 from shuffledp.accounting.inverse import Family, check_inverse_problem, largest_within, parameters_of
 from shuffledp.params import VariationRatio
-from shuffledp.accounting.dominating_pair import DominatingPair, pair_cells
+from shuffledp.accounting.release import release_cells
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 
 #: Ways `composed_shuffle_epsilon` composes k rounds.
@@ -504,7 +504,7 @@ def shuffle_pld(
     tail_mass = check_probability(tail_mass, "tail_mass")
     loss_parts, mass_parts = [], []
     inf_mass = 0.0
-    cells = pair_cells(DominatingPair.from_params(vr, n, gamma), _ENUM_TAIL)
+    cells = release_cells(vr, n, gamma, _ENUM_TAIL)
     while True:
         try:
             p_mass, q_mass = next(cells)
