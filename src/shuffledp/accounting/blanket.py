@@ -51,12 +51,13 @@ from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence,
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
 
-#: Most blocks of common counts per divergence (each block is one engine pair); above _LARGE_N users a
-#: block of a window of about 16 standard deviations moves n' and pi by O(1/sqrt(n)) only, so fewer suffice.
-MAX_COMMON_BLOCKS = 48
-_LARGE_N, _LARGE_N_BLOCKS = 100_000, 12
+#: Most blocks of common counts per divergence (each block is one engine pair).
+MAX_COMMON_BLOCKS = 256
+#: A block of common counts may span this fraction of the fewest non-common others t (its upper end moves t,
+#: and pi, by about that fraction; width 1, exact, when t is below 1,000).
+_COMMON_BLOCK_RTOL = 1e-3
 #: Most blocks of totals in each block's pair (the engine's blocking is certified either way).
-_PAIR_BLOCKS = 2_000
+_PAIR_BLOCKS = 1_000
 #: Relative safety factor on pi (the pair's divergence falls as pi grows: the upper bound takes pi smaller).
 _PI_SLACK = 1e-12
 
@@ -130,8 +131,8 @@ class BlanketDivergence:
         if a <= 0.0:  # no common part: the engine's pair itself
             lo = hi = 0
         h_lo, h_hi = lo, hi + (1 if a > 0.0 else 0)  # the victim may add one common report
-        most = _LARGE_N_BLOCKS if n > _LARGE_N else MAX_COMMON_BLOCKS
-        width = max(1, math.ceil((h_hi - h_lo + 1) / most))
+        fewest_others = max(0, trials - h_hi)
+        width = max(1, math.ceil((h_hi - h_lo + 1) / MAX_COMMON_BLOCKS), math.floor(_COMMON_BLOCK_RTOL * fewest_others))
         starts = np.arange(h_lo, h_hi + 1, width)
         ends = np.minimum(starts + width - 1, h_hi)
         self.exact = width == 1
