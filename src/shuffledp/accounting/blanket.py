@@ -156,6 +156,10 @@ class BlanketDivergence:
                 store.append((weight, PairDivergence(pair, tail / (2.0 * len(starts)), _PAIR_BLOCKS)))
         self._merged_upper = _merge(self._upper, upper=True)
         self._merged_lower = _merge(self._lower, upper=False)
+        # the stronger-clone pair (m = 1) bounds the same release (docs/which-bound.md); where the blocks'
+        # slack would put the specific bound above it, the smaller of the two is kept
+        generic = DominatingPair(same, other, 0.0, diff, eps0, min(1.0, 2.0 * gamma / (e + 1.0)), trials)
+        self._generic = PairDivergence(generic, tail) if a > 0.0 else None
 
     @property
     def upper_blocks(self) -> list[tuple[float, PairDivergence]]:
@@ -194,9 +198,11 @@ class BlanketDivergence:
         """Certified upper bound on the divergence at ``eps`` (0 beyond eps0)."""
         if eps >= self.cap:
             return 0.0
-        if self._merged_upper is None:
-            return self.tail
-        return min(1.0, self._merged_upper.upper(min(eps, EPS_CEILING)) * (1.0 + 1e-12) + self.tail)
+        eps = min(eps, EPS_CEILING)
+        value = self.tail if self._merged_upper is None else self._merged_upper.upper(eps) * (1.0 + 1e-12) + self.tail
+        if self._generic is not None:
+            value = min(value, self._generic.upper(eps))
+        return min(1.0, value)
 
     def lower(self, eps: float) -> float:
         """Certified lower bound on the pair's divergence at ``eps`` (not a bound on the mechanism)."""
