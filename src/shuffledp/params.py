@@ -386,13 +386,15 @@ class BlanketDecomposition:
 _GENERIC_SLACK = 1e-12
 
 
-def check_release_params(params: object) -> "VariationRatio | BlanketDecomposition":
+def check_release_params(params: object) -> "VariationRatio | BlanketDecomposition | PoissonReport":
     """``params`` if a shuffle bound is proven for it, else a named error.
 
-    * `BlanketDecomposition`: always (the three-class pair, `shuffledp.accounting.blanket`);
+    * `BlanketDecomposition` and `PoissonReport`: always (the three-class pairs of
+      `shuffledp.accounting.blanket`);
     * `VariationRatio` with the generic parameters (beta = tanh(log(p)/2), q >= p: the
-      stronger-clone pair, which dominates every eps0-LDP randomizer) or p = infinity
-      (Poisson-type randomizers, segmented paper Lemma 3: the uninformative mass sends no message);
+      stronger-clone pair, which dominates every eps0-LDP randomizer) or p = infinity (a victim
+      whose uninformative mass sends no message, among others whose non-blanket mass sends none
+      either);
     * not a `VariationRatio` with a randomizer's own beta below tanh(log(p)/2): that pair treats
       the victim's common report as invisible, which fails for k-RR (docs/which-bound.md).
 
@@ -412,7 +414,7 @@ def check_release_params(params: object) -> "VariationRatio | BlanketDecompositi
     ...
     shuffledp.errors.UnprovenBoundError: the variation-ratio pair is proven only for ...
     """
-    if isinstance(params, BlanketDecomposition):
+    if isinstance(params, (BlanketDecomposition, PoissonReport)):
         return params
     if not isinstance(params, VariationRatio):
         raise PrivacyParameterError(
@@ -430,3 +432,41 @@ def check_release_params(params: object) -> "VariationRatio | BlanketDecompositi
             "see docs/which-bound.md"
         )
     return params
+
+
+@dataclass(frozen=True)
+class PoissonReport:
+    """One item's message of the Poisson randomizer: the user's item with probability ``lam``, else no message.
+
+    The blanket messages of the segmented protocol (Algorithm 2) are uniform over the ``d``
+    items, so a blanket lands on the victim's item, on the neighbouring item, or on one of the
+    d - 2 others, and the last are visible too: `shuffledp.accounting.blanket` prices the
+    three counts (segmented paper Eq. 2, Lemma 3, Algorithm 2; docs/which-bound.md).
+
+    Parameters
+    ----------
+    lam : float, in (0, 1]
+        Poisson sampling rate lambda.
+    d : int, >= 2
+        Number of items.
+
+    Raises
+    ------
+    PrivacyParameterError
+        If a parameter is outside its range.
+
+    Examples
+    --------
+    >>> PoissonReport(0.5, 10)
+    PoissonReport(lam=0.5, d=10)
+    """
+
+    lam: float
+    d: int
+
+    def __post_init__(self) -> None:
+        lam = float(self.lam)
+        if not (math.isfinite(lam) and 0.0 < lam <= 1.0):
+            raise PrivacyParameterError(f"lam (Poisson sampling rate) must lie in (0, 1], got lam={self.lam!r}")
+        object.__setattr__(self, "lam", lam)
+        object.__setattr__(self, "d", check_positive_int(self.d, "d", minimum=2))

@@ -140,3 +140,51 @@ def test_krr_bound_is_exact_for_two_users():
         for eps in (0.1 * eps0, 0.5 * eps0):
             exact = exact_shuffle_delta(R.transition_matrix(), 2, eps).delta
             assert blanket_divergence(R.amplification_parameters(), 2, eps) == pytest.approx(exact, rel=1e-9, abs=1e-15)
+
+
+def _segmented_exact_delta(lam: float, d: int, n_users: int, m: float, eps: float) -> float:
+    """Algorithm 2 (one item per user) by exact enumeration: Poisson reports plus Binom(ceil(m), m/ceil(m))
+    blanket messages uniform over d items per user; worst over the others' items."""
+    import itertools
+
+    from shuffledp.shuffle_audit import histogram_law
+    from shuffledp.shuffle_audit import _pair_delta as pair_delta
+
+    c = math.ceil(m)
+    blank = np.concatenate(([1.0 - m / c], np.full(d, m / c / d)))  # column 0: no message
+
+    def row(x: int) -> np.ndarray:
+        r = np.zeros(d + 1)
+        r[0], r[1 + x] = 1.0 - lam, lam
+        return r
+
+    base = n_users * (1 + c) + 1
+    worst = 0.0
+    for others in itertools.combinations_with_replacement(range(d), n_users - 1):
+        law = histogram_law(np.array([row(x) for x in others] + [blank] * (n_users * c)), base)
+        worst = max(worst, pair_delta(law, row(0), row(1), eps, base))
+    return worst
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_segmented_items_are_priced_above_algorithm_2(d):
+    """The two-count pair of Theorem 2 / Lemma 3 missed the blankets on the other d - 2 items (0.037 < 0.133)."""
+    from shuffledp.accounting.segmented import item_event, proposition1_lower
+
+    for lam in (0.3, 0.7, 1.0):
+        for n_users in (2, 3):
+            for m in (0.5, 1.0, 1.5):
+                acc = VariationRatioAccountant().compose(item_event(lam, d, n_users, m))
+                for eps in (0.2, 0.7, 1.5, 3.0):
+                    exact = _segmented_exact_delta(lam, d, n_users, m, eps)
+                    assert acc.get_delta(eps) >= exact - 1e-12, (lam, n_users, m, eps)
+                low = proposition1_lower(lam, d, n_users, m, 0.05)  # the true eps at delta = 0.05 is at least this
+                below = 50.0 if math.isinf(low) else low * (1 - 1e-6)
+                assert low == 0.0 or _segmented_exact_delta(lam, d, n_users, m, below) > 0.05
+
+
+def test_segmented_counterexample_to_the_two_count_pair():
+    assert _segmented_exact_delta(0.3, 3, 2, 1.0, 3.0) == pytest.approx(0.3 * (2 / 3) ** 2, rel=1e-9)  # no blanket on x1
+    # the old item_event: lambda d = 0.9 < gamma = 1, priced as lambda' = gamma/d = 1/3 with (p, q) = (inf, 1)
+    old = hockey_stick_divergence(VariationRatio(p=math.inf, beta=1 / 3, q0=1.0, q1=1.0), 3, 3.0)[1]
+    assert old == pytest.approx((1 / 3) ** 3, rel=1e-6)  # needs both blankets on x0: 0.037 < 0.133

@@ -62,7 +62,7 @@ from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
-from shuffledp.params import BlanketDecomposition, VariationRatio
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 from shuffledp.errors import (
     OutsideRegimeError,
     PrivacyParameterError,
@@ -567,7 +567,7 @@ class VariationRatioAccountant(_PairAccountant):
                 )
             values, counts = single.others_groups()
             return personalized_shuffle_epsilon_lower(single.victim_epsilon, values, delta, rtol=self.rtol, others_counts=counts)
-        if isinstance(single.params, BlanketDecomposition):
+        if isinstance(single.params, (BlanketDecomposition, PoissonReport)):
             raise UnsupportedEventError(
                 "no lower bound is offered for a randomizer's own BlanketDecomposition: the attainable pair bounds "
                 "some randomizer with those parameters from below, not this one; shuffledp.shuffle_audit computes "
@@ -698,6 +698,8 @@ class ClosedFormAccountant(Accountant):
         params = single.params
         if isinstance(params, BlanketDecomposition):  # the closed forms read (p, beta, q): the generic relaxation
             params = VariationRatio.from_ldp(params.eps0)
+        if isinstance(params, PoissonReport):
+            raise UnsupportedEventError(f"the closed form {self.name!r} has no version for the Poisson randomizer")
         value = self.method.func(params, single.n, delta)
         if not math.isfinite(value):
             raise OutsideRegimeError(f"{self.name} is outside its regime at n={single.n}, delta={delta:g}")

@@ -47,9 +47,15 @@ from scipy import stats
 from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
 from shuffledp.accounting._rounding import EPS_CEILING, tail_budget
 from shuffledp.accounting.bounds import check_n_delta
-from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, _CloneMixture, solve_epsilon
+from shuffledp.accounting.dominating_pair import (
+    DominatingPair,
+    PairDivergence,
+    _CloneMixture,
+    infinite_divergence,
+    solve_epsilon,
+)
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import BlanketDecomposition
+from shuffledp.params import BlanketDecomposition, PoissonReport
 
 #: Most blocks of common counts per divergence (each block is one engine pair).
 MAX_COMMON_BLOCKS = 256
@@ -62,10 +68,39 @@ _PAIR_BLOCKS = 1_000
 _PI_SLACK = 1e-12
 
 
-def _check(params: object) -> BlanketDecomposition:
-    if not isinstance(params, BlanketDecomposition):
-        raise PrivacyParameterError(f"params must be a BlanketDecomposition, got {type(params).__name__}")
+def _check(params: object) -> BlanketDecomposition | PoissonReport:
+    if not isinstance(params, (BlanketDecomposition, PoissonReport)):
+        raise PrivacyParameterError(f"params must be a BlanketDecomposition or a PoissonReport, got {type(params).__name__}")
     return params
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """The label probabilities of the three-class pair (module docstring).
+
+    The victim: common with probability ``common``; otherwise informative with probability
+    ``informative`` (then label 0 w.p. ``same``, 1 w.p. ``other``) or silent (no message).
+    Each other user: label 0 and label 1 with probability ``g`` each, common with ``kappa``.
+    """
+
+    same: float
+    other: float
+    common: float
+    informative: float
+    g: float
+    kappa: float
+    cap: float
+
+    @classmethod
+    def of(cls, params: BlanketDecomposition | PoissonReport, gamma: float) -> "_Labels":
+        if isinstance(params, PoissonReport):
+            # the victim's item w.p. lam, else nothing; a used blanket slot lands on each item w.p. 1/d
+            d = params.d
+            return cls(1.0, 0.0, 0.0, params.lam, gamma / d, gamma * (d - 2) / d, math.inf)
+        e = math.exp(params.eps0)
+        r = params.beta / math.expm1(params.eps0)
+        a = params.common_mass
+        return cls(e / (e + 1.0), 1.0 / (e + 1.0), a, 1.0, gamma * r, gamma * a / params.common_ratio, math.nextafter(params.eps0, math.inf))
 
 
 def _common_window(trials: int, kappa: float, tail: float) -> tuple[int, int, float]:
@@ -106,30 +141,23 @@ class BlanketDivergence:
 
     Examples
     --------
-    >>> from shuffledp.params import BlanketDecomposition
+    >>> from shuffledp.params import BlanketDecomposition, PoissonReport
     >>> div = BlanketDivergence(BlanketDecomposition(eps0=1.0, beta=0.3, common_ratio=1.0), 1_000, 1e-15)
     >>> lo, hi = div(0.1)
     >>> 0.0 < lo <= hi < 1.0
     True
     """
 
-    def __init__(self, params: BlanketDecomposition, n: int, tail: float, gamma: float = 1.0) -> None:
+    def __init__(self, params: BlanketDecomposition | PoissonReport, n: int, tail: float, gamma: float = 1.0) -> None:
         self.params = params = _check(params)
-        eps0 = params.eps0
-        e = math.exp(eps0)
-        r = params.beta / math.expm1(eps0)  # others' mass on each of Q0, Q1
-        a = params.common_mass  # victim's common mass
-        kappa = gamma * a / params.common_ratio
-        rho = min(1.0, 2.0 * gamma * r / (1.0 - kappa)) if kappa < 1.0 else 1.0
-        same, other = e / (e + 1.0), 1.0 / (e + 1.0)
-        diff = math.tanh(eps0 / 2.0)
-        self.cap = math.nextafter(eps0, math.inf)
-        self.beta = params.beta
-        self.rate = 2.0 * gamma * r + kappa  # others' chance of a label that counts
+        lab = _Labels.of(params, gamma)
+        a, kappa = lab.common, lab.kappa
+        rho = min(1.0, 2.0 * lab.g / (1.0 - kappa)) if kappa < 1.0 else 1.0
+        self.cap = lab.cap
+        self.rate = 2.0 * lab.g + kappa  # others' chance of a label that counts
+        self.diff = lab.informative * (lab.same - lab.other)
         trials = n - 1
         lo, hi, self.tail = _common_window(trials, kappa, tail / 2.0)
-        if a <= 0.0:  # no common part: the engine's pair itself
-            lo = hi = 0
         h_lo, h_hi = lo, hi + (1 if a > 0.0 else 0)  # the victim may add one common report
         fewest_others = max(0, trials - h_hi)
         width = max(1, math.ceil((h_hi - h_lo + 1) / MAX_COMMON_BLOCKS), math.floor(_COMMON_BLOCK_RTOL * fewest_others))
@@ -148,18 +176,23 @@ class BlanketDivergence:
             ):
                 if pi >= 1.0 or weight <= 0.0:
                     continue  # the victim is surely common: both inputs give the same counts
-                w_diff = (1.0 - pi) * diff
-                w_same = (1.0 - pi) * same + 0.5 * pi * rho
-                w_other = (1.0 - pi) * other + 0.5 * pi * rho
+                told = (1.0 - pi) * lab.informative  # the victim's message is on label 0 or 1
+                w_same = told * lab.same + 0.5 * pi * rho
+                w_other = told * lab.other + 0.5 * pi * rho
+                w_diff = told * (lab.same - lab.other)
                 log_p = math.log1p(w_diff / w_other) if w_other > 0.0 else math.inf
-                pair = DominatingPair(w_same, w_other, pi * (1.0 - rho), w_diff, log_p, rho, max(t, 0))
+                w_none = max(0.0, 1.0 - w_same - w_other)
+                pair = DominatingPair(w_same, w_other, w_none, w_diff, log_p, rho, max(t, 0))
                 store.append((weight, PairDivergence(pair, tail / (2.0 * len(starts)), _PAIR_BLOCKS)))
         self._merged_upper = _merge(self._upper, upper=True)
         self._merged_lower = _merge(self._lower, upper=False)
         # the stronger-clone pair (m = 1) bounds the same release (docs/which-bound.md); where the blocks'
         # slack would put the specific bound above it, the smaller of the two is kept
-        generic = DominatingPair(same, other, 0.0, diff, eps0, min(1.0, 2.0 * gamma / (e + 1.0)), trials)
-        self._generic = PairDivergence(generic, tail) if a > 0.0 else None
+        self._generic = None
+        if isinstance(params, BlanketDecomposition) and a > 0.0:
+            e = math.exp(params.eps0)
+            generic = DominatingPair(lab.same, lab.other, 0.0, self.diff, params.eps0, min(1.0, 2.0 * gamma / (e + 1.0)), trials)
+            self._generic = PairDivergence(generic, tail)
 
     @property
     def upper_blocks(self) -> list[tuple[float, PairDivergence]]:
@@ -203,6 +236,13 @@ class BlanketDivergence:
         if self._generic is not None:
             value = min(value, self._generic.upper(eps))
         return min(1.0, value)
+
+    def at_infinity(self) -> float:
+        """Upper bound on lim_{eps -> inf} of the divergence (> 0 only when the victim's report can be
+        one no other user sends: a `PoissonReport`)."""
+        if math.isfinite(self.cap):
+            return 0.0
+        return min(1.0, sum(w * infinite_divergence(div.pair) for w, div in self._upper) * (1.0 + 1e-12) + self.tail)
 
     def lower(self, eps: float) -> float:
         """Certified lower bound on the pair's divergence at ``eps`` (not a bound on the mechanism)."""
@@ -282,7 +322,7 @@ def blanket_divergence(params: BlanketDecomposition, n: int, eps: float, *, gamm
 
     Examples
     --------
-    >>> from shuffledp.params import BlanketDecomposition
+    >>> from shuffledp.params import BlanketDecomposition, PoissonReport
     >>> generic = blanket_divergence(BlanketDecomposition.from_ldp(2.0), 10_000, 0.1)
     >>> round(generic * 1e6, 3)   # the stronger-clone pair
     6.021
@@ -320,7 +360,7 @@ def blanket_epsilon(
 
     Examples
     --------
-    >>> from shuffledp.params import BlanketDecomposition
+    >>> from shuffledp.params import BlanketDecomposition, PoissonReport
     >>> round(blanket_epsilon(BlanketDecomposition.from_ldp(2.0), 10_000, 1e-6), 4)   # stronger clone
     0.1144
     >>> krr = BlanketDecomposition(eps0=2.0, beta=math.expm1(2.0) / (math.exp(2.0) + 9), common_ratio=1.0)
@@ -331,10 +371,12 @@ def blanket_epsilon(
     gamma = check_probability(gamma, "gamma", open_low=False, open_high=False)
     rtol = check_rtol(rtol)
     params = _check(params)
-    if params.beta <= 0.0:
-        return 0.0
     div = BlanketDivergence(params, n, tail_budget(delta, rtol), gamma)
-    guess = 2.0 * params.beta * math.sqrt(2.0 * math.log(1.0 / delta) / max(1.0, div.rate * (n - 1)))
+    if div.diff <= 0.0:
+        return 0.0
+    if div.at_infinity() >= delta:
+        return math.inf  # the victim's report can be one no blanket explains, with probability >= delta
+    guess = 2.0 * div.diff * math.sqrt(2.0 * math.log(1.0 / delta) / max(1.0, div.rate * (n - 1)))
     ceiling = min(div.cap, EPS_CEILING)
     return solve_epsilon(div.upper, delta, ceiling, guess, rtol, True, cap=div.cap)
 

@@ -24,7 +24,7 @@ from typing import Callable, Literal
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.accounting._rounding import DELTA_MIN, N_MAX
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
-from shuffledp.params import BlanketDecomposition, VariationRatio, check_eps0, check_release_params
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_eps0, check_release_params
 
 BoundFunc = Callable[[VariationRatio, int, float], float]
 
@@ -362,6 +362,8 @@ def ldp_level(vr: VariationRatio | BlanketDecomposition) -> float | None:
     """
     if isinstance(vr, BlanketDecomposition):
         return vr.eps0
+    if isinstance(vr, PoissonReport):
+        return None
     if math.isinf(vr.p) or vr.q > vr.p * (1.0 + 1e-12):
         return None
     return math.log(vr.p)

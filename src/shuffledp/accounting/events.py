@@ -36,7 +36,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import BlanketDecomposition, VariationRatio, check_release_params
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_release_params
 
 #: Largest number of reports: counts up to 2^53 are exact in float64.
 _N_MAX = 2**53
@@ -85,7 +85,7 @@ class ShuffleEvent:
     shuffledp.errors.PrivacyParameterError: n must be an integer >= 1, got 0
     """
 
-    params: VariationRatio | BlanketDecomposition
+    params: VariationRatio | BlanketDecomposition | PoissonReport
     n: int
     gamma: float = 1.0
 
@@ -433,6 +433,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         p = event.params
         if isinstance(p, BlanketDecomposition):
             params = {"eps0": p.eps0, "beta": p.beta, "common_ratio": p.common_ratio}
+        elif isinstance(p, PoissonReport):
+            params = {"lam": p.lam, "d": p.d}
         else:
             params = {"p": _number(p.p), "beta": p.beta, "q0": _number(p.q0), "q1": _number(p.q1)}
         return {"type": "shuffle", "params": params, "n": event.n, "gamma": event.gamma}
@@ -479,7 +481,12 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         kind = data["type"]
         if kind == "shuffle":
             values = {k: float(v) for k, v in data["params"].items()}
-            params = BlanketDecomposition(**values) if "eps0" in values else VariationRatio(**values)
+            if "eps0" in values:
+                params = BlanketDecomposition(**values)
+            elif "lam" in values:
+                params = PoissonReport(values["lam"], int(values["d"]))
+            else:
+                params = VariationRatio(**values)
             return ShuffleEvent(params, data["n"], data.get("gamma", 1.0))
         if kind == "linked":
             return LinkedEvent(event_from_dict(data["event"]), data["count"])

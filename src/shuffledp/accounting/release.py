@@ -7,7 +7,7 @@
   no message).  A randomizer's own beta below tanh(eps0/2) with finite p is refused
   (`UnprovenBoundError`): the pair treats the victim's common report as invisible, which
   fails for k-RR.
-* `BlanketDecomposition` — the three-class pair of `shuffledp.accounting.blanket`.
+* `BlanketDecomposition` and `PoissonReport` — the three-class pairs of `shuffledp.accounting.blanket`.
 
 Every accountant goes through `release_divergence`, `release_epsilon`, `release_cap` and
 `release_cells`, so no path prices a release with an unproven pair.
@@ -22,15 +22,15 @@ import numpy as np
 
 from shuffledp.accounting.blanket import BlanketDivergence, blanket_epsilon
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, pair_cells, pair_epsilon
-from shuffledp.params import BlanketDecomposition, VariationRatio, check_release_params
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_release_params
 
-ReleaseParams = Union[VariationRatio, BlanketDecomposition]
+ReleaseParams = Union[VariationRatio, BlanketDecomposition, PoissonReport]
 
 
 def release_divergence(params: ReleaseParams, n: int, gamma: float, tail: float) -> PairDivergence | BlanketDivergence:
     """Certified divergence bounds (``.upper(eps)``, ``.lower(eps)``) of one release's proven pair."""
     params = check_release_params(params)
-    if isinstance(params, BlanketDecomposition):
+    if isinstance(params, (BlanketDecomposition, PoissonReport)):
         return BlanketDivergence(params, n, tail, gamma)
     return PairDivergence(DominatingPair.from_params(params, n, gamma), tail)
 
@@ -38,7 +38,7 @@ def release_divergence(params: ReleaseParams, n: int, gamma: float, tail: float)
 def release_epsilon(params: ReleaseParams, n: int, delta: float, gamma: float, rtol: float) -> float:
     """Upper bound on the release's epsilon at ``delta`` (its proven pair, snapped up to the rtol grid)."""
     params = check_release_params(params)
-    if isinstance(params, BlanketDecomposition):
+    if isinstance(params, (BlanketDecomposition, PoissonReport)):
         return blanket_epsilon(params, n, delta, gamma=gamma, rtol=rtol)
     return pair_epsilon(DominatingPair.from_params(params, n, gamma), delta, rtol, upper=True)
 
@@ -48,6 +48,8 @@ def release_cap(params: ReleaseParams, n: int, gamma: float) -> float:
     params = check_release_params(params)
     if isinstance(params, BlanketDecomposition):
         return math.nextafter(params.eps0, math.inf)
+    if isinstance(params, PoissonReport):
+        return math.inf
     return DominatingPair.from_params(params, n, gamma).eps_cap
 
 
