@@ -188,3 +188,48 @@ def test_segmented_counterexample_to_the_two_count_pair():
     # the old item_event: lambda d = 0.9 < gamma = 1, priced as lambda' = gamma/d = 1/3 with (p, q) = (inf, 1)
     old = hockey_stick_divergence(VariationRatio(p=math.inf, beta=1 / 3, q0=1.0, q1=1.0), 3, 3.0)[1]
     assert old == pytest.approx((1 / 3) ** 3, rel=1e-6)  # needs both blankets on x0: 0.037 < 0.133
+
+
+def _rr_row(eps: float, k: int, x: int) -> np.ndarray:
+    row = np.full(k, 1.0 / (math.exp(eps) + k - 1))
+    row[x] = math.exp(eps) / (math.exp(eps) + k - 1)
+    return row
+
+
+def _personalized_exact_delta(victim: float, others: list[float], k: int, eps: float) -> float:
+    """Exact worst divergence when every user runs k-RR (binary RR for k = 2) at its own budget."""
+    import itertools
+
+    from shuffledp.shuffle_audit import histogram_law
+    from shuffledp.shuffle_audit import _pair_delta as pair_delta
+
+    base = len(others) + 2
+    worst = 0.0
+    for inputs in itertools.product(range(min(k, 3)), repeat=len(others)):
+        rows = np.array([_rr_row(b, k, x) for b, x in zip(others, inputs)]) if others else np.zeros((0, k))
+        law = histogram_law(rows, base) if others else (np.zeros(1, dtype=np.int64), np.ones(1))
+        worst = max(worst, pair_delta(law, _rr_row(victim, k, 0), _rr_row(victim, k, 1), eps, base))
+    return worst
+
+
+@pytest.mark.parametrize(("family", "k"), [("binary-rr", 2), ("k-rr", 3), ("k-rr", 4)])
+def test_personalized_budgets_are_priced_above_the_exact_divergence(family, k):
+    from shuffledp.accounting.events import PersonalizedShuffleEvent
+
+    cases = [(1.0, [0.5, 2.0, 2.0]), (2.0, [1.0, 1.0, 3.0, 0.3]), (0.5, [4.0, 4.0]), (3.0, [0.2, 0.2, 0.2])]
+    for victim, others in cases:
+        event = PersonalizedShuffleEvent.from_budgets(victim, others, family, None if family == "binary-rr" else k)
+        acc = VariationRatioAccountant().compose(event)
+        for frac in (0.1, 0.4, 0.8):
+            eps = frac * victim
+            assert acc.get_delta(eps) >= _personalized_exact_delta(victim, others, k, eps) - 1e-12, (victim, others, eps)
+
+
+def test_personalized_binary_rr_lower_bound_is_below_the_exact_epsilon():
+    from shuffledp.accounting.events import PersonalizedShuffleEvent
+
+    for victim, others in ((1.0, [0.5, 2.0, 2.0]), (2.0, [1.0, 1.0, 3.0, 0.3]), (3.0, [0.2, 0.2, 0.2])):
+        acc = VariationRatioAccountant().compose(PersonalizedShuffleEvent.from_budgets(victim, others))
+        for delta in (1e-3, 0.05):
+            low = acc.get_epsilon_lower(delta)
+            assert low == 0.0 or _personalized_exact_delta(victim, others, 2, low * (1 - 1e-6)) > delta
