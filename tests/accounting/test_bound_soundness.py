@@ -233,3 +233,31 @@ def test_personalized_binary_rr_lower_bound_is_below_the_exact_epsilon():
         for delta in (1e-3, 0.05):
             low = acc.get_epsilon_lower(delta)
             assert low == 0.0 or _personalized_exact_delta(victim, others, 2, low * (1 - 1e-6)) > delta
+
+
+@pytest.mark.parametrize("norm", ["linf", "l2"])
+def test_minkowski_response_upper_bound_is_above_its_discretised_lower_bound(norm):
+    from shuffledp.randomizers import MinkowskiResponse
+    from shuffledp.shuffle_audit import minkowski_lower_delta
+
+    for eps0 in (0.5, 2.0, 3.4, 6.0):
+        R = MinkowskiResponse(epsilon=eps0, dim=2, norm=norm)
+        for n in (2, 10, 200):
+            for frac in (0.05, 0.3, 0.7):
+                eps = frac * eps0
+                assert blanket_divergence(R.amplification_parameters(), n, eps) >= minkowski_lower_delta(R, n, eps)
+
+
+def test_laplace_upper_bound_is_above_its_discretised_lower_bound():
+    """One-dimensional Laplace, reports cut at 0: the two-cell histogram is a post-processing of the output."""
+    from shuffledp.randomizers import Laplace
+
+    for eps0 in (0.5, 2.0, 5.0):
+        R = Laplace(epsilon=eps0, dim=1)
+        tail = 0.5 * math.exp(-1.0 / R.scale)  # P[-1 + noise >= 0]
+        row0, row1 = np.array([1 - tail, tail]), np.array([tail, 1 - tail])
+        for n in (2, 10, 300):
+            for frac in (0.05, 0.3, 0.7):
+                eps = frac * eps0
+                lower = iid_shuffle_delta(row0, row1, row0, n, eps)
+                assert blanket_divergence(R.amplification_parameters(), n, eps) >= lower
