@@ -165,27 +165,16 @@ class BlanketDivergence:
         ends = np.minimum(starts + width - 1, h_hi)
         self.exact = width == 1
         weights, errors = self._block_weights(starts, ends, trials, kappa, a)
-        self._upper: list[tuple[float, PairDivergence]] = []
-        self._lower: list[tuple[float, PairDivergence]] = []
+        self._rho, self._labels, self._block_tail = rho, lab, tail / (2.0 * len(starts))
+        self._specs: dict[bool, list[tuple[float, float, int]]] = {True: [], False: []}  # (weight, pi, t)
         for h_a, h_b, w, err in zip(starts.tolist(), ends.tolist(), weights, errors):
-            if w + err <= 0.0:
-                continue
-            for pi, t, store, weight in (
-                (self._pi(h_a, trials, kappa, a) * (1.0 - _PI_SLACK), trials - h_b, self._upper, w + err),
-                (min(1.0, self._pi(h_b, trials, kappa, a) * (1.0 + _PI_SLACK)), trials - h_a, self._lower, max(0.0, w - err)),
-            ):
-                if pi >= 1.0 or weight <= 0.0:
-                    continue  # the victim is surely common: both inputs give the same counts
-                told = (1.0 - pi) * lab.informative  # the victim's message is on label 0 or 1
-                w_same = told * lab.same + 0.5 * pi * rho
-                w_other = told * lab.other + 0.5 * pi * rho
-                w_diff = told * (lab.same - lab.other)
-                log_p = math.log1p(w_diff / w_other) if w_other > 0.0 else math.inf
-                w_none = max(0.0, 1.0 - w_same - w_other)
-                pair = DominatingPair(w_same, w_other, w_none, w_diff, log_p, rho, max(t, 0))
-                store.append((weight, PairDivergence(pair, tail / (2.0 * len(starts)), _PAIR_BLOCKS)))
+            # the upper representative: pi at the block's low end, the fewest others; the lower one the reverse
+            self._specs[True].append((w + err, self._pi(h_a, trials, kappa, a) * (1.0 - _PI_SLACK), trials - h_b))
+            pi_hi = min(1.0, self._pi(h_b, trials, kappa, a) * (1.0 + _PI_SLACK))
+            self._specs[False].append((max(0.0, w - err), pi_hi, trials - h_a))
+        self._upper = self._blocks(upper=True)
         self._merged_upper = _merge(self._upper, upper=True)
-        self._merged_lower = _merge(self._lower, upper=False)
+        self._merged_lower: PairDivergence | None | bool = False  # built on the first `lower` call
         # the stronger-clone pair (m = 1) bounds the same release (docs/which-bound.md); where the blocks'
         # slack would put the specific bound above it, the smaller of the two is kept
         self._generic = None
@@ -193,6 +182,21 @@ class BlanketDivergence:
             e = math.exp(params.eps0)
             generic = DominatingPair(lab.same, lab.other, 0.0, self.diff, params.eps0, min(1.0, 2.0 * gamma / (e + 1.0)), trials)
             self._generic = PairDivergence(generic, tail)
+
+    def _blocks(self, upper: bool) -> list[tuple[float, PairDivergence]]:
+        """(mass, engine divergence) of each block's representative pair."""
+        lab, rho, out = self._labels, self._rho, []
+        for weight, pi, t in self._specs[upper]:
+            if pi >= 1.0 or weight <= 0.0:
+                continue  # the victim is surely common: both inputs give the same counts
+            told = (1.0 - pi) * lab.informative  # the victim's message is on label 0 or 1
+            w_same = told * lab.same + 0.5 * pi * rho
+            w_other = told * lab.other + 0.5 * pi * rho
+            w_diff = told * (lab.same - lab.other)
+            log_p = math.log1p(w_diff / w_other) if w_other > 0.0 else math.inf
+            pair = DominatingPair(w_same, w_other, max(0.0, 1.0 - w_same - w_other), w_diff, log_p, rho, max(t, 0))
+            out.append((weight, PairDivergence(pair, self._block_tail, _PAIR_BLOCKS)))
+        return out
 
     @property
     def upper_blocks(self) -> list[tuple[float, PairDivergence]]:
@@ -248,6 +252,8 @@ class BlanketDivergence:
         """Certified lower bound on the pair's divergence at ``eps`` (not a bound on the mechanism)."""
         if eps >= self.cap or eps > EPS_CEILING:
             return 0.0
+        if self._merged_lower is False:
+            self._merged_lower = _merge(self._blocks(upper=False), upper=False)
         if self._merged_lower is None:
             return 0.0
         return max(0.0, self._merged_lower.lower(eps) * (1.0 - 1e-12))
