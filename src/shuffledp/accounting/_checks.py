@@ -19,26 +19,31 @@ import numpy as np
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability, check_real, check_rtol
 from shuffledp.accounting._rounding import DELTA_MIN, EPS0_MAX, EPS0_MIN, N_MAX
 from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError
-from shuffledp.params import VariationRatio, check_eps0
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_eps0, check_release_params
 
 # --------------------------------------------------------------------------- counts, deltas, parameters
 
 
-def resolve_params(eps0: float | None, params: VariationRatio | None) -> VariationRatio:
+def resolve_params(
+    eps0: float | None, params: VariationRatio | BlanketDecomposition | PoissonReport | None
+) -> VariationRatio | BlanketDecomposition | PoissonReport:
     """Exactly one of eps0 / params; eps0 means the generic eps0-LDP parameters.
 
     Parameters
     ----------
     eps0 : float, in [1e-6, 700], or None
-    params : VariationRatio or None
+    params : VariationRatio or BlanketDecomposition or PoissonReport or None
 
     Returns
     -------
-    VariationRatio
-        ``params``, or ``VariationRatio.from_ldp(eps0)``.
+    VariationRatio or BlanketDecomposition or PoissonReport
+        ``params`` (when a bound is proven for it: `shuffledp.params.check_release_params`), or
+        ``VariationRatio.from_ldp(eps0)``.
 
     Raises
     ------
+    UnprovenBoundError
+        For a `VariationRatio` with a randomizer's own beta below tanh(eps0/2).
     PrivacyParameterError
         If both or neither are given, or the given one is invalid.
 
@@ -48,11 +53,11 @@ def resolve_params(eps0: float | None, params: VariationRatio | None) -> Variati
     True
     """
     if (eps0 is None) == (params is None):
-        raise PrivacyParameterError("give exactly one of eps0 (generic eps0-LDP) or params (VariationRatio)")
+        raise PrivacyParameterError(
+            "give exactly one of eps0 (generic eps0-LDP) or params (VariationRatio, BlanketDecomposition or PoissonReport)"
+        )
     if params is not None:
-        if not isinstance(params, VariationRatio):
-            raise PrivacyParameterError(f"params must be a VariationRatio, got {type(params).__name__}")
-        return params
+        return check_release_params(params)
     return VariationRatio.from_ldp(check_eps0(eps0))
 
 
@@ -129,14 +134,19 @@ def check_n_delta(n: int, delta: float) -> tuple[int, float]:
     return check_n(n), check_delta(delta)
 
 
-def ldp_level(vr: VariationRatio) -> float | None:
+def ldp_level(vr: VariationRatio | BlanketDecomposition | PoissonReport) -> float | None:
     """log p when ``vr`` describes a population of (log p)-LDP randomizers, else None.
 
     The generic bounds (clones, closed forms) hold for *any* eps0-LDP randomizers, so a
     release whose randomizer has finite p and q0, q1 <= p (every user's output density
     ratio is within p, as for one randomizer shared by all) is priced by them at
     eps0 = log p: a relaxation of its tighter (p, beta, q), never an optimistic one.
+    A `BlanketDecomposition` is its eps0; a `PoissonReport` is not LDP (None).
     """
+    if isinstance(vr, BlanketDecomposition):
+        return vr.eps0
+    if isinstance(vr, PoissonReport):
+        return None
     if math.isinf(vr.p) or vr.q > vr.p * (1.0 + 1e-12):
         return None
     return math.log(vr.p)

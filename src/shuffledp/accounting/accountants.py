@@ -46,18 +46,20 @@ from shuffledp.accounting.clones import (
     stronger_clone_epsilon,
 )
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence
+from shuffledp.accounting.release import release_cap, release_divergence, release_epsilon, shuffle_pld
 from shuffledp.accounting.personalized import (
     personalized_divergence,
     personalized_shuffle_epsilon,
     personalized_shuffle_epsilon_lower,
 )
 from shuffledp.accounting.pld import MAX_COMPOSED_BINS as _MAX_COMPOSED_BINS
-from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution, shuffle_pld
+from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
 from shuffledp.accounting.registry import lookup_method
 from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 from shuffledp.errors import (
     OutsideRegimeError,
     PrivacyParameterError,
@@ -321,7 +323,7 @@ def _cap(event: Release) -> float:
     """An epsilon the release certifies with delta = 0 (log p; the victim's own budget when personalized)."""
     if isinstance(event, E.PersonalizedShuffleEvent):
         return event.victim_epsilon
-    return DominatingPair.from_params(event.params, event.n, event.gamma).eps_cap
+    return release_cap(event.params, event.n, event.gamma)
 
 
 class _PairAccountant(Accountant):
@@ -519,10 +521,10 @@ class VariationRatioAccountant(_PairAccountant):
         self.rtol = check_rtol(rtol)
 
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
-        return variation_ratio_epsilon(event.params, event.n, delta, gamma=event.gamma, rtol=self.rtol)
+        return release_epsilon(event.params, event.n, delta, event.gamma, self.rtol)
 
     def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
-        return PairDivergence(DominatingPair.from_params(event.params, event.n, event.gamma), tail_mass).upper
+        return release_divergence(event.params, event.n, event.gamma, tail_mass).upper
 
     def get_epsilon_lower(self, delta: float) -> float:
         """Lower bound for one (possibly linked) release (segmented paper Proposition 1).
@@ -562,6 +564,12 @@ class VariationRatioAccountant(_PairAccountant):
                 )
             values, counts = single.others_groups()
             return personalized_shuffle_epsilon_lower(single.victim_epsilon, values, delta, rtol=self.rtol, others_counts=counts)
+        if isinstance(single.params, (BlanketDecomposition, PoissonReport)):
+            raise UnsupportedEventError(
+                "no lower bound is offered for a randomizer's own BlanketDecomposition: the attainable pair bounds "
+                "some randomizer with those parameters from below, not this one; shuffledp.shuffle_audit computes "
+                "the exact value for a discrete randomizer at small n"
+            )
         return variation_ratio_epsilon_lower(single.params, single.n, delta, gamma=single.gamma, rtol=self.rtol)
 
 
@@ -611,7 +619,7 @@ class CloneAccountant(_PairAccountant):
         if ldp_level(event.params) is None or event.gamma != 1.0:
             raise UnsupportedEventError(
                 f"method {self.name!r} applies only to eps0-LDP populations (finite p, q <= p) with gamma = 1 "
-                f"(got p={event.params.p:g}, beta={event.params.beta:g}, gamma={event.gamma:g})"
+                f"(got {event.params!r}, gamma={event.gamma:g})"
             )
 
     def _personalized_supported(self, event: E.PersonalizedShuffleEvent) -> None:
@@ -622,10 +630,10 @@ class CloneAccountant(_PairAccountant):
 
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
         bound = stronger_clone_epsilon if self.stronger else clone_epsilon
-        return bound(math.log(event.params.p), event.n, delta, rtol=self.rtol)
+        return bound(ldp_level(event.params), event.n, delta, rtol=self.rtol)
 
     def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
-        return PairDivergence(DominatingPair.clones(math.log(event.params.p), event.n, stronger=self.stronger), tail_mass).upper
+        return PairDivergence(DominatingPair.clones(ldp_level(event.params), event.n, stronger=self.stronger), tail_mass).upper
 
 
 class ClosedFormAccountant(Accountant):
@@ -682,7 +690,12 @@ class ClosedFormAccountant(Accountant):
 
     def _epsilon(self, event: E.Event, delta: float) -> float:
         single = _single(event)
-        value = self.method.func(single.params, single.n, delta)
+        params = single.params
+        if isinstance(params, BlanketDecomposition):  # the closed forms read (p, beta, q): the generic relaxation
+            params = VariationRatio.from_ldp(params.eps0)
+        if isinstance(params, PoissonReport):
+            raise UnsupportedEventError(f"the closed form {self.name!r} has no version for the Poisson randomizer")
+        value = self.method.func(params, single.n, delta)
         if not math.isfinite(value):
             raise OutsideRegimeError(f"{self.name} is outside its regime at n={single.n}, delta={delta:g}")
         return value
@@ -774,7 +787,7 @@ class PLDAccountant(Accountant):
         def build(ev: E.ShuffleEvent, step: float | None) -> PrivacyLossDistribution:
             return shuffle_pld(ev.n, params=ev.params, step=step, tail_mass=tail_mass, max_bins=bins, gamma=ev.gamma)
 
-        cap = sum(c * DominatingPair.from_params(ev.params, ev.n, ev.gamma).eps_cap for ev, c in rounds.items())
+        cap = sum(c * release_cap(ev.params, ev.n, ev.gamma) for ev, c in rounds.items())
         if len(rounds) == 1:
             (ev, count), = rounds.items()
             return build(ev, self.step).compose(count), cap
@@ -788,7 +801,7 @@ class PLDAccountant(Accountant):
         if sum(rounds.values()) == 1 and self.step is None:
             # one round: the pair's epsilon itself, without the PLD's discretisation bias
             (ev,) = rounds
-            value = variation_ratio_epsilon(ev.params, ev.n, delta, gamma=ev.gamma)
+            value = release_epsilon(ev.params, ev.n, delta, ev.gamma, DEFAULT_RTOL)
             if not math.isfinite(value):
                 raise OutsideRegimeError(f"no finite epsilon certifies delta={delta:g} for n={ev.n} (p = infinity, no cover)")
             return value
@@ -811,7 +824,7 @@ class PLDAccountant(Accountant):
         rounds = self._rounds(event)
         if sum(rounds.values()) == 1 and self.step is None:  # one round: the pair itself, as get_epsilon
             (ev,) = rounds
-            return PairDivergence(DominatingPair.from_params(ev.params, ev.n, ev.gamma), _TAIL).upper(epsilon)
+            return release_divergence(ev.params, ev.n, ev.gamma, _TAIL).upper(epsilon)
         if sum(rounds.values()) > _MAX_PLD_ROUNDS:
             raise OutsideRegimeError(f"tight composition is limited to {_MAX_PLD_ROUNDS} rounds (PLD memory)")
         pld, cap = self._pld(event, 1e-15)

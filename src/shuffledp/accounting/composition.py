@@ -24,7 +24,8 @@ from shuffledp.accounting._checks import Family, check_inverse_problem, check_n_
 from shuffledp.accounting.accountants import Accountant, PLDAccountant, VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import shuffle_epsilon
 from shuffledp.accounting.events import Event, SelfComposedEvent, ShuffleEvent
-from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution, shuffle_pld
+from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
+from shuffledp.accounting.release import shuffle_pld
 from shuffledp.errors import PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import VariationRatio
 

@@ -38,21 +38,22 @@ from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.accounting._checks import check_budgets, check_family, check_victim_budget
 from shuffledp.accounting._rounding import N_MAX
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_release_params
 
 
 @dataclass(frozen=True)
 class ShuffleEvent:
     """One shuffled release of ``n`` reports; the victim's randomizer has parameters ``params``.
 
-    Priced through the dominating pair (P, Q) of the variation-ratio reduction:
-    C ~ Binom(n - 1, gamma * 2 beta p / ((p - 1) q)) blanket messages and
-    P = (A + D1, C - A + D2), Q = (A + D2, C - A + D1).
+    Priced through the dominating pair its parameters prove (`shuffledp.accounting.release`):
+    the variation-ratio pair for generic eps0-LDP or p = infinity `VariationRatio`, the
+    three-class pair of `shuffledp.accounting.blanket` for a randomizer's own
+    `BlanketDecomposition`.
 
     Parameters
     ----------
-    params : VariationRatio
-        (p, beta, q0, q1) of the victim's randomizer (``R.amplification_parameters()``).
+    params : VariationRatio or BlanketDecomposition
+        The victim's randomizer (``R.amplification_parameters()``).
     n : int, in [1, 2^53]
         Reports shuffled together, the victim's included (n' of PIC §5.2).
     gamma : float, in [0, 1]
@@ -61,8 +62,10 @@ class ShuffleEvent:
 
     Raises
     ------
+    UnprovenBoundError
+        For a `VariationRatio` no proof covers (finite p, beta below tanh(log(p)/2)).
     PrivacyParameterError
-        If ``params`` is not a VariationRatio, or ``n`` or ``gamma`` is out of range.
+        If ``params`` has another type, or ``n`` or ``gamma`` is out of range.
 
     References
     ----------
@@ -81,13 +84,12 @@ class ShuffleEvent:
     shuffledp.errors.PrivacyParameterError: n must be an integer >= 1, got 0
     """
 
-    params: VariationRatio
+    params: VariationRatio | BlanketDecomposition | PoissonReport
     n: int
     gamma: float = 1.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.params, VariationRatio):
-            raise PrivacyParameterError(f"params must be a VariationRatio, got {type(self.params).__name__}")
+        check_release_params(self.params)
         n = check_positive_int(self.n, "n")
         if n > N_MAX:
             raise PrivacyParameterError(f"n must be at most 2^53 = {N_MAX}, got n={n}")
@@ -424,7 +426,12 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     check_event(event, "event")
     if isinstance(event, ShuffleEvent):
         p = event.params
-        params = {"p": _number(p.p), "beta": p.beta, "q0": _number(p.q0), "q1": _number(p.q1)}
+        if isinstance(p, BlanketDecomposition):
+            params = {"eps0": p.eps0, "beta": p.beta, "common_ratio": p.common_ratio}
+        elif isinstance(p, PoissonReport):
+            params = {"lam": p.lam, "d": p.d}
+        else:
+            params = {"p": _number(p.p), "beta": p.beta, "q0": _number(p.q0), "q1": _number(p.q1)}
         return {"type": "shuffle", "params": params, "n": event.n, "gamma": event.gamma}
     if isinstance(event, LinkedEvent):
         return {"type": "linked", "event": event_to_dict(event.event), "count": event.count}
@@ -468,7 +475,13 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     try:
         kind = data["type"]
         if kind == "shuffle":
-            params = VariationRatio(**{k: float(v) for k, v in data["params"].items()})
+            values = {k: float(v) for k, v in data["params"].items()}
+            if "eps0" in values:
+                params = BlanketDecomposition(**values)
+            elif "lam" in values:
+                params = PoissonReport(values["lam"], int(values["d"]))
+            else:
+                params = VariationRatio(**values)
             return ShuffleEvent(params, data["n"], data.get("gamma", 1.0))
         if kind == "linked":
             return LinkedEvent(event_from_dict(data["event"]), data["count"])

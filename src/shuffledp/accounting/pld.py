@@ -28,22 +28,20 @@ result is clipped at zero and charged an explicit round-off allowance
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import fft as sp_fft
 
 from shuffledp._util.validation import check_positive_int, check_probability
-from shuffledp.accounting._checks import resolve_params
-from shuffledp.accounting.dominating_pair import DominatingPair, pair_cells
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
-from shuffledp.params import VariationRatio
 
 #: Mass of the dominating pair that may be neglected when enumerating it (to +infinity).
-_ENUM_TAIL = 1e-15
+ENUM_TAIL = 1e-15
 #: Default cap on the bins of one round's PLD, and on those of a k-fold composition
 #: (float64 + FFT workspace: about 40 bytes a bin).
-_MAX_BINS = 1_000_000
+MAX_BINS = 1_000_000
 MAX_COMPOSED_BINS = 2**24
 #: Number of (s, x) cells evaluated per chunk (memory bound).
 _CHUNK_CELLS = 2_000_000
@@ -308,38 +306,23 @@ class PrivacyLossDistribution:
         return float(root * (1.0 + 1e-12) + 1e-15)
 
 
-def shuffle_pld(
-    n: int,
-    eps0: float | None = None,
-    params: VariationRatio | None = None,
-    *,
-    step: float | None = None,
-    tail_mass: float = 1e-15,
-    max_bins: int = _MAX_BINS,
-    gamma: float = 1.0,
+def pld_from_cells(
+    cells: Iterator[tuple[np.ndarray, np.ndarray]], *, step: float | None, tail_mass: float, max_bins: int
 ) -> PrivacyLossDistribution:
-    """Pessimistic PLD of one shuffled round (dominating pair of Theorem 1).
+    """Pessimistic PLD from (P-mass, Q-mass) cells of a dominating pair (the generator returns the neglected P-mass).
 
-    ``step`` is the loss grid; ``None`` picks 1/1000 of the standard deviation of the
-    loss (clipped to [1e-8, 1e-3]), so that the rounding bias (at most one step per
-    round) stays a small fraction of any composed epsilon, but never so fine that the
-    loss range needs more than ``max_bins`` bins.  Every loss is rounded up to the grid;
-    losses above the point where at most ``tail_mass`` of P lies are moved to +infinity
-    and the lowest losses holding at most ``tail_mass`` are raised (both only increase
-    delta).  The pair is symmetric under swapping its coordinates, so D(P||Q) = D(Q||P)
-    and this one PLD covers both directions.
+    ``step`` is the loss grid; ``None`` picks 1/1000 of the standard deviation of the loss
+    (clipped to [1e-8, 1e-3]), never so fine that the loss range needs more than ``max_bins``
+    bins.  Every loss is rounded up to the grid; losses above the point where at most
+    ``tail_mass`` of P lies are moved to +infinity and the lowest losses holding at most
+    ``tail_mass`` are raised (both only increase delta).
 
     Parameters
     ----------
-    n : int, >= 1
-    eps0 : float, in [1e-6, 700], optional
-    params : VariationRatio, optional
-        Exactly one of ``eps0`` / ``params``.
-    step : float, in [1e-8, 0.1], or None
+    cells : iterator of (ndarray, ndarray)
+    step : float or None
     tail_mass : float, in (0, 1)
     max_bins : int, >= 1
-    gamma : float, in [0, 1]
-        Blanket-slot probability (segmented Theorem 2).
 
     Returns
     -------
@@ -348,30 +331,16 @@ def shuffle_pld(
     Raises
     ------
     PrivacyParameterError
-        For an argument out of range, or an explicit ``step`` needing more than ``max_bins`` bins.
-
-    References
-    ----------
-    segmented-multimessage-shuffle.txt §3.3 Theorem 1; Meiser and Mohammadi, CCS 2018
-    (pessimistic discretisation; not in /work/shared/papers).
+        For an explicit ``step`` needing more than ``max_bins`` bins.
 
     Examples
     --------
-    >>> pld = shuffle_pld(1000, eps0=1.0)
-    >>> round(float(pld.epsilon(1e-6)), 3), pld.inf_mass < 1e-14
-    (0.149, True)
+    >>> cells = iter([(np.array([0.75, 0.25]), np.array([0.25, 0.75]))])
+    >>> round(pld_from_cells(cells, step=0.01, tail_mass=1e-15, max_bins=1000).delta(0.0), 2)
+    0.5
     """
-    n = check_positive_int(n, "n")
-    max_bins = check_positive_int(max_bins, "max_bins")
-    vr = resolve_params(eps0, params)
-    if step is not None:
-        step = float(step)
-        if not (math.isfinite(step) and 1e-8 <= step <= 0.1):
-            raise PrivacyParameterError(f"step must lie in [1e-8, 0.1], got {step!r}")
-    tail_mass = check_probability(tail_mass, "tail_mass")
     loss_parts, mass_parts = [], []
     inf_mass = 0.0
-    cells = pair_cells(DominatingPair.from_params(vr, n, gamma), _ENUM_TAIL)
     while True:
         try:
             p_mass, q_mass = next(cells)

@@ -28,7 +28,7 @@ from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric.sgdl import log_sgdl_mgf
 from shuffledp.accounting.metric.sgdl import relative_log_pmf as _relative_log_pmf
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.geometric import Geometric
 
 
@@ -586,10 +586,12 @@ def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k:
     k, d = check_positive_int(k, "k (largest value)"), check_positive_int(distance, "distance")
     if d > k:
         raise PrivacyParameterError(f"distance must be at most k={k} (values lie in {{0..k}}), got {d}")
-    pair = Geometric(eps_geo * d, 0, d).amplification_parameters()  # p = e^(eps_geo d), beta = TV at distance d
-    q = math.exp(min(eps_geo * k, 700.0))
-    params = VariationRatio(p=pair.p, beta=pair.beta, q0=q, q1=q)
-    return min(VariationRatioAccountant().compose(ShuffleEvent(params, n)).get_epsilon(delta), eps_geo * d)
+    pair = Geometric(eps_geo * d, 0, d).amplification_parameters()  # eps0 = eps_geo d, beta = TV at distance d
+    # every other user's law is at least e^(-eps_geo k) times the victim's (values differ by at most k): the
+    # three-class pair with the others' labels thinned by gamma = e^(-eps_geo (k - d)) relative to e^(-eps0)
+    params = BlanketDecomposition(eps0=pair.eps0, beta=pair.beta)
+    gamma = math.exp(-eps_geo * (k - d))
+    return min(VariationRatioAccountant().compose(ShuffleEvent(params, n, gamma)).get_epsilon(delta), eps_geo * d)
 
 
 def geo_shuffle_compromised_epsilon(eps_geo: float) -> float:
