@@ -16,7 +16,7 @@ Every accountant goes through `release_divergence`, `release_epsilon`, `release_
 from __future__ import annotations
 
 import math
-from typing import Iterator, Union
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -28,7 +28,27 @@ from shuffledp.accounting.pld import ENUM_TAIL, MAX_BINS, PrivacyLossDistributio
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_release_params
 
-ReleaseParams = Union[VariationRatio, BlanketDecomposition, PoissonReport]
+ReleaseParams = VariationRatio | BlanketDecomposition | PoissonReport
+
+
+def bound_name(params: ReleaseParams) -> str:
+    """Which proven pair prices a release with these parameters (for ledgers and reports).
+
+    Examples
+    --------
+    >>> bound_name(VariationRatio.from_ldp(1.0))
+    'stronger-clone pair (generic eps0-LDP)'
+    >>> bound_name(BlanketDecomposition(eps0=1.0, beta=0.2, common_ratio=1.0))
+    'three-class decomposition (own beta 0.2, common ratio 1)'
+    """
+    params = check_release_params(params)
+    if isinstance(params, PoissonReport):
+        return "three-class pair of the Poisson report"
+    if isinstance(params, VariationRatio):
+        return "variation-ratio pair (p = inf)" if math.isinf(params.p) else "stronger-clone pair (generic eps0-LDP)"
+    if params.common_mass <= 0.0:
+        return "stronger-clone pair (generic eps0-LDP)"
+    return f"three-class decomposition (own beta {params.beta:.4g}, common ratio {params.common_ratio:.4g})"
 
 
 def release_divergence(params: ReleaseParams, n: int, gamma: float, tail: float) -> PairDivergence | BlanketDivergence:
@@ -147,4 +167,4 @@ def shuffle_pld(
     return pld_from_cells(cells, step=step, tail_mass=tail_mass, max_bins=max_bins)
 
 
-__all__ = ["ReleaseParams", "release_cap", "release_cells", "release_divergence", "release_epsilon", "shuffle_pld"]
+__all__ = ["ReleaseParams", "bound_name", "release_cap", "release_cells", "release_divergence", "release_epsilon", "shuffle_pld"]
