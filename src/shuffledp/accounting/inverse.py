@@ -15,12 +15,12 @@ from scipy import optimize
 
 from shuffledp._util.validation import check_epsilon
 from shuffledp.accounting.bounds import check_n_delta
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.errors import PrivacyParameterError
 
 #: A family of local randomizers indexed by their local epsilon: "generic" (any
 #: eps0-LDP randomizer) or a callable eps0 -> LocalRandomizer (its
-#: ``amplification_parameters()`` are used) or eps0 -> VariationRatio.
+#: ``amplification_parameters()`` are used) or eps0 -> VariationRatio / BlanketDecomposition.
 Family = Union[Literal["generic"], Callable[[float], object]]
 
 #: Relative accuracy of the inverse: the returned eps0 amplifies to within this
@@ -28,18 +28,19 @@ Family = Union[Literal["generic"], Callable[[float], object]]
 ROUND_TRIP_RTOL = 1e-7
 
 
-def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
-    """The map eps0 -> VariationRatio of a `Family`.
+def parameters_of(family: Family) -> Callable[[float], VariationRatio | BlanketDecomposition]:
+    """The map eps0 -> parameters of a `Family`.
 
     Parameters
     ----------
     family : "generic" or callable
         "generic" (any eps0-LDP randomizer, `VariationRatio.from_ldp`), or a callable
-        eps0 -> LocalRandomizer (its ``amplification_parameters()``) or eps0 -> VariationRatio.
+        eps0 -> LocalRandomizer (its ``amplification_parameters()``) or eps0 -> VariationRatio
+        or BlanketDecomposition.
 
     Returns
     -------
-    callable float -> VariationRatio
+    callable float -> VariationRatio or BlanketDecomposition
 
     Raises
     ------
@@ -52,6 +53,8 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
     True
     >>> parameters_of(lambda e: VariationRatio.from_pq(3.0, 0.4, 3.0))(1.0).beta
     0.4
+    >>> parameters_of(lambda e: BlanketDecomposition(eps0=e, beta=0.3))(1.0).beta
+    0.3
     """
     if isinstance(family, str):
         if family != "generic":
@@ -60,14 +63,15 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
     if not callable(family):
         raise PrivacyParameterError(f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}")
 
-    def params(eps0: float) -> VariationRatio:
+    def params(eps0: float) -> VariationRatio | BlanketDecomposition:
         member = family(eps0)
-        if isinstance(member, VariationRatio):
+        if isinstance(member, (VariationRatio, BlanketDecomposition)):
             return member
         get = getattr(member, "amplification_parameters", None)
         if get is None:
             raise PrivacyParameterError(
-                f"family({eps0:g}) returned {type(member).__name__}; expected a LocalRandomizer or a VariationRatio"
+                f"family({eps0:g}) returned {type(member).__name__}; "
+                "expected a LocalRandomizer or a VariationRatio or BlanketDecomposition"
             )
         return get()
 
