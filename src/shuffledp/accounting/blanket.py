@@ -258,7 +258,7 @@ def blanket_epsilon(
     0.1144
     >>> krr = BlanketDecomposition(eps0=2.0, beta=math.expm1(2.0) / (math.exp(2.0) + 9), common_ratio=1.0)
     >>> round(blanket_epsilon(krr, 10_000, 1e-6), 4)   # 10-RR
-    0.2398
+    0.0800
     """
     n, delta = check_n_delta(n, delta)
     gamma = check_probability(gamma, "gamma", open_low=False, open_high=False)
