@@ -23,7 +23,7 @@ from typing import Callable, Literal
 
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.accounting._rounding import DELTA_MIN, N_MAX
-from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, VariationRatio, check_eps0, check_release_params
 
 BoundFunc = Callable[[VariationRatio, int, float], float]
@@ -334,6 +334,9 @@ def shuffle_epsilon_lower(
 
     Raises
     ------
+    UnsupportedEventError
+        For a randomizer's own `BlanketDecomposition`: no lower bound is offered for it (as
+        `VariationRatioAccountant.get_epsilon_lower`).
     PrivacyParameterError
         For an out-of-range argument or an unknown method.
 
@@ -348,7 +351,14 @@ def shuffle_epsilon_lower(
     """
     n, delta = check_n_delta(n, delta)
     vr = resolve_params(eps0, params)
-    return _method(method, "lower").func(vr, n, delta)
+    lower = _method(method, "lower")
+    if isinstance(vr, BlanketDecomposition):
+        raise UnsupportedEventError(
+            f"{method}: no lower bound is offered for a randomizer's own BlanketDecomposition (the attainable "
+            "pair bounds some randomizer with those parameters from below, not this one); "
+            "shuffledp.shuffle_audit computes the exact value for a discrete randomizer at small n"
+        )
+    return lower.func(vr, n, delta)
 
 
 def ldp_level(vr: VariationRatio | BlanketDecomposition) -> float | None:
