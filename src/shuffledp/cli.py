@@ -141,12 +141,33 @@ def _randomizer(name: str, eps0: float, dim: int) -> Any:
 
 
 def _local_parameters(eps0: float, randomizer: Optional[str], dim: int):
-    """VariationRatio of ``randomizer`` at local epsilon ``eps0`` (generic eps0-LDP if None)."""
+    """Parameters of ``randomizer`` at local epsilon ``eps0``: its own `BlanketDecomposition`
+    (``amplification_parameters()``), or the generic eps0-LDP `VariationRatio` if None."""
     from shuffledp.params import VariationRatio
 
     if randomizer is None:
         return VariationRatio.from_ldp(eps0)
     return _randomizer(randomizer, eps0, dim).amplification_parameters()
+
+
+#: What priced a bound that takes a randomizer's own `BlanketDecomposition` (the "parameters" column).
+_DECOMPOSITION_SOURCE = {
+    "variation-ratio": "three-class decomposition (own beta, common ratio)",
+    "variation-ratio-closed-form": "generic eps0-LDP (the closed form reads (p, beta, q))",
+}
+
+
+def _bound_source(method: Any, randomizer: Optional[str], params: Any) -> str:
+    """Which parameters price ``method``: generic eps0, or what of the randomizer's own parameters it uses."""
+    from shuffledp.params import BlanketDecomposition
+
+    if method.generic_only or randomizer is None:
+        return "generic"
+    if isinstance(params, BlanketDecomposition):
+        if method.kind == "lower":
+            return f"{randomizer}: n/a (no lower bound for a randomizer's own parameters)"
+        return f"{randomizer}: " + _DECOMPOSITION_SOURCE.get(method.name, "its own parameters")
+    return randomizer
 
 
 def _json_number(value: float) -> Optional[float]:
@@ -185,12 +206,21 @@ def amplify_cmd(
 ) -> None:
     """Every applicable amplification bound (upper and lower), side by side, with its compute time.
 
-    Generic-only bounds use eps0 alone (valid for any eps0-LDP randomizer); the others
-    use the randomizer's (p, beta, q) parameters when --randomizer is given.  A spinner
-    on stderr (terminals only) shows which bound is being computed when it takes over a second.
+    Generic-only bounds use eps0 alone (valid for any eps0-LDP randomizer); with --randomizer
+    the others use the randomizer's own parameters (the "parameters" column says how: the
+    three-class decomposition with its own beta and common ratio for variation-ratio); no lower
+    bound is offered for them (null in --json).  A spinner on stderr (terminals only) shows which
+    bound is being computed when it takes over a second.
     """
     from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
+    from shuffledp.errors import UnsupportedEventError
     from shuffledp.experiments.progress import DelayedStatus
+
+    def unsupported_is_inf(compute: Callable[[], float]) -> float:
+        try:
+            return compute()
+        except UnsupportedEventError:  # a lower bound for a randomizer's own parameters: none offered
+            return math.inf
 
     params = _local_parameters(eps0, randomizer, dim)
     methods = available_methods()
@@ -202,17 +232,17 @@ def amplify_cmd(
         for i, (name, m) in enumerate(methods.items(), start=1):
             status.update(f"computing {name} ({i}/{len(methods)}), n={n}")
             kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
-            compute = shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower
-            value = _timed(results, m.kind, name, partial(compute, n, delta, method=name, **kwargs))
-            source = "generic" if m.generic_only or randomizer is None else randomizer
-            rows.append((name, m.kind, source, value, results["seconds"][name]))
+            compute = partial(shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower, n, delta, method=name, **kwargs)
+            value = _timed(results, m.kind, name, compute if m.kind == "upper" else partial(unsupported_is_inf, compute))
+            rows.append((name, m.kind, _bound_source(m, randomizer, params), value, results["seconds"][name]))
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
         _emit_json(inputs, {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()})
         return
     table = Table("method", "kind", "parameters", "epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
     for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", r[3])):
-        table.add_row(name, kind, source, f"{value:.6g}" if math.isfinite(value) else "n/a (regime)", f"{seconds:.3g}")
+        shown = f"{value:.6g}" if math.isfinite(value) else ("n/a" if "n/a" in source else "n/a (regime)")
+        table.add_row(name, kind, source, shown, f"{seconds:.3g}")
     console.print(table)
 
 
