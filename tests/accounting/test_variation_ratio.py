@@ -25,7 +25,7 @@ from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon_lower,
 )
 from shuffledp.accounting.blanket import blanket_epsilon
-from shuffledp.errors import PrivacyParameterError, UnprovenBoundError
+from shuffledp.errors import PrivacyParameterError, UnprovenBoundError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition
 
 
@@ -218,6 +218,9 @@ def test_registered_in_dispatch():
     assert shuffle_epsilon(5000, 1e-6, params=own) == blanket_epsilon(own, 5000, 1e-6)
     with pytest.raises(UnprovenBoundError, match="BlanketDecomposition"):
         shuffle_epsilon(5000, 1e-6, params=VariationRatio.from_pq(4.0, 0.3, 6.0))
+    # no lower bound for a randomizer's own parameters (the attainable pair is some other randomizer's)
+    with pytest.raises(UnsupportedEventError, match="no lower bound is offered"):
+        shuffle_epsilon_lower(5000, 1e-6, params=own)
 
 
 DELTAS = st.sampled_from([1e-3, 1e-6, 1e-9])
