@@ -313,8 +313,8 @@ class BlanketDecomposition:
     Examples
     --------
     >>> d = BlanketDecomposition(eps0=1.0, beta=0.3)
-    >>> round(d.common_mass, 4), d.common_ratio == math.exp(1.0)
-    (0.3645, True)
+    >>> round(d.common_mass, 4), d.common_ratio == math.exp(1.0)   # 1 - 0.3/tanh(1/2)
+    (0.3508, True)
     >>> BlanketDecomposition.from_ldp(1.0).common_mass
     0.0
     """

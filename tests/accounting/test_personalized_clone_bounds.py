@@ -14,6 +14,7 @@ from shuffledp.accounting import personalized as P
 from shuffledp.accounting.bounds import shuffle_epsilon
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, pair_epsilon
 from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError
+from shuffledp.params import VariationRatio
 
 
 # ----------------------------------------------------------------------------- brute force
@@ -265,10 +266,10 @@ def test_bad_family_and_shapes():
 
 
 def test_from_count_pmf_with_none_weight_equals_engine():
-    # a victim with w_none > 0 (k-RR's variation-ratio pair): the h_s path of from_count_pmf
-    from shuffledp.randomizers import KRandomizedResponse
-
-    pair = DominatingPair.from_params(KRandomizedResponse(1.0, 5).amplification_parameters(), 300)
+    # a victim with w_none > 0 (the engine's pair at 5-RR's own beta -- engine mechanics only: that pair
+    # is no bound for 5-RR, docs/which-bound.md): the h_s path of from_count_pmf
+    e = math.e
+    pair = DominatingPair.from_params(VariationRatio(p=e, beta=(e - 1) / (e + 4), q0=e, q1=e), 300)
     c = np.arange(300.0)
     pmf = stats.binom.pmf(c, 299, pair.rho)
     div = PairDivergence.from_count_pmf(pair, pmf, 1e-13 * pmf, 0, 0.0)

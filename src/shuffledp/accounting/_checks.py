@@ -351,18 +351,19 @@ def check_delta_rtol(delta: Any, rtol: Any) -> tuple[float, float]:
 Family = Union[Literal["generic"], Callable[[float], object]]
 
 
-def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
-    """The map eps0 -> VariationRatio of a `Family`.
+def parameters_of(family: Family) -> Callable[[float], VariationRatio | BlanketDecomposition | PoissonReport]:
+    """The map eps0 -> parameters of a `Family`.
 
     Parameters
     ----------
     family : "generic" or callable
         "generic" (any eps0-LDP randomizer, `VariationRatio.from_ldp`), or a callable
-        eps0 -> LocalRandomizer (its ``amplification_parameters()``) or eps0 -> VariationRatio.
+        eps0 -> LocalRandomizer (its ``amplification_parameters()``) or eps0 -> VariationRatio,
+        BlanketDecomposition or PoissonReport.
 
     Returns
     -------
-    callable float -> VariationRatio
+    callable float -> VariationRatio or BlanketDecomposition or PoissonReport
 
     Raises
     ------
@@ -373,8 +374,8 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
     --------
     >>> parameters_of("generic")(1.0) == VariationRatio.from_ldp(1.0)
     True
-    >>> parameters_of(lambda e: VariationRatio.from_pq(3.0, 0.4, 3.0))(1.0).beta
-    0.4
+    >>> parameters_of(lambda e: BlanketDecomposition(eps0=e, beta=0.3))(1.0).beta
+    0.3
     """
     if isinstance(family, str):
         if family != "generic":
@@ -383,14 +384,15 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio]:
     if not callable(family):
         raise PrivacyParameterError(f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}")
 
-    def params(eps0: float) -> VariationRatio:
+    def params(eps0: float) -> VariationRatio | BlanketDecomposition | PoissonReport:
         member = family(eps0)
-        if isinstance(member, VariationRatio):
+        if isinstance(member, (VariationRatio, BlanketDecomposition, PoissonReport)):
             return member
         get = getattr(member, "amplification_parameters", None)
         if get is None:
             raise PrivacyParameterError(
-                f"family({eps0:g}) returned {type(member).__name__}; expected a LocalRandomizer or a VariationRatio"
+                f"family({eps0:g}) returned {type(member).__name__}; expected a LocalRandomizer or a VariationRatio "
+                "or BlanketDecomposition"
             )
         return get()
 

@@ -606,7 +606,7 @@ class CloneAccountant(_PairAccountant):
     >>> ev = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
     >>> round(CloneAccountant(stronger=False).compose(ev).get_epsilon(1e-6), 4)
     0.155
-    >>> CloneAccountant().supports(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 5.0), 100))  # q > p: not one LDP population
+    >>> CloneAccountant().supports(ShuffleEvent(VariationRatio.from_pq(3.0, 0.5, 5.0), 100))  # q > p: not one LDP population
     False
     """
 

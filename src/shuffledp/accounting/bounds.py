@@ -17,7 +17,7 @@ from shuffledp.accounting._rounding import DELTA_MIN, N_MAX  # noqa: F401 (re-ex
 from shuffledp.accounting.accountants import accountant_for
 from shuffledp.accounting.events import ShuffleEvent
 from shuffledp.accounting.registry import METHODS, BoundFunc, BoundMethod, available_methods, lookup_method, register_method
-from shuffledp.errors import OutsideRegimeError
+from shuffledp.errors import OutsideRegimeError, UnsupportedEventError
 from shuffledp.params import VariationRatio
 
 
@@ -106,6 +106,9 @@ def shuffle_epsilon_lower(
 
     Raises
     ------
+    UnsupportedEventError
+        For a randomizer's own `BlanketDecomposition`: no lower bound is offered for it (as
+        `VariationRatioAccountant.get_epsilon_lower`).
     PrivacyParameterError
         For an out-of-range argument or an unknown method.
 
@@ -120,7 +123,14 @@ def shuffle_epsilon_lower(
     """
     n, delta = check_n_delta(n, delta)
     vr = resolve_params(eps0, params)
-    return lookup_method(method, "lower").func(vr, n, delta)
+    lower = lookup_method(method, "lower")
+    if not isinstance(vr, VariationRatio):
+        raise UnsupportedEventError(
+            f"{method}: no lower bound is offered for a randomizer's own parameters (the attainable pair bounds "
+            "some randomizer with those parameters from below, not this one); shuffledp.shuffle_audit computes "
+            "the exact value for a discrete randomizer at small n"
+        )
+    return lower.func(vr, n, delta)
 
 
 __all__ = [

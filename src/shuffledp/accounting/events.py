@@ -103,7 +103,8 @@ class LinkedEvent:
 
     Joined by key, the k = ``count`` reports are one message of the k-fold product
     randomizer, so the event prices as one release with parameters
-    ``params.linked(k)``: p^k, q^k and beta_k = min(1 - (1 - beta)^k, (p^k - 1)/(p^k + 1)).
+    ``params.linked(k)``: for finite p the `BlanketDecomposition` (k eps0, beta_k) with
+    beta_k = min(1 - (1 - beta)^k, tanh(k eps0/2)); for p = infinity p^k, q^k and beta_k.
 
     Parameters
     ----------
@@ -126,8 +127,9 @@ class LinkedEvent:
     >>> import math
     >>> from shuffledp.params import VariationRatio
     >>> ev = ShuffleEvent(VariationRatio.from_ldp(1.0), 10_000)
-    >>> round(math.log(LinkedEvent(ev, 3).as_shuffle_event().params.p), 6)
-    3.0
+    >>> linked = LinkedEvent(ev, 3).as_shuffle_event().params
+    >>> type(linked).__name__, round(linked.eps0, 6), round(linked.beta, 4)
+    ('BlanketDecomposition', 3.0, 0.8444)
     """
 
     event: ShuffleEvent
@@ -464,9 +466,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
     Examples
     --------
-    >>> ev = event_from_dict({"type": "shuffle", "params": {"p": 3, "beta": 0.4, "q0": 3, "q1": 3}, "n": 50})
-    >>> ev.n, ev.params.beta
-    (50, 0.4)
+    >>> ev = event_from_dict({"type": "shuffle", "params": {"eps0": 1.0, "beta": 0.3, "common_ratio": 1.0}, "n": 50})
+    >>> ev.n, ev.params.beta, ev.params.common_ratio
+    (50, 0.3, 1.0)
     >>> event_from_dict({"type": "laplace"})
     Traceback (most recent call last):
     ...
@@ -521,9 +523,9 @@ def event_to_json(event: Event) -> str:
 
     Examples
     --------
-    >>> from shuffledp.params import VariationRatio
-    >>> event_to_json(LinkedEvent(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 3.0), 5), 2))
-    '{"count": 2, "event": {"gamma": 1.0, "n": 5, "params": {"beta": 0.4, "p": 3.0, "q0": 3.0, "q1": 3.0}, "type": "shuffle"}, "type": "linked"}'
+    >>> from shuffledp.params import BlanketDecomposition
+    >>> event_to_json(LinkedEvent(ShuffleEvent(BlanketDecomposition(eps0=1.0, beta=0.3, common_ratio=1.0), 5), 2))
+    '{"count": 2, "event": {"gamma": 1.0, "n": 5, "params": {"beta": 0.3, "common_ratio": 1.0, "eps0": 1.0}, "type": "shuffle"}, "type": "linked"}'
     """
     return json.dumps(event_to_dict(event), sort_keys=True)
 
