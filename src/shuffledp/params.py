@@ -193,7 +193,7 @@ class VariationRatio:
         beta = math.tanh(eps / 2.0)  # (e^eps - 1)/(e^eps + 1) without cancellation
         return cls(p=p, beta=beta, q0=p, q1=p)
 
-    def linked(self, k: int) -> "VariationRatio | BlanketDecomposition":
+    def linked(self, k: int) -> VariationRatio | BlanketDecomposition:
         """Parameters of k reports of one user that the adversary can link (PIC §8, key reuse).
 
         A user who reuses one key over k executions is, to an adversary joining the
@@ -346,7 +346,7 @@ class BlanketDecomposition:
         return max(0.0, 1.0 - self.beta / math.tanh(self.eps0 / 2.0))
 
     @classmethod
-    def from_ldp(cls, eps0: float) -> "BlanketDecomposition":
+    def from_ldp(cls, eps0: float) -> BlanketDecomposition:
         """Any eps0-LDP randomizer: beta = tanh(eps0/2), no common part (the stronger-clone pair).
 
         Examples
@@ -357,7 +357,7 @@ class BlanketDecomposition:
         eps0 = check_eps0(eps0)
         return cls(eps0=eps0, beta=math.tanh(eps0 / 2.0))
 
-    def linked(self, k: int) -> "BlanketDecomposition":
+    def linked(self, k: int) -> BlanketDecomposition:
         """k reports of one user that the adversary links (PIC §8): the k-fold product randomizer.
 
         The product is (k eps0)-LDP with total variation at most min(1 - (1 - beta)^k, tanh(k eps0/2))
@@ -386,7 +386,7 @@ class BlanketDecomposition:
 _GENERIC_SLACK = 1e-12
 
 
-def check_release_params(params: object) -> "VariationRatio | BlanketDecomposition | PoissonReport":
+def check_release_params(params: object) -> VariationRatio | BlanketDecomposition | PoissonReport:
     """``params`` if a shuffle bound is proven for it, else a named error.
 
     * `BlanketDecomposition` and `PoissonReport`: always (the three-class pairs of

@@ -147,8 +147,8 @@ def _segmented_exact_delta(lam: float, d: int, n_users: int, m: float, eps: floa
     blanket messages uniform over d items per user; worst over the others' items."""
     import itertools
 
-    from shuffledp.shuffle_audit import histogram_law
     from shuffledp.shuffle_audit import _pair_delta as pair_delta
+    from shuffledp.shuffle_audit import histogram_law
 
     c = math.ceil(m)
     blank = np.concatenate(([1.0 - m / c], np.full(d, m / c / d)))  # column 0: no message
@@ -200,8 +200,8 @@ def _personalized_exact_delta(victim: float, others: list[float], k: int, eps: f
     """Exact worst divergence when every user runs k-RR (binary RR for k = 2) at its own budget."""
     import itertools
 
-    from shuffledp.shuffle_audit import histogram_law
     from shuffledp.shuffle_audit import _pair_delta as pair_delta
+    from shuffledp.shuffle_audit import histogram_law
 
     base = len(others) + 2
     worst = 0.0

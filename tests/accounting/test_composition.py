@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 from shuffledp.accounting import composition as cp
+from shuffledp.accounting.blanket import blanket_epsilon
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.accounting.variation_ratio import variation_ratio_epsilon
-from shuffledp.accounting.blanket import blanket_epsilon
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
 

@@ -8,6 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from test_composition import (  # tests/accounting is on sys.path (pytest prepend mode)
+    exact_delta,
+    theorem1_pair,
+    three_class_pair,
+)
 
 from shuffledp.accounting import closed_form as cf
 from shuffledp.accounting import composition as cp
@@ -27,8 +32,6 @@ from shuffledp.accounting.variation_ratio import hockey_stick_divergence, variat
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.randomizers import KRandomizedResponse, MinkowskiResponse
-
-from test_composition import exact_delta, theorem1_pair, three_class_pair  # tests/accounting is on sys.path (pytest prepend mode)
 
 GENERIC = VariationRatio.from_ldp
 
@@ -97,7 +100,7 @@ def test_accountants_equal_the_bound_functions(n, eps0, delta):
             acc.get_epsilon(delta)
     for method in ("variation-ratio", "stronger-clones", "pic-eq1"):
         assert shuffle_epsilon(n, delta, eps0=eps0, method=method) == (
-            _or_inf(lambda: accountant_for(method).compose(ev).get_epsilon(delta))
+            _or_inf(lambda method=method: accountant_for(method).compose(ev).get_epsilon(delta))
         )
 
 

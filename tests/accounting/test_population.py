@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import VariationRatio, shuffle_epsilon
-from shuffledp.accounting.population import anonymous_population, matching_population
 from shuffledp.accounting.blanket import blanket_divergence
+from shuffledp.accounting.population import anonymous_population, matching_population
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.categorical import KRandomizedResponse

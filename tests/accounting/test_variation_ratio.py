@@ -18,13 +18,13 @@ from shuffledp.accounting import VariationRatio, available_methods, shuffle_epsi
 from shuffledp.accounting import dominating_pair as dp
 from shuffledp.accounting import variation_ratio as vr
 from shuffledp.accounting._rounding import rel_slack
+from shuffledp.accounting.blanket import blanket_epsilon
 from shuffledp.accounting.dominating_pair import DominatingPair
 from shuffledp.accounting.variation_ratio import (
     hockey_stick_divergence,
     variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
-from shuffledp.accounting.blanket import blanket_epsilon
 from shuffledp.errors import PrivacyParameterError, UnprovenBoundError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition
 

@@ -7,10 +7,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from shuffledp import cli
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
 from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
 from shuffledp.accounting.inverse import local_epsilon
-from shuffledp import cli
 from shuffledp.cli import app
 from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.registry import make_randomizer

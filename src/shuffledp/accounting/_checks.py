@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Literal, Union
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 
@@ -348,7 +349,7 @@ def check_delta_rtol(delta: Any, rtol: Any) -> tuple[float, float]:
 #: A family of local randomizers indexed by their local epsilon: "generic" (any
 #: eps0-LDP randomizer) or a callable eps0 -> LocalRandomizer (its
 #: ``amplification_parameters()`` are used) or eps0 -> VariationRatio.
-Family = Union[Literal["generic"], Callable[[float], object]]
+Family = Literal["generic"] | Callable[[float], object]
 
 
 def parameters_of(family: Family) -> Callable[[float], VariationRatio | BlanketDecomposition | PoissonReport]:

@@ -17,8 +17,9 @@ personalized-shuffle-eapes.txt §3 (the count of clones).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 from scipy import stats

@@ -8,7 +8,7 @@ the primitives, so any module above may use it.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from scipy import optimize
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
 from shuffledp.accounting import events as E
@@ -46,7 +46,6 @@ from shuffledp.accounting.clones import (
     stronger_clone_epsilon,
 )
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence
-from shuffledp.accounting.release import release_cap, release_divergence, release_epsilon, shuffle_pld
 from shuffledp.accounting.personalized import (
     personalized_divergence,
     personalized_shuffle_epsilon,
@@ -55,16 +54,16 @@ from shuffledp.accounting.personalized import (
 from shuffledp.accounting.pld import MAX_COMPOSED_BINS as _MAX_COMPOSED_BINS
 from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
 from shuffledp.accounting.registry import lookup_method
+from shuffledp.accounting.release import release_cap, release_divergence, release_epsilon, shuffle_pld
 from shuffledp.accounting.variation_ratio import (
-    variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
-from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 from shuffledp.errors import (
     OutsideRegimeError,
     PrivacyParameterError,
     UnsupportedEventError,
 )
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 
 #: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
 _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
@@ -112,7 +111,7 @@ class Accountant:
     def __init__(self) -> None:
         self._events: list[E.Event] = []
 
-    def fresh(self) -> "Accountant":
+    def fresh(self) -> Accountant:
         """A new accountant with this one's configuration and nothing recorded.
 
         Returns
@@ -181,7 +180,7 @@ class Accountant:
             return False
         return True
 
-    def compose(self, event: E.Event, count: int = 1) -> "Accountant":
+    def compose(self, event: E.Event, count: int = 1) -> Accountant:
         """Record ``count`` repetitions of ``event`` (as a SelfComposedEvent when count > 1).
 
         Parameters

@@ -45,8 +45,8 @@ import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
-from shuffledp.accounting._rounding import EPS_CEILING, tail_budget
 from shuffledp.accounting._checks import check_n_delta
+from shuffledp.accounting._rounding import EPS_CEILING, tail_budget
 from shuffledp.accounting.dominating_pair import (
     DominatingPair,
     PairDivergence,
@@ -92,7 +92,7 @@ class _Labels:
     cap: float
 
     @classmethod
-    def of(cls, params: BlanketDecomposition | PoissonReport, gamma: float) -> "_Labels":
+    def of(cls, params: BlanketDecomposition | PoissonReport, gamma: float) -> _Labels:
         if isinstance(params, PoissonReport):
             # the victim's item w.p. lam, else nothing; a used blanket slot lands on each item w.p. 1/d
             d = params.d

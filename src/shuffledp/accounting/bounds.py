@@ -16,7 +16,14 @@ from shuffledp.accounting._checks import check_delta, check_n, check_n_delta, ld
 from shuffledp.accounting._rounding import DELTA_MIN, N_MAX  # noqa: F401 (re-exported: their old path)
 from shuffledp.accounting.accountants import accountant_for
 from shuffledp.accounting.events import ShuffleEvent
-from shuffledp.accounting.registry import METHODS, BoundFunc, BoundMethod, available_methods, lookup_method, register_method
+from shuffledp.accounting.registry import (
+    METHODS,
+    BoundFunc,
+    BoundMethod,
+    available_methods,
+    lookup_method,
+    register_method,
+)
 from shuffledp.errors import OutsideRegimeError, UnsupportedEventError
 from shuffledp.params import VariationRatio
 

@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_probability
-from shuffledp.params import VariationRatio, check_eps0
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio, check_eps0
 
 #: A blanket delta is accepted at eps only if delta_B(eps) * (1 + _DELTA_SLACK) <= delta
 #: (covers the float64 rounding of the few operations in the formulas).

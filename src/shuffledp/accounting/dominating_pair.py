@@ -60,8 +60,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import numpy as np
 from scipy import optimize, stats
@@ -147,7 +147,7 @@ class DominatingPair:
         return math.inf if math.isinf(self.log_p) else math.nextafter(self.log_p, math.inf)
 
     @classmethod
-    def from_params(cls, params: VariationRatio, n: int, gamma: float = 1.0, *, attainable: bool = False) -> "DominatingPair":
+    def from_params(cls, params: VariationRatio, n: int, gamma: float = 1.0, *, attainable: bool = False) -> DominatingPair:
         """Theorem 1 (gamma = 1) / Theorem 2 pair for ``n`` participants.
 
         w_same = beta p/(p - 1), w_other = beta/(p - 1), rho = gamma 2 beta p/((p - 1) q)
@@ -203,7 +203,7 @@ class DominatingPair:
         return cls(w_same, w_other, w_none, beta, math.log(p), min(rho, 1.0) * gamma, n - 1)
 
     @classmethod
-    def clones(cls, eps0: float, n: int, *, stronger: bool) -> "DominatingPair":
+    def clones(cls, eps0: float, n: int, *, stronger: bool) -> DominatingPair:
         """Clone pair of generic eps0-LDP randomizers: clone probability e^-eps0, or 2/(e^eps0 + 1).
 
         w_same = e^eps0/(e^eps0 + 1), w_other = 1 - w_same, w_none = 0.
@@ -390,7 +390,7 @@ class PairDivergence:
     @classmethod
     def from_count_pmf(
         cls, pair: DominatingPair, pmf: np.ndarray, pmf_err: np.ndarray, offset: int, tail: float
-    ) -> "PairDivergence":
+    ) -> PairDivergence:
         """The same divergence with an arbitrary law of the blanket count C (exact, width-1 blocks).
 
         ``pmf[i]`` approximates Pr[C = offset + i] to within ``pmf_err[i]`` (absolute);

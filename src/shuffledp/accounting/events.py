@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -188,7 +188,7 @@ class GroupEvent:
     3
     """
 
-    event: "Event"
+    event: Event
     size: int
 
     def __post_init__(self) -> None:
@@ -223,7 +223,7 @@ class ComposedEvent:
     2
     """
 
-    events: tuple["Event", ...]
+    events: tuple[Event, ...]
 
     def __post_init__(self) -> None:
         try:
@@ -264,7 +264,7 @@ class SelfComposedEvent:
     80
     """
 
-    event: "Event"
+    event: Event
     count: int
 
     def __post_init__(self) -> None:
@@ -338,7 +338,7 @@ class PersonalizedShuffleEvent:
     @classmethod
     def from_budgets(
         cls, victim_epsilon: float, others_epsilon: Any, family: str = "binary-rr", k: int | None = None
-    ) -> "PersonalizedShuffleEvent":
+    ) -> PersonalizedShuffleEvent:
         """The event for a victim among other users with budgets ``others_epsilon`` (one per user).
 
         Parameters
@@ -384,7 +384,7 @@ class PersonalizedShuffleEvent:
         return np.repeat(np.asarray(values, dtype=np.float64), counts)
 
 
-Event = Union[ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent]
+Event = ShuffleEvent | LinkedEvent | GroupEvent | ComposedEvent | SelfComposedEvent | PersonalizedShuffleEvent
 _EVENT_TYPES = (ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent)
 
 

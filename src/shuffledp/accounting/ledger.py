@@ -21,13 +21,20 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from shuffledp._util.validation import check_epsilon, check_positive_int
-from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting import events as E
-from shuffledp.accounting.accountants import Accountant, ClosedFormAccountant, PLDAccountant, VariationRatioAccountant, calibrate
+from shuffledp.accounting.accountants import (
+    Accountant,
+    ClosedFormAccountant,
+    PLDAccountant,
+    VariationRatioAccountant,
+    calibrate,
+)
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.population import anonymous_population
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 from shuffledp.params import VariationRatio
@@ -477,7 +484,7 @@ class PrivacyLedger:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PrivacyLedger":
+    def from_dict(cls, data: dict[str, Any]) -> PrivacyLedger:
         """The ledger of `to_dict`'s output (the priced columns are dropped and recomputed on demand).
 
         Parameters
@@ -515,7 +522,7 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    def from_json(cls, text: str) -> "PrivacyLedger":
+    def from_json(cls, text: str) -> PrivacyLedger:
         """The ledger written by `to_json` (re-validated row by row)."""
         try:
             return cls.from_dict(json.loads(text))

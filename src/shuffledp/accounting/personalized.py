@@ -38,17 +38,36 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import optimize, special
 
 from shuffledp._util.validation import check_probability, check_real
-from shuffledp.accounting._checks import FAMILIES, MAX_BUDGET, MIN_BUDGET, check_budgets, check_delta, check_family, check_n
+
+# re-exported: their public paths were this module's before the validators and the count law moved out
+from shuffledp.accounting._checks import (  # noqa: F401
+    FAMILIES,
+    MAX_BUDGET,
+    MAX_DISTINCT_BUDGETS,
+    MIN_BUDGET,
+    check_budgets,
+    check_delta,
+    check_distinct_budgets,
+    check_family,
+    check_n,
+    check_victim_budget,
+)
 from shuffledp.accounting._checks import check_delta_rtol as _check_common
 from shuffledp.accounting._checks import check_others as _others
 from shuffledp.accounting._checks import real_array as _real_array
-from shuffledp.accounting._count_law import MAX_COUNT_WIDTH, CountPmf, poisson_binomial
+from shuffledp.accounting._count_law import (
+    MAX_COUNT_WIDTH,
+    CountPmf,
+    binomial_count,  # noqa: F401
+    poisson_binomial,
+)
 from shuffledp.accounting._count_law import convolve as _convolve
 from shuffledp.accounting._count_law import grouped_law as _grouped_law
 from shuffledp.accounting._count_law import leave_one_out as _leave_one_out
@@ -56,10 +75,6 @@ from shuffledp.accounting._count_law import tight_window as _tight_window
 from shuffledp.accounting._rounding import EPS_CEILING, UNIT_ROUNDOFF, tail_budget
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, solve_epsilon
 from shuffledp.errors import PrivacyParameterError, ShapeError
-
-# re-exported: their public paths were this module's before the validators and the count law moved out
-from shuffledp.accounting._checks import MAX_DISTINCT_BUDGETS, check_distinct_budgets, check_victim_budget  # noqa: F401
-from shuffledp.accounting._count_law import binomial_count  # noqa: F401
 
 _U = UNIT_ROUNDOFF
 

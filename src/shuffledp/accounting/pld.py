@@ -119,7 +119,7 @@ class PrivacyLossDistribution:
         """
         return (self.offset + np.arange(self.pmf.size)) * self.step
 
-    def compose(self, k: int) -> "PrivacyLossDistribution":
+    def compose(self, k: int) -> PrivacyLossDistribution:
         """The PLD of the k-fold product pair (k-fold convolution by FFT).
 
         The finite masses are clipped at 0; the FFT's round-off is bounded by
@@ -166,7 +166,7 @@ class PrivacyLossDistribution:
         )
 
     @staticmethod
-    def compose_all(parts: list[tuple["PrivacyLossDistribution", int]]) -> "PrivacyLossDistribution":
+    def compose_all(parts: list[tuple[PrivacyLossDistribution, int]]) -> PrivacyLossDistribution:
         """The PLD of the product of ``count`` copies of each PLD (one loss grid), by one FFT.
 
         Round-off: the product of the spectra is charged, per frequency, the sum over
@@ -395,4 +395,4 @@ class CompositionError(OutsideRegimeError):
     """
 
 
-__all__ = ["CompositionError", "MAX_COMPOSED_BINS", "PrivacyLossDistribution", "shuffle_pld"]
+__all__ = ["ENUM_TAIL", "MAX_BINS", "CompositionError", "MAX_COMPOSED_BINS", "PrivacyLossDistribution", "pld_from_cells"]

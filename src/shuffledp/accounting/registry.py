@@ -17,8 +17,9 @@ and `lookup_method`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 from shuffledp.accounting.clones import clone_epsilon, stronger_clone_epsilon
 from shuffledp.accounting.closed_form import (

@@ -47,9 +47,9 @@ from shuffledp.accounting._rounding import N_MAX
 from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.composition import group_composition
+from shuffledp.accounting.dominating_pair import DominatingPair, pair_epsilon
 from shuffledp.accounting.events import GroupEvent, ShuffleEvent
 from shuffledp.accounting.release import release_divergence
-from shuffledp.accounting.dominating_pair import DominatingPair, pair_epsilon
 from shuffledp.accounting.variation_ratio import DEFAULT_RTOL
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import PoissonReport, VariationRatio

@@ -50,11 +50,11 @@ always, and the bound coincides with the upper bound up to rounding.
 
 from __future__ import annotations
 
+from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
 from shuffledp.accounting._checks import check_n_delta
 from shuffledp.accounting._rounding import DEFAULT_RTOL
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, pair_epsilon
 from shuffledp.params import VariationRatio
-from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
 
 
 def variation_ratio_epsilon(

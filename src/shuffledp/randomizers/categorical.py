@@ -25,8 +25,8 @@ import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_positive_int, check_probability
-from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
+from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.randomizers._decomposition import decomposition_from_matrix, matrix_is_small
 from shuffledp.randomizers._sampling import bernoulli, hazard_categorical
 from shuffledp.randomizers.base import DiscreteRandomizer

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import as_index_array, check_probability
-from shuffledp.params import BlanketDecomposition
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers._decomposition import decomposition_from_matrix, matrix_is_small
 from shuffledp.randomizers._sampling import bernoulli, geometric_tail
 from shuffledp.randomizers.base import DiscreteRandomizer

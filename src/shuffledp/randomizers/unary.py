@@ -28,8 +28,8 @@ import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.params import BlanketDecomposition
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers._decomposition import decomposition_from_matrix, matrix_is_small
 from shuffledp.randomizers._sampling import bernoulli, discard
 from shuffledp.randomizers.base import MAX_DISCRETE_EPSILON, DiscreteRandomizer

@@ -15,7 +15,7 @@ from shuffledp.accounting._checks import check_delta, check_n
 from shuffledp.accounting._solve import largest_within
 from shuffledp.accounting.accountants import VariationRatioAccountant
 from shuffledp.accounting.events import ShuffleEvent
-from shuffledp.accounting.metric._common import CertifiedEpsilon, DEFAULT_MAX_DISTANCE, MAX_EPSILON, check_noise_epsilon
+from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, MAX_EPSILON, CertifiedEpsilon, check_noise_epsilon
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons

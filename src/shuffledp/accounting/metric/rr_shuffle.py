@@ -16,11 +16,10 @@ from scipy import special
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.accounting._checks import check_delta, check_n
 from shuffledp.accounting._rounding import N_MAX
-from shuffledp.accounting.metric._common import CertifiedEpsilon
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
+from shuffledp.accounting.metric._common import CertifiedEpsilon
 from shuffledp.accounting.metric._common import check_method as _check_method
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
-
 
 # --- RR-Shuffle (§3, Theorems 3.1 and 7.1) ---------------------------------------------------------------
 

@@ -27,7 +27,6 @@ from shuffledp.accounting._rounding import N_MAX
 from shuffledp.accounting.metric._common import TAIL_RTOL as _TAIL_RTOL
 from shuffledp.errors import PrivacyParameterError
 
-
 #: Most terms of the beta < 1 series (about 45 / (1 - p^2) are needed).
 _MAX_SERIES_TERMS = 20_000_000
 #: Most (outcome, term) cells `sgdl_shift_divergence` evaluates (about 3 s).
@@ -64,9 +63,12 @@ def _as_offsets(r: Any) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(r)
     if arr.dtype == object and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat):
         arr = np.array([float(v) for v in arr.flat], dtype=np.float64).reshape(arr.shape)  # Python ints beyond int64
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        if not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
-            raise PrivacyParameterError(f"r (SGDL outcome) must hold integers, got {r!r}")
+    if (
+        arr.size
+        and not np.issubdtype(arr.dtype, np.integer)
+        and not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)))
+    ):
+        raise PrivacyParameterError(f"r (SGDL outcome) must hold integers, got {r!r}")
     size = np.abs(arr.astype(np.float64))
     return np.where(size > MAX_SGDL_OUTCOME, 0, np.abs(np.where(size > MAX_SGDL_OUTCOME, 0, arr))).astype(np.int64), size
 

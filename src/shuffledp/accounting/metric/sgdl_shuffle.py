@@ -12,7 +12,7 @@ from scipy import stats
 
 from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting._checks import check_delta, check_n
-from shuffledp.accounting.metric._common import CertifiedEpsilon, DEFAULT_MAX_DISTANCE, check_noise_epsilon
+from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, CertifiedEpsilon, check_noise_epsilon
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import check_method as _check_method
@@ -24,7 +24,6 @@ from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilon
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric.sgdl import log_sgdl_pmf, sgdl_pmf
-
 
 # --- SGDL-Shuffle (§5, Lemma C.1, Theorem 7.2) -----------------------------------------------------------
 

@@ -17,9 +17,7 @@ from shuffledp._util.validation import check_positive_int, check_probability, ch
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     SGDL_SHUFFLE_METHODS,
-    check_delta,
     check_noise_epsilon,
-    check_probability,
     sgdl_shuffle_c,
     sgdl_shuffle_epsilon,
     sgdl_shuffle_local_epsilon,
