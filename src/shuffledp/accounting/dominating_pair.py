@@ -363,8 +363,8 @@ class PairDivergence:
     pair : DominatingPair
     tail : float, in (0, 1)
         Mass of the blanket count that may be left outside the window (added to the upper bound).
-    max_blocks : int, >= 1
-        Most blocks of totals (fewer: faster, certified, slightly looser).
+    max_blocks : int, >= 1, optional
+        Most blocks of totals (fewer: faster, certified, slightly looser); ``MAX_BLOCKS`` by default.
 
     Examples
     --------
@@ -375,11 +375,11 @@ class PairDivergence:
     (6.021, True)
     """
 
-    def __init__(self, pair: DominatingPair, tail: float, max_blocks: int = MAX_BLOCKS) -> None:
+    def __init__(self, pair: DominatingPair, tail: float, max_blocks: int | None = None) -> None:
         self.pair = pair
         lo, hi, self.tail = count_window(pair.trials, pair.rho, tail)
         totals = hi + 2 - max(lo, 1)
-        width = max(1, math.ceil(totals / max_blocks), math.floor(pair.trials * pair.rho * _BLOCK_RTOL))
+        width = max(1, math.ceil(totals / (max_blocks or MAX_BLOCKS)), math.floor(pair.trials * pair.rho * _BLOCK_RTOL))
         s_a = np.arange(max(lo, 1), hi + 2, width, dtype=np.float64)
         s_b = np.minimum(s_a + (width - 1), hi + 1.0)
         self.exact = width == 1
