@@ -71,8 +71,9 @@ _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
 _GROUP_ITERATIONS = 60
 #: Tail mass a single release may neglect (and charge) when its delta is evaluated.
 _TAIL = 1e-18
-#: Ratio of the ladder on which a group's delta envelope is searched below epsilon, and where it stops.
-_LADDER, _LADDER_FLOOR = 2.0 ** -0.25, 1e-9
+#: Steps per octave of the fixed ladder 2^(k / _LADDER_STEPS) on which a group's delta envelope is searched
+#: below epsilon (fixed, so a larger epsilon searches a superset of points), and where it stops.
+_LADDER_STEPS, _LADDER_FLOOR = 8, 1e-9
 #: A delta below _REFINE * _TAIL is recomputed with the least tail charge (1e-300).
 _REFINE = 1e3
 
@@ -404,8 +405,9 @@ class _PairAccountant(Accountant):
         """Lemma 1, size e^e delta_1(e / size), minimised over e <= epsilon (each such e certifies epsilon too).
 
         The bound falls with e until delta_1 reaches its floor (the pair's mass at infinite
-        loss), then grows like e^e; smaller e are searched (a ladder of ratio 2^(1/4)) once the
-        bound is seen not to fall, so delta does not rise with epsilon (up to the charged tail).
+        loss), then grows like e^e; smaller e are searched once the bound is seen not to fall, on
+        the fixed ladder 2^(k/8), which a larger epsilon searches a superset of, so delta does not
+        rise with epsilon between ladder points (up to the charged tail).
         delta_1's neglected tail is charged at 1e-18 / (size e^epsilon), at most 1e-18 after
         Lemma 1's factor (a fixed 1e-18 would dominate from epsilon ~ 25); a result below 1e-15
         is recomputed with the tail charged at 1e-300, so deltas far below 1e-18 are reachable.
@@ -425,15 +427,16 @@ class _PairAccountant(Accountant):
             return 0.0 if d <= 0.0 else math.exp(min(0.0, math.log(size) + e + math.log(d)))
 
         best = bound(epsilon)
-        if best == 0.0 or (best < 1.0 and bound(epsilon * _LADDER) >= best):
-            return best
         # beyond 2 EPS_CEILING the bound is 1 (e^e times any float64 delta_1 > 0): start the ladder there
-        rises, e = 0, min(epsilon, 2.0 * EPS_CEILING)
-        while rises < 2 and e > _LADDER_FLOOR:
-            e *= _LADDER
-            value = bound(e)
+        k = math.ceil(_LADDER_STEPS * math.log2(min(epsilon, 2.0 * EPS_CEILING))) - 1
+        if best == 0.0 or (best < 1.0 and bound(2.0 ** (k / _LADDER_STEPS)) >= best):
+            return best
+        rises = 0
+        while rises < 2 and 2.0 ** (k / _LADDER_STEPS) > _LADDER_FLOOR:
+            value = bound(2.0 ** (k / _LADDER_STEPS))
             rises = rises + 1 if value > best else 0
             best = min(best, value)
+            k -= 1
         return best
 
     def _group_epsilon(self, event: E.GroupEvent, delta: float) -> float:

@@ -60,10 +60,13 @@ from shuffledp.params import BlanketDecomposition, PoissonReport
 #: Most blocks of common counts per divergence (each block is one engine pair).
 MAX_COMMON_BLOCKS = 256
 #: A block of common counts may span this fraction of the fewest non-common others t (its upper end moves t,
-#: and pi, by about that fraction; width 1, exact, when t is below 1,000).
-_COMMON_BLOCK_RTOL = 1e-3
+#: and pi, by about that fraction, and epsilon by about half of it; width 1, exact, when t is below 1,000);
+#: the coarser fraction applies from _COARSE_FROM others on, where the window holds hundreds of counts.
+_COMMON_BLOCK_RTOL, _COARSE_BLOCK_RTOL, _COARSE_FROM = 1e-3, 5e-3, 2_000
 #: Most blocks of totals in each block's pair (the engine's blocking is certified either way).
 _PAIR_BLOCKS = 1_000
+#: Mass below which a row of the merged blocks is dropped (and charged to the upper bound's tail).
+_NEGLIGIBLE = 1e-300
 #: Relative safety factor on pi (the pair's divergence falls as pi grows: the upper bound takes pi smaller).
 _PI_SLACK = 1e-12
 
@@ -160,7 +163,8 @@ class BlanketDivergence:
         lo, hi, self.tail = _common_window(trials, kappa, tail / 2.0)
         h_lo, h_hi = lo, hi + (1 if a > 0.0 else 0)  # the victim may add one common report
         fewest_others = max(0, trials - h_hi)
-        width = max(1, math.ceil((h_hi - h_lo + 1) / MAX_COMMON_BLOCKS), math.floor(_COMMON_BLOCK_RTOL * fewest_others))
+        rtol = _COARSE_BLOCK_RTOL if fewest_others >= _COARSE_FROM else _COMMON_BLOCK_RTOL
+        width = max(1, math.ceil((h_hi - h_lo + 1) / MAX_COMMON_BLOCKS), math.floor(rtol * fewest_others))
         starts = np.arange(h_lo, h_hi + 1, width)
         ends = np.minimum(starts + width - 1, h_hi)
         self.exact = width == 1
@@ -290,22 +294,28 @@ def _merge(blocks: list[tuple[float, PairDivergence]], upper: bool) -> PairDiver
 
     pairs = [div.pair for _, div in blocks]
     weights = rows([w for w, _ in blocks])
+    weight = weights * np.concatenate([m.weight for m in mixes])
+    weight_err = weights * np.concatenate([m.weight_err for m in mixes])
+    # rows whose mass is below _NEGLIGIBLE (most of them when the blanket count is nearly certain, e.g.
+    # every slot used) are dropped and their mass, at most _NEGLIGIBLE each, charged to the tail
+    keep = weight + weight_err > _NEGLIGIBLE
+    dropped = float(np.count_nonzero(~keep)) * _NEGLIGIBLE
     mixture = _CloneMixture(
-        weight=weights * np.concatenate([m.weight for m in mixes]),
-        weight_err=weights * np.concatenate([m.weight_err for m in mixes]),
-        clones=np.concatenate([m.clones for m in mixes]),
-        h=np.concatenate([m.h for m in mixes]),
+        weight=weight[keep],
+        weight_err=weight_err[keep],
+        clones=np.concatenate([m.clones for m in mixes])[keep],
+        h=np.concatenate([m.h for m in mixes])[keep],
     )
     merged = PairDivergence.__new__(PairDivergence)
     merged.pair = _RowPair(
-        rows([p.w_same for p in pairs]),
-        rows([p.w_other for p in pairs]),
-        rows([p.w_diff for p in pairs]),
-        rows([p.log_p for p in pairs]),
+        rows([p.w_same for p in pairs])[keep],
+        rows([p.w_other for p in pairs])[keep],
+        rows([p.w_diff for p in pairs])[keep],
+        rows([p.log_p for p in pairs])[keep],
         max(p.eps_cap for p in pairs),
     )
     merged._upper = merged._lower = mixture
-    merged.tail = sum(w * div.tail for w, div in blocks)
+    merged.tail = sum(w * div.tail for w, div in blocks) + (dropped if upper else 0.0)
     merged.slack = max(div.slack for _, div in blocks)
     merged.exact = all(div.exact for _, div in blocks)
     return merged
