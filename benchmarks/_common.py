@@ -11,8 +11,9 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

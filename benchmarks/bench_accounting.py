@@ -11,6 +11,7 @@ Targets (2 cores): upper bound at n = 10^6 <= 0.5 s, at 10^8 <= 5 s and at 10^12
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from _common import best_seconds, write_json
 
@@ -35,13 +36,13 @@ def main() -> None:
             params = VariationRatio.from_ldp(eps0)
             for rtol in (1e-6, DEFAULT_RTOL):
                 value = variation_ratio_epsilon(params, n, DELTA, rtol=rtol)
-                seconds = best_seconds(lambda: variation_ratio_epsilon(params, n, DELTA, rtol=rtol), args.repeats)
+                seconds = best_seconds(partial(variation_ratio_epsilon, params, n, DELTA, rtol=rtol), args.repeats)
                 results.append(dict(kind="upper", n=n, eps0=eps0, delta=DELTA, rtol=rtol, epsilon=value, seconds=seconds))
                 limit = LIMITS["upper"].get(n)
                 print(f"{'upper':8s} {n:6.0e} {'eps0=' + str(eps0):>12s} {rtol:7.0e} {value:14.8g} {seconds:9.4f}  {limit or ''}")
         for target in TARGETS:
             value = local_epsilon(target, n, DELTA)
-            seconds = best_seconds(lambda: local_epsilon(target, n, DELTA), args.repeats)
+            seconds = best_seconds(partial(local_epsilon, target, n, DELTA), args.repeats)
             results.append(dict(kind="inverse", n=n, target=target, delta=DELTA, local_epsilon=value, seconds=seconds))
             limit = LIMITS["inverse"].get(n)
             print(f"{'inverse':8s} {n:6.0e} {'target=' + str(target):>12s} {'':7s} {value:14.8g} {seconds:9.4f}  {limit or ''}")

@@ -11,6 +11,7 @@ implementation takes about 5 s per value).  Run: ``python benchmarks/bench_metri
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from _common import best_seconds, write_json
 
@@ -33,12 +34,12 @@ def main() -> None:
         for eps_geo in EPS_GEO:
             for max_d in (DEFAULT_MAX_DISTANCE, 1):
                 value = geo_shuffle_epsilon_paper(eps_geo, DELTA, n, max_distance=max_d)
-                seconds = best_seconds(lambda: geo_shuffle_epsilon_paper(eps_geo, DELTA, n, max_distance=max_d), args.repeats)
+                seconds = best_seconds(partial(geo_shuffle_epsilon_paper, eps_geo, DELTA, n, max_distance=max_d), args.repeats)
                 results.append(dict(kind="epsilon", n=n, eps_geo=eps_geo, delta=DELTA, max_distance=max_d, epsilon=value, seconds=seconds))
                 print(f"{'epsilon':8s} {n:7d} {'eps_geo=' + str(eps_geo):>14s} {max_d:6d} {value:14.8g} {seconds:9.5f}")
         for target in TARGETS:
             value = geo_shuffle_local_epsilon(target, DELTA, n, method="theorem-4.1")
-            seconds = best_seconds(lambda: geo_shuffle_local_epsilon(target, DELTA, n, method="theorem-4.1"), args.repeats)
+            seconds = best_seconds(partial(geo_shuffle_local_epsilon, target, DELTA, n, method="theorem-4.1"), args.repeats)
             results.append(dict(kind="inverse", n=n, target=target, delta=DELTA, eps_geo=value, seconds=seconds))
             print(f"{'inverse':8s} {n:7d} {'target=' + str(target):>14s} {'':6s} {value:14.8g} {seconds:9.5f}")
     slowest = {

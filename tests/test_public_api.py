@@ -40,6 +40,7 @@ def test_top_level_imports():
 
 
 def test_accounting_exports_composition_and_population():
+    import shuffledp.accounting as acc
     from shuffledp.accounting import (  # noqa: F401
         advanced_composition,
         anonymous_population,
@@ -52,7 +53,6 @@ def test_accounting_exports_composition_and_population():
         shuffle_pld,
         tight_composition_epsilon,
     )
-    import shuffledp.accounting as acc
 
     for name in acc.__all__:
         assert callable(getattr(acc, name)) or name.isupper(), name

@@ -13,6 +13,7 @@ Randomizers live in `shuffledp.randomizers`, the rest of the accounting in
 from shuffledp._util.lazy import lazy_exports
 from shuffledp.errors import (
     AnonymityThresholdError,
+    ArgumentTypeError,
     CryptoError,
     DataError,
     DomainError,
@@ -52,6 +53,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "AnonymityThresholdError",
+    "ArgumentTypeError",
     "CryptoError",
     "DataError",
     "DomainError",

@@ -27,6 +27,22 @@ class ShuffleDPError(Exception):
     """
 
 
+class ArgumentTypeError(ShuffleDPError, TypeError):
+    """An argument is of the wrong type (e.g. ``rng`` that is not a ``numpy.random.Generator``).
+
+    A subclass of ``TypeError``, as Python raises for a wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shuffledp.randomizers import Laplace
+    >>> Laplace(epsilon=1.0, dim=2).randomize(np.zeros((3, 2)), 0)
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.ArgumentTypeError: rng must be a numpy.random.Generator or None (e.g. numpy.random.default_rng(0)), got int 0
+    """
+
+
 class DomainError(ShuffleDPError, ValueError):
     """An input lies outside a randomizer's (or task's) input domain.
 

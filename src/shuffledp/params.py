@@ -157,7 +157,7 @@ class VariationRatio:
         return max(self.q0, self.q1)
 
     @classmethod
-    def from_ldp(cls, epsilon: float) -> "VariationRatio":
+    def from_ldp(cls, epsilon: float) -> VariationRatio:
         """Generic epsilon-LDP randomizer: p = q = e^eps, beta = (e^eps - 1)/(e^eps + 1).
 
         p is rounded up by one ulp, so the stored parameters never describe a more private
@@ -193,7 +193,7 @@ class VariationRatio:
         beta = math.tanh(eps / 2.0)  # (e^eps - 1)/(e^eps + 1) without cancellation
         return cls(p=p, beta=beta, q0=p, q1=p)
 
-    def linked(self, k: int) -> "VariationRatio":
+    def linked(self, k: int) -> VariationRatio:
         """Parameters of k reports of one user that the adversary can link (PIC §8, key reuse).
 
         A user who reuses one key over k executions is, to an adversary joining the
@@ -240,7 +240,7 @@ class VariationRatio:
         return VariationRatio(p=p, beta=beta, q0=q0, q1=q1)
 
     @classmethod
-    def from_pq(cls, p: float, beta: float, q: float) -> "VariationRatio":
+    def from_pq(cls, p: float, beta: float, q: float) -> VariationRatio:
         """Convenience constructor with a single q (q0 = q1 = q).
 
         Parameters

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
-from shuffledp.experiments import run_experiment
 from shuffledp.experiments import metric_location as L
+from shuffledp.experiments import run_experiment
 
 
 def _rows(target, numeric):

@@ -185,7 +185,7 @@ def test_certified_column_is_geo_local_with_padding():
 def test_error_models_against_references():
     # two iid Laplace(1): E sqrt(X^2 + Y^2) by two-dimensional quadrature
     quad, _ = integrate.dblquad(lambda y, x: math.hypot(x, y) * math.exp(-x - y), 0, 60, 0, 60)
-    assert C.LAPLACE_PAIR_NORM == pytest.approx(quad, rel=1e-6)
+    assert pytest.approx(quad, rel=1e-6) == C.LAPLACE_PAIR_NORM
     # n = 1: E|discrete Laplace| = 2a / (1 - a^2); n = 2: brute-force convolution
     a = math.exp(-0.3)
     assert C.sgdl_abs_mean(0.3, 1) == pytest.approx(2 * a / (1 - a * a), rel=1e-10)

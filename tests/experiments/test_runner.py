@@ -151,9 +151,8 @@ def test_version_flag_prints_the_installed_version():
 @pytest.mark.parametrize("command", [["amplify"], ["local-budget"], ["compose"], ["reproduce"], ["experiment", "run"], []])
 def test_help_shows_flags_without_placeholder_and_lists_registry_choices(command):
     from shuffledp.accounting.bounds import available_methods
+    from shuffledp.cli._support import HELP_CHOICES
     from shuffledp.randomizers.registry import available_randomizers
-
-    from shuffledp._cli_support import HELP_CHOICES
 
     result = CliRunner().invoke(app, [*command, "--help"])
     assert result.exit_code == 0, result.output

@@ -67,7 +67,7 @@ def test_laplace_beta_two_dimensions_matches_quadrature(eps):
         return max(0.0, -math.expm1(-s))
 
     tv = sum(p1 * p2 * h(l1 + l2) for l1, p1 in atoms for l2, p2 in atoms)
-    tv += sum(2 * p * integrate.quad(lambda t: dens(t) * h(l + t), -a, a, points=[-l])[0] for l, p in atoms)
+    tv += sum(2 * p * integrate.quad(lambda t, l=l: dens(t) * h(l + t), -a, a, points=[-l])[0] for l, p in atoms)
     tv += integrate.dblquad(lambda t2, t1: dens(t1) * dens(t2) * h(t1 + t2), -a, a, -a, a)[0]
     vr = Laplace(eps).amplification_parameters()
     assert tv <= vr.beta <= tv * (1 + 1e-3) + 1e-9

@@ -10,7 +10,8 @@ import importlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~20 ms): annotations are strings here
 if TYPE_CHECKING:
-    from typing import Any, Callable, Mapping
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

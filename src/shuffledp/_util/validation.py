@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp.errors import PrivacyParameterError, ShapeError
+from shuffledp.errors import ArgumentTypeError, PrivacyParameterError, ShapeError
 
 #: Smallest epsilon accepted anywhere: below 2^-52, e^epsilon rounds to exactly 1 in
 #: float64, so such a guarantee cannot be told apart from epsilon = 0 (p = e^eps0 must be > 1).
@@ -104,7 +104,10 @@ def check_rng(rng: np.random.Generator | None) -> np.random.Generator:
     if rng is None:
         return np.random.default_rng()
     if not isinstance(rng, np.random.Generator):
-        raise ShapeError(f"rng must be a numpy.random.Generator or None (e.g. numpy.random.default_rng(0)), got {type(rng).__name__}")
+        shown = repr(rng) if len(repr(rng)) <= 40 else repr(rng)[:37] + "..."
+        raise ArgumentTypeError(
+            f"rng must be a numpy.random.Generator or None (e.g. numpy.random.default_rng(0)), got {type(rng).__name__} {shown}"
+        )
     return rng
 
 

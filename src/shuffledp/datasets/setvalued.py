@@ -14,7 +14,7 @@
 * `fix_set_size` — §6's "item padding or random selection" to exactly s items.
 
 Sets are returned as (n, s) int64 arrays of distinct item ids in {0..d-1} (the layout of
-`shuffledp.protocols.segmented.check_item_sets`).
+`check_item_sets`, which the segmented protocol uses too).
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
 from shuffledp.datasets._paths import data_root, existing_file
-from shuffledp.errors import DataError, ShapeError
+from shuffledp.errors import DataError, DomainError, ShapeError
 
 #: Categories of the MSNBC data (frontpage, news, ..., travel).
 MSNBC_CATEGORIES = 17
@@ -369,6 +370,75 @@ def msnbc_like_sets(n: int, rng: np.random.Generator | None = None, *, s: int = 
     return _pad_or_sample(held, s, rng)
 
 
+def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
+    """Users' sets as an (n, s) integer array of distinct items in {0..d-1} (exactly s per user).
+
+    Exactly s: the number of messages reveals how many items a user reported, so a neighbour
+    with a different set size is not covered by Theorem 3 (whose inputs all have s items);
+    pad or sample sets to s items beforehand (as §6 does).
+
+    Parameters
+    ----------
+    items : array_like
+        (n_users, s) integer item ids.
+    d : int, >= 2
+        Number of items.
+    s : int, >= 1
+        Items per user.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``items`` as an (n_users, s) int64 array.
+
+    Raises
+    ------
+    ShapeError
+        If ``items`` is not 2-D (ragged rows included) or holds no user.
+    DataError
+        If a row does not hold exactly s distinct items.
+    DomainError
+        If an id is not an integer in [0, d - 1].
+
+    References
+    ----------
+    segmented-multimessage-shuffle.txt §5 (Theorem 3's inputs), §6 (padding to s items).
+
+    Examples
+    --------
+    >>> check_item_sets([[0, 3], [2, 1]], d=4, s=2).dtype
+    dtype('int64')
+    >>> check_item_sets([[0, 0]], d=4, s=2)
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.DataError: items[0] repeats an item ([0, 0]): a user's set has s distinct items
+    """
+    try:
+        arr = np.asarray(items)
+    except ValueError:  # ragged rows: numpy cannot form an array
+        lengths = sorted({len(row) for row in items}) if all(hasattr(row, "__len__") for row in items) else "mixed"
+        raise ShapeError(f"items must be an (n_users, s) array with s={s} items in every row, got rows of lengths {lengths}") from None
+    if arr.ndim != 2:
+        raise ShapeError(f"items must be an (n_users, s) array of item ids, got shape {arr.shape}")
+    if arr.shape[1] != s:
+        what = "more" if arr.shape[1] > s else "fewer"
+        raise DataError(f"items must hold exactly s={s} items per user, got {arr.shape[1]} ({what} than s)")
+    if arr.shape[0] == 0:
+        raise ShapeError("items must hold at least one user, got none")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise DomainError(f"items must be integer item ids in [0, {d - 1}], got dtype {arr.dtype}")
+    bad = (arr < 0) | (arr >= d)
+    if np.any(bad):
+        row, col = (int(v) for v in np.argwhere(bad)[0])
+        raise DomainError(f"items[{row}, {col}]={int(arr[row, col])} is outside the item domain [0, {d - 1}]")
+    ordered = np.sort(arr, axis=1)
+    repeated = np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)
+    if np.any(repeated):
+        row = int(np.flatnonzero(repeated)[0])
+        raise DataError(f"items[{row}] repeats an item ({arr[row].tolist()}): a user's set has s distinct items")
+    return arr.astype(np.int64, copy=False)
+
+
 def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     """Fraction of users holding each item (the estimation target of §6's MSE).
 
@@ -409,8 +479,6 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     ...
     shuffledp.errors.DomainError: items[0, 1]=4 is outside the item domain [0, 3]
     """
-    from shuffledp.protocols.segmented.messages import check_item_sets
-
     d = check_positive_int(d, "d")
     try:
         arr = np.asarray(items)
@@ -423,6 +491,7 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
 
 
 __all__ = [
+    "check_item_sets",
     "MSNBCData",
     "MSNBC_CATEGORIES",
     "MSNBC_LIKE_MEAN_SIZE",

@@ -55,7 +55,7 @@ def to_unit_box(points: Any, low: Any, high: Any, name: str = "points") -> np.nd
     if X.ndim != 2:
         raise ShapeError(f"{name} must have shape (n, d), got shape {X.shape}")
     lo, hi = _box(X, low, high)
-    inside = np.all((X >= lo) & (X <= hi), axis=1)
+    inside = np.all((lo <= X) & (hi >= X), axis=1)
     if not inside.all():
         row = int(np.flatnonzero(~inside)[0])
         raise DomainError(

@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
-from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, lower_bound_style, page_style, series_style
+from shuffledp.experiments.plotting import (
+    PAGE_WIDTH,
+    legend_and_caption,
+    log_ticks,
+    lower_bound_style,
+    page_style,
+    series_style,
+)
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
 
 EPS0 = (0.25, 0.5, 1.0, 2.0, 4.0, 6.0)

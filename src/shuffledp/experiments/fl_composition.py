@@ -19,10 +19,19 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
-from shuffledp.experiments.plotting import PAGE_WIDTH, bar_style, legend_and_caption, log_ticks, page_style, series_style
+from shuffledp.experiments.plotting import (
+    PAGE_WIDTH,
+    bar_style,
+    legend_and_caption,
+    log_ticks,
+    page_style,
+    series_style,
+)
 from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
 
 ROUNDS = 80
@@ -56,10 +65,10 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     rows: list[dict[str, Any]] = []
     for analysis, method, value in ctx.progress.track(cases, "fl-composition"):
         if analysis == "total-epsilon":
-            total, seconds = _timed(lambda: composed_shuffle_epsilon(USERS_PER_ROUND, DELTA, ROUNDS, eps0=value, method=method))
+            total, seconds = _timed(partial(composed_shuffle_epsilon, USERS_PER_ROUND, DELTA, ROUNDS, eps0=value, method=method))
             rows.append({"analysis": analysis, "composition": method, **base, "eps0": value, "total_epsilon": total, "seconds": seconds})
         else:
-            eps0, seconds = _timed(lambda: composed_local_epsilon(value, USERS_PER_ROUND, DELTA, ROUNDS, method=method))
+            eps0, seconds = _timed(partial(composed_local_epsilon, value, USERS_PER_ROUND, DELTA, ROUNDS, method=method))
             rows.append({"analysis": analysis, "composition": method, **base, "eps0": eps0, "total_epsilon": value, "seconds": seconds})
     return ExperimentOutput(
         columns=COLUMNS,

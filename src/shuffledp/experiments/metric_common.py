@@ -33,12 +33,18 @@ numbers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from shuffledp.accounting.metric import geo_shuffle_epsilon_paper, geo_shuffle_local_epsilon, rr_shuffle_epsilon, sgdl_pmf
+from shuffledp.accounting.metric import (
+    geo_shuffle_epsilon_paper,
+    geo_shuffle_local_epsilon,
+    rr_shuffle_epsilon,
+    sgdl_pmf,
+)
 from shuffledp.errors import ValidityConditionError
 from shuffledp.protocols.metric import GeoShuffle, RRShuffle, calibrated_mechanisms
 

@@ -22,8 +22,8 @@ from shuffledp.accounting.metric import geo_shuffle_local_epsilon
 from shuffledp.errors import ValidityConditionError
 from shuffledp.experiments.metric_common import (
     MECHANISMS,
-    ErrorModel,
     RR_PAPER_OVERSHOOT,
+    ErrorModel,
     comparison_lines,
     paper_tuned_eps_geo,
     rr_sum_variance,

@@ -26,7 +26,7 @@ import numpy as np
 
 from shuffledp.accounting.personalized import MAX_BUDGET
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, page_style, series_style
-from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
 from shuffledp.protocols.personalized import TABLE3, personalized_sgd, table3_budgets
 
 NAME = "personalized-sgd"
@@ -69,7 +69,31 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
                          eapes_epoch_epsilon=float(eapes)))
     params = dict(n_train=N_TRAIN, n_test=int(y_test.size), clients=CLIENTS, clip=CLIP, lr=LR, delta0=DELTA0,
                   central_delta=CENTRAL_DELTA, epochs=list(epochs_grid), reps=reps)
-    return ExperimentOutput(COLUMNS, rows, _summary(rows, params), figure=_figure(rows, epochs_grid), parameters=params)
+    return ExperimentOutput(COLUMNS, rows, _summary(rows, params), figure=_figure(rows, epochs_grid), parameters=params,
+                            claims=_claims(rows, params))
+
+
+#: The paper's headline (§4.1, "Parameter Selection"): test accuracy after about 50 epochs, eps_0 in [0.05, 1].
+PAPER_TEST_ACCURACY = 0.9678
+
+
+def noise_sd(eps: float, delta0: float = DELTA0) -> float:
+    """Algorithm 1, line 7: the per-coordinate noise sd of a client at budget ``eps`` (2C/m sqrt(2 ln(1.25/delta_0)) / eps)."""
+    return float((2.0 * CLIP / CLIENTS) * np.sqrt(2.0 * np.log(1.25 / delta0)) / eps)
+
+
+def _claims(rows: list[dict[str, Any]], p: dict[str, Any]) -> list[Claim]:
+    T = max(p["epochs"])
+    table2 = _mean(rows, "uniform1", T, "test_accuracy")  # Table 2's eps_0 range [0.05, 1] is Uniform 1's
+    reference = _mean(rows, REFERENCE, T, "test_accuracy")
+    verdict = "held" if table2 >= PAPER_TEST_ACCURACY - 0.05 else "partly" if reference >= PAPER_TEST_ACCURACY - 0.05 else "not"
+    return [Claim(
+        f"Algorithm 1 reaches {PAPER_TEST_ACCURACY:.2%} test accuracy on MNIST after about 50 epochs with eps_0 in [0.05, 1] "
+        "(§4.1, Table 2)",
+        f"digits, T = {T}: {table2:.3f} with Uniform 1 budgets ([0.05, 1]); {reference:.3f} nearly noiseless (the model "
+        "itself is as good); the gap is Algorithm 1's noise, see the summary",
+        verdict,
+    )]
 
 
 def _mean(rows: list[dict[str, Any]], name: str, T: int, key: str) -> float:
@@ -89,12 +113,37 @@ def _summary(rows: list[dict[str, Any]], p: dict[str, Any]) -> str:
         f"Mean over {p['reps']} repetition(s) at T = {T}. 'reference': every client at eps_0 = {REFERENCE_EPS:g}, the largest accepted budget (noise 1/700 of the eps = 1 scale). "
         f"E-APES eps (delta = {p['central_delta']:g}) is for one epoch and the median client: an approximation, not a bound; "
         "the Gaussian mechanism has no rigorous clone bound, and the T epochs compose on top of it.", "",
-        "| budgets | train accuracy | test accuracy | E-APES eps per epoch |", "|---|---|---|---|",
+        "| budgets | smallest eps_0 | its noise sd | train accuracy | test accuracy | E-APES eps per epoch |",
+        "|---|---|---|---|---|---|",
     ]
     for name in dict.fromkeys(r["budgets"] for r in rows):
-        lines.append(f"| {name} | {_mean(rows, name, T, 'train_accuracy'):.3f} | {_mean(rows, name, T, 'test_accuracy'):.3f} "
-                     f"| {_mean(rows, name, T, 'eapes_epoch_epsilon'):.3g} |")
+        eps_min = _mean(rows, name, T, "eps_min")
+        lines.append(f"| {name} | {eps_min:.3g} | {noise_sd(eps_min):.3g} | {_mean(rows, name, T, 'train_accuracy'):.3f} "
+                     f"| {_mean(rows, name, T, 'test_accuracy'):.3f} | {_eapes_cell(_mean(rows, name, T, 'eapes_epoch_epsilon'))} |")
+    lines += [
+        "",
+        f"**The paper's numbers beside ours.** The paper reports {PAPER_TEST_ACCURACY:.2%} test accuracy on MNIST after about "
+        "50 epochs with eps_0 in [0.05, 1] (§4.1), and Figure 5 (training accuracy per budget distribution) without numbers "
+        "in the text. The nearly noiseless reference row shows what the model reaches here; the budget rows show what "
+        "Algorithm 1's noise leaves of it.",
+        "",
+        "**Why some rows are near chance (0.1 for 10 classes).** Algorithm 1 (line 7) gives each client its own Gaussian noise, "
+        f"sd = 2C/m sqrt(2 ln(1.25/delta_0)) / eps_i = {noise_sd(1.0):.3g} / eps_i per coordinate, and every client's step "
+        f"applies its noise unaveraged (line 13), while the clipped gradient has norm at most C = {CLIP:g}. The rows whose "
+        "smallest eps_0 is near 0.01 (Uniform 2 and Gauss 3, clipped to [0.01, 2] in Table 3) have clients whose noise sd is about "
+        f"{noise_sd(0.01):.3g} per coordinate, "
+        f"{noise_sd(0.01) / CLIP:.0f} times the whole clipped gradient's norm, on every coordinate: those few "
+        "clients' steps drown the others' (in Gauss 3 the five weakest of 100 clients carry about 99% of the noise "
+        "variance), and accuracy stays near chance. The noise depends on m = 100, not on the samples per client, so MNIST "
+        "(600 samples per client) would see the same scale. Neither a larger step (eta = 0.5) nor more epochs (T = 50) "
+        "lifts these rows in our probes (Uniform 1: 0.42 at T = 5, 0.60 at T = 50; Gauss 3: 0.10-0.20 at both): it is the "
+        "algorithm's noise at these budgets, not an under-trained model. Quick mode (T <= 5) lowers every row further.",
+    ]
     return "\n".join(lines) + "\n"
+
+
+def _eapes_cell(value: float) -> str:
+    return "-" if np.isnan(value) else f"{value:.3g}"  # the reference run has no privacy guarantee to state
 
 
 def _figure(rows: list[dict[str, Any]], epochs_grid: tuple[int, ...]):

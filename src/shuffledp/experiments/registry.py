@@ -8,9 +8,10 @@ CLI stays fast and the registry has no import cycles.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,22 +41,46 @@ class ExperimentContext:
     quick: bool
     seed: int
     out_dir: Path
-    progress: Any  # shuffledp.experiments.progress.Progress
+    progress: Any  # shuffledp._util.progress.ProgressReporter
 
     def rng(self, *stream: int) -> np.random.Generator:
         """An independent generator for a named sub-stream of the run's seed."""
         return np.random.default_rng([self.seed, *stream])
 
 
+#: What a reproduction can say of a claim of the paper.
+VERDICTS = ("held", "partly", "not")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the paper, what we measured, and whether the claim held (``VERDICTS``).
+
+    Examples
+    --------
+    >>> Claim("accuracy 96.78% after 50 epochs", "0.62 at 50 epochs", "not").verdict
+    'not'
+    """
+
+    claim: str
+    ours: str
+    verdict: str
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ExperimentError(f"verdict must be one of {', '.join(VERDICTS)}, got {self.verdict!r}")
+
+
 @dataclass
 class ExperimentOutput:
-    """Tidy results plus their presentation."""
+    """Tidy results plus their presentation; ``claims`` open the reproduction report (`Claim`)."""
 
     columns: list[str]
     rows: list[dict[str, Any]]
     summary_markdown: str
     figure: Any = None  # matplotlib.figure.Figure | None
     parameters: dict[str, Any] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,18 @@ import math
 import os
 import platform
 import time
+from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import scipy
 
 import shuffledp
+from shuffledp._util.progress import ProgressReporter
 from shuffledp._util.validation import SEED_MAX, check_positive_int
 from shuffledp.errors import ExperimentError, ShuffleDPError
-from shuffledp.experiments.progress import ProgressReporter
-from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, all_experiments, get_experiment
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, all_experiments, get_experiment
 
 
 def _write_csv(path: Path, output: ExperimentOutput) -> None:
@@ -68,6 +69,8 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
     _write_csv(target / "results.csv", output)
     header = f"# {experiment.title}\n\nPaper: {experiment.paper}. Mode: {'quick' if quick else 'full'}, seed {seed}.\n\n"
     body = output.summary_markdown.strip()
+    if output.claims:  # the paper's claims beside ours, first
+        body = _claims_markdown(output.claims) + "\n\n" + body
     if output.figure is not None and "figure.png" not in body:  # every summary shows its figure
         body += f"\n\n![{experiment.title}](figure.png)"
     (target / "summary.md").write_text(header + body + "\n")
@@ -91,6 +94,7 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
             "scipy": scipy.__version__,
         },
         "machine": platform.machine(),
+        "claims": [asdict(c) for c in output.claims],
     }
     (target / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
     return target
@@ -115,11 +119,30 @@ def reproduce(
         experiments = {name: experiments[name] for name in names}
     out = writable_directory(Path(out))
     selection = "" if only is None else f" Only: {', '.join(experiments)}."
-    lines = ["# shuffledp reproduction report", "", f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}", ""]
+    claims, runs = [], []
     for name, experiment in experiments.items():
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
-        lines.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s")
+        link = f"[{name}]({name}/summary.md)"
+        for c in meta["claims"] or [{"claim": "(no claim recorded in structured form)", "ours": "see the summary", "verdict": "-"}]:
+            claims.append(f"| {link} | {_cell(c['claim'])} | {_cell(c['ours'])} | {c['verdict']} |")
+        runs.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s")
+    lines = [
+        "# shuffledp reproduction report", "", f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}", "",
+        "| experiment | the paper's claim | ours | held? |", "|---|---|---|---|", *claims, "",
+        "held: the claim holds in our run; partly: it holds in part or only in some settings (the row says which); "
+        "not: our run contradicts it (the summary says why).", "", "## Experiments", "", *runs,
+    ]  # fmt: skip
     report = out / "REPORT.md"
     report.write_text("\n".join(lines) + "\n")
     return report
+
+
+def _cell(text: str) -> str:
+    """``text`` inside one Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _claims_markdown(claims: list[Claim]) -> str:
+    rows = [f"| {_cell(c.claim)} | {_cell(c.ours)} | {c.verdict} |" for c in claims]
+    return "\n".join(["## The paper's claims beside ours", "", "| the paper's claim | ours | held? |", "|---|---|---|", *rows])

@@ -21,8 +21,10 @@ simulated here (run_segmented and the tests exercise it).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -84,6 +86,11 @@ def ours_errors(items: np.ndarray, truth: np.ndarray, assignment: np.ndarray, la
     return out
 
 
+def _run_permuted(mechanism: Any, items: np.ndarray, assignment: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One run of ``mechanism`` with the users' levels freshly permuted (a new assignment per repetition)."""
+    return mechanism.run(items, rng.permutation(assignment), rng)
+
+
 def _errors(run: Callable[[], np.ndarray], truth: np.ndarray, repeats: int) -> np.ndarray:
     return np.array([np.sum((run() - truth) ** 2) for _ in range(repeats)])
 
@@ -130,7 +137,7 @@ def run_design(ctx: ExperimentContext, name: str, design: Design) -> tuple[list[
         shared_stats = {}
         for k, (method, mech) in enumerate(shared.items()):
             rng = ctx.rng(n, s, 1, k)
-            shared_stats[method] = summarize(_errors(lambda: mech.run(items, rng), truth, reps))
+            shared_stats[method] = summarize(_errors(partial(mech.run, items, rng), truth, reps))
         grid = design.m_grid if full else ()
         grid_rates = {m: tuple(max_sampling_rate(e, delta, d, n, m, s) for e in LEVELS) for m in grid}
         for si, setting in enumerate(SETTINGS):
@@ -142,7 +149,7 @@ def run_design(ctx: ExperimentContext, name: str, design: Design) -> tuple[list[
             for k, weighted in enumerate((False, True) if full else ()):
                 sep = SeparatedBallsIntoBins.calibrated(LEVELS, counts, delta, d, s, weighted=weighted)
                 rng = ctx.rng(n, s, 2, si, k)
-                errs = _errors(lambda: sep.run(items, rng.permutation(assignment), rng), truth, reps)
+                errs = _errors(partial(_run_permuted, sep, items, assignment, rng), truth, reps)
                 rows.append({**cell, "m": None, "method": COMPETITORS[3 + k], **summarize(errs)})
             for mi, m in enumerate(grid):
                 errs = ours_errors(items, truth, assignment, grid_rates[m], m, reps, ctx.rng(n, s, 3, si, mi))

@@ -12,7 +12,7 @@ full: 9 log-spaced m in [0.1, 10], 100 repetitions.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

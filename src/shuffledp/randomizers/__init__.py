@@ -34,17 +34,16 @@ _EXPORTS = {
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
-__all__ = sorted(
-    [
-        "Box",
-        "Categorical",
-        "DiscreteRandomizer",
-        "Domain",
-        "IntegerRange",
-        "L2Ball",
-        "LocalRandomizer",
-        "Subsets",
-        "UnitSphere",
-        *_EXPORTS,
-    ]
-)
+__all__ = [
+    "Box",
+    "Categorical",
+    "DiscreteRandomizer",
+    "Domain",
+    "IntegerRange",
+    "L2Ball",
+    "LocalRandomizer",
+    "Subsets",
+    "UnitSphere",
+]
+__all__ += _EXPORTS
+__all__.sort()

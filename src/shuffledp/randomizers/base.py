@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_rng
-from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers.domains import Domain
 
 

@@ -25,8 +25,8 @@ import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_positive_int, check_probability
-from shuffledp.params import VariationRatio
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers._sampling import bernoulli, hazard_categorical
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import Categorical, Subsets
@@ -168,7 +168,7 @@ class KRandomizedResponse(DiscreteRandomizer):
     def output_index(self, Y: np.ndarray) -> np.ndarray:
         """A report y is column y."""
         Y = np.asarray(Y, dtype=np.int64)
-        return np.where((Y >= 0) & (Y < self.k), Y, -1)
+        return np.where((Y >= 0) & (self.k > Y), Y, -1)
 
     def estimate(self, Y: Any) -> np.ndarray:
         """(onehot(y) - p_other)/(p_true - p_other): unbiased for the one-hot input, shape (n, k)."""

@@ -96,8 +96,15 @@ class Domain(ABC):
         if clip:
             return self.clip(arr)
         row = int(np.flatnonzero(~inside)[0])
+        shown = np.array2string(np.asarray(arr[row]), precision=6)
+        finite = np.isfinite(arr).reshape(len(arr), -1).all(axis=1) if np.issubdtype(arr.dtype, np.number) else None
+        if finite is not None and not finite[row]:  # clip=True refuses NaN and inf: advise what works
+            raise DomainError(
+                f"{name}[{row}] = {shown} is not finite (NaN or inf; {int((~finite).sum())} of {len(arr)} rows are "
+                f"not); drop or impute such rows before randomizing (clip=True projects finite values only)"
+            )
         raise DomainError(
-            f"{name}[{row}] = {np.array2string(np.asarray(arr[row]), precision=6)} lies outside "
+            f"{name}[{row}] = {shown} lies outside "
             f"the input domain {self.describe()} ({int((~inside).sum())} of {len(arr)} rows are outside; "
             "pass clip=True to project them onto the domain)"
         )
@@ -127,7 +134,7 @@ class Box(Domain):
         return as_points(X, self.dim)
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        return np.all((X >= self.low) & (X <= self.high), axis=1)
+        return np.all((self.low <= X) & (self.high >= X), axis=1)
 
     def _quick_all_inside(self, X: np.ndarray) -> bool:
         # NaN makes min/max NaN and both comparisons False, so NaN rows reach contains().
@@ -255,7 +262,7 @@ class Categorical(Domain):
         return as_index_array(X)
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        return (X >= 0) & (X < self.k)
+        return (X >= 0) & (self.k > X)
 
     def sample_uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.integers(0, self.k, size=n)
@@ -286,7 +293,7 @@ class IntegerRange(Domain):
         return as_index_array(X)
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        return (X >= self.low) & (X <= self.high)
+        return (self.low <= X) & (self.high >= X)
 
     def clip(self, X: np.ndarray) -> np.ndarray:
         return np.clip(X, self.low, self.high)

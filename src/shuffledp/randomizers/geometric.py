@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import as_index_array, check_probability
-from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers._sampling import bernoulli, geometric_tail
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import IntegerRange

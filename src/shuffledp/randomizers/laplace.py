@@ -20,8 +20,8 @@ import numpy as np
 from scipy import special
 
 from shuffledp._util.validation import check_positive_int
-from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers._total_variation import product_total_variation
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box

@@ -49,8 +49,8 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special
 
-from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box, L2Ball
 

@@ -65,8 +65,8 @@ import numpy as np
 from scipy import optimize, special
 
 from shuffledp._util.validation import as_points
-from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box, UnitSphere
 

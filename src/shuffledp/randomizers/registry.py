@@ -15,6 +15,7 @@ from typing import Any
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.base import LocalRandomizer
 
+
 @dataclass(frozen=True)
 class _Entry:
     """Where a randomizer lives and how the registry's size argument reaches it."""

@@ -28,8 +28,8 @@ import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.params import VariationRatio
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio
 from shuffledp.randomizers._sampling import bernoulli, discard
 from shuffledp.randomizers.base import MAX_DISCRETE_EPSILON, DiscreteRandomizer
 from shuffledp.randomizers.categorical import binary_vectors, check_binary_matrix, check_enumerable, row_codes
@@ -210,7 +210,7 @@ class UnaryRR(DiscreteRandomizer):
         self._gap = math.tanh(self.epsilon_per_unit / 2.0)  # 1 - 2 f
 
     @classmethod
-    def from_rr_probability(cls, p: float, k: int) -> "UnaryRR":
+    def from_rr_probability(cls, p: float, k: int) -> UnaryRR:
         """The randomizer whose bits use the paper's RR(., p): e^(eps/k) = (2 - p)/p, p in (0, 1)."""
         p = check_probability(p, "p (RR randomization probability)")
         k = check_positive_int(k, "k (largest value)", minimum=1)

@@ -10,7 +10,15 @@ from scipy import stats
 
 from shuffledp.accounting.metric import sgdl_pmf
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError, ValidityConditionError
-from shuffledp.protocols.metric import GeoCentral, GeoLocal, GeoShuffle, RRShuffle, SGDLShuffle, sgdl_noise, shuffle_bits
+from shuffledp.protocols.metric import (
+    GeoCentral,
+    GeoLocal,
+    GeoShuffle,
+    RRShuffle,
+    SGDLShuffle,
+    sgdl_noise,
+    shuffle_bits,
+)
 
 X_SMALL = np.array([0, 4, 2, 3, 1, 4])
 K_SMALL = 16
@@ -170,7 +178,7 @@ def test_rr_shuffle_outside_theorem_3_1_names_minimum_n():
     assert RRShuffle(1e-4, 0.01, 10, 5).epsilon <= math.log((2 - 0.01) / 0.01)
 
 
-# --- refusals (stranger pass, issue 11) -----------------------------------------------------------------------
+# --- refusals name the bad value and what is allowed --------------------------------------------------------
 
 
 def test_constructors_refuse_noise_epsilons_beyond_the_maximum():

@@ -58,7 +58,7 @@ def test_shuffler_holds_no_secret_key_and_cannot_decrypt():
     rng = np.random.default_rng(1)
     server = _server()
     shuffler = Shuffler(server.signed_params(), server.verify_key)
-    for c, env in _clients(server, rng)[0]:
+    for _c, env in _clients(server, rng)[0]:
         shuffler.submit(env)
     assert _secret_holders(shuffler) == []
     assert _secret_holders(server)  # the walk does find keys where they are

@@ -19,7 +19,7 @@ LEVELS, D, S, N, DELTA = (0.5, 1.0, 2.0), 8, 2, 600, 1e-6
 #: Users' sets are drawn from these sets with these probabilities: w_j = P[j in x] in closed form.
 SETS = np.array([[0, 1], [0, 2], [3, 4], [5, 7], [1, 6]])
 PROBS = np.array([0.4, 0.2, 0.2, 0.1, 0.1])
-W = np.array([PROBS[(SETS == j).any(axis=1)].sum() for j in range(D)])
+W = np.array([PROBS[(j == SETS).any(axis=1)].sum() for j in range(D)])
 
 
 def _params(m=0.8, lambdas=(0.2, 0.5, 0.9)):
@@ -176,7 +176,7 @@ def test_empirical_mse_is_below_the_bound():
 
 
 def test_the_ledger_records_the_re_priced_epsilons_never_the_given_ones():
-    """Stranger-pass finding: given parameters used to be recorded with their own (here: zero) epsilons."""
+    """Given parameters are recorded with the epsilons they price (they used to be recorded with zero epsilons)."""
     rng = np.random.default_rng(0)
     items = SETS[rng.choice(len(SETS), N, p=PROBS)]
     run = run_segmented(items, rng.choice(LEVELS, N), LEVELS, DELTA, D, S, parameters=_params(), rng=rng)

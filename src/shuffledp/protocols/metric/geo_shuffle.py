@@ -87,7 +87,7 @@ class GeoShuffle(PaddedUnaryProtocol):
         self.c = geo_shuffle_c(self.eps_geo, self.delta, self.n)
 
     @classmethod
-    def for_epsilon(cls, epsilon: float, delta: float, n: int, k: int, *, method: str = "certified") -> "GeoShuffle":
+    def for_epsilon(cls, epsilon: float, delta: float, n: int, k: int, *, method: str = "certified") -> GeoShuffle:
         """The protocol whose ``method`` guarantee is at most ``epsilon`` (largest such eps_geo)."""
         return cls(geo_shuffle_local_epsilon(epsilon, delta, n, k, method=method), delta, n, k, method=method)
 

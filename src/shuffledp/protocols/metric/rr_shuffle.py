@@ -9,7 +9,6 @@ The analyst returns z = n k / (n k - lambda) (sum B - lambda / 2), lambda = p n 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,13 @@ from shuffledp.accounting.metric import (
 from shuffledp.accounting.metric.rr_shuffle import check_rr_p as _check_rr_p
 from shuffledp.accounting.metric.rr_shuffle import rr_local as _rr_local
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.protocols.metric._base import UnaryShuffleProtocol, check_counts, check_values, not_analysed, quantized_ones
+from shuffledp.protocols.metric._base import (
+    UnaryShuffleProtocol,
+    check_counts,
+    check_values,
+    not_analysed,
+    quantized_ones,
+)
 from shuffledp.randomizers._sampling import bernoulli
 from shuffledp.randomizers.unary import thermometer_encode
 
@@ -100,7 +105,7 @@ class RRShuffle(UnaryShuffleProtocol):
         self.lam = self.p * self.n * self.width
 
     @classmethod
-    def for_epsilon(cls, epsilon: float, delta: float, k: int, n: int, *, method: str = "certified") -> "RRShuffle":
+    def for_epsilon(cls, epsilon: float, delta: float, k: int, n: int, *, method: str = "certified") -> RRShuffle:
         """The protocol whose ``method`` guarantee is at most ``epsilon`` (p from the inverse)."""
         return cls(delta, rr_shuffle_probability(epsilon, delta, k, n, method=method), k, n, method=method)
 

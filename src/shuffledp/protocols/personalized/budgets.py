@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int, check_epsilon
+from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting.personalized import MAX_BUDGET, MIN_BUDGET
 from shuffledp.errors import DataError, PrivacyParameterError
 
@@ -105,7 +105,7 @@ def group_budgets(n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, ep
     [54, 37, 9]
     """
     n = check_positive_int(n, "n")
-    if not (0.0 <= f_c and 0.0 <= f_m and f_c + f_m <= 1.0):
+    if not (f_c >= 0.0 and f_m >= 0.0 and f_c + f_m <= 1.0):
         raise PrivacyParameterError(f"f_c and f_m must be >= 0 with f_c + f_m <= 1, got f_c={f_c!r}, f_m={f_m!r}")
     for name, eps in (("eps_c", eps_c), ("eps_m", eps_m), ("eps_l", eps_l)):
         check_epsilon(eps, name)

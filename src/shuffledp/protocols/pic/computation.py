@@ -24,8 +24,8 @@ report size (one report format per round).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def evaluate(task: PicTask, groups: Sequence[GroupReports]) -> list[np.ndarray]:
     orders = [np.lexsort(g.pseudonyms.T[::-1]) for g in groups]
     partners = task.partners([g.estimates[o] for g, o in zip(groups, orders, strict=True)])
     outputs = []
-    for g, (group, order, idx) in enumerate(zip(groups, orders, partners, strict=True)):
+    for g, (_group, order, idx) in enumerate(zip(groups, orders, partners, strict=True)):
         p = task.partner_group(g)
         records = groups[p].record_bytes()[orders[p]]
         records = np.concatenate([records, np.zeros((1, records.shape[1]), np.uint8)])  # row -1: no partner

@@ -10,8 +10,8 @@ randomized reports must give every user the same bytes (``computation``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 

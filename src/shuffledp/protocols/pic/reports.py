@@ -10,8 +10,8 @@ an x' no honest client could have sent (step 4, "domain").
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def report_range(randomizer: LocalRandomizer) -> Callable[[np.ndarray], np.ndarr
         return lambda Y: np.linalg.norm(Y, axis=1) <= bound
     if kind == "SquareWave":
         b = randomizer.half_width
-        return lambda Y: np.all((Y >= -b * grow) & (Y <= (1.0 + b) * grow), axis=1)
+        return lambda Y: np.all((-b * grow <= Y) & ((1.0 + b) * grow >= Y), axis=1)
     if kind == "PrivHS":
         bound = randomizer.bound * grow
         return lambda Y: np.all(np.abs(Y) <= bound, axis=1)

@@ -17,18 +17,22 @@ one); if invalid reports push n' below the plan, ``target_met`` is False.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import secrets
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from functools import partial
+from typing import Any
 
 import numpy as np
 
+from shuffledp._util.progress import ProgressReporter
 from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
+from shuffledp.accounting.ledger import PrivacyLedger
 from shuffledp.errors import DomainError, PrivacyParameterError, ShuffleDPError
-from shuffledp.experiments.progress import ProgressReporter
 from shuffledp.protocols.pic.bulletin import BulletinBoard
 from shuffledp.protocols.pic.client import Client, VerifiedDownloads
 from shuffledp.protocols.pic.computation import PicTask, decode_output, output_size
@@ -37,10 +41,17 @@ from shuffledp.protocols.pic.messages import GroupParams, Pseudonym
 from shuffledp.protocols.pic.reports import group_randomizer, report_format
 from shuffledp.protocols.pic.server import GroupDecryption, Server
 from shuffledp.protocols.pic.shuffler import Shuffler
-from shuffledp.accounting.ledger import PrivacyLedger
 from shuffledp.randomizers.registry import make_randomizer
-from shuffledp.tasks import Matching, Neighbors, neighbor_scores, success_ratio, travel_cost
-from shuffledp.tasks import k_nearest_neighbors, min_weight_matching, radius_matching
+from shuffledp.tasks import (
+    Matching,
+    Neighbors,
+    k_nearest_neighbors,
+    min_weight_matching,
+    neighbor_scores,
+    radius_matching,
+    success_ratio,
+    travel_cost,
+)
 
 #: Bytes of the post each user sends to each partner in a simulated round.
 POST_SIZE = 16
@@ -96,7 +107,7 @@ class GroupPrivacy:
         self.target_met = self.epsilon_c <= self.target_epsilon
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (an infinite epsilon_c becomes null)."""
+        """A JSON-ready dict (an infinite epsilon_c is written "inf")."""
         return _json_safe(asdict(self))
 
 
@@ -187,9 +198,9 @@ class RoundResult:
 
 
 def _json_safe(value: Any) -> Any:
-    """JSON has no infinity or NaN: such numbers become null."""
+    """JSON has no infinity or NaN: infinity is written "inf" (as everywhere in shuffledp's JSON), NaN null."""
     if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -277,22 +288,20 @@ def run_round(
         envelopes = []
         for x in progress.track(Xp, f"clients of {g.name}: keys, seal"):
             c = Client(server.verify_key, g.group_id, downloads)
-            _timed(t, "client_s", lambda: c.join(signed))
-            envelopes.append(_timed(t, "client_s", lambda: c.seal(x)))
+            _timed(t, "client_s", partial(c.join, signed))
+            envelopes.append(_timed(t, "client_s", partial(c.seal, x)))
             row.append(c)
         clients.append(row)
         if channel is not None:
             envelopes = channel(g.group_id, envelopes)
         for e in envelopes:
-            try:
+            with contextlib.suppress(ShuffleDPError):  # a refused envelope is counted by the shuffler
                 shuffler.submit(e)
-            except ShuffleDPError:
-                pass  # counted by the shuffler
     decrypted: dict[int, GroupDecryption] = {}
     with progress.status("server: decrypt, validate, compute f(L), seal the board"):
         for g in param_groups:
             batch = shuffler.release(g.group_id)
-            decrypted[g.group_id] = _timed(t, "decrypt_s", lambda: server.decrypt(g.group_id, batch))
+            decrypted[g.group_id] = _timed(t, "decrypt_s", partial(server.decrypt, g.group_id, batch))
         board_bytes = _timed(t, "publish_s", lambda: server.publish(task, decrypted))
     board = BulletinBoard(server.verify_key)
     board.publish(board_bytes)
@@ -301,7 +310,7 @@ def run_round(
     for row in clients:
         for c in progress.track(row, "clients: verify board, decrypt output"):
             try:
-                _timed(t, "retrieve_s", lambda: c.retrieve(download))
+                _timed(t, "retrieve_s", partial(c.retrieve, download))
             except ShuffleDPError:
                 missing += 1  # the user's report was refused on the way: no output
     round_seconds = time.perf_counter() - start

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 

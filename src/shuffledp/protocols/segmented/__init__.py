@@ -5,9 +5,10 @@ Step 1 `.levels`, step 2 `.optimizer`, step 3 `.messages` and
 `shuffledp.accounting.segmented`.
 """
 
+from shuffledp.datasets.setvalued import check_item_sets
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
 from shuffledp.protocols.segmented.levels import LevelHistogram, aggregate_levels, level_indices
-from shuffledp.protocols.segmented.messages import check_item_sets, shuffle, user_messages
+from shuffledp.protocols.segmented.messages import shuffle, user_messages
 from shuffledp.protocols.segmented.optimizer import SegmentedParameters, mse_bound, optimize_parameters
 from shuffledp.protocols.segmented.protocol import SegmentedRun, run_segmented
 

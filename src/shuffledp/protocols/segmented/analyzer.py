@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting.segmented import check_blanket_rate
 from shuffledp.errors import DomainError, PrivacyLevelError, ShapeError
+from shuffledp.protocols.segmented._checks import check_lambdas
 
 
 def estimate_frequencies(
@@ -68,9 +70,6 @@ def estimate_frequencies(
     >>> estimate_frequencies(np.array([0, 1, 0, 0, 1]), 2, [2], [1.0], 2, 1.0)
     array([1. , 0.5])
     """
-    from shuffledp.accounting.segmented import check_blanket_rate
-    from shuffledp.protocols.segmented.messages import check_lambdas
-
     d = check_positive_int(d, "d", minimum=2)
     n_users = check_positive_int(n_users, "n_users")
     m = check_blanket_rate(m)

@@ -33,8 +33,8 @@ comparison does not favour our protocol.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -43,11 +43,12 @@ from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.events import GroupEvent, ShuffleEvent
 from shuffledp.accounting.segmented import M_MAX, user_event
+from shuffledp.datasets.setvalued import check_item_sets
 from shuffledp.errors import PrivacyParameterError, ProtocolError, ShapeError
+from shuffledp.protocols.segmented._checks import check_level_counts, check_level_index, check_levels
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
-from shuffledp.protocols.segmented.levels import check_level_index
-from shuffledp.protocols.segmented.messages import check_item_sets, user_messages
-from shuffledp.protocols.segmented.optimizer import check_level_counts, check_levels, full_rate_blankets
+from shuffledp.protocols.segmented.messages import user_messages
+from shuffledp.protocols.segmented.optimizer import full_rate_blankets
 from shuffledp.randomizers.categorical import SubsetExponential
 
 #: Local-budget search interval of "Subexp, shuffle" (its shuffled cost is at most the local epsilon).
@@ -143,7 +144,7 @@ class SubsetExponentialBaseline:
 
     @classmethod
     def calibrated(cls, model: str, epsilon: float, d: int, s: int, n_users: int,
-                   delta: float | None = None) -> "SubsetExponentialBaseline":
+                   delta: float | None = None) -> SubsetExponentialBaseline:
         """Local: local_epsilon = epsilon.  Shuffle: the largest local budget whose n shuffled reports meet (epsilon, delta)."""
         if model not in MODELS:
             raise ProtocolError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
@@ -243,7 +244,7 @@ class BallsIntoBins:
     mu: float
 
     @classmethod
-    def calibrated(cls, epsilon: float, delta: float, d: int, s: int, n_users: int) -> "BallsIntoBins":
+    def calibrated(cls, epsilon: float, delta: float, d: int, s: int, n_users: int) -> BallsIntoBins:
         """The least dummy rate mu (relative 1e-3, rounded up) at which every user is (epsilon, delta)-DP."""
         delta = check_delta(delta)
         d = check_positive_int(d, "d", minimum=2)
@@ -360,7 +361,7 @@ class SeparatedBallsIntoBins:
 
     @classmethod
     def calibrated(cls, levels: Sequence[float], level_counts: Sequence[int], delta: float, d: int, s: int,
-                   *, weighted: bool) -> "SeparatedBallsIntoBins":
+                   *, weighted: bool) -> SeparatedBallsIntoBins:
         """Level k's n_k users run balls-into-bins at (E_k, delta) among themselves (their own dummies only)."""
         E = check_levels(levels)
         counts = tuple(check_positive_int(c, "level_counts") for c in level_counts)

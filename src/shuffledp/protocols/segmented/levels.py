@@ -15,57 +15,22 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_rng
-from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterError, ShapeError
-from shuffledp.protocols.segmented.optimizer import check_levels
+from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp.accounting.accountants import calibrate
+from shuffledp.accounting.bounds import check_delta
+from shuffledp.accounting.events import ShuffleEvent
+from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShapeError
+from shuffledp.protocols.segmented._checks import EPSILON_P_MAX, check_epsilon_p, check_level_index, check_levels
+from shuffledp.randomizers.categorical import KRandomizedResponse
 
-#: Largest epsilon_p of a DP level histogram.  Shuffled k-RR at a local epsilon e costs about e
-#: once e is large (no amplification left), and at local epsilon 40 a report is wrong with
-#: probability < (k - 1) e^-40 ~ 4e-18 per other level: a larger budget buys nothing over
-#: exact counting (epsilon_p=None), and calibration near the search's top (50) would cap.
-EPSILON_P_MAX = 40.0
 #: Top of the local-epsilon search of `level_local_epsilon`.
 _LOCAL_EPSILON_MAX = 50.0
-
-
-def check_epsilon_p(epsilon_p: Any) -> float:
-    """``epsilon_p`` as a float in (0, `EPSILON_P_MAX`]; a larger value is refused, never capped.
-
-    Parameters
-    ----------
-    epsilon_p : float
-        Budget of the DP level histogram.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    PrivacyParameterError
-        If ``epsilon_p`` is not a finite number in (0, 40].
-
-    Examples
-    --------
-    >>> check_epsilon_p(1)
-    1.0
-    >>> check_epsilon_p(51)
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.PrivacyParameterError: epsilon_p must lie in (0, 40] (beyond 40 the level reports are exact to within e^-40; pass epsilon_p=None to count the levels exactly), got 51
-    """
-    value = check_epsilon(epsilon_p, "epsilon_p")
-    if value > EPSILON_P_MAX:
-        raise PrivacyParameterError(
-            f"epsilon_p must lie in (0, {EPSILON_P_MAX:g}] (beyond {EPSILON_P_MAX:g} the level reports are exact to "
-            f"within e^-{EPSILON_P_MAX:g}; pass epsilon_p=None to count the levels exactly), got {epsilon_p!r}"
-        )
-    return value
 
 
 @dataclass(frozen=True)
@@ -218,56 +183,6 @@ def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
     return idx
 
 
-def check_level_index(level_index: Any, k: int, name: str = "level_index") -> np.ndarray:
-    """Each user's level as an index in {0..k-1}: a non-empty 1-d integer array (nothing is rounded or clipped).
-
-    Parameters
-    ----------
-    level_index : array_like
-        One level index per user.
-    k : int, >= 1
-        Number of levels.
-    name : str
-        The parameter name quoted in error messages.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``level_index`` as a 1-d int64 array.
-
-    Raises
-    ------
-    ShapeError
-        If ``level_index`` is not 1-d, is empty, or does not hold integers.
-    DomainError
-        If an index lies outside [0, k - 1].
-    PrivacyParameterError
-        If ``k`` is not a positive integer.
-
-    Examples
-    --------
-    >>> check_level_index([0, 2, 1], 3).tolist()
-    [0, 2, 1]
-    >>> check_level_index([0, 3], 3)
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.DomainError: level_index[1]=3 is outside the level indices [0, 2]
-    """
-    k = check_positive_int(k, "k")
-    arr = np.asarray(level_index)
-    if arr.ndim != 1:
-        raise ShapeError(f"{name} must be a 1-d array with one level index per user, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ShapeError(f"{name} must hold at least one user, got none")
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ShapeError(f"{name} must hold integer level indices in [0, {k - 1}], got dtype {arr.dtype}")
-    bad = (arr < 0) | (arr >= k)
-    if np.any(bad):
-        first = int(np.flatnonzero(bad)[0])
-        raise DomainError(f"{name}[{first}]={int(arr[first])} is outside the level indices [0, {k - 1}]")
-    return arr.astype(np.int64, copy=False)
-
-
 @functools.lru_cache(maxsize=64)
 def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> float:
     """The k-RR local epsilon whose shuffled histogram of ``n`` users is (epsilon_p, delta_p)-DP (calibrate).
@@ -310,9 +225,6 @@ def level_local_epsilon(n: int, k: int, epsilon_p: float, delta_p: float) -> flo
     >>> local > 1.0, 0.999 < eps <= 1.0
     (True, True)
     """
-    from shuffledp.accounting.accountants import calibrate
-    from shuffledp.accounting.events import ShuffleEvent
-    from shuffledp.randomizers.categorical import KRandomizedResponse
 
     epsilon_p = check_epsilon_p(epsilon_p)
     local = calibrate(
@@ -394,8 +306,6 @@ def aggregate_levels(
             )
         shuffled = rng.permutation(level_index)
         return LevelHistogram(np.bincount(shuffled, minlength=k).astype(np.float64), n)
-    from shuffledp.accounting.bounds import check_delta
-    from shuffledp.randomizers.categorical import KRandomizedResponse
 
     epsilon_p = check_epsilon_p(epsilon_p)
     delta_p = check_delta(delta_p if delta_p is not None else 0.01 / n, "delta_p")

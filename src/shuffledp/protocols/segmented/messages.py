@@ -10,127 +10,14 @@ all messages (drawn from ``rng``: an in-process simulation, not a deployment shu
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
-from shuffledp.errors import DataError, DomainError, ShapeError
-
-
-def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
-    """Users' sets as an (n, s) integer array of distinct items in {0..d-1} (exactly s per user).
-
-    Exactly s: the number of messages reveals how many items a user reported, so a neighbour
-    with a different set size is not covered by Theorem 3 (whose inputs all have s items);
-    pad or sample sets to s items beforehand (as §6 does).
-
-    Parameters
-    ----------
-    items : array_like
-        (n_users, s) integer item ids.
-    d : int, >= 2
-        Number of items.
-    s : int, >= 1
-        Items per user.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``items`` as an (n_users, s) int64 array.
-
-    Raises
-    ------
-    ShapeError
-        If ``items`` is not 2-D (ragged rows included) or holds no user.
-    DataError
-        If a row does not hold exactly s distinct items.
-    DomainError
-        If an id is not an integer in [0, d - 1].
-
-    References
-    ----------
-    segmented-multimessage-shuffle.txt §5 (Theorem 3's inputs), §6 (padding to s items).
-
-    Examples
-    --------
-    >>> check_item_sets([[0, 3], [2, 1]], d=4, s=2).dtype
-    dtype('int64')
-    >>> check_item_sets([[0, 0]], d=4, s=2)
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.DataError: items[0] repeats an item ([0, 0]): a user's set has s distinct items
-    """
-    try:
-        arr = np.asarray(items)
-    except ValueError:  # ragged rows: numpy cannot form an array
-        lengths = sorted({len(row) for row in items}) if all(hasattr(row, "__len__") for row in items) else "mixed"
-        raise ShapeError(f"items must be an (n_users, s) array with s={s} items in every row, got rows of lengths {lengths}") from None
-    if arr.ndim != 2:
-        raise ShapeError(f"items must be an (n_users, s) array of item ids, got shape {arr.shape}")
-    if arr.shape[1] != s:
-        what = "more" if arr.shape[1] > s else "fewer"
-        raise DataError(f"items must hold exactly s={s} items per user, got {arr.shape[1]} ({what} than s)")
-    if arr.shape[0] == 0:
-        raise ShapeError("items must hold at least one user, got none")
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise DomainError(f"items must be integer item ids in [0, {d - 1}], got dtype {arr.dtype}")
-    bad = (arr < 0) | (arr >= d)
-    if np.any(bad):
-        row, col = (int(v) for v in np.argwhere(bad)[0])
-        raise DomainError(f"items[{row}, {col}]={int(arr[row, col])} is outside the item domain [0, {d - 1}]")
-    ordered = np.sort(arr, axis=1)
-    repeated = np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)
-    if np.any(repeated):
-        row = int(np.flatnonzero(repeated)[0])
-        raise DataError(f"items[{row}] repeats an item ({arr[row].tolist()}): a user's set has s distinct items")
-    return arr.astype(np.int64, copy=False)
-
-
-def check_lambdas(lambdas: Any, name: str = "lambdas") -> np.ndarray:
-    """The sampling rates lambda_1..lambda_K: a non-empty 1-d float array, each finite in (0, 1].
-
-    Parameters
-    ----------
-    lambdas : array_like
-        One Poisson sampling rate per level.
-    name : str
-        The parameter name quoted in error messages.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``lambdas`` as a 1-d float64 array.
-
-    Raises
-    ------
-    ShapeError
-        If ``lambdas`` is not a non-empty 1-d numeric array.
-    PrivacyParameterError
-        If a rate is not in (0, 1] (NaN included).
-
-    Examples
-    --------
-    >>> check_lambdas([0.5, 1]).tolist()
-    [0.5, 1.0]
-    >>> check_lambdas([0.5, 0.0])
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.PrivacyParameterError: lambdas[1] (Poisson sampling rate) must lie in (0, 1], got 0.0
-    """
-    from shuffledp.accounting.segmented import check_sampling_rate
-
-    try:
-        arr = np.asarray(lambdas, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ShapeError(f"{name} must be a 1-d array of numbers, got {lambdas!r}") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ShapeError(f"{name} must be a non-empty 1-d array with one rate per level, got shape {arr.shape}")
-    ok = (arr > 0.0) & (arr <= 1.0)  # False for NaN
-    if not np.all(ok):
-        first = int(np.flatnonzero(~ok)[0])
-        check_sampling_rate(float(arr[first]), f"{name}[{first}]")  # raises with the value
-    return arr
+from shuffledp.accounting.segmented import check_blanket_rate
+from shuffledp.datasets.setvalued import check_item_sets
+from shuffledp.errors import ShapeError
+from shuffledp.protocols.segmented._checks import check_lambdas, check_level_index
 
 
 def user_messages(
@@ -183,9 +70,6 @@ def user_messages(
     >>> sent.size, bool(abs(blankets.size - 5000) < 4 * np.sqrt(6000 * (5 / 6) * (1 / 6)))
     (6000, True)
     """
-    from shuffledp.accounting.segmented import check_blanket_rate
-    from shuffledp.protocols.segmented.levels import check_level_index
-
     d = check_positive_int(d, "d", minimum=2)
     items = np.asarray(items)
     if items.ndim != 2 or items.shape[1] == 0:

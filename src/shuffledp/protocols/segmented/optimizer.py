@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -31,6 +32,7 @@ from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.segmented import M_MAX, check_blanket_rate, level_constraint_met, user_epsilon, user_event
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError
+from shuffledp.protocols.segmented._checks import check_lambdas, check_level_counts, check_levels
 
 #: Smallest m the free search considers.
 M_MIN = 1e-3
@@ -97,93 +99,6 @@ class SegmentedParameters:
         return asdict(self)
 
 
-def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
-    """The menu E_1 < ... < E_K of privacy levels (each a finite epsilon > 0).
-
-    Parameters
-    ----------
-    levels : sequence of float
-        At least one finite epsilon > 0, strictly increasing.
-
-    Returns
-    -------
-    tuple of float
-        The levels as floats.
-
-    Raises
-    ------
-    PrivacyLevelError
-        If ``levels`` is empty, not numeric, not finite and positive, or not strictly increasing.
-
-    References
-    ----------
-    segmented-multimessage-shuffle.txt §4.3 (the menu of privacy levels).
-
-    Examples
-    --------
-    >>> check_levels([0.5, 1, 2])
-    (0.5, 1.0, 2.0)
-    >>> check_levels([1.0, 0.5])
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.PrivacyLevelError: levels must be strictly increasing, got [1.0, 0.5]
-    """
-    try:
-        values = tuple(float(e) for e in levels)
-    except (TypeError, ValueError):
-        raise PrivacyLevelError(f"levels must be numbers, got {levels!r}") from None
-    if not values:
-        raise PrivacyLevelError("levels must name at least one privacy level, got none")
-    if not all(math.isfinite(e) and e > 0.0 for e in values):
-        raise PrivacyLevelError(f"levels must be finite epsilons > 0, got {list(values)}")
-    if any(b <= a for a, b in zip(values, values[1:])):
-        raise PrivacyLevelError(f"levels must be strictly increasing, got {list(values)}")
-    return values
-
-
-def check_level_counts(level_counts: Sequence[float], k: int) -> tuple[float, ...]:
-    """One count (> 0; exact or a DP estimate) per level.
-
-    Parameters
-    ----------
-    level_counts : sequence of float
-        The count n_k of each level, finite and > 0.
-    k : int
-        Number of levels.
-
-    Returns
-    -------
-    tuple of float
-        The counts as floats.
-
-    Raises
-    ------
-    PrivacyLevelError
-        If a count is not numeric, not finite and positive, or there are not ``k`` of them.
-
-    Examples
-    --------
-    >>> check_level_counts([10, 2.5], 2)
-    (10.0, 2.5)
-    >>> check_level_counts([10, 0], 2)
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.PrivacyLevelError: level_counts[1] must be > 0 (an empty level: leave it off the menu), got 0
-    """
-    try:
-        counts = tuple(float(c) for c in level_counts)
-    except (TypeError, ValueError):
-        raise PrivacyLevelError(f"level_counts must be numbers, got {level_counts!r}") from None
-    if len(counts) != k:
-        raise PrivacyLevelError(f"level_counts must have one count per level ({k}), got {len(counts)}")
-    for i, c in enumerate(counts):
-        if not (math.isfinite(c) and c > 0.0):
-            raise PrivacyLevelError(
-                f"level_counts[{i}] must be > 0 (an empty level: leave it off the menu), got {c:g}"
-            )
-    return counts
-
-
 def mse_bound(m: float, lambdas: Sequence[float], level_counts: Sequence[float], n_users: int, s: int) -> float:
     """§5.2: sum_j E|w_j - W_j|^2 <= (n m + s sum_k n_k lambda_k) / (sum_k n_k lambda_k)^2.
 
@@ -225,8 +140,6 @@ def mse_bound(m: float, lambdas: Sequence[float], level_counts: Sequence[float],
     >>> round(mse_bound(2.0, [1.0, 0.5], [50, 50], 100, 1), 10) == round(275 / 75**2, 10)
     True
     """
-    from shuffledp.protocols.segmented.messages import check_lambdas
-
     m = check_blanket_rate(m)
     rates = check_lambdas(lambdas)
     counts = check_level_counts(level_counts, rates.size)

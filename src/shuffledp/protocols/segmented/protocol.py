@@ -9,10 +9,10 @@ a `GroupEvent` and checked against its level.
 from __future__ import annotations
 
 import functools
-
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,11 +21,13 @@ from shuffledp.accounting.accountants import VariationRatioAccountant
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.events import GroupEvent, event_to_dict
 from shuffledp.accounting.segmented import check_blanket_rate, check_sampling_rate, user_event
+from shuffledp.datasets.setvalued import check_item_sets
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, ProtocolError
+from shuffledp.protocols.segmented._checks import check_levels
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
 from shuffledp.protocols.segmented.levels import LevelHistogram, aggregate_levels, level_indices
-from shuffledp.protocols.segmented.messages import check_item_sets, shuffle, user_messages
-from shuffledp.protocols.segmented.optimizer import SegmentedParameters, check_levels, optimize_parameters
+from shuffledp.protocols.segmented.messages import shuffle, user_messages
+from shuffledp.protocols.segmented.optimizer import SegmentedParameters, optimize_parameters
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ import json
 import numpy as np
 from typer.testing import CliRunner
 
-from shuffledp.accounting.personalized import MAX_DISTINCT_BUDGETS, personalized_shuffle_epsilon, personalized_shuffle_epsilons
+from shuffledp.accounting.personalized import (
+    MAX_DISTINCT_BUDGETS,
+    personalized_shuffle_epsilon,
+    personalized_shuffle_epsilons,
+)
 from shuffledp.cli import app
 from shuffledp.protocols.personalized import table3_budgets
 
@@ -21,12 +25,19 @@ def _strict(text):
     return json.loads(text, parse_constant=refuse)
 
 
+def _grid(given, step):
+    """Budgets rounded up to the --step grid, each grid point as written (0.15, not 0.15000000000000002)."""
+    budgets = np.round(np.ceil(given / step) * step, 2)
+    assert np.all(budgets >= given)
+    return budgets
+
+
 def test_json_rows_match_the_library():
     result = runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "3000", "--delta", "1e-4", "--step", "0.05", "--json"])
     assert result.exit_code == 0, result.output
     out = _strict(result.stdout)
     given = table3_budgets("uniform1", 3000, np.random.default_rng(0))
-    budgets = np.ceil(given / 0.05) * 0.05
+    budgets = _grid(given, 0.05)
     values, upper = personalized_shuffle_epsilons(budgets, 1e-4)
     assert [r["budget"] for r in out["rows"]] == values.tolist()
     given_max = [given[budgets == v].max() for v in values]
@@ -49,8 +60,8 @@ def test_budgets_file_text_and_npy_match_the_library(tmp_path):
     text.write_text("\n".join(repr(float(b)) for b in raw) + "\n\n")  # a trailing blank line carries no budget
     npy = tmp_path / "b.npy"
     np.save(npy, raw)
-    values, upper = personalized_shuffle_epsilons(np.ceil(raw / 0.05) * 0.05, 1e-3)
-    upper = np.minimum(upper, [raw[np.ceil(raw / 0.05) * 0.05 == v].max() for v in values])
+    values, upper = personalized_shuffle_epsilons(_grid(raw, 0.05), 1e-3)
+    upper = np.minimum(upper, [raw[_grid(raw, 0.05) == v].max() for v in values])
     for path in (text, npy):
         result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--step", "0.05", "--json"])
         assert result.exit_code == 0, result.output

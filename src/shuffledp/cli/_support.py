@@ -13,15 +13,20 @@
 
 from __future__ import annotations
 
+import math
+import re
 import sys
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from shuffledp._util import validation as V
+from shuffledp.accounting._rounding import DELTA_MIN
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError
+from shuffledp.params import EPS0_MAX, EPS0_MIN
 
 try:  # recent typer vendors click as typer._click; older releases depend on click itself
     from typer._click import exceptions as _click_errors
@@ -139,6 +144,62 @@ def probability_option(name: str) -> Callable[[Any], Any]:
     return _checked(_real_text(lambda v: V.check_probability(v, name)))
 
 
+#: The accepted ranges of the options the accounting prices, written as in every error and --help.
+DELTA_RANGE = (DELTA_MIN, 1.0, "[1e-300, 1)")
+EPS0_RANGE = (EPS0_MIN, EPS0_MAX, "[1e-6, 700]")
+
+
+def range_error(name: str, interval: str, value: Any) -> PrivacyParameterError:
+    """The one wording of a range error, at the command line and in --help: ``--delta must lie in [1e-300, 1), got '1e-400'``."""
+    return PrivacyParameterError(f"{name} must lie in {interval}, got {value!r}")
+
+
+def range_option(name: str, bounds: tuple[float, float, str]) -> Callable[[Any], Any]:
+    """A number in ``bounds`` = (low, high, interval as written); ``[`` / ``]`` closed, ``(`` / ``)`` open."""
+    low, high, interval = bounds
+
+    def check(value: Any) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise range_error(name, interval, value) from None
+        low_ok = number >= low if interval.startswith("[") else number > low
+        high_ok = number <= high if interval.endswith("]") else number < high
+        if not (math.isfinite(number) and low_ok and high_ok):
+            raise range_error(name, interval, value)
+        return number
+
+    return _checked(check)
+
+
+def delta_option(name: str = "--delta") -> Callable[[Any], Any]:
+    """A delta as the accountant takes it, in [1e-300, 1) (below, neglected masses cannot be charged in float64)."""
+    return range_option(name, DELTA_RANGE)
+
+
+def eps0_option(name: str = "--eps0") -> Callable[[Any], Any]:
+    """A local epsilon as the accountant takes it, in [1e-6, 700] (e^eps0 must fit in float64)."""
+    return range_option(name, EPS0_RANGE)
+
+
+#: API phrases in library errors, and what they mean at the command line (``{composition}``: the
+#: option that picks a composition method in this command).
+_API_ADVICE = (
+    (re.compile(r"use method='best' \(or '\w+'/'\w+'\)"), "use {composition} advanced or basic"),
+    (re.compile(r",? or lower the search's low end \(min_epsilon, or calibrate's bracket\)"), ", or raise --target"),
+    (re.compile(r"\bincrease n or delta\b"), "increase --n or --delta"),
+    (re.compile(r"\bfewer rounds or a larger delta\b"), "fewer --rounds or a larger --delta"),
+    (re.compile(r"\btarget_epsilon="), "--target "),
+)
+
+
+def cli_advice(message: str, composition: str = "--composition") -> str:
+    """``message`` with the library's advice in the command line's words (options, not argument names)."""
+    for pattern, replacement in _API_ADVICE:
+        message = pattern.sub(replacement.format(composition=composition), message)
+    return message
+
+
 def count_option(name: str, minimum: int = 1, maximum: int = V.COUNT_MAX) -> Callable[[Any], Any]:
     """Integers in [minimum, maximum]; float literals such as ``1e6`` are accepted if exact."""
 
@@ -198,9 +259,13 @@ def _message(exc: Any) -> str:
     """One line for a click usage error; our parsers' messages already name the option."""
     param = getattr(exc, "param", None)
     message = getattr(exc, "message", None)
-    if isinstance(exc, _click_errors.BadParameter) and param is not None and message:
-        if any(message.startswith(opt) for opt in getattr(param, "opts", ())):
-            return message + _hint(exc)
+    if (
+        isinstance(exc, _click_errors.BadParameter)
+        and param is not None
+        and message
+        and any(message.startswith(opt) for opt in getattr(param, "opts", ()))
+    ):
+        return message + _hint(exc)
     return exc.format_message() + _hint(exc)
 
 
@@ -226,7 +291,7 @@ class OneLineGroup(_HelpFormatting, TyperGroup):
                 sys.exit(exc.exit_code)
             _fail(_message(exc), exc.exit_code)
         except ShuffleDPError as exc:
-            _fail(str(exc), 2)
+            _fail(cli_advice(str(exc)), 2)
         except typer.Abort:  # typer.Abort is click.Abort where typer uses click itself
             _fail("aborted", 1)
         sys.exit(status if isinstance(status, int) else 0)

@@ -1,79 +1,48 @@
-"""The ``shuffledp`` command line (typer). Every command has ``--help``; ``--version`` prints the version.
+"""``shuffledp amplify``, ``compose`` and ``local-budget``: the amplification accounting at the command line.
 
-Every option value is validated when it is parsed (`shuffledp._cli_support`);
-bad values and library errors (`ShuffleDPError`) print one
-``error: ...`` line on stderr and exit with status 2, never a traceback.  Integer
-options accept exact float literals (``--n 1e6``).  ``--json`` prints one object on
-stdout holding the inputs and the results; progress goes to stderr only.
+``amplify`` prints every applicable bound (upper and lower) side by side; ``compose`` the
+total epsilon of several rounds by each composition method; ``local-budget`` the largest
+local epsilon whose shuffled guarantee meets a target.  A spinner on stderr shows what is
+being computed when it takes over a second.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
+from collections.abc import Callable
 from functools import partial
 from inspect import signature
-from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from shuffledp import _cli_support as S
-from shuffledp.cli_metric import app as metric_app
-from shuffledp.cli_personalized import app as personalized_app
-from shuffledp.cli_pic import pic_app
-from shuffledp.cli_segmented import app as segmented_app
-from shuffledp.params import EPS0_MAX
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import console, emit_json, number, status, table
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError
+from shuffledp.params import EPS0_MAX
 
-
-def _print_version(value: bool) -> None:
-    if value:
-        import shuffledp
-
-        typer.echo(f"shuffledp {shuffledp.__version__}")
-        raise typer.Exit()
-
-
-app = typer.Typer(
-    help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False, cls=S.OneLineGroup
-)
-experiment_app = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup)
-app.add_typer(experiment_app, name="experiment")
-app.add_typer(pic_app, name="pic")
-app.add_typer(segmented_app, name="segmented")
-app.add_typer(metric_app, name="metric")
-app.add_typer(personalized_app, name="personalized")
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the installed version and exit.")
-    ] = False,
-) -> None:
-    """Differential privacy in the shuffle model."""
-
+#: Root-level commands (merged into the ``shuffledp`` app).
+app = typer.Typer()
 
 #: Options shared by several commands (each validated when parsed, under its own name).
-Eps0Opt = Annotated[float, typer.Option("--eps0", parser=S.epsilon_option("--eps0"), help="Local epsilon of each report.")]
-QuickOpt = Annotated[bool, typer.Option("--quick", help="Fewer repetitions, for a fast look.")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Directory for the artefacts (created if needed).")]
-SeedOpt = Annotated[
-    int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams, in [0, 2^64 - 1].")
+Eps0Opt = Annotated[
+    float, typer.Option("--eps0", parser=S.eps0_option(), help=f"Local epsilon of each report, in {S.EPS0_RANGE[2]}.")
 ]
 ReportsOpt = Annotated[
     int,
     typer.Option("--n", parser=S.count_option("--n"), help="Number of shuffled reports (uncorrupted users), per round; 1e6 is accepted."),
 ]
 DeltaOpt = Annotated[
-    float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta of the shuffled guarantee (with --rounds: the total over all rounds), in [1e-300, 1).")
+    float,
+    typer.Option(
+        "--delta",
+        parser=S.delta_option(),
+        help=f"Target delta of the shuffled guarantee (with --rounds: the total over all rounds), in {S.DELTA_RANGE[2]}.",
+    ),
 ]
 RandomizerOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--randomizer",
         parser=S.choice_option("--randomizer", S.randomizer_names, "randomizer"),
@@ -81,54 +50,24 @@ RandomizerOpt = Annotated[
     ),
 ]
 DimOpt = Annotated[
-    int, typer.Option("--dim", parser=S.count_option("--dim"), help="With --randomizer: its dimension (or domain size).")
+    int | None,
+    typer.Option("--dim", parser=S.count_option("--dim"), help="With --randomizer only: its dimension (or domain size); default 2."),
 ]
+#: --dim when --randomizer is given without it.
+DEFAULT_DIM = 2
+
+
+def _dimension(randomizer: str | None, dim: int | None) -> int | None:
+    """--dim as used: refused without --randomizer (the generic bound has no dimension), 2 by default with it."""
+    if randomizer is None:
+        if dim is not None:
+            raise PrivacyParameterError(
+                f"--dim applies only with --randomizer (the generic bound uses --eps0 alone), got --dim {dim} without it"
+            )
+        return None
+    return DEFAULT_DIM if dim is None else dim
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of a table.")]
-
-console = Console()
-
-
-@experiment_app.command("list", cls=S.OneLineCommand)
-def experiment_list() -> None:
-    """List every registered experiment."""
-    from shuffledp.experiments import all_experiments
-
-    table = Table("name", "title", "paper")
-    for name, exp in all_experiments().items():
-        table.add_row(name, exp.title, exp.paper)
-    console.print(table)
-
-
-@experiment_app.command("run", cls=S.OneLineCommand)
-def experiment_run(
-    name: str = typer.Argument(..., metavar="NAME", help="Experiment name (see `shuffledp experiment list`)."),
-    quick: QuickOpt = False,
-    out: OutOpt = Path("results"),
-    seed: SeedOpt = 0,
-) -> None:
-    """Run one experiment and write results.csv, figure.png, summary.md, meta.json."""
-    from shuffledp.experiments import run_experiment
-
-    target = run_experiment(name, out, quick=quick, seed=seed)
-    console.print(f"wrote {target}/summary.md")
-
-
-@app.command("reproduce", cls=S.OneLineCommand)
-def reproduce_cmd(
-    quick: QuickOpt = False,
-    out: OutOpt = Path("results"),
-    seed: SeedOpt = 0,
-    only: Annotated[
-        Optional[list[str]],
-        typer.Option("--only", metavar="NAME", help="Run only this experiment (repeatable); see `shuffledp experiment list`."),
-    ] = None,
-) -> None:
-    """Run every experiment (or those given with --only) and write one report, REPORT.md."""
-    from shuffledp.experiments import reproduce
-
-    report = reproduce(out, quick=quick, seed=seed, only=only)
-    console.print(f"report: {report}")
-
 
 def _randomizer(name: str, eps0: float, dim: int) -> Any:
     """The randomizer ``name`` at ``eps0``; its errors name the options that built it."""
@@ -140,22 +79,13 @@ def _randomizer(name: str, eps0: float, dim: int) -> Any:
         raise type(exc)(f"--randomizer {name} --dim {dim}: {exc}") from None
 
 
-def _local_parameters(eps0: float, randomizer: Optional[str], dim: int):
+def _local_parameters(eps0: float, randomizer: str | None, dim: int):
     """VariationRatio of ``randomizer`` at local epsilon ``eps0`` (generic eps0-LDP if None)."""
     from shuffledp.params import VariationRatio
 
     if randomizer is None:
         return VariationRatio.from_ldp(eps0)
     return _randomizer(randomizer, eps0, dim).amplification_parameters()
-
-
-def _json_number(value: float) -> Optional[float]:
-    """JSON has no infinity: a bound whose regime is not met is reported as null."""
-    return value if math.isfinite(value) else None
-
-
-def _emit_json(inputs: dict[str, Any], results: dict[str, Any]) -> None:
-    typer.echo(json.dumps({"inputs": inputs, **results}))
 
 
 def _timed(results: dict[str, dict[str, float]], kind: str, name: str, compute: Callable[[], float]) -> float:
@@ -172,7 +102,7 @@ def amplify_cmd(
     n: ReportsOpt,
     delta: DeltaOpt,
     randomizer: RandomizerOpt = None,
-    dim: DimOpt = 2,
+    dim: DimOpt = None,
     method: Annotated[
         str,
         typer.Option(
@@ -190,17 +120,17 @@ def amplify_cmd(
     on stderr (terminals only) shows which bound is being computed when it takes over a second.
     """
     from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
-    from shuffledp.experiments.progress import DelayedStatus
 
+    dim = _dimension(randomizer, dim)
     params = _local_parameters(eps0, randomizer, dim)
     methods = available_methods()
     if method != "all":
         methods = {method: methods[method]}
     results: dict[str, dict[str, float]] = {"upper": {}, "lower": {}, "seconds": {}}
     rows = []
-    with DelayedStatus("computing bounds") as status:
+    with status("computing bounds") as spinner:
         for i, (name, m) in enumerate(methods.items(), start=1):
-            status.update(f"computing {name} ({i}/{len(methods)}), n={n}")
+            spinner.update(f"computing {name} ({i}/{len(methods)}), n={n}")
             kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
             compute = shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower
             value = _timed(results, m.kind, name, partial(compute, n, delta, method=name, **kwargs))
@@ -208,12 +138,13 @@ def amplify_cmd(
             rows.append((name, m.kind, source, value, results["seconds"][name]))
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
-        _emit_json(inputs, {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()})
+        emit_json({"inputs": inputs, **results})
         return
-    table = Table("method", "kind", "parameters", "epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
-    for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", r[3])):
-        table.add_row(name, kind, source, f"{value:.6g}" if math.isfinite(value) else "n/a (regime)", f"{seconds:.3g}")
-    console.print(table)
+    rows = [
+        (name, kind, source, value if math.isfinite(value) else "n/a (regime)", number(seconds, 3))
+        for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", r[3]))
+    ]
+    table(("method", "kind", "parameters", "epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
 
 
 def _limit(value: float, achieved: float, target: float, cap: float, amplified: Callable[[float], float]) -> str:
@@ -240,7 +171,7 @@ def local_budget_cmd(
     n: ReportsOpt,
     delta: DeltaOpt,
     randomizer: RandomizerOpt = None,
-    dim: DimOpt = 2,
+    dim: DimOpt = None,
     method: Annotated[
         str,
         typer.Option(
@@ -261,7 +192,7 @@ def local_budget_cmd(
         ),
     ] = "tight",
     max_epsilon: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--max-epsilon",
             parser=S.epsilon_option("--max-epsilon"),
@@ -278,8 +209,8 @@ def local_budget_cmd(
     from shuffledp.accounting.bounds import shuffle_epsilon
     from shuffledp.accounting.composition import composed_local_epsilon, composed_shuffle_epsilon
     from shuffledp.accounting.inverse import local_epsilon, parameters_of
-    from shuffledp.experiments.progress import DelayedStatus
 
+    dim = _dimension(randomizer, dim)
     family: Any = "generic"
     if randomizer is not None:
         _randomizer(randomizer, 1.0, dim)  # a bad --dim fails here, naming the options
@@ -300,7 +231,7 @@ def local_budget_cmd(
         raise PrivacyParameterError(
             f"--max-epsilon must lie in ({low:g}, {EPS0_MAX:g}] (above the search's lower end; e^eps0 must fit in float64), got {cap:g}"
         )
-    with DelayedStatus(f"searching the local epsilon ({label})"):
+    with status(f"searching the local epsilon ({label})"):
         value = solver(max_epsilon=cap)
         achieved = amplified(value)
         limited_by = _limit(value, achieved, target, cap, amplified)
@@ -317,10 +248,8 @@ def local_budget_cmd(
             "composition": composition,
             "max_epsilon": cap,
         }
-        _emit_json(
-            inputs,
-            {"local_epsilon": value, "achieved_epsilon": achieved, "method": label, "randomizer": who, "limited_by": limited_by},
-        )
+        results = {"local_epsilon": value, "achieved_epsilon": achieved, "method": label, "randomizer": who, "limited_by": limited_by}
+        emit_json({"inputs": inputs, **results})
         return
     source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer} (--dim {dim})"
     console.print(f"local epsilon {value:.6g} for {source}, method {label}")
@@ -338,7 +267,7 @@ def compose_cmd(
         int, typer.Option("--rounds", parser=S.count_option("--rounds"), help="Number of rounds (fresh keys each round, PIC §8).")
     ],
     randomizer: RandomizerOpt = None,
-    dim: DimOpt = 2,
+    dim: DimOpt = None,
     method: Annotated[
         str,
         typer.Option(
@@ -351,41 +280,48 @@ def compose_cmd(
 ) -> None:
     """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
     from shuffledp.accounting.composition import COMPOSITION_METHODS, CompositionError, composed_shuffle_epsilon
-    from shuffledp.experiments.progress import DelayedStatus
 
+    dim = _dimension(randomizer, dim)
     params = _local_parameters(eps0, randomizer, dim)
     results: dict[str, dict[str, float]] = {"epsilon": {}, "seconds": {}}
     reasons: dict[str, str] = {}
 
     def composed(name: str) -> float:
+        """One method's total; a method that certifies nothing here says why and leaves the others standing."""
         try:
             return composed_shuffle_epsilon(n, delta, rounds, params=params, method=name)
-        except CompositionError as exc:  # this method certifies nothing here: say why, keep the others
-            reasons[name] = str(exc)
-            return math.inf
+        except PrivacyParameterError as exc:
+            if "delta" not in str(exc) or isinstance(exc, CompositionError):
+                reasons[name] = S.cli_advice(str(exc), "--method")
+            else:  # every option was checked when parsed: the method's share of --delta is out of range
+                reasons[name] = (
+                    f"{name} composition divides --delta {delta!r} among the {rounds} rounds, and a share falls below "
+                    f"{S.DELTA_RANGE[0]:g}, the smallest delta priced; use a larger --delta or fewer --rounds"
+                )
+        except ShuffleDPError as exc:
+            reasons[name] = S.cli_advice(str(exc), "--method")
+        return math.inf
 
-    with DelayedStatus("composing") as status:
+    with status("composing") as spinner:
         for name in COMPOSITION_METHODS if method == "all" else (method,):
-            status.update(f"composing {rounds} rounds: {name}")
+            spinner.update(f"composing {rounds} rounds: {name}")
             _timed(results, "epsilon", name, partial(composed, name))
     finite = {k: v for k, v in results["epsilon"].items() if math.isfinite(v)}
     if not finite:
-        raise CompositionError("no composition method certifies a finite epsilon: " + "; ".join(reasons.values()))
+        raise CompositionError(
+            f"no composition method certifies a finite epsilon at --delta {delta!r} over --rounds {rounds}: "
+            + "; ".join(f"{name}: {reason}" for name, reason in reasons.items())
+        )
     best = min(finite, key=finite.__getitem__)
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "rounds": rounds, "randomizer": randomizer, "dim": dim, "method": method}
-        payload = {kind: {k: _json_number(v) for k, v in values.items()} for kind, values in results.items()}
-        _emit_json(inputs, {**payload, "best": best, "reasons": reasons})
+        emit_json({"inputs": inputs, **results, "best": best, "reasons": reasons})
         return
-    table = Table("composition", "total epsilon", "seconds", title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}")
-    for name, value in results["epsilon"].items():
-        shown = f"{value:.6g}" + (" (best)" if name == best else "") if math.isfinite(value) else "certifies nothing"
-        table.add_row(name, shown, f"{results['seconds'][name]:.3g}")
-    console.print(table)
+    rows = [
+        (name, number(value) + (" (best)" if name == best else "") if math.isfinite(value) else "certifies nothing",
+         number(results["seconds"][name], 3))
+        for name, value in results["epsilon"].items()
+    ]
+    table(("composition", "total epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}")
     for name, reason in reasons.items():
         console.print(f"{name}: {reason}")
-
-
-def main() -> None:
-    """Console-script entry point (errors: one line on stderr, exit status 2)."""
-    app()

@@ -14,12 +14,12 @@ Errors (a missing or foreign option, a theorem's validity condition) are one lin
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from shuffledp import _cli_support as S
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import console, emit_json, status, table
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 app = typer.Typer(help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup)
@@ -45,7 +45,9 @@ _METHODS = {
 }
 
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
-DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="delta of the guarantee, in (0, 1).")]
+DeltaOpt = Annotated[
+    float, typer.Option("--delta", parser=S.delta_option(), help=f"delta of the guarantee, in {S.DELTA_RANGE[2]}.")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
 def _method_option(methods: list[str], help_text: str) -> Any:
     """The --method option of both commands (one parser: unknown values name the option and point to --help)."""
@@ -53,7 +55,7 @@ def _method_option(methods: list[str], help_text: str) -> Any:
 
 
 MethodOpt = Annotated[
-    Optional[str],
+    str | None,
     _method_option(
         ["certified", "theorem-4.1", "theorem-3.1", "theorem-5.1"],
         "The guarantee (default: certified, valid for every pair of datasets) or the paper's theorem-4.1 (Geo-Shuffle), "
@@ -69,7 +71,7 @@ GeoMethodOpt = Annotated[
     ),
 ]
 MaxDistanceOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--max-distance",
         parser=S.count_option("--max-distance", maximum=MAX_DISTANCE),
@@ -79,14 +81,20 @@ MaxDistanceOpt = Annotated[
 ]
 
 
+#: Results printed as text lines under the table (sentences, not numbers).
+_TEXT_RESULTS = ("source", "reason", "note")
+
+
 def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> None:
+    """``--json``: one strict object; otherwise a table of the numbers ("-": does not apply), then the sentences."""
     if as_json:
-        typer.echo(json.dumps({"inputs": inputs, **results}))
+        emit_json({"inputs": inputs, **results})
         return
+    numbers = [(key, value) for key, value in results.items() if key not in _TEXT_RESULTS and not key.endswith("_reason")]
+    table(("quantity", "value"), numbers)
     for key, value in results.items():
-        if key == "reason" and value is None:  # theorem methods: nothing fell back (JSON keeps the null)
-            continue
-        typer.echo(f"{key}: {value}")
+        if value is not None and (key in _TEXT_RESULTS or key.endswith("_reason")):  # a null reason: nothing fell back
+            console.print(f"{key}: {value}", soft_wrap=True, highlight=False)
 
 
 def _check_options(mechanism: str, given: dict[str, Any]) -> None:
@@ -127,7 +135,7 @@ def epsilon_cmd(
     n: UsersOpt,
     delta: DeltaOpt,
     eps_geo: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--eps-geo",
             parser=S.epsilon_option("--eps-geo", maximum=MAX_NOISE_EPSILON),
@@ -135,10 +143,10 @@ def epsilon_cmd(
         ),
     ] = None,
     p: Annotated[
-        Optional[float], typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
+        float | None, typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
     ] = None,
     k: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--k", parser=S.count_option("--k"),
             help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it (Geo-Shuffle also "
@@ -146,7 +154,7 @@ def epsilon_cmd(
         ),
     ] = None,
     eps: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--eps", parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
             help=f"SGDL-Shuffle: target epsilon (at most {MAX_NOISE_EPSILON:g}).",
@@ -168,6 +176,16 @@ def epsilon_cmd(
             f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
         )
     inputs = {"mechanism": mechanism, "n": n, "delta": delta, "eps_geo": eps_geo, "p": p, "k": k, "eps": eps}
+    with status(f"metric epsilon: {mechanism} (certifying over every pair of datasets)"):
+        results = _epsilon_results(M, mechanism, n, delta, eps_geo, p, k, eps, max_distance, method, inputs)
+    _emit(as_json, inputs, results)
+
+
+def _epsilon_results(
+    M: Any, mechanism: str, n: int, delta: float, eps_geo: Any, p: Any, k: Any, eps: Any, max_distance: int, method: str,
+    inputs: dict[str, Any],
+) -> dict[str, Any]:
+    """The results of ``metric epsilon`` (``inputs`` gains the options used)."""
     if mechanism == "geo-shuffle":
         inputs.update(max_distance=max_distance, method=method)
         paper = M.geo_shuffle_epsilon(eps_geo, delta, n, method="theorem-4.1", max_distance=max_distance)
@@ -191,14 +209,14 @@ def epsilon_cmd(
     elif mechanism == "rr-shuffle":
         inputs.update(method=method)
         try:
-            paper: Optional[float] = M.rr_shuffle_epsilon(delta, p, k, n, method="theorem-3.1")
+            paper: float | None = M.rr_shuffle_epsilon(delta, p, k, n, method="theorem-3.1")
             paper_reason = None
         except ValidityConditionError as exc:
             if method == "theorem-3.1":
                 raise _named("--p" if exc.minimum_n is None and exc.minimum_p is not None else "--n", exc) from None
             paper, paper_reason = None, str(exc)
         try:
-            local_paper: Optional[float] = M.rr_shuffle_local_epsilon(delta, p, k, method="theorem-7.1")
+            local_paper: float | None = M.rr_shuffle_local_epsilon(delta, p, k, method="theorem-7.1")
             reason = None
         except ValidityConditionError as exc:
             local_paper, reason = None, str(exc)
@@ -236,7 +254,7 @@ def epsilon_cmd(
             "source": source,
             "reason": reason,
         }
-    _emit(as_json, inputs, results)
+    return results
 
 
 @app.command("local-epsilon", cls=S.OneLineCommand)
@@ -247,7 +265,7 @@ def local_epsilon_cmd(
     n: UsersOpt,
     delta: DeltaOpt,
     k: Annotated[
-        Optional[int], typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it).")
+        int | None, typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it).")
     ] = None,
     max_distance: MaxDistanceOpt = None,
     method: GeoMethodOpt = "certified",
@@ -257,12 +275,13 @@ def local_epsilon_cmd(
     from shuffledp.accounting import metric as M
 
     max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
-    eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
-    if method == "certified":
-        achieved, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
-    else:
-        achieved = M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance)
-        source, reason = "Theorem 4.1 (not valid for datasets far apart)", None
+    with status(f"metric local-epsilon: searching eps_geo ({method}; each step certifies every pair of datasets)"):
+        eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
+        if method == "certified":
+            achieved, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
+        else:
+            achieved = M.geo_shuffle_epsilon(eps_geo, delta, n, k, method=method, max_distance=max_distance)
+            source, reason = "Theorem 4.1 (not valid for datasets far apart)", None
     results = {
         "eps_geo": eps_geo,
         "achieved_epsilon": achieved,

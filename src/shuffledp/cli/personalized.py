@@ -27,14 +27,15 @@ progress goes to stderr (a spinner on terminals only).
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Annotated, Any, Optional
+from decimal import Decimal
+from typing import Annotated, Any
 
 import numpy as np
 import typer
 
-from shuffledp import _cli_support as S
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import emit_json, number, status
 from shuffledp.errors import DataError, PrivacyParameterError
 
 app = typer.Typer(
@@ -74,39 +75,38 @@ def _check_distinct(budgets: np.ndarray, source: str, family: str) -> None:
             f"at most {MAX_DISTINCT_BUDGETS:,} are priced in one run: {advice}") from None
 
 
-def _json_number(value: float) -> float | str | None:
-    """Strict JSON: no lower bound (nan) is null, an infinite E-APES is "inf" (as `event_to_dict`)."""
-    if math.isnan(value):
-        return None
-    return value if math.isfinite(value) else "inf"
-
-
 def _rounded(given: np.ndarray, step: float | None) -> np.ndarray:
     """Budgets rounded up to multiples of ``step`` (None: as given), never past the accountant's
     largest budget (every given budget is at most it)."""
     from shuffledp.accounting.personalized import MAX_BUDGET
 
-    return given if step is None else np.minimum(np.ceil(given / step) * step, MAX_BUDGET)
+    if step is None:
+        return given
+    grid = np.ceil(given / step) * step  # 7 * 0.1 = 0.7000000000000001 in float64
+    places = -Decimal(repr(step)).as_tuple().exponent  # digits after the point of --step as written
+    if 0 < places <= 15:  # the grid point as written (0.7), wherever that is still >= the given budget
+        written = np.round(grid, places)
+        grid = np.where(written >= given, written, grid)
+    return np.minimum(grid, MAX_BUDGET)
 
 
 def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: int | None) -> list[dict[str, Any]]:
     """One row per distinct budget of ``budgets`` (``given``, rounded or not): the guarantees of the users in it."""
     from shuffledp.accounting import personalized as P
-    from shuffledp.experiments.progress import DelayedStatus
-    from shuffledp.protocols.personalized._guarantees import eapes_by_victim
+    from shuffledp.protocols.personalized import eapes_by_victim
 
     values, first, group, count = np.unique(budgets, return_index=True, return_inverse=True, return_counts=True)
     group = group.ravel()
     given_min, given_max = np.full(values.size, np.inf), np.zeros(values.size)
     np.minimum.at(given_min, group, given)
     np.maximum.at(given_max, group, given)
-    with DelayedStatus("personalized: upper bounds") as status:
+    with status("personalized: upper bounds") as spinner:
         upper = P.personalized_shuffle_epsilons(budgets, delta, family, k=k)[1]
-        status.update("personalized: lower bounds")
+        spinner.update("personalized: lower bounds")
         lower = P.personalized_shuffle_epsilons_lower(budgets, delta)[1] if family == "binary-rr" else np.full(values.size, np.nan)
-        status.update("personalized: E-APES")
+        spinner.update("personalized: E-APES")
         eapes = eapes_by_victim(budgets, delta, first)
-        status.update("personalized: weakest-budget baseline")
+        spinner.update("personalized: weakest-budget baseline")
         weakest = P.weakest_budget_epsilon(budgets.size, budgets, delta, family, k=k)
     # a victim's central epsilon never exceeds its own local budget, hence the row's largest given one;
     # the baseline likewise never exceeds the largest budget; a lower bound stays one when lowered,
@@ -116,7 +116,7 @@ def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: 
     lower = np.minimum(lower, upper)
     return [
         dict(budget=float(v), given_min=float(g0), given_max=float(g1), count=int(c), upper=float(u),
-             lower=_json_number(float(lo)), eapes=_json_number(float(e)),
+             lower=None if math.isnan(lo) else float(lo), eapes=float(e),
              eapes_below_lower=None if math.isnan(lo) else bool(e < lo), eapes_above_budget=bool(e > v),
              weakest_budget=weakest)
         for v, g0, g1, c, u, lo, e in zip(values, given_min, given_max, count, upper, lower, eapes)
@@ -125,7 +125,7 @@ def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: 
 
 def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) -> None:
     def cell(value: Any) -> str:
-        return f"{'-':>10s}" if value is None else f"{'inf':>10s}" if value == "inf" else f"{value:10.5g}"
+        return f"{number(value, 5):>10s}"
 
     typer.echo(f"{'budget':>9s} {'given max':>9s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s}  {'weakest':>10s}")
     for r in rows:
@@ -148,7 +148,7 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
 
 @app.callback(invoke_without_command=True)
 def personalized_cmd(
-    delta: Annotated[float, typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta in (0, 1).")],
+    delta: Annotated[float, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]}.")],
     family: Annotated[
         str, typer.Option("--family", parser=S.choice_option("--family", lambda: FAMILY_CHOICES, "family"),
                           help="Randomizer family: binary-rr and k-rr budgets are rounded up to --step; laplace budgets are "
@@ -156,16 +156,16 @@ def personalized_cmd(
                                "liberal one, whose light tails cannot imitate it, so rounding is not sound).")
     ] = "binary-rr",
     budgets_file: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--budgets", metavar="FILE",
                      help="File of local budgets: one per line (text/CSV) or a 1-D .npy array."),
     ] = None,
     distribution: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--distribution", parser=S.choice_option("--distribution", lambda: ["uniform1", "uniform2", "gauss1", "gauss2", "gauss3"], "distribution"),
                      help="Table 3 budget distribution (instead of --budgets)."),
     ] = None,
-    n: Annotated[Optional[int], typer.Option("--n", parser=S.count_option("--n", 2, 10**7), help="Number of users (with --distribution).")] = None,
+    n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2, 10**7), help="Number of users (with --distribution).")] = None,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 2), help="Alphabet size for k-rr.")] = 3,
     step: Annotated[float, typer.Option("--step", parser=S.epsilon_option("--step"),
                                         help="binary-rr and k-rr: budgets rounded up to this grid (not used for laplace).")] = 0.01,
@@ -200,7 +200,7 @@ def personalized_cmd(
     _check_distinct(budgets, source, family)
     rows = _rows(given, budgets, delta, family, k if family == "k-rr" else None)
     if as_json:
-        typer.echo(json.dumps(dict(distribution=distribution, budgets=budgets_file, n=n, delta=delta, family=family, step=rounding,
-                                   seed=None if distribution is None else seed, rows=rows), allow_nan=False))
+        emit_json(dict(distribution=distribution, budgets=budgets_file, n=n, delta=delta, family=family, step=rounding,
+                       seed=None if distribution is None else seed, rows=rows))
         return
     _print_table(rows, family, rounding)

@@ -7,13 +7,14 @@ Every bad value is one ``error: --option ...`` line with exit status 2.
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Annotated, Any, Callable, Optional
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
-from shuffledp import _cli_support as S
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import emit_json, status
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShuffleDPError
 
 app = typer.Typer(help="Segmented multi-message shuffle protocol (hidden privacy levels).", no_args_is_help=True, cls=S.OneLineGroup)
@@ -63,8 +64,8 @@ CountsOpt = Annotated[
 ]
 DOpt = Annotated[int, typer.Option("--d", parser=S.count_option("--d", minimum=2), help="Item domain size d.")]
 SOpt = Annotated[int, typer.Option("--s", parser=S.count_option("--s"), help="Items per user s.")]
-MOpt = Annotated[Optional[float], typer.Option("--m", parser=_blanket_rate, help="Blanket messages per user (default: optimised).")]
-DeltaOpt = Annotated[Optional[float], typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n).")]
+MOpt = Annotated[float | None, typer.Option("--m", parser=_blanket_rate, help="Blanket messages per user (default: optimised).")]
+DeltaOpt = Annotated[float | None, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
 
 
@@ -89,10 +90,11 @@ def optimize(
         raise PrivacyParameterError(f"--s must be at most --d={d}, got {s}")
     n = sum(counts)
     delta = 0.01 / n if delta is None else delta
-    result = optimize_parameters(levels, delta, counts, d, s, m)
+    with status("segmented: optimising the blanket rate m and the sampling rates" if m is None else "segmented: sampling rates"):
+        result = optimize_parameters(levels, delta, counts, d, s, m)
     if as_json:
         inputs = {"levels": levels, "counts": counts, "d": d, "s": s, "m": m, "delta": delta}
-        typer.echo(json.dumps({"inputs": inputs, "result": result.to_dict()}))
+        emit_json({"inputs": inputs, "result": result.to_dict()})
         return
     typer.echo(f"n={n} d={d} s={s} delta={delta:g}  m={result.m:.6g}  MSE bound={result.mse_bound:.6g}")
     if result.m_range is not None:

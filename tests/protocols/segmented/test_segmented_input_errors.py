@@ -1,4 +1,4 @@
-"""Every public boundary of the segmented protocol names the bad value and what is allowed (issue 9 review).
+"""Every public boundary of the segmented protocol names the bad value and what is allowed (nothing rounded, clipped or dropped).
 
 Nothing is rounded, clipped or dropped: a float item id, an out-of-range index or a NaN count
 is an error, never a silently different input.

@@ -85,7 +85,7 @@ def test_errors_are_one_line_with_status_2(args, needle):
     assert len(lines) == 1 and lines[0].startswith("error: ") and re.search(needle, lines[0]), result.stderr
 
 
-# --- stranger pass (issue 11) ------------------------------------------------------------------------------------
+# --- refusals name the option and what is allowed ----------------------------------------------------------
 
 
 def _error(args: list[str]) -> str:
@@ -121,7 +121,7 @@ def test_conditioned_noise_has_a_size_guard():
 
 
 def test_noise_epsilon_and_max_distance_maxima_at_the_command_line():
-    from shuffledp import cli_metric
+    from shuffledp.cli import metric as cli_metric
 
     assert cli_metric.MAX_NOISE_EPSILON == M.MAX_EPSILON and cli_metric.MAX_DISTANCE == M.MAX_DISTANCE
     out = _error(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", "100", "--eps-geo", "800"])

@@ -7,19 +7,18 @@ non-private computation, and writes ``DIR/round.json`` (no key, report or plaint
 
 from __future__ import annotations
 
-import json
+from inspect import signature
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from shuffledp import _cli_support as S
+from shuffledp.accounting import local_epsilon
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import console, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
 
-pic_app = typer.Typer(help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup)
-console = Console()
+app = typer.Typer(help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup)
 
 _DATASETS = ("gmission", "everysender", "synthetic")
 _SUITES = ("x25519", "pq-hybrid")
@@ -38,6 +37,9 @@ def _bad(ctx: typer.Context, name: str, message: str) -> typer.BadParameter:
     return typer.BadParameter(f"{param.opts[0]}: {message}", ctx=ctx, param=param)
 
 
+#: Top of the local-epsilon search of every group (`shuffledp.accounting.local_epsilon`'s max_epsilon).
+LOCAL_EPSILON_CAP = float(signature(local_epsilon).parameters["max_epsilon"].default)
+
 #: Largest group for each task: min-weight matching is dense (n_a x n_b costs and a cubic
 #: assignment), the radius matching builds its pair graph, neighbours scale to 10^5 and more.
 _MAX_USERS = {"min-weight": 5_000, "max-matching": 20_000, "neighbors": 1_000_000}
@@ -48,17 +50,17 @@ _WHY_MAX = {
 }
 
 
-@pic_app.command("simulate", cls=S.OneLineCommand)
+@app.command("simulate", cls=S.OneLineCommand)
 def simulate_cmd(
     ctx: typer.Context,
     dataset: Annotated[str, typer.Option("--dataset", parser=S.choice_option("--dataset", _choices(_DATASETS), "data set"), help="gmission, everysender or synthetic.")],
     task: Annotated[str, typer.Option("--task", parser=S.choice_option("--task", _choices(_TASKS), "task"), help="min-weight, max-matching or neighbors.")],
     randomizer: Annotated[str, typer.Option("--randomizer", parser=S.choice_option("--randomizer", _choices(_LOCATION_RANDOMIZERS), "location randomizer"), help="Randomizer of every group: " + ", ".join(_LOCATION_RANDOMIZERS) + ".")],
-    epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help="Target central epsilon of every group.")],
+    epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help=f"Target central epsilon of every group; each group's local epsilon is searched up to {LOCAL_EPSILON_CAP:g} (a target that allows more gets {LOCAL_EPSILON_CAP:g}, and the output says so).")],
     out: Annotated[Path, typer.Option("--out", help="Directory for round.json (created if needed).")],
     instance: Annotated[int, typer.Option("--instance", parser=S.count_option("--instance", 0, 9), help="Instance 0..9 of a real data set.")] = 0,
-    n: Annotated[Optional[int], typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted.")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", parser=S.probability_option("--delta"), help="Target delta (default 0.01/n_i per group, §7).")] = None,
+    n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted.")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n_i per group, §7).")] = None,
     suite: Annotated[str, typer.Option("--suite", parser=S.choice_option("--suite", _choices(_SUITES), "suite"), help="HPKE suite: x25519 or pq-hybrid.")] = "x25519",
     corrupted: Annotated[int, typer.Option("--corrupted", parser=S.count_option("--corrupted", 0), help="Users per group assumed to collude with the server, |C|.")] = 0,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 1, 1000), help="neighbors: neighbours per user.")] = 5,
@@ -69,7 +71,6 @@ def simulate_cmd(
     import numpy as np
 
     from shuffledp.datasets import load_crowdsourcing, synthetic_instance
-    from shuffledp.experiments.progress import ProgressReporter
     from shuffledp.protocols.pic.computation import PicTask
     from shuffledp.protocols.pic.round import RoundConfig, round_report, run_round
 
@@ -100,7 +101,7 @@ def simulate_cmd(
         raise _bad(ctx, "corrupted", f"must be below the smallest group's size {smallest} (the victim is honest), got {corrupted}")
     config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted)
     try:
-        result = run_round(groups, config, rng, ideal=ideal, progress=ProgressReporter())
+        result = run_round(groups, config, rng, ideal=ideal, progress=progress())
     except PrivacyParameterError as exc:
         if "deanonymized" in str(exc):  # §5.3's population: |C| and the |U| it exposes leave nobody
             raise _bad(ctx, "corrupted", f"{corrupted} leaves no anonymous user: {exc}") from None
@@ -108,6 +109,7 @@ def simulate_cmd(
 
     report = round_report(
         result,
+        epsilon_c_target=epsilon_c,
         dataset=dataset if dataset == "synthetic" else f"{dataset}[{instance}]",
         task=task,
         randomizer=randomizer,
@@ -115,22 +117,36 @@ def simulate_cmd(
         ideal=ideal,
         seed=seed,
     )
-    (out / "round.json").write_text(json.dumps(report, indent=2, allow_nan=False) + "\n")
+    _mark_search_cap(report)
+    (out / "round.json").write_text(json_text(report, indent=2) + "\n")
     _print(report)
     console.print(f"wrote {out / 'round.json'}")
+
+
+def _mark_search_cap(report: dict[str, Any]) -> None:
+    """Say which groups' local epsilon is the search's upper end, not what the target allows."""
+    report["local_epsilon_search_cap"] = LOCAL_EPSILON_CAP
+    for p in report["privacy"]:
+        p["local_epsilon_capped"] = p["local_epsilon"] >= LOCAL_EPSILON_CAP
 
 
 def _print(report: dict[str, Any]) -> None:
     mode = "F_PIC (ideal)" if report["ideal"] else f"real protocol, suite {report['suite']}"
     console.print(f"PIC round: {report['dataset']}, task {report['task']}, randomizer {report['randomizer']}, {mode}")
-    table = Table("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met")
-    for p in report["privacy"]:
-        eq1 = "n/a" if p["epsilon_c_pic_eq1"] is None else f"{p['epsilon_c_pic_eq1']:.4g}"
-        eps_c = "inf" if p["epsilon_c"] is None else f"{p['epsilon_c']:.4g}"
-        table.add_row(p["name"], str(p["n_i"]), str(p["valid_reports"]), str(p["n_prime"]), f"{p['delta']:.2g}",
-                      f"{p['local_epsilon']:.4g}", eps_c, eq1, "yes" if p["target_met"] else "NO")  # fmt: skip
-    console.print(table)
+    rows = [
+        (p["name"], p["n_i"], p["valid_reports"], p["n_prime"], number(p["delta"], 2), number(p["local_epsilon"], 4),
+         number(p["epsilon_c"], 4), "n/a" if p["epsilon_c_pic_eq1"] is None else number(p["epsilon_c_pic_eq1"], 4),
+         "yes" if p["target_met"] else "NO")
+        for p in report["privacy"]
+    ]
+    table(("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met"), rows)
     console.print("eps_c: variation-ratio bound with the randomizer's parameters; Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
+    capped = [p["name"] for p in report["privacy"] if p["local_epsilon_capped"]]
+    if capped:
+        console.print(
+            f"note: the local epsilon of {', '.join(capped)} is the search cap {LOCAL_EPSILON_CAP:g}: --epsilon-c "
+            f"{report['epsilon_c_target']:g} allows at least that much, and eps_c is the guarantee at the cap"
+        )
     console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
     if not report["ideal"]:
         console.print(

@@ -27,7 +27,7 @@ def test_json_matches_the_api():
     res = out["result"]
     assert res["m"] == 1.0 and res["m_range"] is None and res["n_users"] == 1000
     assert all(eps <= level for eps, level in zip(res["epsilons"], [0.5, 1.0]))
-    assert res["lambdas"] == sorted(res["lambdas"]) and 0 < res["lambdas"][0] and res["lambdas"][-1] <= 1
+    assert res["lambdas"] == sorted(res["lambdas"]) and res["lambdas"][0] > 0 and res["lambdas"][-1] <= 1
     assert out["inputs"]["delta"] == pytest.approx(1e-5)
 
 

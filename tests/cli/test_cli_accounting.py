@@ -23,26 +23,26 @@ def test_amplify_json_has_every_bound_and_matches_the_library():
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)  # exactly one JSON object on stdout
     assert set(payload) == {"inputs", "upper", "lower", "seconds"}
-    assert payload["inputs"] == {"eps0": 1.0, "n": 10_000, "delta": 1e-6, "randomizer": None, "dim": 2, "method": "all"}
+    assert payload["inputs"] == {"eps0": 1.0, "n": 10_000, "delta": 1e-6, "randomizer": None, "dim": None, "method": "all"}
     methods = available_methods()
     assert set(payload["upper"]) == {m for m, b in methods.items() if b.kind == "upper"}
     assert set(payload["lower"]) == {m for m, b in methods.items() if b.kind == "lower"}
     assert set(payload["seconds"]) == set(methods)
     for name, value in payload["upper"].items():
         expected = shuffle_epsilon(10_000, 1e-6, eps0=1.0, method=name)
-        assert value == expected if math.isfinite(expected) else value is None, name
+        assert value == expected if math.isfinite(expected) else value == "inf", name  # infinity is written "inf" in every command's JSON
     for name, value in payload["lower"].items():
         assert value == shuffle_epsilon_lower(10_000, 1e-6, eps0=1.0, method=name)
-    assert payload["upper"]["erlingsson"] is None  # eps0 = 1 is outside its regime
+    assert payload["upper"]["erlingsson"] == "inf"  # eps0 = 1 is outside its regime
     assert all(s >= 0 for s in payload["seconds"].values())
-    assert max(payload["lower"].values()) <= min(v for v in payload["upper"].values() if v is not None)
+    assert max(payload["lower"].values()) <= min(v for v in payload["upper"].values() if v != "inf")
 
 
 def test_amplify_single_method_and_table():
     result = run_cli("amplify", "--eps0", "2", "--n", "5000", "--delta", "1e-7", "--method", "pic-eq1", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {
-        "inputs": {"eps0": 2.0, "n": 5000, "delta": 1e-7, "randomizer": None, "dim": 2, "method": "pic-eq1"},
+        "inputs": {"eps0": 2.0, "n": 5000, "delta": 1e-7, "randomizer": None, "dim": None, "method": "pic-eq1"},
         "upper": {"pic-eq1": shuffle_epsilon(5000, 1e-7, eps0=2.0, method="pic-eq1")},
         "lower": {},
         "seconds": {"pic-eq1": pytest.approx(json.loads(result.stdout)["seconds"]["pic-eq1"])},
@@ -76,7 +76,7 @@ def test_local_budget_round_trips_and_reports_what_it_achieves():
     assert payload["achieved_epsilon"] >= 0.5 * (1 - 1e-6)  # the target, not a cap, stopped the search
     assert payload["randomizer"] == "generic" and payload["limited_by"] == "target"
     assert payload["inputs"] == {
-        "target": 0.5, "n": 10_000, "delta": 1e-6, "randomizer": None, "dim": 2, "method": "variation-ratio",
+        "target": 0.5, "n": 10_000, "delta": 1e-6, "randomizer": None, "dim": None, "method": "variation-ratio",
         "rounds": 1, "composition": "tight", "max_epsilon": 50.0,
     }
     text = run_cli("local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6")
@@ -118,7 +118,7 @@ def test_compose_json_matches_the_library_and_orders_the_methods():
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert set(payload) == {"inputs", "epsilon", "seconds", "best", "reasons"} and set(payload["epsilon"]) == set(COMPOSITION_METHODS)
-    assert payload["inputs"] == {"eps0": 2.0, "n": 5000, "delta": 1e-6, "rounds": 10, "randomizer": None, "dim": 2, "method": "all"}
+    assert payload["inputs"] == {"eps0": 2.0, "n": 5000, "delta": 1e-6, "rounds": 10, "randomizer": None, "dim": None, "method": "all"}
     for name, value in payload["epsilon"].items():
         assert value == composed_shuffle_epsilon(5_000, 1e-6, 10, eps0=2.0, method=name)
     assert payload["epsilon"]["tight"] < min(payload["epsilon"]["advanced"], payload["epsilon"]["basic"])

@@ -1,0 +1,67 @@
+"""``shuffledp experiment list|run`` and ``shuffledp reproduce``: the experiments that reproduce the papers.
+
+``experiment run NAME`` writes ``DIR/NAME/{results.csv,figure.png,summary.md,meta.json}``;
+``reproduce`` runs them all (or those given with ``--only``) and writes ``DIR/REPORT.md``,
+which opens with a table of the papers' claims and whether each held.  Progress bars go
+to stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from shuffledp.cli import _support as S
+from shuffledp.cli._output import console, table
+
+#: ``shuffledp experiment ...``
+group = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup)
+#: Root-level commands (``shuffledp reproduce``).
+app = typer.Typer()
+
+QuickOpt = Annotated[bool, typer.Option("--quick", help="Fewer repetitions, for a fast look.")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Directory for the artefacts (created if needed).")]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams, in [0, 2^64 - 1].")
+]
+
+
+@group.command("list", cls=S.OneLineCommand)
+def experiment_list() -> None:
+    """List every registered experiment."""
+    from shuffledp.experiments import all_experiments
+
+    table(("name", "title", "paper"), ((name, exp.title, exp.paper) for name, exp in all_experiments().items()))
+
+
+@group.command("run", cls=S.OneLineCommand)
+def experiment_run(
+    name: str = typer.Argument(..., metavar="NAME", help="Experiment name (see `shuffledp experiment list`)."),
+    quick: QuickOpt = False,
+    out: OutOpt = Path("results"),
+    seed: SeedOpt = 0,
+) -> None:
+    """Run one experiment and write results.csv, figure.png, summary.md, meta.json."""
+    from shuffledp.experiments import run_experiment
+
+    target = run_experiment(name, out, quick=quick, seed=seed)
+    console.print(f"wrote {target}/summary.md")
+
+
+@app.command("reproduce", cls=S.OneLineCommand)
+def reproduce_cmd(
+    quick: QuickOpt = False,
+    out: OutOpt = Path("results"),
+    seed: SeedOpt = 0,
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", metavar="NAME", help="Run only this experiment (repeatable); see `shuffledp experiment list`."),
+    ] = None,
+) -> None:
+    """Run every experiment (or those given with --only) and write one report, REPORT.md."""
+    from shuffledp.experiments import reproduce
+
+    report = reproduce(out, quick=quick, seed=seed, only=only)
+    console.print(f"report: {report}")
