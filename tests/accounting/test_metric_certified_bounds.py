@@ -182,9 +182,9 @@ def test_rr_certified_property(n, k, p, delta):
 
 
 def test_rr_fallback_and_inverse():
-    # beyond the exact search: the local epsilon, which is always valid
-    assert M.rr_shuffle_epsilon(1e-4, 0.3, 1000, 100) == math.log(1.7 / 0.3)
-    assert RR._rr_search_work(1000 * 100) > RR._MAX_RR_WORK >= RR._rr_search_work(1300)
+    # beyond MAX_RR_BITS: the local epsilon, which is always valid; below it the covers certify far less
+    assert M.rr_shuffle_epsilon(1e-4, 0.3, 1, RR.MAX_RR_BITS + 1) == math.log(1.7 / 0.3)
+    assert M.rr_shuffle_epsilon(1e-4, 0.3, 1000, 100) < 0.75 * math.log(1.7 / 0.3)
     # the certified epsilon never increases with p (RR(p') is a post-processing of RR(p) for p' > p)
     values = [M.rr_shuffle_epsilon(1e-4, p, 8, 5) for p in (0.1, 0.2, 0.4, 0.8)]
     assert values == sorted(values, reverse=True)
