@@ -307,7 +307,7 @@ def test_sgdl_fallbacks_and_protocol():
     assert M.sgdl_shuffle_epsilon(eps, delta, 100) == report  # unbounded values
     assert M.sgdl_shuffle_epsilon(eps, delta, 100, 1000) == report  # k > 2c: supports of T + D and T part
     assert M.sgdl_shuffle_epsilon(eps, delta, 100, 1000, method="theorem-5.1") == eps
-    assert M.sgdl_shuffle_epsilon(1.0, 1e-4, 10, 4, c=0) == M.sgdl_shuffle_report_epsilon(1.0, 10)  # no padding
+    assert M.sgdl_shuffle_epsilon(1.0, 1e-4, 10, 4, c=0) <= M.sgdl_shuffle_report_epsilon(1.0, 10)  # no padding: exhaustive
     with pytest.raises(PrivacyParameterError, match="method must be one of certified, theorem-5.1"):
         M.sgdl_shuffle_epsilon(eps, delta, 10, 3, method="theorem-3.1")
     proto = SGDLShuffle(1.0, 1e-4, 10, 4, c=20)

@@ -35,35 +35,17 @@ they share are private (``_common``).  Everything public is re-exported here.
 from __future__ import annotations
 
 from shuffledp.accounting.metric._common import (
-    CertifiedEpsilon,
-    check_noise_epsilon,
     DEFAULT_MAX_DISTANCE,
     MAX_DISTANCE,
     MAX_EPSILON,
+    CertifiedEpsilon,
+    check_noise_epsilon,
 )
-from shuffledp.accounting.metric.sgdl import (
-    log_sgdl_mgf,
-    log_sgdl_pmf,
-    MAX_SGDL_OUTCOME,
-    sgdl_pmf,
-    sgdl_shift_divergence,
-)
-from shuffledp.accounting.metric.rr_shuffle import (
-    RR_LOCAL_METHODS,
-    RR_MIN_P,
-    rr_minimum_lambda,
-    rr_shuffle_certificate,
-    rr_shuffle_certified_epsilon,
-    rr_shuffle_certified_local_epsilon,
-    rr_shuffle_epsilon,
-    rr_shuffle_epsilon_paper,
-    rr_shuffle_local_epsilon,
-    rr_shuffle_local_epsilon_paper,
-    RR_SHUFFLE_METHODS,
-    rr_shuffle_probability,
-    rr_shuffle_probability_paper,
+from shuffledp.accounting.metric.compromised import (
+    compromised_local_epsilons,
 )
 from shuffledp.accounting.metric.geo_shuffle import (
+    GEO_SHUFFLE_METHODS,
     geo_shuffle_alpha,
     geo_shuffle_c,
     geo_shuffle_certificate,
@@ -74,10 +56,36 @@ from shuffledp.accounting.metric.geo_shuffle import (
     geo_shuffle_epsilon_paper,
     geo_shuffle_epsilons_by_distance,
     geo_shuffle_local_epsilon,
-    GEO_SHUFFLE_METHODS,
     geo_shuffle_variation_ratio_epsilon,
 )
+from shuffledp.accounting.metric.planar import (
+    axis_budget,
+    planar_guarantee,
+)
+from shuffledp.accounting.metric.rr_shuffle import (
+    RR_LOCAL_METHODS,
+    RR_MIN_P,
+    RR_SHUFFLE_METHODS,
+    rr_minimum_lambda,
+    rr_shuffle_certificate,
+    rr_shuffle_certified_epsilon,
+    rr_shuffle_certified_local_epsilon,
+    rr_shuffle_epsilon,
+    rr_shuffle_epsilon_paper,
+    rr_shuffle_local_epsilon,
+    rr_shuffle_local_epsilon_paper,
+    rr_shuffle_probability,
+    rr_shuffle_probability_paper,
+)
+from shuffledp.accounting.metric.sgdl import (
+    MAX_SGDL_OUTCOME,
+    log_sgdl_mgf,
+    log_sgdl_pmf,
+    sgdl_pmf,
+    sgdl_shift_divergence,
+)
 from shuffledp.accounting.metric.sgdl_shuffle import (
+    SGDL_SHUFFLE_METHODS,
     sgdl_shuffle_c,
     sgdl_shuffle_c_paper,
     sgdl_shuffle_certificate,
@@ -86,15 +94,7 @@ from shuffledp.accounting.metric.sgdl_shuffle import (
     sgdl_shuffle_epsilon,
     sgdl_shuffle_epsilon_paper,
     sgdl_shuffle_local_epsilon,
-    SGDL_SHUFFLE_METHODS,
     sgdl_shuffle_report_epsilon,
-)
-from shuffledp.accounting.metric.compromised import (
-    compromised_local_epsilons,
-)
-from shuffledp.accounting.metric.planar import (
-    axis_budget,
-    planar_guarantee,
 )
 
 __all__ = [

@@ -12,7 +12,6 @@ import numpy as np
 from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.errors import PrivacyParameterError
 
-
 #: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
 TAIL_RTOL = 1e-20
 

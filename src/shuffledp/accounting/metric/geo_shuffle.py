@@ -15,7 +15,7 @@ from shuffledp.accounting._checks import check_delta, check_n
 from shuffledp.accounting._solve import largest_within
 from shuffledp.accounting.accountants import VariationRatioAccountant
 from shuffledp.accounting.events import ShuffleEvent
-from shuffledp.accounting.metric._common import CertifiedEpsilon, DEFAULT_MAX_DISTANCE, MAX_EPSILON, check_noise_epsilon
+from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, MAX_EPSILON, CertifiedEpsilon, check_noise_epsilon
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
@@ -25,6 +25,7 @@ from shuffledp.accounting.metric._common import shift_divergences as _shift_dive
 from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
+from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
 from shuffledp.accounting.metric.sgdl import log_sgdl_mgf
 from shuffledp.accounting.metric.sgdl import relative_log_pmf as _relative_log_pmf
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
@@ -366,6 +367,15 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
         return CertifiedEpsilon(eps_geo, False, f"values unbounded (no k): {fallback}")
     k = check_positive_int(k, "k (largest value)")
     c = geo_shuffle_c(eps_geo, delta, n)
+    if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:  # every pair of datasets, on the clamped laws: exact
+        profile, (worst_a, worst_b) = cached_profile("geo", eps_geo, delta, n, k, c)
+        exact = float(profile.max())
+        if exact < eps_geo:
+            return CertifiedEpsilon(
+                exact, True, f"exact: every pair of datasets enumerated on the clamped laws (worst {list(worst_a)} vs "
+                f"{list(worst_b)})"
+            )
+        return CertifiedEpsilon(eps_geo, False, f"exact over every pair of datasets: no gain below eps_geo: {fallback}")
     if n * k > 2 * n * c:
         return CertifiedEpsilon(eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
     costly = _too_costly(c, n, k, fallback)

@@ -7,7 +7,6 @@ import math
 from shuffledp._util.validation import check_epsilon
 from shuffledp.accounting._checks import check_delta
 
-
 # --- two dimensions (Appendix D) --------------------------------------------------------------------------
 
 

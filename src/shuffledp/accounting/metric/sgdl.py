@@ -27,7 +27,6 @@ from shuffledp.accounting._rounding import N_MAX
 from shuffledp.accounting.metric._common import TAIL_RTOL as _TAIL_RTOL
 from shuffledp.errors import PrivacyParameterError
 
-
 #: Most terms of the beta < 1 series (about 45 / (1 - p^2) are needed).
 _MAX_SERIES_TERMS = 20_000_000
 #: Most (outcome, term) cells `sgdl_shift_divergence` evaluates (about 3 s).
