@@ -197,3 +197,20 @@ def test_text_output_omits_an_empty_reason():
     assert "None" not in text
     assert json.loads(runner.invoke(app, ["metric", *base, "--method", "theorem-4.1", "--json"]).stdout)["reason"] is None
     assert "reason: " in runner.invoke(app, ["metric", *base]).stdout  # the certified method says why
+
+
+def test_profile_command_table_json_and_plot(tmp_path):
+    png = tmp_path / "curve.png"
+    out = _json(["profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3", "--eps-geo", "1",
+                 "--target", "0.7", "--plot", str(png)])
+    prof = M.metric_profile("geo-shuffle", 1e-4, 4, 3, eps_geo=1.0)
+    assert out["epsilons"] == prof.epsilons.tolist() and out["uniform_epsilon"] == prof.uniform and out["exact"] is True
+    assert out["theorem"] == "Theorem 4.1" and out["theorem_holds_up_to_distance"] == prof.theorem_holds_up_to
+    assert out["target_holds_up_to_distance"] == prof.reach(0.7)
+    assert png.stat().st_size > 1000
+    text = runner.invoke(app, ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3",
+                               "--eps-geo", "1", "--plot", str(png)]).stdout
+    assert "certified epsilon" in text and "Theorem 4.1 holds" in text and "every pair (any distance)" in text
+    bad = runner.invoke(app, ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3",
+                              "--p", "0.5"])
+    assert bad.exit_code == 2 and "--eps-geo is required" in bad.output

@@ -58,6 +58,11 @@ from shuffledp.accounting.metric.geo_shuffle import (
     geo_shuffle_local_epsilon,
     geo_shuffle_variation_ratio_epsilon,
 )
+from shuffledp.accounting.metric.profile import (
+    DistanceProfile,
+    metric_profile,
+    PROFILE_PROTOCOLS,
+)
 from shuffledp.accounting.metric.planar import (
     axis_budget,
     planar_guarantee,
@@ -99,6 +104,9 @@ from shuffledp.accounting.metric.sgdl_shuffle import (
 
 __all__ = [
     "DEFAULT_MAX_DISTANCE",
+    "DistanceProfile",
+    "metric_profile",
+    "PROFILE_PROTOCOLS",
     "MAX_SGDL_OUTCOME",
     "RR_MIN_P",
     "MAX_EPSILON",
