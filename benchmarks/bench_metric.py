@@ -13,23 +13,23 @@ implementation takes about 5 s per value).  Run: ``python benchmarks/bench_metri
 from __future__ import annotations
 
 import argparse
+import time
 from functools import partial
 
 from _common import best_seconds, write_json
 
-import time
-
 from shuffledp.accounting.metric import (
     DEFAULT_MAX_DISTANCE,
+    _exhaustive,
     geo_shuffle_certified_epsilon,
     geo_shuffle_epsilon_paper,
     geo_shuffle_local_epsilon,
     metric_profile,
+    rr_shuffle,
     rr_shuffle_certified_epsilon,
     rr_shuffle_probability,
     sgdl_shuffle_certified_epsilon,
 )
-from shuffledp.accounting.metric import _exhaustive, rr_shuffle
 
 #: Certified values of issue 20 (cold: every cache cleared before the call): (label, callable) at the README's
 #: examples and the paper's sizes.  Targets: one certified epsilon <= 0.1 s, the certified inverse <= 1 s.
