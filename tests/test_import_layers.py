@@ -11,7 +11,7 @@ wherever it stands.  An import of a package's ``__init__`` is not an edge (a fac
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -61,12 +61,12 @@ KNOWN_CYCLES: set[frozenset[str]] = set()
 MAX_ACCOUNTING_LINES = 1_000
 
 
-@lru_cache(maxsize=None)
+@cache
 def _modules() -> dict[str, Path]:
     return {".".join(f.relative_to(SRC).with_suffix("").parts): f for f in sorted(ROOT.rglob("*.py"))}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _edges() -> dict[str, frozenset[str]]:
     """module -> the project modules it imports (anywhere in its source), package facades excluded."""
     mods = _modules()

@@ -58,14 +58,14 @@ from shuffledp.accounting.metric.geo_shuffle import (
     geo_shuffle_local_epsilon,
     geo_shuffle_variation_ratio_epsilon,
 )
-from shuffledp.accounting.metric.profile import (
-    DistanceProfile,
-    metric_profile,
-    PROFILE_PROTOCOLS,
-)
 from shuffledp.accounting.metric.planar import (
     axis_budget,
     planar_guarantee,
+)
+from shuffledp.accounting.metric.profile import (
+    PROFILE_PROTOCOLS,
+    DistanceProfile,
+    metric_profile,
 )
 from shuffledp.accounting.metric.rr_shuffle import (
     RR_LOCAL_METHODS,

@@ -63,9 +63,12 @@ def _as_offsets(r: Any) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(r)
     if arr.dtype == object and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat):
         arr = np.array([float(v) for v in arr.flat], dtype=np.float64).reshape(arr.shape)  # Python ints beyond int64
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        if not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
-            raise PrivacyParameterError(f"r (SGDL outcome) must hold integers, got {r!r}")
+    if (
+        arr.size
+        and not np.issubdtype(arr.dtype, np.integer)
+        and not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)))
+    ):
+        raise PrivacyParameterError(f"r (SGDL outcome) must hold integers, got {r!r}")
     size = np.abs(arr.astype(np.float64))
     return np.where(size > MAX_SGDL_OUTCOME, 0, np.abs(np.where(size > MAX_SGDL_OUTCOME, 0, arr))).astype(np.int64), size
 
