@@ -3,7 +3,9 @@
 ``geo_shuffle_epsilon_paper(eps_geo, delta=1e-4, n)`` (Theorem 4.1's formula) maximised over d = 1..50 (the default) and at d = 1 only,
 for n = 300 and 10^5 and several eps_geo; ``geo_shuffle_local_epsilon(target, 1e-4, n, method="theorem-4.1")`` (its inverse; the certified default
 returns eps_geo at once when k > 2c).
-Each time is the best of three calls after a warm-up; nothing is cached between calls.
+Each time is the best of three calls after a warm-up; nothing is cached between calls.  The certified values of
+issue 20 (RR-Shuffle's block covers, Geo-/SGDL-Shuffle's exhaustive search and conditioned analysis, their inverses
+and the per-distance profile) are timed once each, cold (caches cleared), in ``certified``.
 Targets (2 cores): one epsilon at n = 300 <= 10 ms, at n = 10^5 <= 100 ms (the published
 implementation takes about 5 s per value).  Run: ``python benchmarks/bench_metric.py``.
 """
@@ -11,11 +13,47 @@ implementation takes about 5 s per value).  Run: ``python benchmarks/bench_metri
 from __future__ import annotations
 
 import argparse
+import time
 from functools import partial
 
 from _common import best_seconds, write_json
 
-from shuffledp.accounting.metric import DEFAULT_MAX_DISTANCE, geo_shuffle_epsilon_paper, geo_shuffle_local_epsilon
+from shuffledp.accounting.metric import (
+    DEFAULT_MAX_DISTANCE,
+    _exhaustive,
+    geo_shuffle_certified_epsilon,
+    geo_shuffle_epsilon_paper,
+    geo_shuffle_local_epsilon,
+    metric_profile,
+    rr_shuffle,
+    rr_shuffle_certified_epsilon,
+    rr_shuffle_probability,
+    sgdl_shuffle_certified_epsilon,
+)
+
+#: Certified values of issue 20 (cold: every cache cleared before the call): (label, callable) at the README's
+#: examples and the paper's sizes.  Targets: one certified epsilon <= 0.1 s, the certified inverse <= 1 s.
+CERTIFIED = (
+    ("rr epsilon n=100 k=20 p=0.5", lambda: rr_shuffle_certified_epsilon(DELTA, 0.5, 20, 100), "epsilon"),
+    ("rr epsilon n=100 k=1000 p=0.5", lambda: rr_shuffle_certified_epsilon(DELTA, 0.5, 1000, 100), "epsilon"),
+    ("rr epsilon n=10^4 k=1000 p=0.5", lambda: rr_shuffle_certified_epsilon(DELTA, 0.5, 1000, 10_000), "epsilon"),
+    ("rr inverse n=100 k=1000 target=0.3", lambda: rr_shuffle_probability(0.3, DELTA, 1000, 100), "inverse"),
+    ("geo epsilon n=6 k=5 eps_geo=1", lambda: geo_shuffle_certified_epsilon(1.0, DELTA, 6, 5), "epsilon"),
+    ("geo epsilon n=30 k=5 eps_geo=1", lambda: geo_shuffle_certified_epsilon(1.0, DELTA, 30, 5), "epsilon"),
+    ("geo epsilon n=100 k=1000 eps_geo=0.2", lambda: geo_shuffle_certified_epsilon(0.2, DELTA, 100, 1000), "epsilon"),
+    ("geo inverse n=300 k=5 target=0.3", lambda: geo_shuffle_local_epsilon(0.3, DELTA, 300, 5), "inverse"),
+    ("sgdl epsilon n=5 k=3 eps=1", lambda: sgdl_shuffle_certified_epsilon(1.0, DELTA, 5, 3), "epsilon"),
+    ("geo profile n=100 k=1000 eps_geo=0.2", lambda: metric_profile("geo-shuffle", DELTA, 100, 1000, eps_geo=0.2), "profile"),
+)
+CERTIFIED_LIMITS = {"epsilon": 0.1, "inverse": 1.0}
+
+
+def _cold_seconds(func) -> float:
+    rr_shuffle._cached_search.cache_clear()
+    _exhaustive.cached_profile.cache_clear()
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
 
 DELTA = 1e-4
 SIZES = (300, 10**5)
@@ -49,7 +87,24 @@ def main() -> None:
     limits = {kind: {str(n): s for n, s in per.items()} for kind, per in LIMITS.items()}
     met = all(slowest[kind][n] <= s for kind, per in limits.items() for n, s in per.items())
     print(f"slowest per n: {slowest}; within limits: {met}")
-    write_json("bench_metric", {"delta": DELTA, "results": results, "slowest": slowest, "limits": limits, "within_limits": met})
+    certified = []
+    for label, func, kind in CERTIFIED:
+        seconds = _cold_seconds(func)
+        limit = CERTIFIED_LIMITS.get(kind)
+        certified.append(dict(label=label, kind=kind, seconds=seconds, limit=limit, within=None if limit is None else seconds <= limit))
+        print(f"certified {label:40s} {seconds:9.3f} s" + ("" if limit is None else f"  (limit {limit:g} s)"))
+    write_json(
+        "bench_metric",
+        {
+            "delta": DELTA,
+            "results": results,
+            "slowest": slowest,
+            "limits": limits,
+            "within_limits": met,
+            "certified": certified,
+            "certified_within_limits": all(r["within"] is not False for r in certified),
+        },
+    )
 
 
 if __name__ == "__main__":

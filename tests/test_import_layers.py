@@ -225,5 +225,7 @@ def test_the_checker_sees_imports_inside_functions_and_cycles():
 def test_cli_command_modules_import_only_public_library_modules():
     """cli/ modules may use cli's own private modules, and nothing private elsewhere."""
     for module in (m for m in _modules() if m.startswith("shuffledp.cli.") and not m.split(".")[-1].startswith("_")):
-        private = sorted(t for t in _edges()[module] if not t.startswith("shuffledp.cli") and any(p.startswith("_") for p in t.split(".")[1:]))
+        private = sorted(
+            t for t in _edges()[module] if not t.startswith("shuffledp.cli") and any(p.startswith("_") for p in t.split(".")[1:])
+        )
         assert not private, f"{module} imports private modules {private}"

@@ -38,7 +38,7 @@ def test_geo_shuffle_epsilon_json():
 
 def test_rr_and_sgdl_epsilon_json():
     rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "1e2", "--delta", "1e-4", "--p", "0.5", "--k", "1000"])
-    assert rr["epsilon"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100) == math.log(3.0)  # certified: beyond the search
+    assert rr["epsilon"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100) == pytest.approx(0.5605, abs=1e-4)  # all-0 vs all-k
     assert rr["epsilon_theorem_3_1"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100, method="theorem-3.1")
     assert rr["lambda"] == 50_000 and rr["inputs"]["method"] == "certified"
     paper = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "100", "--delta", "1e-4", "--p", "0.5", "--k", "1000",
@@ -107,8 +107,8 @@ def test_fallback_is_reported_with_its_reason():
     assert (big["epsilon"], big["reason"]) == (cert.epsilon, cert.reason) and cert.certified is False
     text = runner.invoke(app, ["metric", *base, "--n", "1000"]).stdout
     assert "reason: not attempted" in text and "source: fallback" in text
-    rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "100", "--delta", "1e-4", "--p", "0.5", "--k", "1000"])
-    assert rr["source"].startswith("fallback") and rr["reason"].startswith("not attempted")
+    rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "10000", "--delta", "1e-4", "--p", "0.5", "--k", "1001"])
+    assert rr["source"].startswith("fallback") and rr["reason"].startswith("not attempted")  # beyond 10^7 bits
     sgdl = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "100", "--delta", "1e-4", "--eps", "0.5"])
     assert sgdl["source"].startswith("fallback") and "unbounded" in sgdl["reason"]
 
@@ -197,3 +197,20 @@ def test_text_output_omits_an_empty_reason():
     assert "None" not in text
     assert json.loads(runner.invoke(app, ["metric", *base, "--method", "theorem-4.1", "--json"]).stdout)["reason"] is None
     assert "reason: " in runner.invoke(app, ["metric", *base]).stdout  # the certified method says why
+
+
+def test_profile_command_table_json_and_plot(tmp_path):
+    png = tmp_path / "curve.png"
+    out = _json(["profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3", "--eps-geo", "1",
+                 "--target", "0.7", "--plot", str(png)])
+    prof = M.metric_profile("geo-shuffle", 1e-4, 4, 3, eps_geo=1.0)
+    assert out["epsilons"] == prof.epsilons.tolist() and out["uniform_epsilon"] == prof.uniform and out["exact"] is True
+    assert out["theorem"] == "Theorem 4.1" and out["theorem_holds_up_to_distance"] == prof.theorem_holds_up_to
+    assert out["target_holds_up_to_distance"] == prof.reach(0.7)
+    assert png.stat().st_size > 1000
+    text = runner.invoke(app, ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3",
+                               "--eps-geo", "1", "--plot", str(png)]).stdout
+    assert "certified epsilon" in text and "Theorem 4.1 holds" in text and "every pair (any distance)" in text
+    bad = runner.invoke(app, ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3",
+                              "--p", "0.5"])
+    assert bad.exit_code == 2 and "--eps-geo is required" in bad.output

@@ -81,7 +81,9 @@ def test_figure6_geo_shuffle_keeps_far_stronger_local_privacy(tmp_path):
         assert table[(n, "sgdl-shuffle")] > 3 * table[(n, "geo-shuffle")]
         assert table[(n, "geo-shuffle-certified")] == pytest.approx(0.2)  # nothing certified beyond eps_S at k = 1000
         assert table[(n, "sgdl-shuffle")] == pytest.approx(M.sgdl_shuffle_local_epsilon(0.2, n))
-        assert 0.0 < table[(n, "rr-shuffle-certified")] <= 0.2 + 1e-9  # the certified tuning's exact local epsilon
+        # the certified tuning keeps RR-Shuffle's amplification now (p well below the local bound's), so a compromised
+        # shuffler shows each user's bits with less noise: a local epsilon above eps_S
+        assert 0.2 < table[(n, "rr-shuffle-certified")] < 1.5 * math.log(3.0)
     assert table[(20, "rr-shuffle")] is not None and table[(150, "rr-shuffle")] is None  # Theorem 3.1's condition
     # §7: "with 150 users the local privacy eps_L is about 5 [SGDL-Shuffle], while for Geo-Shuffle is about 1"
     assert 2.5 <= table[(150, "sgdl-shuffle")] <= 10 and 0.5 <= table[(150, "geo-shuffle")] <= 2

@@ -14,12 +14,13 @@ Errors (a missing or foreign option, a theorem's validity condition) are one lin
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import console, emit_json, status, table
+from shuffledp.cli._output import console, emit_json, number, status, table
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 app = typer.Typer(help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup)
@@ -297,3 +298,137 @@ def local_epsilon_cmd(
         )
     inputs = {"target": target, "n": n, "delta": delta, "k": k, "method": method, "max_distance": max_distance}
     _emit(as_json, inputs, results)
+
+
+#: Rows of the profile table (distances picked on a geometric grid from the curve).
+_PROFILE_ROWS = 12
+
+
+def _profile_rows(prof: Any) -> list[int]:
+    """Indices of the curve shown in the table: a geometric grid of distances, the theorem's limit included."""
+    import numpy as np
+
+    picks = np.unique(np.round(np.geomspace(1, prof.distances.size, num=min(_PROFILE_ROWS, prof.distances.size))).astype(int) - 1)
+    extra = np.flatnonzero(prof.distances == prof.theorem_holds_up_to)
+    return sorted({*picks.tolist(), *extra.tolist()})
+
+
+def _profile_plot(prof: Any, path: Path) -> None:
+    """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.0, 3.2), dpi=120)
+    xs, ys = list(prof.distances), list(prof.epsilons)
+    top = prof.inputs["n"] * prof.inputs["k"]
+    if xs[-1] < top:  # beyond the curve: the uniform value
+        xs, ys = [*xs, xs[-1] + 1, top], [*ys, prof.uniform, prof.uniform]
+    ax.step(xs, ys, where="pre", label="certified epsilon(d), every pair at distance <= d")
+    ax.axhline(prof.uniform, color="grey", linestyle=":", label=f"uniform (every pair): {prof.uniform:.4g}")
+    if prof.theorem is not None:
+        ax.axhline(prof.theorem, color="tab:red", linestyle="--", label=f"{prof.theorem_name}: {prof.theorem:.4g}")
+        if prof.theorem_holds_up_to:
+            ax.axvspan(1, prof.theorem_holds_up_to, color="tab:red", alpha=0.08, label=f"{prof.theorem_name} holds (d <= {prof.theorem_holds_up_to})")
+    ax.set_xscale("log")
+    ax.set_xlabel("distance d between datasets (Manhattan)")
+    ax.set_ylabel("epsilon")
+    ax.set_title(f"{prof.protocol}, delta = {prof.delta:g}", fontsize=9)
+    ax.legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+@app.command("profile", cls=S.OneLineCommand)
+def profile_cmd(
+    mechanism: Annotated[
+        str,
+        typer.Option(
+            "--mechanism",
+            parser=S.choice_option("--mechanism", lambda: list(MECHANISMS), "mechanism"),
+            help="geo-shuffle (--eps-geo), rr-shuffle (--p) or sgdl-shuffle (--eps).",
+        ),
+    ],
+    n: UsersOpt,
+    delta: DeltaOpt,
+    k: Annotated[int, typer.Option("--k", parser=S.count_option("--k"), help="Largest value (values in {0..k}).")],
+    eps_geo: Annotated[
+        float | None,
+        typer.Option(
+            "--eps-geo",
+            parser=S.epsilon_option("--eps-geo", maximum=MAX_NOISE_EPSILON),
+            help=f"Geo-Shuffle: the users' eps_geo (at most {MAX_NOISE_EPSILON:g}).",
+        ),
+    ] = None,
+    p: Annotated[
+        float | None, typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
+    ] = None,
+    eps: Annotated[
+        float | None,
+        typer.Option(
+            "--eps", parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
+            help=f"SGDL-Shuffle: its epsilon parameter (at most {MAX_NOISE_EPSILON:g}).",
+        ),
+    ] = None,
+    target: Annotated[
+        float | None,
+        typer.Option("--target", parser=S.epsilon_option("--target"), help="Also report the distance up to which this epsilon holds."),
+    ] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the curve as a small PNG here (default: metric-profile.png).")
+    ] = Path("metric-profile.png"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Per-distance guarantee: the certified epsilon(d) for every pair of datasets at distance <= d (one delta),
+    beside the paper's theorem and the distances where it holds."""
+    from shuffledp.accounting import metric as M
+
+    given = {"--eps-geo": eps_geo, "--p": p, "--eps": eps}
+    needs = {"geo-shuffle": "--eps-geo", "rr-shuffle": "--p", "sgdl-shuffle": "--eps"}[mechanism]
+    for option, value in given.items():
+        if option == needs and value is None:
+            raise PrivacyParameterError(f"{option} is required with --mechanism {mechanism}")
+        if option != needs and value is not None:
+            raise PrivacyParameterError(f"{option} does not apply to --mechanism {mechanism} (it takes {needs})")
+    with status(f"metric profile: {mechanism} (certifying every pair of datasets at each distance)"):
+        prof = M.metric_profile(mechanism, delta, n, k, eps_geo=eps_geo, epsilon=eps, p=p)
+    reach = prof.reach(target) if target is not None else None
+    if plot is not None:
+        _profile_plot(prof, plot)
+    inputs = {"mechanism": mechanism, "n": n, "delta": delta, "k": k, "eps_geo": eps_geo, "p": p, "eps": eps, "target": target}
+    results = {
+        "distances": prof.distances.tolist(),
+        "epsilons": prof.epsilons.tolist(),
+        "uniform_epsilon": prof.uniform,
+        "exact": prof.exact,
+        "theorem": prof.theorem_name,
+        "theorem_epsilon": prof.theorem,
+        "theorem_holds_up_to_distance": prof.theorem_holds_up_to,
+        "target_holds_up_to_distance": reach,
+        "plot": None if plot is None else str(plot),
+        "source": prof.source,
+    }
+    if as_json:
+        emit_json({"inputs": inputs, **results})
+        return
+    rows = []
+    for i in _profile_rows(prof):
+        d, e = int(prof.distances[i]), float(prof.epsilons[i])
+        holds = "-" if prof.theorem is None else ("yes" if d <= prof.theorem_holds_up_to else "no")
+        rows.append((f"<= {d}", e, prof.theorem, holds))
+    table(("distance", "certified epsilon", f"{prof.theorem_name} value", f"{prof.theorem_name} holds"), rows)
+    lines = [
+        f"every pair (any distance): {number(prof.uniform)}",
+        f"{prof.theorem_name}: {number(prof.theorem)}, holds for datasets at distance <= {prof.theorem_holds_up_to}"
+        if prof.theorem is not None
+        else f"{prof.theorem_name}: outside its validity condition",
+        f"source: {prof.source}" + (" (exact)" if prof.exact else ""),
+    ]
+    if reach is not None:
+        lines.append(f"target {number(target)} holds for datasets at distance <= {reach}")
+    if plot is not None:
+        lines.append(f"plot: {plot}")
+    for line in lines:
+        console.print(line, soft_wrap=True, highlight=False)

@@ -62,6 +62,11 @@ from shuffledp.accounting.metric.planar import (
     axis_budget,
     planar_guarantee,
 )
+from shuffledp.accounting.metric.profile import (
+    PROFILE_PROTOCOLS,
+    DistanceProfile,
+    metric_profile,
+)
 from shuffledp.accounting.metric.rr_shuffle import (
     RR_LOCAL_METHODS,
     RR_MIN_P,
@@ -99,6 +104,9 @@ from shuffledp.accounting.metric.sgdl_shuffle import (
 
 __all__ = [
     "DEFAULT_MAX_DISTANCE",
+    "DistanceProfile",
+    "metric_profile",
+    "PROFILE_PROTOCOLS",
     "MAX_SGDL_OUTCOME",
     "RR_MIN_P",
     "MAX_EPSILON",

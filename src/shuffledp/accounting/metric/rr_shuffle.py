@@ -19,6 +19,7 @@ from shuffledp.accounting._rounding import N_MAX
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import CertifiedEpsilon
 from shuffledp.accounting.metric._common import check_method as _check_method
+from shuffledp.accounting.metric._rr_pairs import RRSearch, all_zero_all_k_epsilon, certified_search
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 # --- RR-Shuffle (§3, Theorems 3.1 and 7.1) ---------------------------------------------------------------
@@ -282,15 +283,23 @@ def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
 #      a1(D, M) / a2(D, M) the two directions of the pair (0, D) among M bits (both non-increasing in M):
 #      direction "up" of (S, S+D) <= min(a1(D, N - S), a2(D, S + D)), direction "down" <= min(a2(D, N - S),
 #      a1(D, S + D)); in particular every S is covered by the pair (0, D) among ceil((N + D) / 2) bits.
-#  (c) Which S are worst.  The exact values at S = 0 lower-bound the answer; in every case we searched
-#      exhaustively the maximum over all (S, D) sits at D = N, S = 0 (all zeros against all k), a single pair
-#      of plain binomials.  The code does not rely on (c): it starts from that pair's epsilon L, certifies each
-#      D with the cover of (b) at level L, refines with the per-S minimum of (b) (binary search on M), and
-#      computes the remaining S exactly (raising L if one exceeds it).  The result is the exact maximum over
-#      all pairs, up to the upward rounding below.
-#  (d) Always valid: every bit is ln((2 - p)/p)-LDP and U(x, k) moves |x - x'| bits, so the release is
+#  (c) Monotone in D (stochastic order).  P_{D+1}^M first-order dominates P_D^M (one more 1-bit), so
+#      SF_{D+1}(y) >= SF_D(y) for every y; with the threshold form of (a) the smallest a meeting delta for the pair
+#      (0, D) among M bits, a(D, M), is non-decreasing in D (both directions), and by (b) non-increasing in M.
+#  (d) Reflection.  y -> N - y maps P_S^N to P_{N-S}^N, so the down-direction of (S, S + D) is the up-direction
+#      of (N - S - D, N - S): the maximum over all pairs needs one direction per pair only.
+#  Why all-0 vs all-k is the worst pair, and how it is certified without trusting that.  Every pair at sum
+#  distance D needs eps <= max(a1, a2)(D, ceil((N + D)/2)) / D (b, d); for D in a block [D1, D2] this is at most
+#  max(a1, a2)(D2, ceil((N + D1)/2)) / D1 (c).  The search (`_rr_pairs.certified_search`) covers D = 1..N - 1
+#  with such blocks, refining each until its bound is at most the exact value of the single pair at D = N (all
+#  zeros against all k, Bin(N, q1) against Bin(N, q0)); the result is the largest bound met, so it is valid
+#  whatever the covers give, and it *equals* the all-0 vs all-k value whenever every block closes below it,
+#  which is what happens at every size we ran beyond a few hundred bits (a proof that the pair is worst, by
+#  exhaustion of the covers: at n k = 10^5, 85 evaluations).  Up to `_SMALL_EXACT_BITS` bits the exhaustive
+#  search over every (S, D) runs instead (exact; there the covers of single D can exceed the level by 0.3%).
+#  (e) Always valid: every bit is ln((2 - p)/p)-LDP and U(x, k) moves |x - x'| bits, so the release is
 #      (ln((2 - p)/p), 0)-d_X-private (post-processing); the certified value never exceeds it, and it is
-#      returned when N is too large for the exact search (`_MAX_RR_WORK`), e.g. at the paper's k = 1000.
+#      returned beyond `MAX_RR_BITS` = 10^7 bits.
 #
 # Rounding: log pmfs of the binomials come from a table of ln j! (log-gamma; absolute error ~ N ulp of ln N!,
 # i.e. ~1e-12 relative on the pmf); a sum of two binomials is a direct convolution of positive terms (relative
@@ -404,8 +413,11 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
 
     The exact smallest eps with D_{e^(eps D)} <= delta in both directions between the laws of the released count
     at every pair of sums (S, S + D), D = 1..n k (see the comment above this function in the source: threshold
-    sets, blanket removal, exact refinement); at most the local epsilon ln((2 - p)/p), which is returned when
-    n k is too large for the exact search (n k above 1335; about 1.5 s there).  Every rounding errs upward.
+    sets, blanket removal, monotonicity in D, reflection), certified by block covers that close on the exact value
+    of the worst pair, all zeros against all k, at every size run beyond a few hundred bits (exhaustive search
+    below); at most the local epsilon ln((2 - p)/p), which is returned beyond n k = MAX_RR_BITS = 10^7.  Log
+    space throughout; every truncated tail and rounding errs upward.  About 0.3 s at n k = 2,000, 0.6 s at
+    10^5 and 6 s at 10^7 (cached per (n k, p, delta)).
 
     Parameters
     ----------
@@ -435,11 +447,11 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
 
     Examples
     --------
-    Theorem 3.1's 0.083 at n = 100, k = 1000 does not survive all zeros against all thousands; with n k beyond the
-    exact search the local epsilon is returned:
+    Theorem 3.1's 0.083 at n = 100, k = 1000 does not survive all zeros against all thousands; the exact need of
+    that pair, 0.5605, is what holds for every pair (half of the local ln 3 = 1.0986):
 
-    >>> rr_shuffle_certified_epsilon(1e-4, 0.5, 1000, 100) == math.log(1.5 / 0.5)
-    True
+    >>> round(rr_shuffle_certified_epsilon(1e-4, 0.5, 1000, 100), 4)
+    0.5605
     >>> round(rr_shuffle_certified_epsilon(1e-4, 0.5, 4, 50), 4)  # 200 bits: some gain over ln 3 = 1.0986
     0.7798
     """
@@ -452,7 +464,7 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
 def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedEpsilon:
     """`rr_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
 
-    ``certified`` is False when ``epsilon`` is the local ln((2 - p)/p) because n k is beyond the exact search
+    ``certified`` is False when ``epsilon`` is the local ln((2 - p)/p) because n k is beyond MAX_RR_BITS
     (not attempted) or the search found nothing smaller.
 
     Parameters
@@ -482,7 +494,7 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
 
     Examples
     --------
-    >>> rr_shuffle_certificate(1e-4, 0.5, 4, 50).certified, rr_shuffle_certificate(1e-4, 0.5, 1000, 100).certified
+    >>> rr_shuffle_certificate(1e-4, 0.5, 4, 50).certified, rr_shuffle_certificate(1e-4, 0.5, 1, 10**8).certified
     (True, False)
     """
     delta = check_delta(delta)
@@ -491,18 +503,51 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
     q0, total = p / 2.0, n * k
     local = rr_local(p)
     fallback = "the local bound ln((2 - p)/p)"
-    work = _rr_search_work(total)
-    if work > _MAX_RR_WORK:
-        cost = f"{work:,.0f} multiply-adds" if math.isfinite(work) else f"about {total**3 / 4.0:.3g} multiply-adds"
+    if total > MAX_RR_BITS:
         return CertifiedEpsilon(
-            local, False, f"not attempted: the exact search over n k = {total} bits takes {cost}, above the limit "
-            f"{_MAX_RR_WORK:,.0f} (n k <= 1335): {fallback}"
+            local, False, f"not attempted: n k = {total} bits is above MAX_RR_BITS = {MAX_RR_BITS:,}: {fallback}"
         )
-    level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
-    eps = _rr_search(total, q0, delta, level, range(1, total))
+    if total <= _SMALL_EXACT_BITS or (q0 < _COVER_MIN_Q0 and _rr_search_work(total) <= _MAX_RR_WORK):
+        # the exact search over every (S, D): fast at this size (and the one that handles 1 - p/2 == 1.0)
+        level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
+        eps = _rr_search(total, q0, delta, level, range(1, total))
+        how = f"exact over every pair of sums among n k = {total} bits"
+    elif q0 < _COVER_MIN_Q0:
+        return CertifiedEpsilon(
+            local, False, f"not attempted: p={p:g} below {2 * _COVER_MIN_Q0:g} (1 - p/2 rounds to 1 in the covers) and "
+            f"n k = {total} beyond the exhaustive search (n k <= 1335): {fallback}"
+        )
+    else:
+        search = rr_certified_search(delta, p, total)
+        eps = search.epsilon
+        how = (
+            f"every pair of sums among n k = {total} bits covered (all-0 vs all-k needs {search.attained:.6g}; "
+            f"{search.evaluations} divergence evaluations)"
+        )
     if not eps < local:
         return CertifiedEpsilon(local, False, f"no epsilon below the local one meets delta for every pair: {fallback}")
-    return CertifiedEpsilon(eps, True, f"certified: exact over every pair of sums among n k = {total} bits")
+    return CertifiedEpsilon(eps, True, f"certified: {how}")
+
+
+#: Largest n k of the certified search (beyond it the local ln((2 - p)/p) is returned): 10^7 bits take a few
+#: seconds (benchmarks/bench_metric.py).
+MAX_RR_BITS = 10_000_000
+#: Up to this many bits the exhaustive search of every (S, D) runs (it is exact, and faster than the covers).
+_SMALL_EXACT_BITS = 400
+#: Smallest p/2 of the block covers (below it 1 - p/2 is within 1e-9 of 1 and the tilted laws lose precision).
+_COVER_MIN_Q0 = 1e-9
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_search(total: int, q0: float, delta: float, max_distance: int | None) -> RRSearch:
+    return certified_search(total, q0, delta, max_distance=max_distance)
+
+
+def rr_certified_search(delta: float, p: float, total: int, max_distance: int | None = None) -> RRSearch:
+    """The block-cover search of `shuffledp.accounting.metric._rr_pairs` (cached): the certified epsilon over
+    every pair of sums at distance <= ``max_distance`` among ``total`` = n k bits, with the value the farthest
+    pair attains (all-0 vs all-k when ``max_distance`` is None)."""
+    return _cached_search(int(total), float(p) / 2.0, float(delta), None if max_distance is None else int(max_distance))
 
 
 def _rr_search(total: int, q0: float, delta: float, level: float, distances: range) -> float:
@@ -593,9 +638,9 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
     ``method="certified"`` (default): the smallest such p up to a relative 1e-6 in p or 1e-7 in epsilon (regula
     falsi on log p; the certified epsilon does not increase with p, since RR(p') is a post-processing of RR(p)
     for p' > p), never
-    failing: p = 2 / (1 + e^eps) always qualifies (local epsilon), and is the answer when n k is beyond the
-    exact search.  Each step is one certified epsilon (about 1.5 s at the largest n k searched, n k = 1335,
-    where the inverse takes about 15 s).
+    failing: p = 2 / (1 + e^eps) always qualifies (local epsilon), and is the answer beyond MAX_RR_BITS.
+    Beyond a few hundred bits the search runs on the all-0 vs all-k value (one binomial pair per step) and the
+    answer is then certified once (about 0.5 s at n = 100, k = 1000).
     ``method="theorem-3.1"``: `rr_shuffle_probability_paper` (may raise `ValidityConditionError`).
 
     Parameters
@@ -632,8 +677,8 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
     >>> p = rr_shuffle_probability(0.9, 1e-4, 4, 50)
     >>> rr_shuffle_epsilon(1e-4, p, 4, 50) <= 0.9 < rr_shuffle_epsilon(1e-4, p * (1 - 1e-5), 4, 50)
     True
-    >>> p = rr_shuffle_probability(0.5, 1e-4, 1000, 100)  # beyond the exact search: the local epsilon's p
-    >>> abs(p - 2 / (1 + math.exp(0.5))) < 1e-15, math.log((2 - p) / p) <= 0.5
+    >>> p = rr_shuffle_probability(0.5, 1e-4, 1000, 100)  # less randomization than the local bound needs
+    >>> rr_shuffle_epsilon(1e-4, p, 1000, 100) <= 0.5, p < 2 / (1 + math.exp(0.5))
     (True, True)
     """
     if _check_method(method, RR_SHUFFLE_METHODS) == "theorem-3.1":
@@ -645,9 +690,31 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
     hi = 2.0 * special.expit(-epsilon)  # ln((2 - hi)/hi) = eps
     while rr_local(hi) > epsilon:  # round-off: err toward more randomization
         hi = math.nextafter(hi, 1.0)
-    if _rr_search_work(n * k) > _MAX_RR_WORK:
+    total = n * k
+    if total > MAX_RR_BITS:
         return hi
-    gap = lambda log_p: rr_shuffle_certified_epsilon(delta, max(math.exp(log_p), RR_MIN_P), k, n) - epsilon  # noqa: E731
+    if total <= _SMALL_EXACT_BITS:
+        return _solve_log_p(lambda p_: rr_shuffle_certified_epsilon(delta, p_, k, n), epsilon, hi)
+    # the all-0 vs all-k value is the certified one wherever the covers close (they do beyond a few hundred bits):
+    # solve on it (one binomial pair per step), then certify the answer, nudging p up if a cover did not close
+    def worst_pair(p_: float) -> float:
+        if p_ / 2.0 < _COVER_MIN_Q0:
+            return rr_shuffle_certified_epsilon(delta, p_, k, n)
+        return all_zero_all_k_epsilon(total, p_ / 2.0, delta)
+
+    p_star = _solve_log_p(worst_pair, epsilon, hi)
+    for _ in range(8):
+        if p_star >= hi or rr_shuffle_certified_epsilon(delta, p_star, k, n) <= epsilon:
+            return min(p_star, hi)
+        p_star = min(hi, p_star * 1.001)
+    return hi
+
+
+def _solve_log_p(epsilon_at, epsilon: float, hi: float) -> float:
+    """The smallest p (up to a relative 1e-6 in p or 1e-7 in epsilon) with epsilon_at(p) <= epsilon, given
+    epsilon_at(hi) <= epsilon and epsilon_at non-increasing in p: Illinois regula falsi on log p, the answer
+    checked (else ``hi``)."""
+    gap = lambda log_p: epsilon_at(max(math.exp(log_p), RR_MIN_P)) - epsilon  # noqa: E731
     x_hi, f_hi = math.log(hi), gap(math.log(hi))
     x_floor = math.log(RR_MIN_P)
     x_lo = max(x_hi - math.log(2.0), x_floor)

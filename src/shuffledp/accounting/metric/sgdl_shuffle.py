@@ -23,6 +23,7 @@ from shuffledp.accounting.metric._common import shift_divergences as _shift_dive
 from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
+from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
 from shuffledp.accounting.metric.sgdl import log_sgdl_pmf, sgdl_pmf
 
 # --- SGDL-Shuffle (§5, Lemma C.1, Theorem 7.2) -----------------------------------------------------------
@@ -367,6 +368,15 @@ def sgdl_shuffle_certificate(epsilon: float, delta: float, n: int, k: int | None
         return CertifiedEpsilon(report, False, f"values unbounded (no k): {fallback}")
     k = check_positive_int(k, "k (largest value)")
     c = sgdl_shuffle_c(epsilon, delta, n) if c is None else check_positive_int(c, "c", minimum=0)
+    if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:  # every pair of datasets, on the clamped laws: exact
+        profile, (worst_a, worst_b) = cached_profile("sgdl", epsilon, delta, n, k, c)
+        exact = float(profile.max())
+        if exact < report:
+            return CertifiedEpsilon(
+                exact, True, f"exact: every pair of datasets enumerated on the clamped laws (worst {list(worst_a)} vs "
+                f"{list(worst_b)})"
+            )
+        return CertifiedEpsilon(report, False, f"exact over every pair of datasets: no gain below eps_u: {fallback}")
     if n * k > 2 * n * c:
         return CertifiedEpsilon(report, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
     costly = _too_costly(c, n, k, fallback)

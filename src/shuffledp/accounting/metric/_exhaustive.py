@@ -1,0 +1,182 @@
+"""Exhaustive certified search for Geo-Shuffle and SGDL-Shuffle: the exact worst case over every pair of datasets,
+on the real clamped per-user laws, wherever the number of pairs allows it.
+
+What the analyst sees is sum_i clip(x_i + N_i + c, 0, K), K = k + 2c (Proposition 1; Eq. 3 / Eq. 6).  Its law
+depends on the dataset through the multiset of values only, and is the convolution of the n clamped per-user laws
+L_x (x in 0..k).  Definition 4 compares datasets X, X' at Manhattan distance d(X, X') = sum_i |x_i - x'_i|; over
+orderings of two multisets the smallest distance is the sorted matching (1-D transport), so the exact uniform
+epsilon is
+
+    max over ordered pairs of distinct multisets (A, B) of  eps(A, B) = min{eps : D_{e^(eps d(A, B))}(P_A || P_B) <= delta},
+
+with every outcome set (not only thresholds: the clamped laws are not log-concave, so no likelihood-ratio order is
+assumed).  The same enumeration gives the per-distance guarantee: the largest eps(A, B) over pairs with
+d(A, B) <= d, for every d.
+
+Numerics: per-user laws in closed form (Geo: the discrete Laplace tails are geometric series) or from the SGDL pmf
+summed over [-T, T] with the NB tail beyond T bounded; every per-user law is a sub-probability vector (a mass
+that could not be computed is missing, never added), so each computed P_B is pointwise at most the true one; the
+numerator's missing mass is charged to delta; numerators inflated and denominators deflated by 1e-9 relative
+(convolutions of positive terms round far below that).  The exact epsilon is the root of a piecewise-exponential
+function, found per pair by sorting the outcomes by their loss (as `shift_epsilons` does).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+from scipy import stats
+
+from shuffledp.accounting.metric.sgdl import log_sgdl_pmf
+
+#: Relative slack on every computed pmf value.
+PMF_SLACK = 1e-9
+#: Most pair-outcome cells of the exhaustive search (pairs x support): about 3 s at the limit.
+MAX_EXHAUSTIVE_CELLS = 1.2e8
+
+
+def multiset_count(n: int, k: int) -> int:
+    """The number of multisets of n values in 0..k: C(n + k, k)."""
+    return math.comb(n + k, k)
+
+
+def exhaustive_cells(n: int, k: int, c: int) -> float:
+    """Pairs x outcomes of the exhaustive search (ordered pairs of distinct multisets x (n (k + 2c) + 1))."""
+    if n + k > 1_000:  # C(n + k, k) >= n + k choose 1; avoid huge integers: far beyond any limit
+        return math.inf
+    m = float(multiset_count(n, k))
+    return m * (m - 1.0) * (n * (k + 2 * c) + 1.0)
+
+
+def geo_user_laws(eps_geo: float, k: int, c: int) -> np.ndarray:
+    """(k + 1, K + 1): row x is the law of clip(x + N + c, 0, K), N ~ G(0, eps_geo), K = k + 2c (closed form)."""
+    big = k + 2 * c
+    a = math.exp(-eps_geo)
+    y = np.arange(big + 1)
+    x = np.arange(k + 1)[:, None]
+    t = np.abs(y[None, :] - x - c).astype(np.float64)
+    laws = math.tanh(eps_geo / 2.0) * np.exp(-eps_geo * t)  # (1 - a)/(1 + a) a^|t|
+    laws[:, 0] = np.exp(-eps_geo * (x[:, 0] + c)) / (1.0 + a)  # Pr[N <= -(x + c)]
+    laws[:, big] = np.exp(-eps_geo * (big - x[:, 0] - c)) / (1.0 + a)  # Pr[N >= K - x - c]
+    return laws
+
+
+def sgdl_user_laws(epsilon: float, n: int, k: int, c: int) -> np.ndarray:
+    """(k + 1, K + 1): row x is (a sub-probability lower bound of) the law of clip(x + N + c, 0, K),
+    N ~ SGDL(1/n, e^-eps): the pmf summed over |t| <= T, the mass beyond T (at most 2 Pr[NB(1/n, 1 - e^-eps) > T],
+    below 1e-40) left out."""
+    big = k + 2 * c
+    success = -math.expm1(-epsilon)
+    far = max(big + c + 1, 64)
+    nb = stats.nbinom(1.0 / n, success)
+    while 2.0 * float(nb.sf(far)) > 1e-40 and far < 50_000_000:
+        far *= 2
+    t = np.arange(-far, far + 1)
+    pmf = np.exp(log_sgdl_pmf(t, 1.0 / n, math.exp(-epsilon))) * (1.0 - PMF_SLACK)
+    laws = np.empty((k + 1, big + 1))
+    for x in range(k + 1):
+        laws[x] = np.bincount(np.clip(t + x + c, 0, big), weights=pmf, minlength=big + 1)
+    return laws
+
+
+def multisets(n: int, k: int) -> np.ndarray:
+    """Every multiset of n values in 0..k, sorted rows, shape (C(n + k, k), n)."""
+    return np.array(list(itertools.combinations_with_replacement(range(k + 1), n)), dtype=np.int64)
+
+
+def sum_laws(laws: np.ndarray, sets: np.ndarray) -> np.ndarray:
+    """The released sum's law (sub-probability) for every multiset: the convolution of its per-user laws, built
+    value by value along the lexicographic order (one convolution per new element)."""
+    n = sets.shape[1]
+    size = n * (laws.shape[1] - 1) + 1
+    out = np.zeros((sets.shape[0], size))
+    cache: dict[tuple[int, ...], np.ndarray] = {(): np.array([1.0])}
+    for row, values in enumerate(sets):
+        key: tuple[int, ...] = ()
+        for v in values:
+            parent = key
+            key = (*key, int(v))
+            if key not in cache:
+                cache[key] = np.convolve(cache[parent], laws[v])
+        out[row, : cache[key].size] = cache[key]
+    return out
+
+
+def pair_epsilons(num: np.ndarray, den: np.ndarray, distance: np.ndarray, budget: np.ndarray) -> np.ndarray:
+    """Row-wise smallest eps >= 0 with sum_y max(0, num(y) - e^(eps d) den(y)) <= budget (+inf if none)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.log(num) - np.log(den)
+    loss = np.where(num > 0.0, loss, -np.inf)
+    order = np.argsort(-loss, axis=1)
+    loss = np.take_along_axis(loss, order, axis=1)
+    a = np.cumsum(np.take_along_axis(num, order, axis=1), axis=1)
+    b = np.cumsum(np.take_along_axis(den, order, axis=1), axis=1)
+    below = np.concatenate([loss[:, 1:], np.full((loss.shape[0], 1), -np.inf)], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        root = np.where(a > budget[:, None], np.log((a - budget[:, None]) / b), -np.inf)
+    root = np.where(np.isnan(root), np.inf, root)
+    candidate = np.where(root <= loss, np.maximum(root, below), np.inf)
+    exponent = np.maximum(np.minimum(candidate.min(axis=1), loss[:, 0]), 0.0)
+    return exponent / distance
+
+
+def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """eps_by_distance[d - 1] = the largest eps(A, B) over ordered pairs at sorted distance exactly d (d = 1..n k),
+    and the pair (A, B) attaining the overall maximum.  Every rounding errs upward."""
+    k = laws.shape[0] - 1
+    sets = multisets(n, k)
+    law = sum_laws(laws, sets)
+    missing = np.maximum(1.0 - law.sum(axis=1), 0.0) * (1.0 + 1e-6) + 1e-15 * law.shape[1]
+    upper = law * (1.0 + PMF_SLACK) + 1e-300
+    lower = law * (1.0 - PMF_SLACK)
+    count = sets.shape[0]
+    best = np.zeros(n * k)
+    arg = (sets[0], sets[-1])
+    top = -1.0
+    rows = max(1, int(4e6 // law.shape[1]))
+    pairs_i, pairs_j = np.nonzero(~np.eye(count, dtype=bool))
+    for start in range(0, pairs_i.size, rows):
+        i, j = pairs_i[start : start + rows], pairs_j[start : start + rows]
+        distance = np.abs(sets[i] - sets[j]).sum(axis=1)
+        budget = delta - missing[i]
+        eps = pair_epsilons(upper[i], lower[j], distance.astype(np.float64), budget)
+        eps = np.where(budget > 0.0, eps, np.inf)
+        np.maximum.at(best, distance - 1, eps)
+        where = int(np.argmax(eps))
+        if eps[where] > top:
+            top, arg = float(eps[where]), (sets[i[where]], sets[j[where]])
+    return best * (1.0 + 1e-12), arg
+
+
+@functools.lru_cache(maxsize=64)
+def cached_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: int) -> tuple[np.ndarray, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """`exhaustive_profile` of Geo-Shuffle (``kind="geo"``, epsilon = eps_geo) or SGDL-Shuffle (``kind="sgdl"``),
+    cached; the profile is read-only."""
+    laws = geo_user_laws(epsilon, k, c) if kind == "geo" else sgdl_user_laws(epsilon, n, k, c)
+    profile, (a, b) = exhaustive_profile(laws, n, delta)
+    profile.flags.writeable = False
+    return profile, (tuple(int(v) for v in a), tuple(int(v) for v in b))
+
+
+def running_max(values: np.ndarray) -> np.ndarray:
+    """max over distances <= d, for every d."""
+    return np.maximum.accumulate(values)
+
+
+__all__ = [
+    "MAX_EXHAUSTIVE_CELLS",
+    "PMF_SLACK",
+    "cached_profile",
+    "exhaustive_cells",
+    "exhaustive_profile",
+    "geo_user_laws",
+    "multiset_count",
+    "multisets",
+    "pair_epsilons",
+    "running_max",
+    "sgdl_user_laws",
+    "sum_laws",
+]

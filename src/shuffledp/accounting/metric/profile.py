@@ -1,0 +1,244 @@
+"""Per-distance guarantees of the metric protocols: for each distance d, the smallest certified epsilon(d) with which
+every pair of datasets at Manhattan distance <= d meets Definition 4 with one delta, and the distance up to which a
+target epsilon (e.g. a theorem's value) holds.
+
+Definition 4 asks P[M(X) in S] <= e^(eps d(X, X')) P[M(X') in S] + delta for every pair; the uniform epsilon is the
+largest per-pair need.  For location privacy the pairs that matter are nearby ones: a smaller epsilon holds for every
+pair up to a radius, and eps_geo (or the certified uniform epsilon) for all.  `metric_profile` states that curve.
+
+How each protocol's curve is certified (the same analyses as the uniform epsilons):
+
+* RR-Shuffle: the block-cover search of `_rr_pairs` restricted to sum distances D <= d (the pair at D = d among all
+  n k bits is exact and attained; every smaller D is covered); distance d >= sum distance D, so the constraint only
+  relaxes.
+* Geo-Shuffle and SGDL-Shuffle: where the pairs fit, the exhaustive enumeration on the clamped laws (exact);
+  otherwise Proposition 3 with the conditioned noise T at each sum distance D (delta_1 + Pr[H] D_{e^(eps D)}(T + D
+  || T)), whose running maximum is valid up to d; beyond what that analysis certifies, the per-report bound
+  (eps_geo, resp. eps_u), valid at every distance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shuffledp._util.validation import check_epsilon, check_positive_int
+from shuffledp.accounting._checks import check_delta, check_n
+from shuffledp.accounting.metric._common import (
+    MAX_CONVOLUTION_WORK,
+    MAX_SHIFT_CELLS,
+    check_noise_epsilon,
+    convolution_work,
+)
+from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
+from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
+from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
+from shuffledp.accounting.metric.geo_shuffle import (
+    geo_shuffle_c,
+    geo_shuffle_conditioned_noise,
+    geo_shuffle_epsilon_paper,
+)
+from shuffledp.accounting.metric.rr_shuffle import check_rr_p, rr_certified_search, rr_local, rr_shuffle_epsilon_paper
+from shuffledp.accounting.metric.sgdl_shuffle import (
+    sgdl_shuffle_c,
+    sgdl_shuffle_conditioned_noise,
+    sgdl_shuffle_report_epsilon,
+)
+from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+
+#: The protocols `metric_profile` knows.
+PROFILE_PROTOCOLS = ("rr-shuffle", "geo-shuffle", "sgdl-shuffle")
+#: Distances evaluated by RR-Shuffle's profile (a geometric grid; each point is one certified search).
+RR_PROFILE_POINTS = 10
+
+
+@dataclass(frozen=True)
+class DistanceProfile:
+    """epsilon(d) for d in ``distances``: every pair of datasets at distance <= d is (epsilon(d), delta)-d_X-private.
+
+    ``epsilons`` is non-decreasing; between two listed distances the value at the larger one holds (it is the
+    maximum over every smaller distance); beyond the last one, ``uniform`` (valid for every pair).  ``exact`` says
+    the values are the exact needs (exhaustive enumeration), not upper bounds.  ``theorem`` is the paper's value
+    (Theorem 4.1 for Geo-Shuffle, 3.1 for RR-Shuffle, 5.1 for SGDL-Shuffle; None where undefined) and
+    ``theorem_holds_up_to`` the largest listed distance at which the certified curve is at most it (0: nowhere)."""
+
+    protocol: str
+    delta: float
+    distances: np.ndarray
+    epsilons: np.ndarray
+    uniform: float
+    exact: bool
+    source: str
+    theorem: float | None = None
+    theorem_name: str = ""
+    theorem_holds_up_to: int = 0
+    inputs: dict = field(default_factory=dict)
+
+    def epsilon_at(self, distance: int) -> float:
+        """The certified epsilon for every pair at distance <= ``distance``."""
+        d = check_positive_int(distance, "distance")
+        i = int(np.searchsorted(self.distances, d, side="left"))
+        return float(self.epsilons[i]) if i < self.distances.size else self.uniform
+
+    def reach(self, target_epsilon: float) -> int:
+        """The largest listed distance up to which ``target_epsilon`` holds (0 if none; the last distance if all)."""
+        target = check_epsilon(target_epsilon, "target_epsilon")
+        ok = np.flatnonzero(self.epsilons <= target)
+        if ok.size == 0:
+            return 0
+        # the curve is non-decreasing: the holding distances are a prefix
+        return int(self.distances[ok[-1]])
+
+
+def _grid(top: int, points: int) -> np.ndarray:
+    grid = np.unique(np.round(np.geomspace(1, top, num=min(points, top))).astype(np.int64))
+    return grid[grid >= 1]
+
+
+def _rr_profile(delta: float, p: float, k: int, n: int) -> tuple[np.ndarray, np.ndarray, float, str]:
+    total = n * k
+    grid = _grid(total, RR_PROFILE_POINTS)
+    local = rr_local(p)
+    eps = np.array([min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local) for d in grid])
+    return grid, np.maximum.accumulate(eps), float(eps[-1]), "block covers of every pair of sums at distance <= d"
+
+
+def _shift_profile(pmf: np.ndarray, budget: float, top: int, fallback: float) -> np.ndarray:
+    """Running maximum over D = 1..top of the smallest eps meeting ``budget`` for T + D against T (capped)."""
+    upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
+    lower = pmf * (1.0 - _PMF_SLACK)
+    eps = _shift_epsilons(upper, lower, np.arange(1, top + 1), budget * (1.0 - 1e-9))
+    eps = np.where(np.isfinite(eps), np.nextafter(eps * (1.0 + 1e-12), np.inf), np.inf)
+    return np.minimum(np.maximum.accumulate(eps), fallback)
+
+
+def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: int, fallback: float):
+    """(distances, epsilons, exact, source) of Geo-Shuffle (``kind="geo"``) or SGDL-Shuffle."""
+    if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
+        by_distance, _ = cached_profile(kind, epsilon, delta, n, k, c)
+        distances = np.arange(1, n * k + 1)
+        return distances, np.minimum(np.maximum.accumulate(by_distance), fallback), True, "exact: every pair of datasets"
+    if convolution_work(c, n) > MAX_CONVOLUTION_WORK:
+        return np.array([n * k]), np.array([fallback]), False, "conditioned noise too costly to convolve: per-report bound"
+    if kind == "geo":
+        pmf, inside = geo_shuffle_conditioned_noise(epsilon, c, n)
+        budget = (delta - (1.0 - inside)) / inside
+    else:
+        pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
+        budget = delta - delta_1
+    if not budget > 0.0:
+        return np.array([n * k]), np.array([fallback]), False, "no delta left after the truncation: per-report bound"
+    top = int(min(n * k, 2 * n * c, max(1, MAX_SHIFT_CELLS // (2 * n * c + 1))))
+    eps = _shift_profile(pmf, budget, top, fallback)
+    distances = np.arange(1, top + 1)
+    source = f"Proposition 3 with the conditioned noise at every sum distance <= {top}; beyond, the per-report bound"
+    return distances, eps, False, source
+
+
+def metric_profile(
+    protocol: str,
+    delta: float,
+    n: int,
+    k: int,
+    *,
+    eps_geo: float | None = None,
+    epsilon: float | None = None,
+    p: float | None = None,
+) -> DistanceProfile:
+    """The per-distance certified epsilon of RR-, Geo- or SGDL-Shuffle on values in {0..k}, with one delta.
+
+    Parameters
+    ----------
+    protocol : {"rr-shuffle", "geo-shuffle", "sgdl-shuffle"}
+        Which protocol.
+    delta : float, in [1e-300, 1)
+        The one delta of every distance.
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value.
+    eps_geo : float, optional
+        Geo-Shuffle's noise epsilon (required for it).
+    epsilon : float, optional
+        SGDL-Shuffle's parameter (required for it).
+    p : float, optional
+        RR-Shuffle's randomization probability (required for it).
+
+    Returns
+    -------
+    DistanceProfile
+        The curve, the uniform value beyond it, the paper's theorem value and the distance up to which it holds.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an unknown protocol, a missing or foreign parameter, or one out of range.
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §2.3 Definition 4 and Eq. 1; Theorems 3.1, 4.1, 5.1 (each valid for nearby datasets
+    only: ``theorem_holds_up_to`` says how near).
+
+    Examples
+    --------
+    Nearby datasets keep a smaller epsilon than the uniform one (exact here: every pair enumerated):
+
+    >>> prof = metric_profile("geo-shuffle", 1e-4, 6, 3, eps_geo=1.0)
+    >>> prof.exact, round(prof.epsilon_at(1), 4), round(prof.uniform, 4), prof.reach(0.7)
+    (True, 0.6528, 0.8054, 3)
+    """
+    if protocol not in PROFILE_PROTOCOLS:
+        raise PrivacyParameterError(f"protocol must be one of {', '.join(PROFILE_PROTOCOLS)}, got {protocol!r}")
+    needs = {"rr-shuffle": "p", "geo-shuffle": "eps_geo", "sgdl-shuffle": "epsilon"}[protocol]
+    given = {"p": p, "eps_geo": eps_geo, "epsilon": epsilon}
+    foreign = [name for name, value in given.items() if value is not None and name != needs]
+    if given[needs] is None or foreign:
+        raise PrivacyParameterError(
+            f"{protocol} takes {needs} (and no {', '.join(foreign) or 'other noise parameter'}), got "
+            + ", ".join(f"{name}={value!r}" for name, value in given.items())
+        )
+    delta, n = check_delta(delta), check_n(n)
+    k = check_positive_int(k, "k (largest value)")
+    theorem: float | None = None
+    if protocol == "rr-shuffle":
+        p = check_rr_p(p)
+        distances, eps, uniform, source = _rr_profile(delta, p, k, n)
+        exact, name = False, "Theorem 3.1"
+        try:
+            theorem = rr_shuffle_epsilon_paper(delta, p, k, n)
+        except ValidityConditionError:  # outside Theorem 3.1's condition: no value to show
+            theorem = None
+    elif protocol == "geo-shuffle":
+        eps_geo = check_noise_epsilon(eps_geo, "eps_geo")
+        c = geo_shuffle_c(eps_geo, delta, n)
+        distances, eps, exact, source = _padded_profile("geo", eps_geo, delta, n, k, c, eps_geo)
+        uniform = float(eps[-1]) if distances[-1] >= n * k else eps_geo
+        name, theorem = "Theorem 4.1", geo_shuffle_epsilon_paper(eps_geo, delta, n)
+    else:
+        epsilon = check_noise_epsilon(epsilon, "epsilon")
+        c = sgdl_shuffle_c(epsilon, delta, n)
+        report = sgdl_shuffle_report_epsilon(epsilon, n)
+        distances, eps, exact, source = _padded_profile("sgdl", epsilon, delta, n, k, c, report)
+        uniform = float(eps[-1]) if distances[-1] >= n * k else report
+        name, theorem = "Theorem 5.1", epsilon
+    holds = 0
+    if theorem is not None:
+        ok = np.flatnonzero(eps <= theorem)
+        holds = int(distances[ok[-1]]) if ok.size and ok[0] == 0 else 0
+    return DistanceProfile(
+        protocol=protocol,
+        delta=delta,
+        distances=np.asarray(distances, dtype=np.int64),
+        epsilons=np.asarray(eps, dtype=np.float64),
+        uniform=float(uniform),
+        exact=bool(exact),
+        source=source,
+        theorem=theorem,
+        theorem_name=name,
+        theorem_holds_up_to=holds,
+        inputs={"n": n, "k": k, "delta": delta, needs: given[needs]},
+    )
+
+
+__all__ = ["DistanceProfile", "PROFILE_PROTOCOLS", "metric_profile"]

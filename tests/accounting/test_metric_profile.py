@@ -1,0 +1,70 @@
+"""The per-distance guarantee `metric_profile` (issue 20, item 3): epsilon(d) for every pair of datasets at distance
+<= d with one delta, the distance up to which a target holds, and the paper's theorem beside it."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from shuffledp.accounting import metric as M
+from shuffledp.errors import PrivacyParameterError
+
+
+def _geo_pairs(eps, delta, n, k):
+    c = M.geo_shuffle_c(eps, delta, n)
+    t = np.arange(-300, 301)
+    pmf = math.tanh(eps / 2) * np.exp(-eps * np.abs(t))
+    law = lambda x: np.bincount(np.clip(x + c + t, 0, k + 2 * c), weights=pmf, minlength=k + 2 * c + 1)  # noqa: E731
+    sets = list(itertools.combinations_with_replacement(range(k + 1), n))
+    laws = []
+    for s in sets:
+        pm = np.array([1.0])
+        for x in s:
+            pm = np.convolve(pm, law(x))
+        laws.append(pm)
+    laws, arr = np.array(laws), np.array(sets)
+    i, j = np.nonzero(~np.eye(len(sets), dtype=bool))
+    return laws[i], laws[j], np.abs(arr[i] - arr[j]).sum(axis=1)
+
+
+@pytest.mark.parametrize("eps, delta, n, k", [(1.0, 1e-4, 4, 3), (2.0, 1e-2, 3, 5)])
+def test_geo_profile_is_sound_and_exact_at_every_distance(eps, delta, n, k):
+    prof = M.metric_profile("geo-shuffle", delta, n, k, eps_geo=eps)
+    assert prof.exact and np.all(np.diff(prof.epsilons) >= 0)
+    p, q, d = _geo_pairs(eps, delta, n, k)
+    for dist, e in zip(prof.distances, prof.epsilons):
+        near = d <= dist
+        div = np.maximum(p[near] - np.exp(e * d[near])[:, None] * q[near], 0).sum(axis=1).max()
+        assert div <= delta * (1 + 1e-9)
+        if e < eps:
+            tighter = np.maximum(p[near] - np.exp(0.999 * e * d[near])[:, None] * q[near], 0).sum(axis=1).max()
+            assert tighter > delta
+    assert prof.uniform == pytest.approx(M.geo_shuffle_epsilon(eps, delta, n, k))
+
+
+def test_geo_profile_at_the_papers_scale_puts_theorem_4_1_within_its_radius():
+    """n = 100, k = 1000, eps_geo = 0.2: no uniform gain, but Theorem 4.1's value holds up to about 240."""
+    prof = M.metric_profile("geo-shuffle", 1e-4, 100, 1000, eps_geo=0.2)
+    assert prof.uniform == 0.2 and not prof.exact
+    assert 200 <= prof.theorem_holds_up_to <= 260
+    assert prof.epsilon_at(1) < prof.theorem < prof.epsilon_at(prof.theorem_holds_up_to + 30)
+    assert prof.reach(0.1) > prof.reach(0.07) > 0
+    assert prof.epsilon_at(10**5) == 0.2  # beyond the curve: the uniform value
+
+
+def test_rr_and_sgdl_profiles_end_at_their_uniform_values():
+    rr = M.metric_profile("rr-shuffle", 1e-2, 100, 20, p=0.5)
+    assert rr.epsilons[-1] == pytest.approx(M.rr_shuffle_epsilon(1e-2, 0.5, 20, 100))
+    assert rr.epsilon_at(1) < 0.25 * rr.uniform
+    sg = M.metric_profile("sgdl-shuffle", 1e-4, 5, 2, epsilon=1.0)
+    assert sg.exact and sg.uniform == pytest.approx(M.sgdl_shuffle_epsilon(1.0, 1e-4, 5, 2))
+
+
+def test_profile_refuses_a_missing_or_foreign_parameter():
+    with pytest.raises(PrivacyParameterError, match="geo-shuffle takes eps_geo"):
+        M.metric_profile("geo-shuffle", 1e-4, 5, 2, p=0.5)
+    with pytest.raises(PrivacyParameterError, match="protocol must be one of"):
+        M.metric_profile("laplace", 1e-4, 5, 2, eps_geo=1.0)

@@ -1,0 +1,89 @@
+"""RR-Shuffle's certified epsilon at any n k up to 10^7 (issue 20, item 1): the block covers of
+`shuffledp.accounting.metric._rr_pairs` certify every pair of sums, never below the exhaustive search where that
+runs, never below a 50-digit evaluation of the all-0 vs all-k pair, and equal to it (within 1%) at the issue's
+sizes: 0.598 at n k = 2,000 (delta = 1e-2) and 0.5605 at n = 100, k = 1,000 (delta = 1e-4), p = 0.5."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+
+from shuffledp.accounting import metric as M
+from shuffledp.accounting.metric import _rr_pairs as E
+from shuffledp.accounting.metric import rr_shuffle as RR
+
+
+def _all_zero_all_k_mp(total: int, p: float, delta: float, dps: int = 50) -> float:
+    """The smallest a/N with max_y SF_{Bin(N, q1)}(y) - e^a SF_{Bin(N, q0)}(y) <= delta, at ``dps`` digits."""
+    with mpmath.workdps(dps):
+        q0 = mpmath.mpf(p) / 2
+        q1 = 1 - q0
+        sf_q = sf_p = mpmath.mpf(0)
+        best = mpmath.mpf(0)
+        for y in range(total, -1, -1):
+            c = mpmath.binomial(total, y)
+            sf_q += c * q1**y * q0 ** (total - y)
+            sf_p += c * q0**y * q1 ** (total - y)
+            if sf_q > delta:
+                best = max(best, mpmath.log((sf_q - delta) / sf_p))
+            if sf_q > 1 - mpmath.mpf(10) ** -30:
+                break
+        return float(best / total)
+
+
+@pytest.mark.parametrize(
+    "delta, k, n, issue_value", [(1e-2, 20, 100, 0.598), (1e-4, 1000, 100, 0.5605)], ids=["nk2000", "n100k1000"]
+)
+def test_issue_values_reproduced_and_certified_within_one_percent(delta, k, n, issue_value):
+    exact = _all_zero_all_k_mp(n * k, 0.5, delta)
+    assert abs(exact - issue_value) < 6e-4
+    cert = M.rr_shuffle_certificate(delta, 0.5, k, n)
+    assert cert.certified
+    assert exact <= cert.epsilon <= exact * 1.01
+
+
+@pytest.mark.parametrize("total, p, delta", [(500, 0.5, 1e-4), (800, 0.3, 1e-2), (600, 0.9, 1e-6)])
+def test_covers_never_below_the_exhaustive_search(total, p, delta):
+    q0 = p / 2
+    level = max(RR._rr_pair_epsilons(0, total, total, q0, delta))
+    exhaustive = RR._rr_search(total, q0, delta, level, range(1, total))
+    covered = E.certified_search(total, q0, delta)
+    assert covered.complete
+    assert exhaustive - 1e-9 <= covered.epsilon <= exhaustive * 1.003
+
+
+@pytest.mark.parametrize("total, p, delta", [(2_000, 0.5, 1e-4), (20_000, 0.2, 1e-3)])
+def test_engine_matches_fifty_digits_on_the_worst_pair(total, p, delta):
+    exact = _all_zero_all_k_mp(total, p, delta)
+    ours = E.all_zero_all_k_epsilon(total, p / 2, delta)
+    assert exact <= ours <= exact * (1 + 1e-8) + 1e-12
+
+
+def test_the_lemmas_the_covers_rest_on():
+    q0, delta = 0.25, 1e-4
+    # L3: non-decreasing in D; L2: non-increasing in M
+    by_d = [max(E.pair_exponents(d, 300, q0, delta)) for d in (10, 50, 100, 200, 300)]
+    assert by_d == sorted(by_d)
+    by_m = [max(E.pair_exponents(40, m, q0, delta)) for m in (40, 80, 160, 320)]
+    assert by_m == sorted(by_m, reverse=True)
+    # the engine agrees with the direct convolution of the exhaustive search on a pair among m bits
+    for d, m in ((3, 50), (25, 120), (120, 120)):
+        direct = RR._rr_pair_epsilons(0, d, m, q0, delta)
+        ours = E.pair_exponents(d, m, q0, delta)
+        for a, b in zip(direct, ours):
+            assert a * d <= b * (1 + 1e-9) + 1e-12 and b <= a * d * (1 + 1e-6) + 1e-9
+
+
+def test_ten_million_bits_is_the_paper_scale_and_closes_on_the_worst_pair():
+    search = RR.rr_certified_search(1e-4, 0.5, 10_000 * 1_000)
+    assert search.complete and search.epsilon == search.attained
+    assert 0.549 < search.epsilon < 0.552  # (1 - p) ln 3 = 0.5493 is the limit as n k grows
+
+
+def test_inverse_reaches_the_target_at_the_issue_size():
+    p = M.rr_shuffle_probability(0.3, 1e-4, 1000, 100)
+    assert M.rr_shuffle_epsilon(1e-4, p, 1000, 100) <= 0.3
+    assert M.rr_shuffle_epsilon(1e-4, p * 0.99, 1000, 100) > 0.3
+    assert math.log((2 - p) / p) > 0.3
