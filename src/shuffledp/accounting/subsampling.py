@@ -77,6 +77,8 @@ PLD_NODES = 600
 #: Default loss grid of a sampled round's PLD: this fraction of the truncation loss, within [1e-6, 1e-3].
 _STEP_FRACTION = 1.0 / 4_000
 _U = UNIT_ROUNDOFF
+#: Budget of (node, block) terms of one PLD, and the fewest nodes on each side when the inner pair has many blocks.
+_NODE_WORK, _MIN_NODES = 3_000_000, 100
 
 
 def check_scheme(scheme: object) -> str:
@@ -136,6 +138,13 @@ class SampledProfile:
         self.inner = release_divergence(params, n, gamma, tail)
         self.inner_cap = release_cap(params, n, gamma)
         self.cap = amplified_cap(self.inner_cap, self.rate)
+
+    @property
+    def rows(self) -> int:
+        """Blocks the inner divergence sums per epsilon (its cost per evaluation)."""
+        inner = getattr(self.inner, "_merged_upper", self.inner)
+        mix = getattr(inner, "_upper", None)
+        return 1 if mix is None else int(mix.clones.size)
 
     def _inner_many(self, eps: np.ndarray) -> np.ndarray:
         many = getattr(self.inner, "upper_many", None)
@@ -256,6 +265,7 @@ def sampled_pld(
         step = min(max(top * _STEP_FRACTION, 1e-6), 1e-3)
     step = max(float(step), top / max(1, max_bins))
     k_top = max(1, math.ceil(top / step))
+    nodes = min(nodes, max(_MIN_NODES, _NODE_WORK // max(1, profile.rows)))  # chords stay certified when coarser
     stride = max(1, math.ceil(k_top / max(1, nodes)))
     ks = np.arange(0, k_top + stride, stride, dtype=np.int64)  # node grid indices, 0 first
     s_val = profile.upper_many(ks * step)
