@@ -211,7 +211,7 @@ class SampledEvent:
     (0.2, 'fixed-size', True)
     """
 
-    event: "ShuffleEvent | LinkedEvent"
+    event: ShuffleEvent | LinkedEvent
     sample_size: int
     population: int
     scheme: str = "fixed-size"
@@ -254,12 +254,12 @@ class SampledEvent:
         """The neighbouring relation the round is priced under: "substitution" or "add/remove"."""
         return "substitution" if self.scheme == "fixed-size" else "add/remove"
 
-    def normalised(self) -> "SampledEvent":
+    def normalised(self) -> SampledEvent:
         """The same round with its shuffled release as one `ShuffleEvent` (what accountants price)."""
         inner = self.shuffle_event()
         return self if inner is self.event else SampledEvent(inner, self.sample_size, self.population, self.scheme)
 
-    def shuffle_event(self) -> "ShuffleEvent":
+    def shuffle_event(self) -> ShuffleEvent:
         """The shuffled release of the sample as one `ShuffleEvent` (a linked one as its product release)."""
         return self.event.as_shuffle_event() if isinstance(self.event, LinkedEvent) else self.event
 
