@@ -36,7 +36,7 @@ LAYERS = (
 ACCOUNTING_LAYERS = (
     ("primitives", ("_rounding", "_checks", "_solve", "population", "params")),
     ("engines", ("dominating_pair", "_binomial", "_count_law", "pld")),
-    ("bounds", ("variation_ratio", "clones", "closed_form", "personalized", "registry", "blanket", "release")),
+    ("bounds", ("variation_ratio", "clones", "closed_form", "personalized", "registry", "blanket", "release", "subsampling")),
     ("events", ("events",)),
     ("accountants", ("accountants",)),
     ("user-facing", ("bounds", "inverse", "composition")),

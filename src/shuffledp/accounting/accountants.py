@@ -55,6 +55,7 @@ from shuffledp.accounting.pld import MAX_COMPOSED_BINS as _MAX_COMPOSED_BINS
 from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
 from shuffledp.accounting.registry import lookup_method
 from shuffledp.accounting.release import release_cap, release_divergence, release_epsilon, shuffle_pld
+from shuffledp.accounting.subsampling import SampledProfile, amplified_cap, sampled_epsilon, sampled_pld
 from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon_lower,
 )
@@ -87,12 +88,22 @@ def _single(event: E.Event) -> E.ShuffleEvent | None:
     return None
 
 
-Release = E.ShuffleEvent | E.PersonalizedShuffleEvent
+Release = E.ShuffleEvent | E.PersonalizedShuffleEvent | E.SampledEvent
 
 
 def _release(event: E.Event) -> Release | None:
-    """`_single`, or the event itself for a personalized release."""
-    return event if isinstance(event, E.PersonalizedShuffleEvent) else _single(event)
+    """`_single`, or the event itself for a personalized release, or the (normalised) sampled round."""
+    if isinstance(event, E.PersonalizedShuffleEvent):
+        return event
+    if isinstance(event, E.SampledEvent):
+        return event.normalised()
+    return _single(event)
+
+
+def _profile(event: E.SampledEvent, tail: float) -> SampledProfile:
+    """The certified privacy profile of a sampled round (`shuffledp.accounting.subsampling`)."""
+    inner = event.shuffle_event()
+    return SampledProfile(inner.params, inner.n, inner.gamma, event.rate, event.scheme, tail)
 
 
 class Accountant:
@@ -176,6 +187,7 @@ class Accountant:
         """
         E.check_event(event, "event")
         try:
+            E.check_one_relation([event])
             self._check_supported(event)
         except UnsupportedEventError:
             return False
@@ -214,6 +226,7 @@ class Accountant:
         count = check_positive_int(count, "count")
         E.check_event(event, "event")
         recorded = event if count == 1 else E.SelfComposedEvent(event, count)
+        E.check_one_relation([*self._events, recorded])
         self._check_supported(recorded)
         self._events.append(recorded)
         return self
@@ -323,6 +336,9 @@ def _cap(event: Release) -> float:
     """An epsilon the release certifies with delta = 0 (log p; the victim's own budget when personalized)."""
     if isinstance(event, E.PersonalizedShuffleEvent):
         return event.victim_epsilon
+    if isinstance(event, E.SampledEvent):
+        inner = event.shuffle_event()
+        return amplified_cap(release_cap(inner.params, inner.n, inner.gamma), event.rate)
     return release_cap(event.params, event.n, event.gamma)
 
 
@@ -342,7 +358,15 @@ class _PairAccountant(Accountant):
     def _personalized_supported(self, event: E.PersonalizedShuffleEvent) -> None:
         """Raise UnsupportedEventError if this accountant does not price personalized releases."""
 
+    def _sampled_supported(self, event: E.SampledEvent) -> None:
+        """Raise UnsupportedEventError if this accountant does not price sampled rounds."""
+        raise UnsupportedEventError(
+            f"{type(self).__name__} does not price sampled rounds: use VariationRatioAccountant or PLDAccountant"
+        )
+
     def _release_epsilon(self, event: Release, delta: float) -> float:
+        if isinstance(event, E.SampledEvent):
+            return sampled_epsilon(_profile(event, _TAIL), delta, self.rtol)
         if isinstance(event, E.PersonalizedShuffleEvent):
             values, counts = event.others_groups()
             return personalized_shuffle_epsilon(
@@ -351,6 +375,8 @@ class _PairAccountant(Accountant):
         return self._single_epsilon(event, delta)
 
     def _release_divergence(self, event: Release, tail_mass: float = _TAIL) -> Callable[[float], float]:
+        if isinstance(event, E.SampledEvent):
+            return _profile(event, tail_mass).upper
         if isinstance(event, E.PersonalizedShuffleEvent):
             values, counts = event.others_groups()
             return personalized_divergence(
@@ -362,6 +388,9 @@ class _PairAccountant(Accountant):
         single = _release(event)
         if isinstance(single, E.PersonalizedShuffleEvent):
             self._personalized_supported(single)
+        elif isinstance(single, E.SampledEvent):
+            self._sampled_supported(single)
+            self._single_supported(single.shuffle_event())
         elif single is not None:
             self._single_supported(single)
         elif isinstance(event, E.GroupEvent):
@@ -522,6 +551,9 @@ class VariationRatioAccountant(_PairAccountant):
         super().__init__()
         self.rtol = check_rtol(rtol)
 
+    def _sampled_supported(self, event: E.SampledEvent) -> None:
+        """Sampled rounds: the privacy-profile transform of the round's proven pair (`shuffledp.accounting.subsampling`)."""
+
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
         return release_epsilon(event.params, event.n, delta, event.gamma, self.rtol)
 
@@ -566,6 +598,8 @@ class VariationRatioAccountant(_PairAccountant):
                 )
             values, counts = single.others_groups()
             return personalized_shuffle_epsilon_lower(single.victim_epsilon, values, delta, rtol=self.rtol, others_counts=counts)
+        if isinstance(single, E.SampledEvent):
+            raise UnsupportedEventError("no lower bound is offered for a sampled round")
         if isinstance(single.params, (BlanketDecomposition, PoissonReport)):
             raise UnsupportedEventError(
                 "no lower bound is offered for a randomizer's own BlanketDecomposition: the attainable pair bounds "
@@ -762,7 +796,9 @@ class PLDAccountant(Accountant):
         self._rounds(event)
 
     def _rounds(self, event: E.Event) -> Counter:
-        """Every round as (ShuffleEvent, count), in a Counter."""
+        """Every round as (ShuffleEvent or normalised SampledEvent, count), in a Counter."""
+        if isinstance(event, E.SampledEvent):
+            return Counter({event.normalised(): 1})
         single = _single(event)
         if single is not None:
             return Counter({single: 1})
@@ -786,10 +822,12 @@ class PLDAccountant(Accountant):
         bins = max(1_000, _MAX_COMPOSED_BINS // total)  # the composed PLD has about `total` times as many bins
         tail_mass = tail / total
 
-        def build(ev: E.ShuffleEvent, step: float | None) -> PrivacyLossDistribution:
+        def build(ev: E.ShuffleEvent | E.SampledEvent, step: float | None) -> PrivacyLossDistribution:
+            if isinstance(ev, E.SampledEvent):
+                return sampled_pld(_profile(ev, _TAIL), step=step, tail_mass=tail_mass, max_bins=bins // 2)
             return shuffle_pld(ev.n, params=ev.params, step=step, tail_mass=tail_mass, max_bins=bins, gamma=ev.gamma)
 
-        cap = sum(c * release_cap(ev.params, ev.n, ev.gamma) for ev, c in rounds.items())
+        cap = sum(c * _cap(ev) for ev, c in rounds.items())
         if len(rounds) == 1:
             (ev, count), = rounds.items()
             return build(ev, self.step).compose(count), cap
@@ -803,6 +841,8 @@ class PLDAccountant(Accountant):
         if sum(rounds.values()) == 1 and self.step is None:
             # one round: the pair's epsilon itself, without the PLD's discretisation bias
             (ev,) = rounds
+            if isinstance(ev, E.SampledEvent):
+                return sampled_epsilon(_profile(ev, _TAIL), delta, DEFAULT_RTOL)
             value = release_epsilon(ev.params, ev.n, delta, ev.gamma, DEFAULT_RTOL)
             if not math.isfinite(value):
                 raise OutsideRegimeError(f"no finite epsilon certifies delta={delta:g} for n={ev.n} (p = infinity, no cover)")
@@ -826,6 +866,8 @@ class PLDAccountant(Accountant):
         rounds = self._rounds(event)
         if sum(rounds.values()) == 1 and self.step is None:  # one round: the pair itself, as get_epsilon
             (ev,) = rounds
+            if isinstance(ev, E.SampledEvent):
+                return _profile(ev, _TAIL).upper(epsilon)
             return release_divergence(ev.params, ev.n, ev.gamma, _TAIL).upper(epsilon)
         if sum(rounds.values()) > _MAX_PLD_ROUNDS:
             raise OutsideRegimeError(f"tight composition is limited to {_MAX_PLD_ROUNDS} rounds (PLD memory)")

@@ -245,6 +245,29 @@ class BlanketDivergence:
             value = min(value, self._generic.upper(eps))
         return min(1.0, value)
 
+    def upper_many(self, eps: np.ndarray) -> np.ndarray:
+        """`upper` at every epsilon of an array (the engine's vectorised pass, `PairDivergence.upper_many`).
+
+        Examples
+        --------
+        >>> from shuffledp.params import BlanketDecomposition
+        >>> div = BlanketDivergence(BlanketDecomposition(eps0=1.0, beta=0.3, common_ratio=1.0), 1_000, 1e-15)
+        >>> grid = np.array([0.0, 0.1, 2.0])
+        >>> bool(np.all(div.upper_many(grid) == [div.upper(e) for e in grid]))
+        True
+        """
+        eps = np.asarray(eps, dtype=np.float64)
+        clipped = np.minimum(eps, EPS_CEILING)
+        if self._merged_upper is None:
+            value = np.full(eps.shape, self.tail)
+        else:
+            value = self._merged_upper.upper_many(clipped) * (1.0 + 1e-12) + self.tail
+        if self._generic is not None:
+            value = np.minimum(value, self._generic.upper_many(clipped))
+        value = np.minimum(1.0, value)
+        value[eps >= self.cap] = 0.0
+        return value
+
     def at_infinity(self) -> float:
         """Upper bound on lim_{eps -> inf} of the divergence (> 0 only when the victim's report can be
         one no other user sends: a `PoissonReport`)."""

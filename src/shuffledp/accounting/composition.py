@@ -23,7 +23,7 @@ from shuffledp._util.validation import check_nonnegative, check_positive_int, ch
 from shuffledp.accounting._checks import Family, check_inverse_problem, check_n_delta, parameters_of, resolve_params
 from shuffledp.accounting.accountants import Accountant, PLDAccountant, VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import shuffle_epsilon
-from shuffledp.accounting.events import Event, SelfComposedEvent, ShuffleEvent
+from shuffledp.accounting.events import Event, SampledEvent, SelfComposedEvent, ShuffleEvent
 from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
 from shuffledp.accounting.release import shuffle_pld
 from shuffledp.errors import PrivacyParameterError, UnsupportedEventError
@@ -154,6 +154,20 @@ def advanced_composition(epsilon: float, delta: float, rounds: int, delta_slack:
     return min(drv, k * eps), min(1.0, k * delta + slack)
 
 
+def _round(n: int, params, population: int | None, sampling: str) -> ShuffleEvent | SampledEvent:
+    """One round: n shuffled reports, or (with ``population``) a sample of n of ``population`` users, shuffled."""
+    release = ShuffleEvent(params, n)
+    return release if population is None else SampledEvent(release, n, population, sampling)
+
+
+def _sampled_per_round(population: int | None, per_round_method: str) -> None:
+    if population is not None and per_round_method != "variation-ratio":
+        raise PrivacyParameterError(
+            f"a sampled round is priced by the profile transform of its proven pair: per_round_method must be "
+            f"'variation-ratio', got {per_round_method!r}"
+        )
+
+
 def tight_composition_epsilon(
     n: int,
     delta: float,
@@ -162,8 +176,13 @@ def tight_composition_epsilon(
     params: VariationRatio | None = None,
     *,
     step: float | None = None,
+    population: int | None = None,
+    sampling: str = "fixed-size",
 ) -> float:
     """Total epsilon of ``rounds`` shuffled rounds at total ``delta``, by PLD convolution (upper bound).
+
+    With ``population``, each round shuffles a secret sample of n of ``population`` users
+    (`SampledEvent`, scheme ``sampling``: "fixed-size" or "poisson").
 
     Above the exact epsilon of the k-fold product of the dominating pair by at most
     about k * step (see `shuffle_pld` for the default step), and never above
@@ -205,7 +224,8 @@ def tight_composition_epsilon(
     """
     n, delta = check_n_delta(n, delta)
     k = check_positive_int(rounds, "rounds")
-    return PLDAccountant(step).compose(ShuffleEvent(resolve_params(eps0, params), n), k).get_epsilon(delta)
+    release = _round(n, resolve_params(eps0, params), population, sampling)
+    return PLDAccountant(step).compose(release, k).get_epsilon(delta)
 
 
 @dataclass(frozen=True)
@@ -244,8 +264,14 @@ def composed_shuffle_epsilon(
     method: str = "tight",
     per_round_method: str = "variation-ratio",
     step: float | None = None,
+    population: int | None = None,
+    sampling: str = "fixed-size",
 ) -> float:
     """Total epsilon of ``rounds`` shuffled rounds at total ``delta`` by ``method``.
+
+    With ``population``, each round shuffles a secret sample of n of ``population`` users
+    (`SampledEvent`; the server must not learn who was sampled), and every per-round bound
+    is that of the sampled round.
 
     * ``"tight"``: `tight_composition_epsilon`;
     * ``"basic"``: k times the per-round bound at delta / k;
@@ -293,20 +319,33 @@ def composed_shuffle_epsilon(
     """
     n, delta = check_n_delta(n, delta)
     k = check_positive_int(rounds, "rounds")
+    _sampled_per_round(population, per_round_method)
+    sample = (population, sampling)
     if method == "best":
-        return best_composed_epsilon(n, delta, k, eps0, params, per_round_method=per_round_method, step=step).epsilon
+        return best_composed_epsilon(
+            n, delta, k, eps0, params, per_round_method=per_round_method, step=step, population=population, sampling=sampling
+        ).epsilon
     if method == "tight":
-        return tight_composition_epsilon(n, delta, k, eps0, params, step=step)
+        return tight_composition_epsilon(n, delta, k, eps0, params, step=step, population=population, sampling=sampling)
     if method not in COMPOSITION_METHODS:
         allowed = ", ".join((*COMPOSITION_METHODS, "best"))
         raise PrivacyParameterError(f"unknown composition method {method!r}; use one of {allowed}")
-    basic = _basic(n, delta, k, eps0, params, per_round_method)
-    return basic if method == "basic" else _advanced(n, delta, k, eps0, params, per_round_method, basic)
+    basic = _basic(n, delta, k, eps0, params, per_round_method, sample)
+    return basic if method == "basic" else _advanced(n, delta, k, eps0, params, per_round_method, basic, sample)
 
 
-def _basic(n: int, delta: float, k: int, eps0, params, per_round_method: str) -> float:
+def _one_round(n: int, delta: float, eps0, params, per_round_method: str, sample: tuple) -> float:
+    """The per-round bound at ``delta``: `shuffle_epsilon`, or the sampled round's (``sample`` = (population, scheme))."""
+    population, sampling = sample
+    if population is None:
+        return shuffle_epsilon(n, delta, eps0, params, method=per_round_method)
+    release = _round(n, resolve_params(eps0, params), population, sampling)
+    return VariationRatioAccountant().compose(release).get_epsilon(delta)
+
+
+def _basic(n: int, delta: float, k: int, eps0, params, per_round_method: str, sample: tuple = (None, "fixed-size")) -> float:
     """k times the per-round bound at delta / k; CompositionError if that bound is infinite."""
-    per_round = shuffle_epsilon(n, delta / k, eps0, params, method=per_round_method)
+    per_round = _one_round(n, delta / k, eps0, params, per_round_method, sample)
     if not math.isfinite(per_round):
         raise CompositionError(
             f"basic and advanced composition certify nothing: the per-round bound ({per_round_method}) is infinite at "
@@ -315,11 +354,13 @@ def _basic(n: int, delta: float, k: int, eps0, params, per_round_method: str) ->
     return basic_composition(per_round, delta / k, k)[0]
 
 
-def _advanced(n: int, delta: float, k: int, eps0, params, per_round_method: str, basic: float) -> float:
+def _advanced(
+    n: int, delta: float, k: int, eps0, params, per_round_method: str, basic: float, sample: tuple = (None, "fixed-size")
+) -> float:
     """Advanced composition over a searched split of delta, capped by ``basic`` (basic composition's value)."""
     def advanced(frac: float) -> float:
         per_round = (1.0 - frac) * delta / k
-        eps = shuffle_epsilon(n, per_round, eps0, params, method=per_round_method)
+        eps = _one_round(n, per_round, eps0, params, per_round_method, sample)
         return advanced_composition(eps, per_round, k, frac * delta)[0] if math.isfinite(eps) else math.inf
 
     # Every split is valid, so a near-optimal one found by bounded Brent search is still an upper bound.
@@ -336,6 +377,8 @@ def best_composed_epsilon(
     *,
     per_round_method: str = "variation-ratio",
     step: float | None = None,
+    population: int | None = None,
+    sampling: str = "fixed-size",
 ) -> ComposedBound:
     """The smallest valid composed epsilon among tight, advanced and basic, and which method gave it.
 
@@ -368,13 +411,15 @@ def best_composed_epsilon(
     reasons: dict[str, str] = {}
     n, delta = check_n_delta(n, delta)
     k = check_positive_int(rounds, "rounds")
+    _sampled_per_round(population, per_round_method)
+    sample = (population, sampling)
     try:
-        candidates["tight"] = tight_composition_epsilon(n, delta, k, eps0, params, step=step)
+        candidates["tight"] = tight_composition_epsilon(n, delta, k, eps0, params, step=step, population=population, sampling=sampling)
     except CompositionError as exc:
         candidates["tight"], reasons["tight"] = math.inf, str(exc)
     try:  # advanced is capped by basic, so one per-round bound serves both
-        basic = _basic(n, delta, k, eps0, params, per_round_method)
-        candidates["advanced"] = _advanced(n, delta, k, eps0, params, per_round_method, basic)
+        basic = _basic(n, delta, k, eps0, params, per_round_method, sample)
+        candidates["advanced"] = _advanced(n, delta, k, eps0, params, per_round_method, basic, sample)
         candidates["basic"] = basic
     except CompositionError as exc:
         for name in ("advanced", "basic"):
@@ -395,8 +440,13 @@ def composed_local_epsilon(
     method: str = "tight",
     min_epsilon: float = 1e-3,
     max_epsilon: float = 20.0,
+    population: int | None = None,
+    sampling: str = "fixed-size",
 ) -> float:
     """Largest per-round local eps0 whose composed shuffled rounds stay within (target, delta).
+
+    With ``population``, each round shuffles a secret sample of n of ``population`` users
+    (`SampledEvent` with scheme ``sampling``); the server must not learn who was sampled.
 
     The inverse of `composed_shuffle_epsilon` over ``rounds`` rounds for a randomizer
     ``family`` (as in `local_epsilon`); the result is
@@ -451,7 +501,9 @@ def composed_local_epsilon(
         accountant = VariationRatioAccountant()
     else:
         accountant = _ComposedRoundsAccountant(method)
-    make = lambda eps0: SelfComposedEvent(ShuffleEvent(params_of(eps0), n), k)  # noqa: E731
+    if population is not None:
+        context += f", each a {sampling} sample of {n} of {population} users"
+    make = lambda eps0: SelfComposedEvent(_round(n, params_of(eps0), population, sampling), k)  # noqa: E731
     return calibrate(make, target, delta, accountant=accountant, bracket=(lo, hi), context=context)
 
 
@@ -464,12 +516,18 @@ class _ComposedRoundsAccountant(Accountant):
         self.method = self.name = method
 
     def _check_supported(self, event: Event) -> None:
-        if not (isinstance(event, SelfComposedEvent) and isinstance(event.event, ShuffleEvent) and event.event.gamma == 1.0):
+        release = event.event if isinstance(event, SelfComposedEvent) else None
+        if isinstance(release, SampledEvent):
+            release = release.event
+        if not (isinstance(release, ShuffleEvent) and release.gamma == 1.0):
             raise UnsupportedEventError(f"composition method {self.method!r} prices rounds of one shuffled release")
 
     def _epsilon(self, event: Event, delta: float) -> float:
-        release = event.event
-        return composed_shuffle_epsilon(release.n, delta, event.count, params=release.params, method=self.method)
+        release, sample = event.event, {}
+        if isinstance(release, SampledEvent):
+            sample = {"population": release.population, "sampling": release.scheme}
+            release = release.event
+        return composed_shuffle_epsilon(release.n, delta, event.count, params=release.params, method=self.method, **sample)
 
     def _delta(self, event: Event, epsilon: float) -> float:
         raise UnsupportedEventError(f"composition method {self.method!r} gives epsilon at a delta only")

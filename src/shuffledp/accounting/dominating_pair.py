@@ -89,6 +89,8 @@ MAX_BLOCKS = 20_000
 _BLOCK_RTOL = 1e-6
 #: Blocks of totals in the PLD span this fraction of E[C] (width 1 below E[C] = 10^4: exact cells).
 PLD_BLOCK_RTOL = 1e-4
+#: Most (epsilon, block) terms evaluated at once by `PairDivergence.upper_many` (memory bound).
+_CHUNK_ELEMENTS = 1_000_000
 #: Absolute error of a float64 probability that underflowed (half the smallest subnormal, doubled).
 _UNDERFLOW = 1e-323
 
@@ -453,16 +455,17 @@ class PairDivergence:
         self.slack = rel_slack(float(clones[-1]) if clones.size else 0.0)
         return self
 
-    def _terms(self, mix: _CloneMixture, eps: float, up: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _terms(self, mix: _CloneMixture, eps: float | np.ndarray, up: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per block: K(alpha, c, eps) (the best of three thresholds), its magnitude |pos| + |neg|, and the
-        Q-mass of the positive region (dK/deps = -e^eps times it).
+        Q-mass of the positive region (dK/deps = -e^eps times it).  ``eps`` is a number or a column
+        (shape (E, 1)): the results then have one row per epsilon (numpy broadcasting).
 
         The log-odds L is rounded outward (up for an upper bound, down for a lower one) by
         ``LOG_ODDS_SLACK`` relative: near eps = L one ulp of L moves A by ulp / (L - eps).
         """
         pair = self.pair
-        e, em1 = math.exp(eps), math.expm1(eps)
-        c = mix.clones
+        e, em1 = np.exp(eps), np.expm1(eps)
+        c = mix.clones if np.ndim(eps) == 0 else np.broadcast_to(mix.clones, np.broadcast_shapes(np.shape(eps), mix.clones.shape))
         w1h, w0h = pair.w_same + mix.h, pair.w_other + mix.h
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # log-odds of alpha: log p exactly when h = 0, else log1p(w_diff / (w_other + h)) < log p
@@ -526,6 +529,41 @@ class PairDivergence:
         if eps > EPS_CEILING:  # e^eps would overflow: D is non-increasing, and 0 beyond log p
             return 0.0 if eps >= self.pair.eps_cap else self.upper(EPS_CEILING)
         return self.upper_and_slope(eps)[0]
+
+    def upper_many(self, eps: np.ndarray) -> np.ndarray:
+        """`upper` at every epsilon of an array (one vectorised pass over the blocks per chunk of epsilons).
+
+        Parameters
+        ----------
+        eps : array_like of float, >= 0
+
+        Returns
+        -------
+        ndarray of float, in [0, 1], the shape of ``eps``
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> div = PairDivergence(DominatingPair.from_params(VariationRatio.from_ldp(2.0), 10_000), 1e-12)
+        >>> grid = np.array([0.0, 0.05, 0.1])
+        >>> bool(np.all(div.upper_many(grid) == [div.upper(e) for e in grid]))
+        True
+        """
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.ravel()
+        out = np.empty(flat.size)
+        mix = self._upper
+        weight = mix.weight + mix.weight_err
+        chunk = max(1, _CHUNK_ELEMENTS // max(1, mix.clones.size))
+        clipped = np.minimum(flat, EPS_CEILING)
+        for i in range(0, flat.size, chunk):
+            rows = clipped[i : i + chunk, None]
+            value, magnitude, _ = self._terms(mix, rows, up=True)
+            total = np.sum(value * weight, axis=1)
+            slack = self.slack * np.sum(magnitude * weight, axis=1)
+            out[i : i + chunk] = np.minimum(1.0, (total + slack) * (1.0 + 1e-15) + self.tail)
+        out[(flat > EPS_CEILING) & (flat >= self.pair.eps_cap)] = 0.0
+        return out.reshape(eps.shape)
 
     def upper_and_slope(self, eps: float) -> tuple[float, float]:
         """:meth:`upper` (for eps <= EPS_CEILING) and, approximately, its derivative -e^eps Q[loss > eps]:

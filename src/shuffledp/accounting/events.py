@@ -11,6 +11,8 @@ the tightest accountant that supports them.
   each of the n - 1 blanket slots is used with probability gamma (Theorem 2).
 * `LinkedEvent` — the same key or report linked across ``count`` releases (PIC §8):
   the adversary joins them into one message of the k-fold product randomizer.
+* `SampledEvent` — a round that shuffles a secret sample of m of N users (fixed-size:
+  substitution neighbours; Poisson: add/remove neighbours).
 * `GroupEvent` — group privacy over ``size`` items (segmented paper Lemma 1, Theorem 3).
 * `PersonalizedShuffleEvent` — one shuffled release where every user randomizes at their own
   public budget (E-APES paper §3); priced for one victim by the Poisson-binomial clone bound.
@@ -37,7 +39,7 @@ import numpy as np
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.accounting._checks import check_budgets, check_family, check_victim_budget
 from shuffledp.accounting._rounding import N_MAX
-from shuffledp.errors import PrivacyParameterError
+from shuffledp.errors import PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_release_params
 
 
@@ -156,6 +158,112 @@ class LinkedEvent:
         True
         """
         return ShuffleEvent(self.event.params.linked(self.count), self.event.n, self.event.gamma)
+
+
+#: Sampling schemes of `SampledEvent` and the neighbouring relation each is priced under.
+SAMPLING_SCHEMES = ("fixed-size", "poisson")
+
+
+@dataclass(frozen=True)
+class SampledEvent:
+    """One round that samples ``sample_size`` of ``population`` users and shuffles the sample's reports (``event``).
+
+    * ``scheme="fixed-size"``: a uniformly random set of exactly m = ``sample_size`` users;
+      **substitution** neighbours (one user's data replaced).  Priced by the privacy-profile
+      transform of Balle, Barthe and Gaboardi (NeurIPS 2018, Theorem 10):
+      delta'(e') = gamma delta(log(1 + (e^e' - 1)/gamma)), gamma = m/N.
+    * ``scheme="poisson"``: each user independently with probability gamma = m/N;
+      **add/remove** neighbours (one user's record present or absent).  Priced by the
+      Poisson-subsampling dominating pairs of Zhu, Dong and Wang (AISTATS 2022), both
+      directions.  A removed record's device still sends a dummy report indistinguishable
+      from a real one, so the number of reports does not reveal who was sampled.
+
+    Secret sample: the amplification holds only if the server cannot tell who was sampled
+    (the shuffler draws the sample, or every user sends a real or a dummy report each round).
+    Rounds under different neighbouring relations (Poisson rounds with fixed-size or
+    unsampled rounds) are not composed together.
+
+    Parameters
+    ----------
+    event : ShuffleEvent or LinkedEvent
+        The shuffled release of the sample; its n (the reports the victim hides among, n' of
+        PIC §5.2) is at most ``sample_size``.
+    sample_size : int, in [1, population]
+        m: users sampled per round (the expected number for "poisson").
+    population : int, in [1, 2^53]
+        N: users the sample is drawn from.
+    scheme : {"fixed-size", "poisson"}
+
+    Raises
+    ------
+    PrivacyParameterError
+        If ``event`` is not a shuffle event, a count is out of range, event.n > sample_size,
+        or the scheme is unknown.
+
+    References
+    ----------
+    Balle, Barthe, Gaboardi, NeurIPS 2018, Theorem 10; Zhu, Dong, Wang, AISTATS 2022 (not in
+    /work/shared/papers); pic-usenix25.txt §7.3 (s = 10,000 of N = 50,000 users per round).
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> ev = SampledEvent(ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000), 10_000, 50_000)
+    >>> ev.rate, ev.scheme, event_from_json(event_to_json(ev)) == ev
+    (0.2, 'fixed-size', True)
+    """
+
+    event: ShuffleEvent | LinkedEvent
+    sample_size: int
+    population: int
+    scheme: str = "fixed-size"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, (ShuffleEvent, LinkedEvent)):
+            raise PrivacyParameterError(
+                f"SampledEvent samples a shuffled release (ShuffleEvent or LinkedEvent), got {type(self.event).__name__}"
+            )
+        population = check_positive_int(self.population, "population")
+        if population > N_MAX:
+            raise PrivacyParameterError(f"population must be at most 2^53 = {N_MAX}, got population={population}")
+        m = check_positive_int(self.sample_size, "sample_size")
+        if m > population:
+            raise PrivacyParameterError(f"sample_size must be at most population={population}, got sample_size={m}")
+        n = self.event.event.n if isinstance(self.event, LinkedEvent) else self.event.n
+        if n > m:
+            raise PrivacyParameterError(
+                f"the shuffled sample holds sample_size={m} reports, so its event's n must be at most {m}, got n={n}"
+            )
+        if self.scheme not in SAMPLING_SCHEMES:
+            raise PrivacyParameterError(
+                f"sampling scheme must be one of {', '.join(SAMPLING_SCHEMES)}, got {self.scheme!r}"
+            )
+        object.__setattr__(self, "population", population)
+        object.__setattr__(self, "sample_size", m)
+
+    @property
+    def rate(self) -> float:
+        """gamma = sample_size / population (the sampling probability of each user)."""
+        return self.sample_size / self.population
+
+    @property
+    def n(self) -> int:
+        """Reports the victim hides among in the shuffled sample (the shuffle event's n)."""
+        return self.shuffle_event().n
+
+    @property
+    def relation(self) -> str:
+        """The neighbouring relation the round is priced under: "substitution" or "add/remove"."""
+        return "substitution" if self.scheme == "fixed-size" else "add/remove"
+
+    def normalised(self) -> SampledEvent:
+        """The same round with its shuffled release as one `ShuffleEvent` (what accountants price)."""
+        inner = self.shuffle_event()
+        return self if inner is self.event else SampledEvent(inner, self.sample_size, self.population, self.scheme)
+
+    def shuffle_event(self) -> ShuffleEvent:
+        """The shuffled release of the sample as one `ShuffleEvent` (a linked one as its product release)."""
+        return self.event.as_shuffle_event() if isinstance(self.event, LinkedEvent) else self.event
 
 
 @dataclass(frozen=True)
@@ -384,8 +492,8 @@ class PersonalizedShuffleEvent:
         return np.repeat(np.asarray(values, dtype=np.float64), counts)
 
 
-Event = ShuffleEvent | LinkedEvent | GroupEvent | ComposedEvent | SelfComposedEvent | PersonalizedShuffleEvent
-_EVENT_TYPES = (ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent)
+Event = ShuffleEvent | LinkedEvent | SampledEvent | GroupEvent | ComposedEvent | SelfComposedEvent | PersonalizedShuffleEvent
+_EVENT_TYPES = (ShuffleEvent, LinkedEvent, SampledEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent)
 
 
 def check_event(event: Any, name: str) -> None:
@@ -393,6 +501,34 @@ def check_event(event: Any, name: str) -> None:
     if not isinstance(event, _EVENT_TYPES):
         allowed = ", ".join(t.__name__ for t in _EVENT_TYPES)
         raise PrivacyParameterError(f"{name} must be a privacy event ({allowed}), got {type(event).__name__}")
+
+
+def relations(event: Event) -> set[str]:
+    """The neighbouring relations the rounds of ``event`` are priced under ("substitution", "add/remove").
+
+    Examples
+    --------
+    >>> from shuffledp.params import VariationRatio
+    >>> ev = ShuffleEvent(VariationRatio.from_ldp(1.0), 100)
+    >>> sorted(relations(ComposedEvent([ev, SampledEvent(ev, 100, 1_000, "poisson")])))
+    ['add/remove', 'substitution']
+    """
+    if isinstance(event, SampledEvent):
+        return {event.relation}
+    if isinstance(event, (GroupEvent, SelfComposedEvent)):
+        return relations(event.event)
+    if isinstance(event, ComposedEvent):
+        return set().union(*(relations(e) for e in event.events))
+    return {"substitution"}
+
+
+def check_one_relation(events: list[Event]) -> None:
+    """Raise UnsupportedEventError unless every round of ``events`` is priced under one neighbouring relation."""
+    if len(set().union(*(relations(e) for e in events))) > 1:
+        raise UnsupportedEventError(
+            "rounds priced under different neighbouring relations are not composed: Poisson-sampled rounds "
+            "(add/remove) with fixed-size or unsampled rounds (substitution); sample every round by one scheme"
+        )
 
 
 def _number(value: float) -> float | str:
@@ -437,6 +573,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         return {"type": "shuffle", "params": params, "n": event.n, "gamma": event.gamma}
     if isinstance(event, LinkedEvent):
         return {"type": "linked", "event": event_to_dict(event.event), "count": event.count}
+    if isinstance(event, SampledEvent):
+        return {"type": "sampled", "event": event_to_dict(event.event), "sample_size": event.sample_size,
+                "population": event.population, "scheme": event.scheme}
     if isinstance(event, GroupEvent):
         return {"type": "group", "event": event_to_dict(event.event), "size": event.size}
     if isinstance(event, SelfComposedEvent):
@@ -453,7 +592,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     Parameters
     ----------
     data : dict
-        A dict with a ``"type"`` in shuffle, linked, group, self_composed, composed, personalized.
+        A dict with a ``"type"`` in shuffle, linked, sampled, group, self_composed, composed, personalized.
 
     Returns
     -------
@@ -472,7 +611,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     >>> event_from_dict({"type": "laplace"})
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: unknown event type 'laplace'; allowed: shuffle, linked, group, self_composed, composed, personalized
+    shuffledp.errors.PrivacyParameterError: unknown event type 'laplace'; allowed: shuffle, linked, sampled, group, self_composed, composed, personalized
     """
     try:
         kind = data["type"]
@@ -487,6 +626,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             return ShuffleEvent(params, data["n"], data.get("gamma", 1.0))
         if kind == "linked":
             return LinkedEvent(event_from_dict(data["event"]), data["count"])
+        if kind == "sampled":
+            return SampledEvent(event_from_dict(data["event"]), data["sample_size"], data["population"],
+                                data.get("scheme", "fixed-size"))
         if kind == "group":
             return GroupEvent(event_from_dict(data["event"]), data["size"])
         if kind == "self_composed":
@@ -501,7 +643,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             raise
         raise PrivacyParameterError(f"malformed event description {data!r}: {exc}") from None
     raise PrivacyParameterError(
-        f"unknown event type {kind!r}; allowed: shuffle, linked, group, self_composed, composed, personalized"
+        f"unknown event type {kind!r}; allowed: shuffle, linked, sampled, group, self_composed, composed, personalized"
     )
 
 
@@ -567,11 +709,15 @@ def event_from_json(text: str) -> Event:
 
 __all__ = [
     "check_event",
+    "check_one_relation",
+    "relations",
     "ComposedEvent",
     "Event",
     "GroupEvent",
     "LinkedEvent",
     "PersonalizedShuffleEvent",
+    "SAMPLING_SCHEMES",
+    "SampledEvent",
     "SelfComposedEvent",
     "ShuffleEvent",
     "event_from_dict",

@@ -55,6 +55,78 @@ DimOpt = Annotated[
 ]
 #: --dim when --randomizer is given without it.
 DEFAULT_DIM = 2
+OptionalReportsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--n",
+        parser=S.count_option("--n"),
+        help="Number of shuffled reports (uncorrupted users), per round; 1e6 is accepted. With --population: "
+        "optional, and if given it must equal --sample-size.",
+    ),
+]
+PopulationOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--population",
+        parser=S.count_option("--population"),
+        help="Sample each round's users from this many (amplification by subsampling; needs --sample-size). "
+        "Valid only if the server cannot tell who was sampled.",
+    ),
+]
+SampleSizeOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--sample-size",
+        parser=S.count_option("--sample-size"),
+        help="With --population: users sampled per round (their reports are shuffled; the expected number for poisson).",
+    ),
+]
+SamplingOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sampling",
+        parser=S.choice_option("--sampling", lambda: ["fixed-size", "poisson"], "sampling scheme"),
+        help="With --population: fixed-size (substitution neighbours; default) or poisson (add/remove neighbours).",
+    ),
+]
+
+
+def _sampling(n: int | None, population: int | None, sample_size: int | None, sampling: str | None) -> tuple[int, dict | None]:
+    """The reports per round and the sampling description (None without --population), checking the options together."""
+    if population is None:
+        if sample_size is not None or sampling is not None:
+            raise PrivacyParameterError("--sample-size and --sampling need --population (the users each round samples from)")
+        if n is None:
+            raise PrivacyParameterError("--n is required (reports shuffled per round), unless --population and --sample-size are given")
+        return n, None
+    if sample_size is None:
+        raise PrivacyParameterError(f"--population {population} needs --sample-size (users sampled per round)")
+    if sample_size > population:
+        raise PrivacyParameterError(f"--sample-size must be at most --population {population}, got {sample_size}")
+    if n is not None and n != sample_size:
+        raise PrivacyParameterError(f"--n must equal --sample-size {sample_size} (the sample's reports are shuffled), got {n}")
+    scheme = sampling or "fixed-size"
+    relation = "substitution" if scheme == "fixed-size" else "add/remove"
+    condition = (
+        "the server must not learn who was sampled: the shuffler draws the sample, or every user sends a real or a "
+        "dummy report each round"
+    )
+    if scheme == "poisson":
+        condition = (
+            "the server must not learn who was sampled: every user sends a report each round (unsampled users a dummy "
+            "it cannot tell from a real one), so the number of reports does not depend on the sample"
+        )
+    return sample_size, {"population": population, "sample_size": sample_size, "scheme": scheme,
+                         "neighbours": relation, "rate": sample_size / population, "condition": condition}
+
+
+def _print_sampling(sample: dict | None) -> None:
+    if sample is not None:
+        console.print(
+            f"sampling: {sample['scheme']}, {sample['sample_size']} of {sample['population']} users per round "
+            f"(rate {sample['rate']:.6g}, {sample['neighbours']} neighbours)"
+        )
+        console.print(f"condition: {sample['condition']}")
 
 
 def _dimension(randomizer: str | None, dim: int | None) -> int | None:
@@ -195,8 +267,8 @@ def local_budget_cmd(
     target: Annotated[
         float, typer.Option("--target", parser=S.epsilon_option("--target"), help="Target central epsilon after shuffling.")
     ],
-    n: ReportsOpt,
     delta: DeltaOpt,
+    n: OptionalReportsOpt = None,
     randomizer: RandomizerOpt = None,
     dim: DimOpt = None,
     method: Annotated[
@@ -226,6 +298,9 @@ def local_budget_cmd(
             help="Largest local epsilon searched (default: the library's, 50 for one round, 20 over rounds).",
         ),
     ] = None,
+    population: PopulationOpt = None,
+    sample_size: SampleSizeOpt = None,
+    sampling: SamplingOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The largest local epsilon whose amplified guarantee (over --rounds rounds) is within the target.
@@ -243,7 +318,17 @@ def local_budget_cmd(
         _randomizer(randomizer, 1.0, dim)  # a bad --dim fails here, naming the options
         family = partial(_randomizer, randomizer, dim=dim)
     params_of = parameters_of(family)
-    if rounds == 1:
+    n, sample = _sampling(n, population, sample_size, sampling)
+    if sample is not None:
+        if method != "variation-ratio":
+            raise PrivacyParameterError(f"a sampled round is priced by the variation-ratio profile transform: --method must be variation-ratio, got {method}")
+        over = {"population": population, "sampling": sample["scheme"]}
+        solver = partial(composed_local_epsilon, target, n, delta, rounds, family=family,
+                         method="basic" if rounds == 1 else composition, **over)
+        amplified = lambda eps0: composed_shuffle_epsilon(  # noqa: E731
+            n, delta, rounds, params=params_of(eps0), method="basic" if rounds == 1 else composition, **over)
+        label = f"{sample['scheme']}-sampled " + ("round" if rounds == 1 else f"{composition} composition of {rounds} rounds")
+    elif rounds == 1:
         solver: Callable[..., float] = partial(local_epsilon, target, n, delta, family=family, method=method)
         amplified = lambda eps0: shuffle_epsilon(n, delta, params=params_of(eps0), method=method)  # noqa: E731
         label = method
@@ -276,11 +361,15 @@ def local_budget_cmd(
             "max_epsilon": cap,
         }
         results = {"local_epsilon": value, "achieved_epsilon": achieved, "method": label, "randomizer": who, "limited_by": limited_by}
+        if sample is not None:  # only with --population: the output without it is unchanged
+            inputs.update(population=population, sample_size=sample_size, sampling=sample["scheme"])
+            results["sampling"] = sample
         emit_json({"inputs": inputs, **results})
         return
     source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer} (--dim {dim})"
     console.print(f"local epsilon {value:.6g} for {source}, method {label}")
     console.print(f"shuffled epsilon at this budget: {achieved:.6g} (target {target:g}, n={n}, delta={delta:g})")
+    _print_sampling(sample)
     if limited_by != "target":
         console.print("note: " + _LIMIT_NOTES[limited_by].format(cap=cap, method=label))
 
@@ -288,7 +377,6 @@ def local_budget_cmd(
 @app.command("compose", cls=S.OneLineCommand)
 def compose_cmd(
     eps0: Eps0Opt,
-    n: ReportsOpt,
     delta: DeltaOpt,
     rounds: Annotated[
         int, typer.Option("--rounds", parser=S.count_option("--rounds"), help="Number of rounds (fresh keys each round, PIC §8).")
@@ -303,6 +391,10 @@ def compose_cmd(
             help="Composition method, or every one. One of: {composition_methods_or_all}.",
         ),
     ] = "all",
+    n: OptionalReportsOpt = None,
+    population: PopulationOpt = None,
+    sample_size: SampleSizeOpt = None,
+    sampling: SamplingOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
@@ -310,13 +402,15 @@ def compose_cmd(
 
     dim = _dimension(randomizer, dim)
     params = _local_parameters(eps0, randomizer, dim)
+    n, sample = _sampling(n, population, sample_size, sampling)
+    over = {} if sample is None else {"population": population, "sampling": sample["scheme"]}
     results: dict[str, dict[str, float]] = {"epsilon": {}, "seconds": {}}
     reasons: dict[str, str] = {}
 
     def composed(name: str) -> float:
         """One method's total; a method that certifies nothing here says why and leaves the others standing."""
         try:
-            return composed_shuffle_epsilon(n, delta, rounds, params=params, method=name)
+            return composed_shuffle_epsilon(n, delta, rounds, params=params, method=name, **over)
         except PrivacyParameterError as exc:
             if "delta" not in str(exc) or isinstance(exc, CompositionError):
                 reasons[name] = S.cli_advice(str(exc), "--method")
@@ -342,7 +436,11 @@ def compose_cmd(
     best = min(finite, key=finite.__getitem__)
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "rounds": rounds, "randomizer": randomizer, "dim": dim, "method": method}
-        emit_json({"inputs": inputs, **results, "best": best, "reasons": reasons})
+        extra = {}
+        if sample is not None:  # only with --population: the output without it is unchanged
+            inputs.update(population=population, sample_size=sample_size, sampling=sample["scheme"])
+            extra["sampling"] = sample
+        emit_json({"inputs": inputs, **results, "best": best, "reasons": reasons, **extra})
         return
     rows = [
         (name, number(value) + (" (best)" if name == best else "") if math.isfinite(value) else "certifies nothing",
@@ -352,3 +450,4 @@ def compose_cmd(
     table(("composition", "total epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}")
     for name, reason in reasons.items():
         console.print(f"{name}: {reason}")
+    _print_sampling(sample)
