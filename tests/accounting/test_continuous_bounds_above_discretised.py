@@ -140,29 +140,29 @@ def test_cell_laws_match_the_randomizers_own_sampler(family):
 
 def test_closed_forms_through_special_functions_match_mpmath():
     """Planar Laplace (iti0k0, k0), PrivUnit (betainc) and PrivUnitG (ndtr) to 1e-13, well inside CELL_ERROR."""
-    mpmath.mp.dps = 30
-    for eps0 in (0.5, 5.0):
-        R = PlanarLaplace(epsilon=eps0)
-        ep = mpmath.mpf(R.geo_epsilon)
+    with mpmath.workdps(30):  # local precision: a global setting would leak into other modules' tests
+        for eps0 in (0.5, 5.0):
+            R = PlanarLaplace(epsilon=eps0)
+            ep = mpmath.mpf(R.geo_epsilon)
 
-        def inside(s, ep=ep):  # P(|N_1| <= s), N_1 with density (e'^2/pi) |u| K_1(e'|u|)
-            return 2 * mpmath.quad(lambda u: ep**2 / mpmath.pi * u * mpmath.besselk(1, ep * u), [0, s])
+            def inside(s, ep=ep):  # P(|N_1| <= s), N_1 with density (e'^2/pi) |u| K_1(e'|u|)
+                return 2 * mpmath.quad(lambda u: ep**2 / mpmath.pi * u * mpmath.besselk(1, ep * u), [0, s])
 
-        c, h = math.sqrt(0.5), mpmath.sqrt(2)
-        cells = planar_laplace_cells(R, cut=c)
-        low0, high0 = (1 + inside(h - c)) / 2, (1 - inside(h + c)) / 2
-        assert abs(cells.row0[0] - float(low0)) < 1e-13 and abs(cells.row0[1] - float(high0)) < 1e-13
-        assert abs(cells.others_rows[1][0] - float((1 - inside(c)) / 2)) < 1e-13
+            c, h = math.sqrt(0.5), mpmath.sqrt(2)
+            cells = planar_laplace_cells(R, cut=c)
+            low0, high0 = (1 + inside(h - c)) / 2, (1 - inside(h + c)) / 2
+            assert abs(cells.row0[0] - float(low0)) < 1e-13 and abs(cells.row0[1] - float(high0)) < 1e-13
+            assert abs(cells.others_rows[1][0] - float((1 - inside(c)) / 2)) < 1e-13
 
-        for U in (PrivUnit(epsilon=eps0, dim=2), PrivUnit(epsilon=eps0, dim=4, domain="sphere")):
-            a, P = mpmath.mpf(U.sphere_dim - 1) / 2, U.params
-            q = mpmath.betainc(a, a, 0, (1 - mpmath.mpf(P.gamma)) / 2, regularized=True)
-            other = (1 - mpmath.mpf(P.p)) * q / (1 - q)
-            assert abs(cap_cells(U).row0[1] - float(other)) < 1e-13
-        G = PrivUnitG(epsilon=eps0, dim=2)
-        q = mpmath.ncdf(-mpmath.mpf(G.params.gamma))
-        assert abs(cap_cells(G).others_rows[1][0] - float(q)) < 1e-13
-        assert abs(cap_cells(G).row0[1] - float((1 - mpmath.mpf(G.params.p)) * q / (1 - q))) < 1e-13
+            for U in (PrivUnit(epsilon=eps0, dim=2), PrivUnit(epsilon=eps0, dim=4, domain="sphere")):
+                a, P = mpmath.mpf(U.sphere_dim - 1) / 2, U.params
+                q = mpmath.betainc(a, a, 0, (1 - mpmath.mpf(P.gamma)) / 2, regularized=True)
+                other = (1 - mpmath.mpf(P.p)) * q / (1 - q)
+                assert abs(cap_cells(U).row0[1] - float(other)) < 1e-13
+            G = PrivUnitG(epsilon=eps0, dim=2)
+            q = mpmath.ncdf(-mpmath.mpf(G.params.gamma))
+            assert abs(cap_cells(G).others_rows[1][0] - float(q)) < 1e-13
+            assert abs(cap_cells(G).row0[1] - float((1 - mpmath.mpf(G.params.p)) * q / (1 - q))) < 1e-13
 
 
 def test_ratio_form_of_the_iid_divergence_matches_the_merge():

@@ -345,7 +345,7 @@ def pld_from_cells(
         try:
             p_mass, q_mass = next(cells)
         except StopIteration as stop:
-            inf_mass += stop.value
+            inf_mass += stop.value or 0.0
             break
         keep = p_mass > 0.0
         p_mass, q_mass = p_mass[keep], q_mass[keep]
