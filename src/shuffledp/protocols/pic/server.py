@@ -133,15 +133,19 @@ class Server:
         bucket_bits: int = 0,
         min_bucket_size: int = 1,
         workers: int = 1,
+        kem: KemKeyPair | None = None,
+        round_id: bytes | None = None,
     ) -> None:
-        self._kem = KemKeyPair.generate(suite)
+        """``kem`` and ``round_id`` restore a round a service stored (same key, same id: the same signed
+        parameters, since Ed25519 signatures are deterministic); None draws fresh ones (§8)."""
+        self._kem = kem if kem is not None else KemKeyPair.generate(suite)
         self.identity = identity or SigningIdentity.ephemeral()
         self.task = task
         groups = tuple(groups)
         if output_payload_size is None:
             output_payload_size = output_size(suite, groups[0].report, task.k)
         self.params = RoundParams(
-            new_round_id(), suite, self._kem.public_key, self.identity.verify_key, groups,
+            round_id if round_id is not None else new_round_id(), suite, self._kem.public_key, self.identity.verify_key, groups,
             output_payload_size, post_payload_size, shuffler[0], shuffler[1], task.to_json(),
             bucket_bits, min_bucket_size,
         )  # fmt: skip

@@ -95,13 +95,15 @@ class Shuffler:
         suite: str = "x25519",
         identity: SigningIdentity | None = None,
         enrolment: Enrolment | None = None,
+        kem: KemKeyPair | None = None,
     ) -> None:
         """``server_key``: the server identity this shuffler trusts; ``identity``: its own long-term key
-        (ephemeral if None); ``enrolment``: who may submit (shared across rounds)."""
+        (ephemeral if None); ``enrolment``: who may submit (shared across rounds); ``kem``: the round's
+        KEM key when a service restarts a round it stored (fresh if None: one key per round, §8)."""
         self.server_key = server_key
         self.identity = identity or SigningIdentity.ephemeral()
         self.enrolment = enrolment if enrolment is not None else Enrolment()
-        self._kem = KemKeyPair.generate(suite)  # fresh for the round (§8)
+        self._kem = kem if kem is not None else KemKeyPair.generate(suite)  # fresh for the round (§8)
         self.params: RoundParams | None = None
         self.rejected: Counter[str] = Counter()
 
