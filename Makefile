@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	COLUMNS=120 $(PY) -m shuffledp demo
 	COLUMNS=120 $(PY) -m shuffledp pic simulate --dataset gmission --instance 0 --task min-weight --randomizer minkowski --epsilon-c 1 --out results/pic
 	COLUMNS=120 $(PY) -m shuffledp reproduce --quick --out results
 

@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from shuffledp.cli import accounting, experiment, metric, personalized, pic, segmented, serve
+from shuffledp.cli import accounting, demo, experiment, metric, personalized, pic, segmented, serve
 from shuffledp.cli._support import OneLineGroup
 
 __all__ = ["app", "main"]
@@ -46,6 +46,7 @@ app.add_typer(personalized.app, name="personalized")
 app.add_typer(experiment.app)  # reproduce
 app.add_typer(accounting.app)  # amplify, local-budget, compose
 app.add_typer(serve.app)  # serve
+app.add_typer(demo.app)  # demo
 
 
 @app.callback()

@@ -56,8 +56,19 @@ class KeyStore:
     def token(self, name: str) -> str:
         """A bearer token (created on first use; 32 random bytes, URL-safe base64)."""
         path = self.root / f"{name}.token"
-        if not path.exists():
-            self._write(path.name, secrets.token_urlsafe(32) + "\n")
+        if not path.exists():  # first use: write a private temporary file, then link it in (atomic, never replaces)
+            tmp = self.root / f".{name}.token.{os.getpid()}.{secrets.token_hex(4)}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(32) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another process linked its token first: use that one
+            finally:
+                tmp.unlink()
         return path.read_text().strip()
 
     def save_kem(self, name: str, key: KemKeyPair) -> None:
