@@ -44,9 +44,11 @@ def fresh_postgres_db() -> str:
 
 
 
-@pytest.fixture(scope="session")
-def services(tmp_path_factory: pytest.TempPathFactory) -> LocalServices:
-    with LocalServices(tmp_path_factory.mktemp("pic-services")) as s:
+@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def services(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LocalServices:
+    """The three services as processes, on SQLite files or on one PostgreSQL database (every test runs on both)."""
+    db = fresh_postgres_db() if request.param == "postgres" else None
+    with LocalServices(tmp_path_factory.mktemp(f"pic-services-{request.param}"), db_url=db) as s:
         yield s
 
 
