@@ -39,8 +39,8 @@ def test_board_from_a_two_worker_dask_cluster_is_verified_by_the_same_clients(tm
         with distributed.Client(cluster.scheduler_address) as c:
             prefixes = c.run_on_scheduler(lambda dask_scheduler: {k: dict(v.states) for k, v in dask_scheduler.task_prefixes.items()})
             workers = c.run(lambda dask_worker: dask_worker.state.executed_count)
-        assert "open_chunk" in prefixes, f"the server opened no chunk on the cluster: {prefixes}"
-        assert len(workers) == 2 and sum(workers.values()) >= 8  # 30 + 25 envelopes in chunks of 7
+        assert "open_chunk" in prefixes and "seal_chunk" in prefixes, f"nothing ran on the cluster: {prefixes}"
+        assert len(workers) == 2 and sum(workers.values()) >= 16  # 30 + 25 envelopes and outputs in chunks of 7
     with LocalServices(tmp_path / "local") as services:
         without = _round(services, 1)
     for r in (with_dask, without):

@@ -1,11 +1,12 @@
-"""Scale-out of the PIC server's decryption on a Dask cluster (``--dask-scheduler ADDRESS``; ``shuffledp[scale]``).
+"""Scale-out of the PIC server's decryption and board sealing on a Dask cluster (``--dask-scheduler``; ``shuffledp[scale]``).
 
 With a scheduler address, the server sends each received batch's inner envelopes in chunks
 to the workers; each task carries the round's signed parameters and KEM secret, opens its
 chunk with the same `shuffledp.protocols.pic.messages.open_report` the in-process server
-uses, and returns the plaintexts and its refusal counts; the key lives only in that task's
+uses, and returns the plaintexts and its refusal counts (sealing: chunks of (pseudonym, output)
+pairs, public keys only, sealed with the server's own `_seal_all`); the key lives only in that task's
 arguments and is dropped with it (Dask forgets a task's inputs once its result is gathered,
-and nothing is persisted on a worker).  Validation, f(L), sealing and signing stay on the
+and nothing is persisted on a worker).  Validation, f(L) and signing stay on the
 server, so the board is the same function of the batch either way and clients verify it
 with the same code (tests/service/test_scale.py).
 
@@ -60,4 +61,32 @@ def attach_server(server: Any, client: Any, chunk: int | None = None) -> None:
         plaintexts = [p for part, _ in results for p in part]
         return plaintexts, sum((Counter(r) for _, r in results), Counter())
 
+    def dask_seal(group_id: int, pseudonyms: Sequence[Any], outputs: Sequence[bytes]) -> tuple[list[Any], Any]:
+        import numpy as np
+
+        from shuffledp.protocols.pic.bulletin import BoardEntry
+
+        args = (server.signed_params(), server.verify_key.to_bytes(), group_id)
+        raw = [p.to_bytes() for p in pseudonyms]
+        parts = [(raw[i : i + chunk], list(outputs[i : i + chunk])) for i in range(0, len(raw), chunk)]
+        futures = [client.submit(_seal_chunk, *args, ps, ys, pure=False) for ps, ys in parts]
+        results = client.gather(futures)
+        del futures
+        entries = [BoardEntry.from_bytes(e) for part, _ in results for e in part]
+        ok = np.concatenate([o for _, o in results]) if results else np.ones(0, dtype=bool)
+        return entries, ok
+
     server._open = dask_open
+    server._seal = dask_seal
+
+
+def _seal_chunk(signed: bytes, verify_key: bytes, group_id: int, pseudonyms: list[bytes],
+                outputs: list[bytes]) -> tuple[list[bytes], Any]:  # fmt: skip
+    """Worker side: seal one chunk of outputs to their pseudonyms (public keys only: no secret travels)."""
+    from shuffledp.crypto import VerifyKey
+    from shuffledp.protocols.pic.messages import Pseudonym, SignedRoundParams
+    from shuffledp.protocols.pic.server import _seal_all
+
+    params = SignedRoundParams.from_bytes(signed, server_key=VerifyKey.from_bytes(verify_key)).params
+    entries, ok = _seal_all(params, group_id, [Pseudonym.from_bytes(params.suite, p) for p in pseudonyms], outputs)
+    return [e.to_bytes() for e in entries], ok
