@@ -169,6 +169,7 @@ def test_wrong_round_wrong_group_tampered_and_unenrolled_submissions(urls, sdk):
     metrics = httpx.get(base + "/metrics").text
     for reason in ("wrong-round", "wrong-group", "outdated-config", "enrolment"):
         assert f'shuffledp_refusals_total{{reason="{reason}"}}' in metrics
+    assert 'route="/v1/rounds/{round_id}/submissions",status="422"' in metrics  # labelled by template, not by id
     alive(base)
 
 

@@ -310,7 +310,8 @@ class ShufflerService:
         digest = hashlib.sha256(data).digest()[:16]
         if status == ADMITTED:
             fut = self.committer.submit({"round_id": rid, "group_id": int.from_bytes(data[21:23], "big"),
-                                         "submission_id": digest, "data": data, "created_at": time.time()})  # fmt: skip
+                                         "submission_id": digest, "data": data,
+                                         "created_at": float(int(time.time()) // 60 * 60)})  # fmt: skip  # DAP: rounded time
             r.inflight[digest] = fut
             try:
                 await asyncio.wrap_future(fut)
