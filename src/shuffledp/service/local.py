@@ -93,9 +93,13 @@ class LocalServices:
 
         keys = KeyStore(self.data_dir)
         keys.token("service"), keys.token("operator")  # created once here, before three processes race for them
-        for role in ("server", "shuffler", "bulletin"):
-            self.start(role)
-        self.wait_ready()
+        try:
+            for role in ("server", "shuffler", "bulletin"):
+                self.start(role)
+            self.wait_ready()
+        except BaseException:
+            self.stop()  # never leave a half-started set of processes behind
+            raise
         return self
 
     def kill(self, role: str) -> None:
