@@ -51,5 +51,5 @@ def serve_cmd(
     settings = ServiceSettings(**{k: v for k, v in given.items() if v is not None})
     configure_logging(settings.log_level)
     app_ = create(role, settings)
-    uvicorn.run(app_, host=host, port=port, access_log=False, log_level="warning", timeout_graceful_shutdown=5,
+    uvicorn.run(app_, host=host, port=port, access_log=False, log_level="warning", timeout_graceful_shutdown=5, timeout_keep_alive=75,
                 loop="auto", http="auto")  # uvloop and httptools when installed (they are dependencies)

@@ -3,7 +3,9 @@
 Retries follow Oblivious HTTP's rule: a request is sent again only when the answer says it
 was **not processed** -- a ``503`` problem of type ``not-processed``, a ``429`` (rate limit:
 nothing was done), or a connection that could not be opened (nothing was sent) -- waiting
-the ``Retry-After`` seconds (bounded).  Any other error raises `ServiceError` with the
+the ``Retry-After`` seconds (bounded).  A connection that breaks before any answer (a pooled
+keep-alive connection the server had just closed) is resent only for idempotent calls:
+reads, and submissions and posts, whose exact resend answers "duplicate".  Any other error raises `ServiceError` with the
 problem document.  Submissions are also idempotent (an exact resend answers "duplicate"), so
 a caller may resend after a timeout of its own.
 
@@ -57,6 +59,14 @@ class _Op:
     ok: tuple[int, ...] = (200, 201, 202)
     parse: str = "json"  # "json", "bytes" or "status"
     headers: dict[str, str] = field(default_factory=dict)
+    idempotent: bool = False  # a resend cannot do anything twice (reads; submissions and posts by design)
+
+
+#: The request never left: always safe to resend.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+#: The connection broke before an answer (e.g. a pooled keep-alive connection the server had just
+#: closed): the request may have been processed, so only idempotent calls are resent.
+_BROKEN = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 
 
 def _not_processed(r: httpx.Response) -> bool:
@@ -107,15 +117,15 @@ class _Calls:
         return "/v1/relay/board" + path if self.relay else path
 
     def _board(self, method: str, path: str, **kw: Any) -> _Op:
-        return _Op("shuffler" if self.relay else "board", method, self.board_path(path), **kw)
+        return _Op("shuffler" if self.relay else "board", method, self.board_path(path), idempotent=True, **kw)
 
     # clients
     def _key_config(self, service: str) -> _Op:
-        return _Op(service, "GET", "/v1/key-config")
+        return _Op(service, "GET", "/v1/key-config", idempotent=True)
 
     def _submit(self, round_id: bytes, submission: bytes) -> _Op:
         return _Op("shuffler", "POST", f"/v1/rounds/{round_id.hex()}/submissions",
-                   json={"submission": base64.b64encode(submission).decode()}, ok=(200, 201))  # fmt: skip
+                   json={"submission": base64.b64encode(submission).decode()}, ok=(200, 201), idempotent=True)  # fmt: skip
 
     def _params(self, round_id: bytes) -> _Op:
         return self._board("GET", f"/v1/rounds/{round_id.hex()}/params", parse="bytes", ok=(200,))
@@ -152,7 +162,7 @@ class _Calls:
         return _Op("server", "POST", f"/v1/rounds/{round_id.hex()}/close", token=self.operator_token)
 
     def _round(self, round_id: bytes) -> _Op:
-        return _Op("server", "GET", f"/v1/rounds/{round_id.hex()}", ok=(200,))
+        return _Op("server", "GET", f"/v1/rounds/{round_id.hex()}", ok=(200,), idempotent=True)
 
     def _request(self, op: _Op) -> dict[str, Any]:
         headers = dict(op.headers)
@@ -186,8 +196,8 @@ class PicServiceClient(_Calls):
         for attempt in range(self.retries + 1):
             try:
                 r = self.http.request(**self._request(op))
-            except (httpx.ConnectError, httpx.ConnectTimeout):
-                if attempt == self.retries:
+            except (httpx.ConnectError, httpx.ConnectTimeout, *_BROKEN) as exc:
+                if attempt == self.retries or not (op.idempotent or isinstance(exc, _NOT_SENT)):
                     raise
                 time.sleep(_retry_after(None, attempt))
                 continue
@@ -283,8 +293,8 @@ class AsyncPicServiceClient(_Calls):
         for attempt in range(self.retries + 1):
             try:
                 r = await self.http.request(**self._request(op))
-            except (httpx.ConnectError, httpx.ConnectTimeout):
-                if attempt == self.retries:
+            except (httpx.ConnectError, httpx.ConnectTimeout, *_BROKEN) as exc:
+                if attempt == self.retries or not (op.idempotent or isinstance(exc, _NOT_SENT)):
                     raise
                 await asyncio.sleep(_retry_after(None, attempt))
                 continue
