@@ -53,7 +53,7 @@ from shuffledp.service._http import (
 )
 from shuffledp.service._peers import Peers, pinned_key
 from shuffledp.service.settings import ServiceSettings
-from shuffledp.service.storage import Store
+from shuffledp.service.storage import GroupCommitter, Store
 
 log = logging.getLogger("shuffledp.service.bulletin")
 ROLE = "board"
@@ -81,6 +81,8 @@ class BoardService:
         self.params: dict[bytes, tuple[bytes, RoundParams]] = {}
         self.ready = False
         self._task: asyncio.Task | None = None
+        self.posts = GroupCommitter(store, settings.commit_batch, settings.commit_wait_ms, insert=store.insert_posts)
+        self._inflight: dict[bytes, Any] = {}
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._connect())
@@ -88,6 +90,7 @@ class BoardService:
     async def stop(self) -> None:
         if self._task:
             self._task.cancel()
+        await asyncio.to_thread(self.posts.close)
 
     async def _connect(self) -> None:
         """Pin the server key (configured, or fetched once), then rebuild the board from the database."""
@@ -167,20 +170,36 @@ class BoardService:
         return 201
 
     async def post(self, data: bytes) -> tuple[str, int]:
+        """Append a post: validated by the protocol board, then committed (group commit) before the answer."""
         board = self._board()
+        post_id = hashlib.sha256(data).digest()
+        seen = post_id in board._post_ids
         try:
-            post_id = board.post(data)
+            board.post(data)
         except MessageFormatError as exc:
             if exc.reason == "round":
                 raise Problem(422, "wrong-round", "the post's round has no published board", field="body") from None
             if exc.reason == "pseudonym":
                 raise Problem(422, "unknown-recipient", str(exc), field="body") from None
             raise Problem(400, "malformed-post", str(exc), field="body") from None
+        if seen:  # an exact resend: answer once the first copy is durable
+            pending = self._inflight.get(post_id)
+            if pending is not None:
+                await asyncio.wrap_future(pending)
+            return post_id.hex(), 200
         from shuffledp.protocols.pic.messages import Post
 
         p = Post.from_bytes(data)
-        new = await asyncio.to_thread(self.store.put_post, post_id, p.round_id, p.recipient, data)
-        return post_id.hex(), 201 if new else 200
+        fut = self.posts.submit({"post_id": post_id, "round_id": p.round_id, "recipient": p.recipient, "data": data,
+                                 "created_at": float(int(time.time()) // 60 * 60)})  # fmt: skip
+        self._inflight[post_id] = fut
+        try:
+            await asyncio.wrap_future(fut)
+        except Exception:  # noqa: BLE001
+            raise Problem(503, "not-processed", "the post could not be stored; resend it", headers={"Retry-After": "1"}) from None
+        finally:
+            self._inflight.pop(post_id, None)
+        return post_id.hex(), 201
 
     # ------------------------------------------------------------------ what the viewer and JSON API show
     def summary(self, rid: bytes) -> dict[str, Any]:

@@ -64,7 +64,7 @@ async def run_http_round(
     spec: dict[str, Any],
     *,
     rng: np.random.Generator,
-    concurrency: int = 64,
+    concurrency: int = 16,
     progress: Progress | None = None,
     policy: ClientPolicy | None = None,
     posts: bool = True,

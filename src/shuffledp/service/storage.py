@@ -233,6 +233,10 @@ class Store:
             return False
         return True
 
+    def insert_posts(self, rows: Sequence[dict[str, Any]]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(posts), list(rows))
+
     def all_posts(self) -> list[bytes]:
         with self.engine.connect() as conn:
             return [bytes(r.data) for r in conn.execute(sa.select(posts.c.data).order_by(posts.c.created_at))]
@@ -270,8 +274,10 @@ class GroupCommitter:
     processed", and the client resends).
     """
 
-    def __init__(self, store: Store, max_rows: int = 1024, wait_ms: float = 2.0) -> None:
+    def __init__(self, store: Store, max_rows: int = 1024, wait_ms: float = 2.0, insert: Any = None) -> None:
+        """``insert(rows)`` writes one group in one transaction (default: `Store.insert_submissions`)."""
         self.store, self.max_rows, self.wait = store, max_rows, wait_ms / 1000.0
+        self.insert = insert or store.insert_submissions
         self._queue: queue.Queue[tuple[dict[str, Any], Future[None]] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="group-commit", daemon=True)
         self._thread.start()
@@ -304,7 +310,7 @@ class GroupCommitter:
                     break
                 items.append(nxt)
             try:
-                self.store.insert_submissions([row for row, _ in items])
+                self.insert([row for row, _ in items])
                 self.commits += 1
                 for _, fut in items:
                     fut.set_result(None)
