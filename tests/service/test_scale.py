@@ -1,5 +1,6 @@
-"""Scale-out: with a 2-worker Dask LocalCluster the server decrypts on the workers, and the board is
-verified by the same clients (every output checked against F_PIC) as without it."""
+"""Scale-out: with a 2-worker Dask LocalCluster the server decrypts and seals on the workers (and a restarted
+shuffler unwraps its stored submissions there), and the board is verified by the same clients (every output
+checked against F_PIC) as without it."""
 
 from __future__ import annotations
 
@@ -28,6 +29,29 @@ def _round(services: LocalServices, seed: int):
     return asyncio.run(go())
 
 
+def _restart_with_stored_submissions(services: LocalServices) -> dict[str, int]:
+    """Submit to an open round, SIGKILL the shuffler, restart it: it rebuilds the round by unwrapping on the cluster."""
+    from shuffledp.crypto import VerifyKey
+    from shuffledp.protocols.pic import Client
+    from shuffledp.service.client import PicServiceClient
+
+    with PicServiceClient(services.url("shuffler"), server_url=services.url("server"), operator_token=services.token()) as sdk:
+        info = sdk.create_round({**SMALL_SPEC, "groups": [{"name": "a", "size": 12}, {"name": "b", "size": 12}]})
+        rid = bytes.fromhex(info["round_id"])
+        keys = [VerifyKey.from_bytes(bytes.fromhex(sdk.key_config(r)["verify_key"])) for r in ("server", "shuffler")]
+        signed, view = sdk.round_params(rid), sdk.view(rid)
+        rng = np.random.default_rng(2)
+        for i, cred in enumerate(sdk.enrol(24)):
+            c = Client(keys[0], i // 12, shuffler_key=keys[1], credential=cred)
+            c.join(signed, view)
+            assert sdk.submit(rid, c.prepare(rng.uniform(-1, 1, 2), rng)) == "admitted"
+        services.restart("shuffler")
+        services.wait_ready(("shuffler",))
+        import httpx
+
+        return httpx.get(f"{services.url('shuffler')}/v1/rounds/{rid.hex()}").json()["admitted"]
+
+
 def test_board_from_a_two_worker_dask_cluster_is_verified_by_the_same_clients(tmp_path):
     distributed = pytest.importorskip("distributed")
 
@@ -36,10 +60,12 @@ def test_board_from_a_two_worker_dask_cluster_is_verified_by_the_same_clients(tm
         services.env["SHUFFLEDP_DASK_CHUNK"] = "7"  # several tasks per batch, on both workers
         with services:
             with_dask = _round(services, 1)
+            admitted = _restart_with_stored_submissions(services)
         with distributed.Client(cluster.scheduler_address) as c:
             prefixes = c.run_on_scheduler(lambda dask_scheduler: {k: dict(v.states) for k, v in dask_scheduler.task_prefixes.items()})
             workers = c.run(lambda dask_worker: dask_worker.state.executed_count)
-        assert "open_chunk" in prefixes and "seal_chunk" in prefixes, f"nothing ran on the cluster: {prefixes}"
+        assert {"open_chunk", "seal_chunk", "unwrap_chunk"} <= set(prefixes), f"not everything ran on the cluster: {prefixes}"
+        assert admitted == {"0": 12, "1": 12}
         assert len(workers) == 2 and sum(workers.values()) >= 16  # 30 + 25 envelopes and outputs in chunks of 7
     with LocalServices(tmp_path / "local") as services:
         without = _round(services, 1)

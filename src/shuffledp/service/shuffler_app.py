@@ -180,6 +180,7 @@ class ShufflerService:
         self._server_key: VerifyKey | None = None
         self._task: asyncio.Task | None = None
         self.ready = False
+        self.executor: Any = None  # a Dask client when --dask-scheduler is given (service.scale)
 
     async def server_key(self) -> VerifyKey:
         if self._server_key is None:
@@ -188,6 +189,10 @@ class ShufflerService:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        if self.settings.dask_scheduler:
+            from shuffledp.service.scale import connect
+
+            self.executor = await asyncio.to_thread(connect, self.settings.dask_scheduler)
         rows = await asyncio.to_thread(self.store.list_rounds, ROLE, ["open", "closed"])
         for row in rows:
             self.rounds[row["round_id"]] = await asyncio.to_thread(self._rebuild, row, await self.server_key())
@@ -206,10 +211,16 @@ class ShufflerService:
         sh = Shuffler(server_key, suite=params.suite, identity=self.identity, enrolment=self.enrolment, kem=kem)
         sh.open(row["signed_params"])
         self.enrolment.limiting = False
+        stored = self.store.submissions_of(rid)
+        opened: list[Any] = [None] * len(stored)
+        if self.executor is not None and stored:  # bulk unwrap on the cluster, admission replayed here in order
+            from shuffledp.service.scale import unwrap_many
+
+            opened = unwrap_many(self.executor, row["signed_params"], server_key.to_bytes(), kem, stored)
         try:
-            for data in self.store.submissions_of(rid):
+            for data, pre in zip(stored, opened, strict=True):
                 with contextlib.suppress(ShuffleDPError):  # cannot happen for admitted rows; never stops a restart
-                    sh.submit(data)
+                    sh.submit(data, opened=pre)
         finally:
             self.enrolment.limiting = True
         return _Round(sh, row["deadline"], closed=row["state"] != "open")

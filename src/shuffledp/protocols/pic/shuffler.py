@@ -140,8 +140,12 @@ class Shuffler:
         self.rejected[reason] += 1
         return MessageFormatError(reason, message)
 
-    def submit(self, submission: bytes) -> str:
-        """Admit one submission; returns "admitted", or "duplicate" for an idempotent resend."""
+    def submit(self, submission: bytes, opened: tuple[bytes, bytes, bytes] | None = None) -> str:
+        """Admit one submission; returns "admitted", or "duplicate" for an idempotent resend.
+
+        ``opened`` is ``Submission.open``'s result when this shuffler's own key already opened the
+        envelope elsewhere (a service's bulk unwrap on worker processes); None opens it here.
+        """
         params = self._round()
         try:
             sub = Submission.from_bytes(as_bytes(submission, "submission"), params)
@@ -151,7 +155,7 @@ class Shuffler:
         if g in self._released:
             raise self._refuse("closed", f"group {g} was already released; submission refused")
         try:
-            credential, submission_id, inner = sub.open(params, self._kem)
+            credential, submission_id, inner = opened if opened is not None else sub.open(params, self._kem)
         except (CryptoError, MessageFormatError):
             raise self._refuse(
                 "decrypt", "submission does not open: tampered, or sealed for another key, group or parameter set"
