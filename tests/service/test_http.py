@@ -108,6 +108,7 @@ def test_published_round_is_visible_on_every_read_endpoint(urls, sdk, published_
     # the relay serves the same bytes and forwards no identifying header
     assert httpx.get(f"{urls['shuffler']}/v1/relay/board/v1/rounds/{rid.hex()}/head").content == sdk.head(rid)
     problem(httpx.get(f"{urls['shuffler']}/v1/relay/board/metrics"), 404, "not-found")
+    problem(httpx.get(f"{urls['shuffler']}/v1/relay/board/v1/rounds/%2e%2e/%2e%2e/metrics"), 404, "not-found")
     html = httpx.get(board + "/").text
     assert rid.hex()[:16] in html
     page = httpx.get(f"{board}/rounds/{rid.hex()}").text

@@ -19,11 +19,12 @@ inner ones, keys live in `shuffledp.service.keys`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -121,9 +122,28 @@ def migrate(engine: Engine) -> None:
 
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
-    with engine.begin() as conn:
+    with _migration_lock(engine), engine.begin() as conn:
+        if conn.dialect.name == "postgresql":  # services sharing one database start at once: one migrates
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(7270181)"))
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
+
+
+@contextlib.contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """For a SQLite file, an exclusive lock on ``<file>.migrate.lock`` while migrating (processes sharing it)."""
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not path or path == ":memory:":
+        yield
+        return
+    import fcntl
+
+    with open(f"{path}.migrate.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 class Store:
