@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import os
 import tempfile
 import time
 
@@ -86,6 +87,7 @@ async def run(users: int, clients: int, db: str | None, do_round: bool, folder: 
             host, port = "127.0.0.1", services.ports["shuffler"]
             path = f"/v1/rounds/{rid.hex()}/submissions"
             out: list[tuple[float, int]] = []
+            load_before = os.getloadavg()[0]
             start = time.perf_counter()
             await asyncio.gather(*(_raw_client(host, port, path, bodies[k::clients], out) for k in range(clients)))
             elapsed = time.perf_counter() - start
@@ -99,6 +101,7 @@ async def run(users: int, clients: int, db: str | None, do_round: bool, folder: 
                 "p90": 1e3 * float(np.percentile(lat, 90)), "p99": 1e3 * float(np.percentile(lat, 99)),
                 "max": 1e3 * float(lat.max())}, "setup_seconds": prepare_s,
                 "durability": "each 201 follows the commit of its row (group commit)",
+                "load_average_1min": {"before": load_before, "after": os.getloadavg()[0], "cpus": os.cpu_count()},
             }  # fmt: skip
             print({k: v for k, v in result.items()}, flush=True)
             if do_round:
