@@ -22,10 +22,12 @@ from shuffledp.errors import (
     ProtocolError,
     ShapeError,
     ShuffleDPError,
+    UnprovenBoundError,
 )
 
 _EXPORTS = {
     "VariationRatio": "shuffledp.params",
+    "BlanketDecomposition": "shuffledp.params",
     "available_methods": "shuffledp.accounting.bounds",
     "shuffle_epsilon": "shuffledp.accounting.bounds",
     "shuffle_epsilon_lower": "shuffledp.accounting.bounds",
@@ -62,5 +64,6 @@ __all__ = [
     "ProtocolError",
     "ShapeError",
     "ShuffleDPError",
+    "UnprovenBoundError",
     *_EXPORTS,
 ]

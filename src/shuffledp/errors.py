@@ -221,5 +221,10 @@ def _rebuild_validity_error(message, minimum_n, maximum_epsilon, minimum_p):
     return ValidityConditionError(message, minimum_n=minimum_n, maximum_epsilon=maximum_epsilon, minimum_p=minimum_p)
 
 
+class UnprovenBoundError(PrivacyParameterError):
+    """A bound asked for with parameters its proof does not cover (e.g. the variation-ratio pair with a
+    randomizer's own beta below tanh(eps0/2): docs/which-bound.md)."""
+
+
 class NoCloneBoundError(PrivacyParameterError):
     """A randomizer family (or its parameters) for which no clone capacity is derived (issue 10)."""

@@ -14,6 +14,7 @@ from shuffledp.accounting.dominating_pair import DominatingPair
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.accounting.variation_ratio import variation_ratio_epsilon, variation_ratio_epsilon_lower
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import BlanketDecomposition
 
 
 def brute_force_divergence(eps0: float, n: int, eps: float, clone_prob: float) -> float:
@@ -83,12 +84,13 @@ def test_each_numerical_clone_bound_is_below_its_closed_form(eps0):
 
 
 def _mechanisms():
-    """Non-generic (p, beta, q) of concrete randomizers: Laplace-like, k-RR, a Poisson randomizer."""
+    """Non-generic parameters of concrete randomizers: Laplace-like and k-RR (their own
+    `BlanketDecomposition`: beta below tanh(eps0/2), common ratio e^eps0 and 1), a Poisson randomizer (p = inf)."""
     out = []
     for eps in (0.5, 2.0, 5.0):
         e = math.exp(eps)
-        out.append((f"laplace{eps}", VariationRatio(p=e, beta=1 - math.exp(-eps / 2), q0=e, q1=e)))
-        out.append((f"krr8-{eps}", VariationRatio(p=e, beta=(e - 1) / (e + 7), q0=e, q1=e)))
+        out.append((f"laplace{eps}", BlanketDecomposition(eps0=eps, beta=1 - math.exp(-eps / 2))))
+        out.append((f"krr8-{eps}", BlanketDecomposition(eps0=eps, beta=(e - 1) / (e + 7), common_ratio=1.0)))
     out.append(("poisson", VariationRatio(p=math.inf, beta=0.3, q0=3.0, q1=3.0)))
     return out
 
@@ -109,10 +111,22 @@ def test_variation_ratio_upper_bound_is_the_tightest(eps0):
 
 @pytest.mark.parametrize("label,params", _mechanisms(), ids=[m[0] for m in _mechanisms()])
 def test_variation_ratio_is_tightest_for_concrete_mechanisms(label, params):
+    """The randomizer-specific bound (method "variation-ratio" on the randomizer's parameters) is
+    below every other bound that applies: those taking the parameters, and the generic ones at its
+    eps0 -- strictly below the stronger-clone pair when beta < tanh(eps0/2)."""
     applicable = [name for name, m in available_methods("upper").items() if not m.generic_only and name != "variation-ratio"]
-    assert "variation-ratio-closed-form" in applicable
+    generic = [name for name, m in available_methods("upper").items() if m.generic_only]
+    assert "variation-ratio-closed-form" in applicable and "stronger-clones" in generic
     for n in (1_000, 100_000):
         delta = 0.01 / n
+        if isinstance(params, BlanketDecomposition):  # the three-class pair
+            specific = shuffle_epsilon(n, delta, params=params)
+            assert specific < shuffle_epsilon(n, delta, eps0=params.eps0, method="stronger-clones"), n
+            for name in applicable:
+                assert specific <= shuffle_epsilon(n, delta, params=params, method=name), (name, n)
+            for name in generic:
+                assert specific <= shuffle_epsilon(n, delta, eps0=params.eps0, method=name), (name, n)
+            continue
         upper = variation_ratio_epsilon(params, n, delta)
         lower = variation_ratio_epsilon_lower(params, n, delta)
         for name in applicable:

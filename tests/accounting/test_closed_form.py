@@ -10,7 +10,8 @@ from shuffledp.accounting import closed_form as cf
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.accounting.variation_ratio import hockey_stick_divergence, variation_ratio_epsilon_lower
-from shuffledp.errors import PrivacyParameterError
+from shuffledp.errors import PrivacyParameterError, UnprovenBoundError
+from shuffledp.params import BlanketDecomposition
 
 GENERIC = [cf.erlingsson_epsilon, cf.fmt_epsilon, cf.pic_eq1_epsilon, cf.blanket_hoeffding_epsilon, cf.blanket_bennett_epsilon]
 
@@ -133,12 +134,17 @@ def test_registered_and_dispatched():
     for name in ("erlingsson", "blanket-hoeffding", "blanket-bennett", "fmt-closed-form", "pic-eq1", "variation-ratio-closed-form"):
         assert upper[name].kind == "upper"
     assert shuffle_epsilon(10**5, 1e-6, eps0=1.0, method="pic-eq1") == cf.pic_eq1_epsilon(1.0, 10**5, 1e-6)
-    laplace_like = VariationRatio(p=math.e, beta=1 - math.exp(-0.5), q0=math.e, q1=math.e)
-    # a population of 1-LDP randomizers: the generic bound applies at eps0 = log p
+    laplace_like = BlanketDecomposition(eps0=1.0, beta=1 - math.exp(-0.5))
+    # a population of 1-LDP randomizers: the generic bound applies at eps0
     assert shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="fmt-closed-form") == cf.fmt_epsilon(1.0, 10**5, 1e-6)
-    others_weaker = VariationRatio(p=math.e, beta=0.3, q0=5.0, q1=5.0)  # q > p: not one LDP population
+    others_weaker = VariationRatio(p=math.e, beta=math.tanh(0.5), q0=5.0, q1=5.0)  # q > p: not one LDP population
     with pytest.raises(PrivacyParameterError, match="eps0-LDP populations"):
         shuffle_epsilon(10**5, 1e-6, params=others_weaker, method="fmt-closed-form")
+    # the closed form reads (p, beta, q): a decomposition is relaxed to the generic eps0-LDP parameters
     closed = shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="variation-ratio-closed-form")
-    assert closed == cf.variation_ratio_closed_form(laplace_like, 10**5, 1e-6)
+    assert closed == cf.variation_ratio_closed_form(VariationRatio.from_ldp(1.0), 10**5, 1e-6)
     assert closed >= shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="variation-ratio")
+    # the own-beta variation-ratio parameters are refused by the closed form too, not priced
+    own = VariationRatio(p=math.e, beta=1 - math.exp(-0.5), q0=math.e, q1=math.e)
+    with pytest.raises(UnprovenBoundError, match="BlanketDecomposition"):
+        shuffle_epsilon(10**5, 1e-6, params=own, method="variation-ratio-closed-form")

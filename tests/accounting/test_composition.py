@@ -7,9 +7,11 @@ import pytest
 from scipy import stats
 
 from shuffledp.accounting import composition as cp
+from shuffledp.accounting.blanket import blanket_epsilon
 from shuffledp.accounting.params import VariationRatio
 from shuffledp.accounting.variation_ratio import variation_ratio_epsilon
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import BlanketDecomposition
 
 #: The PIC paper's federated-learning experiment: 80 rounds, 10,000 users per round,
 #: global delta 0.01 / 50,000 (§7.3, Tables 5-6).
@@ -57,14 +59,53 @@ def theorem1_pair(params: VariationRatio, n: int) -> tuple[np.ndarray, np.ndarra
     return P.ravel(), Q.ravel()
 
 
+def three_class_pair(params: BlanketDecomposition, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense pmfs of the counts (h0, h1, hc) of the three-class pair (`shuffledp.accounting.blanket`).
+
+    The victim takes label 0, 1 or c with probabilities (e r, r, a) on x0 and (r, e r, a) on x1;
+    each of the n - 1 others takes 0, 1, c with probabilities (r, r, kappa) and otherwise none,
+    with r = beta/(e - 1), a = 1 - beta/tanh(eps0/2), kappa = a/common_ratio.  Built by
+    convolving one user at a time.
+    """
+    e = math.exp(params.eps0)
+    r = params.beta / (e - 1)
+    a = 1 - params.beta / math.tanh(params.eps0 / 2)
+    kappa = a / params.common_ratio
+    others = np.zeros((n + 1, n + 1, n + 1))
+    others[0, 0, 0] = 1.0
+    for _ in range(n - 1):
+        new = (1 - 2 * r - kappa) * others
+        new[1:, :, :] += r * others[:-1, :, :]
+        new[:, 1:, :] += r * others[:, :-1, :]
+        new[:, :, 1:] += kappa * others[:, :, :-1]
+        others = new
+
+    def victim(w0: float, w1: float) -> np.ndarray:
+        out = np.zeros_like(others)
+        out[1:, :, :] += w0 * others[:-1, :, :]
+        out[:, 1:, :] += w1 * others[:, :-1, :]
+        out[:, :, 1:] += a * others[:, :, :-1]
+        return out.ravel()
+
+    return victim(e * r, r), victim(r, e * r)
+
+
 def exact_delta(P: np.ndarray, Q: np.ndarray, eps: float) -> float:
     return float(np.sum(np.maximum(P - math.exp(eps) * Q, 0.0)))
 
 
-@pytest.mark.parametrize("params", [VariationRatio.from_ldp(1.0), VariationRatio(p=math.exp(2.0), beta=0.5, q0=5.0, q1=5.0)])
+@pytest.mark.parametrize(
+    "params",
+    [
+        VariationRatio.from_ldp(1.0),
+        VariationRatio(p=math.exp(2.0), beta=math.tanh(1.0), q0=10.0, q1=10.0),  # others' blanket thinner than the victim's
+        BlanketDecomposition(eps0=2.0, beta=0.5),  # a randomizer's own beta: the three-class pair
+        BlanketDecomposition(eps0=2.0, beta=0.5, common_ratio=1.0),  # its common part fully covered (k-RR-like)
+    ],
+)
 def test_pld_of_one_round_dominates_and_is_close(params):
     n = 40
-    P, Q = theorem1_pair(params, n)
+    P, Q = three_class_pair(params, n) if isinstance(params, BlanketDecomposition) else theorem1_pair(params, n)
     pld = cp.shuffle_pld(n, params=params, step=1e-4)
     for eps in (0.0, 0.1, 0.4, 0.8):
         exact = exact_delta(P, Q, eps)
@@ -136,7 +177,7 @@ def test_composed_local_epsilon_orders_the_methods_and_accepts_a_randomizer_fami
     n, delta, k, target = 5_000, 1e-6, 5, 0.8
     budgets = {m: cp.composed_local_epsilon(target, n, delta, k, method=m) for m in cp.COMPOSITION_METHODS}
     assert budgets["tight"] > budgets["advanced"] and budgets["tight"] > budgets["basic"]
-    tighter = lambda e: VariationRatio(p=math.exp(e), beta=0.5 * math.tanh(e / 2), q0=math.exp(e), q1=math.exp(e))  # noqa: E731
+    tighter = lambda e: BlanketDecomposition(eps0=e, beta=0.5 * math.tanh(e / 2))  # noqa: E731
     assert cp.composed_local_epsilon(target, n, delta, k, family=tighter) > budgets["tight"]
 
 
@@ -189,7 +230,9 @@ def test_fl_composition_experiment_quick_run(tmp_path, monkeypatch):
 
 
 def test_one_round_of_tight_composition_is_the_single_round_bound_exactly():
-    vr = VariationRatio.from_pq(math.exp(0.5), 0.1, math.exp(0.5))
+    own = BlanketDecomposition(eps0=0.5, beta=0.1)
+    assert cp.tight_composition_epsilon(75_511, 1.3e-6, 1, params=own) == blanket_epsilon(own, 75_511, 1.3e-6)
+    vr = VariationRatio.from_ldp(0.5)
     assert cp.tight_composition_epsilon(75_511, 1.3e-6, 1, params=vr) == variation_ratio_epsilon(vr, 75_511, 1.3e-6)
     assert cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034) <= cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034, method="basic")
 
@@ -219,11 +262,17 @@ def test_best_composition_names_its_method_and_explains_failures():
         cp.best_composed_epsilon(10, 1e-6, 3, params=poisson)
 
 
-def test_blocked_pld_dominates_the_exact_cells_and_stays_close(monkeypatch):
+@pytest.mark.parametrize(
+    "params",
+    [
+        VariationRatio(p=math.inf, beta=0.6, q0=3.0, q1=3.0),  # w_none = 0.4 > 0; E[C] ~ 1.2e5: blocks of 11 totals
+        VariationRatio.from_ldp(2.0),  # w_none = 0; E[C] ~ 7e4: blocks of 7 totals
+    ],
+)
+def test_blocked_pld_dominates_the_exact_cells_and_stays_close(monkeypatch, params):
     from shuffledp.accounting import dominating_pair as dp
 
-    n, delta = 300_000, 1e-7  # E[C] ~ 7e4: blocks of 7 totals
-    params = VariationRatio(p=math.exp(2.0), beta=0.6, q0=math.exp(2.0), q1=math.exp(2.0))  # w_none > 0
+    n, delta = 300_000, 1e-7
     blocked = cp.shuffle_pld(n, params=params, step=1e-4)
     composed_blocked = cp.tight_composition_epsilon(n, delta, 3, params=params, step=1e-4)
     monkeypatch.setattr(dp, "PLD_BLOCK_RTOL", 0.0)  # every total on its own

@@ -8,6 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from test_composition import (  # tests/accounting is on sys.path (pytest prepend mode)
+    exact_delta,
+    theorem1_pair,
+    three_class_pair,
+)
 
 from shuffledp.accounting import closed_form as cf
 from shuffledp.accounting import composition as cp
@@ -25,10 +30,8 @@ from shuffledp.accounting.clones import clone_epsilon, stronger_clone_epsilon
 from shuffledp.accounting.inverse import local_epsilon
 from shuffledp.accounting.variation_ratio import hockey_stick_divergence, variation_ratio_epsilon
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.randomizers import KRandomizedResponse, MinkowskiResponse
-
-from test_composition import exact_delta, theorem1_pair  # tests/accounting is on sys.path (pytest prepend mode)
 
 GENERIC = VariationRatio.from_ldp
 
@@ -97,7 +100,7 @@ def test_accountants_equal_the_bound_functions(n, eps0, delta):
             acc.get_epsilon(delta)
     for method in ("variation-ratio", "stronger-clones", "pic-eq1"):
         assert shuffle_epsilon(n, delta, eps0=eps0, method=method) == (
-            _or_inf(lambda: accountant_for(method).compose(ev).get_epsilon(delta))
+            _or_inf(lambda method=method: accountant_for(method).compose(ev).get_epsilon(delta))
         )
 
 
@@ -111,8 +114,12 @@ def _or_inf(call):
 def test_randomizer_parameters_give_the_same_floats():
     R = MinkowskiResponse(3.0, dim=2)
     ev = R.shuffle_event(20_000)
-    assert VariationRatioAccountant().compose(ev).get_epsilon(1e-6) == shuffle_epsilon(20_000, 1e-6, params=ev.params)
-    assert VariationRatioAccountant().compose(ev).get_epsilon_lower(1e-6) <= shuffle_epsilon(20_000, 1e-6, params=ev.params)
+    upper = VariationRatioAccountant().compose(ev).get_epsilon(1e-6)
+    assert upper == shuffle_epsilon(20_000, 1e-6, params=ev.params)
+    assert upper < shuffle_epsilon(20_000, 1e-6, eps0=3.0, method="stronger-clones")  # tighter than generic eps0-LDP
+    # the attainable pair bounds *some* randomizer with these parameters from below, not this one
+    with pytest.raises(UnsupportedEventError, match="no lower bound is offered"):
+        VariationRatioAccountant().compose(ev).get_epsilon_lower(1e-6)
 
 
 def test_get_delta_is_consistent_with_get_epsilon():
@@ -127,7 +134,7 @@ def test_get_delta_is_consistent_with_get_epsilon():
 
 
 def test_pld_composition_of_different_rounds_is_between_the_largest_round_and_basic():
-    a, b, c = GENERIC(1.0), VariationRatio(p=math.exp(2.0), beta=0.5, q0=5.0, q1=5.0), GENERIC(3.0)
+    a, b, c = GENERIC(1.0), BlanketDecomposition(eps0=2.0, beta=0.5), GENERIC(3.0)
     rounds = [E.ShuffleEvent(a, 10_000), E.ShuffleEvent(b, 5_000), E.ShuffleEvent(c, 20_000)]
     delta = 1e-6
     tight = PLDAccountant().compose(E.ComposedEvent(rounds)).get_epsilon(delta)
@@ -143,11 +150,12 @@ def test_pld_composition_of_different_rounds_is_between_the_largest_round_and_ba
 
 @pytest.mark.parametrize("sizes", [(12, 20), (15, 9, 30)])
 def test_pld_composition_equals_brute_force_for_small_n(sizes):
-    params = [GENERIC(1.5), VariationRatio(p=math.exp(2.0), beta=0.5, q0=5.0, q1=5.0), GENERIC(0.7)][: len(sizes)]
+    params = [GENERIC(1.5), BlanketDecomposition(eps0=2.0, beta=0.5), GENERIC(0.7)][: len(sizes)]
     P, Q = np.array([1.0]), np.array([1.0])
     for vr, n in zip(params, sizes):
-        p1, q1 = theorem1_pair(vr, n)
-        P, Q = np.outer(P, p1).ravel(), np.outer(Q, q1).ravel()
+        p1, q1 = three_class_pair(vr, n) if isinstance(vr, BlanketDecomposition) else theorem1_pair(vr, n)
+        keep = (p1 > 0) | (q1 > 0)  # the product of the supports only (memory)
+        P, Q = np.outer(P, p1[keep]).ravel(), np.outer(Q, q1[keep]).ravel()
     step = 1e-4
     events = [E.ShuffleEvent(vr, n) for vr, n in zip(params, sizes)]
     acc = PLDAccountant(step=step).compose(E.ComposedEvent(events))
@@ -196,7 +204,7 @@ def test_linked_event_is_the_product_randomizer():
         prod1 = np.einsum("i,j,k->ijk", P1, P1, P1).ravel()
         tv = 0.5 * np.abs(prod0 - prod1).sum()
         assert linked.as_shuffle_event().params.beta >= tv * (1 - 1e-12)
-        assert linked.as_shuffle_event().params.p >= np.max(prod0 / prod1) * (1 - 1e-12)
+        assert math.exp(linked.as_shuffle_event().params.eps0) >= np.max(prod0 / prod1) * (1 - 1e-12)
 
 
 # --- unsupported events ---------------------------------------------------------------------
@@ -207,7 +215,7 @@ def test_accountants_refuse_what_they_cannot_price():
     generic = E.ShuffleEvent(GENERIC(2.0), 10_000)
     # a randomizer shared by all users is an eps0-LDP population: the clone bound prices it at log p
     clones = CloneAccountant().compose(minkowski).get_epsilon(1e-6)
-    assert clones == stronger_clone_epsilon(math.log(minkowski.params.p), 10_000, 1e-6)
+    assert clones == stronger_clone_epsilon(minkowski.params.eps0, 10_000, 1e-6)
     assert clones >= VariationRatioAccountant().compose(minkowski).get_epsilon(1e-6)
     poisson_like = E.ShuffleEvent(VariationRatio(p=math.inf, beta=0.5, q0=3.0, q1=3.0), 10_000)
     assert not CloneAccountant().supports(poisson_like)
@@ -265,9 +273,13 @@ def test_edge_inputs_of_the_accountants_are_named_errors_or_safe():
         VariationRatioAccountant().compose("round 1")
     with pytest.raises(PrivacyParameterError, match="rtol"):
         VariationRatioAccountant(rtol=-1.0)
-    # p^k overflows: the linked parameters become p = inf (a weaker, still valid claim)
-    linked = VariationRatio.from_ldp(600.0).linked(2)
-    assert linked.p == math.inf and linked.q == math.inf
+    # k log p beyond the accountant's range (700) is refused; p = inf links to p = inf, q^k
+    with pytest.raises(PrivacyParameterError, match=r"2 \* log\(p\) must be at most 700"):
+        VariationRatio.from_ldp(600.0).linked(2)
+    with pytest.raises(PrivacyParameterError, match=r"2 \* eps0 must be at most 700"):
+        BlanketDecomposition.from_ldp(600.0).linked(2)
+    linked = VariationRatio(p=math.inf, beta=0.5, q0=2.0, q1=2.0).linked(2)
+    assert linked.p == math.inf and linked.q == 4.0 and linked.beta == 0.75
     poisson = E.ShuffleEvent(VariationRatio(p=math.inf, beta=0.5, q0=2.0, q1=2.0), 3)
     with pytest.raises(OutsideRegimeError):
         PLDAccountant().compose(poisson).get_epsilon(1e-6)

@@ -14,7 +14,7 @@ import pytest
 
 from shuffledp.accounting.accountants import CloneAccountant, VariationRatioAccountant
 from shuffledp.accounting.events import GroupEvent, PersonalizedShuffleEvent, ShuffleEvent
-from shuffledp.accounting.segmented import level_constraint_met, user_event
+from shuffledp.accounting.segmented import level_constraint_met, user_epsilon, user_event
 from shuffledp.params import VariationRatio
 from shuffledp.protocols.segmented.optimizer import clear_caches, optimize_parameters
 
@@ -35,8 +35,10 @@ def test_group_delta_never_rises_with_epsilon(event):
 
 
 def test_the_liberal_level_of_the_stranger_report_is_met():
-    """Eq. 7 read literally fails at E = 28 although it holds at E = 2 (the e^E factor on a floor)."""
-    assert level_constraint_met(1.0, 2.0, 2e-6, 128, 5000, 4.48848, 4)
+    """Eq. 7 read literally fails at E = 28 although it holds at the user's epsilon (the e^E factor on a floor)."""
+    eps = user_epsilon(1.0, 128, 5000, 4.48848, 4, 2e-6)  # 2.0006 with the three-count pricing of the items
+    assert 1.9 < eps < 2.1
+    assert level_constraint_met(1.0, eps * (1 + 1e-6), 2e-6, 128, 5000, 4.48848, 4)
     for level in (28.0, 40.0, 2000.0):
         assert level_constraint_met(1.0, level, 2e-6, 128, 5000, 4.48848, 4)
 

@@ -7,6 +7,7 @@ import pytest
 
 from shuffledp.accounting import VariationRatio, local_epsilon, shuffle_epsilon
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
 from shuffledp.randomizers.minkowski import MinkowskiResponse
@@ -18,9 +19,9 @@ class HalfVariation(LocalRandomizer):
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return X
 
-    def amplification_parameters(self) -> VariationRatio:
-        generic = VariationRatio.from_ldp(self.epsilon)
-        return VariationRatio(generic.p, generic.beta / 2, generic.q0, generic.q1)
+    def amplification_parameters(self) -> BlanketDecomposition:
+        generic = BlanketDecomposition.from_ldp(self.epsilon)
+        return BlanketDecomposition(eps0=generic.eps0, beta=generic.beta / 2)
 
 
 def _assert_round_trip(eps0: float, target: float, amplified) -> None:
@@ -59,6 +60,10 @@ def test_tighter_parameters_allow_a_larger_budget():
 def test_family_may_return_parameters():
     args = (0.7, 5000, 1e-6)
     assert local_epsilon(*args, family=VariationRatio.from_ldp) == local_epsilon(*args)
+    # a randomizer's own parameters, given directly, are the randomizer's budget
+    half = lambda e: HalfVariation(e, Box(1)).amplification_parameters()  # noqa: E731
+    assert local_epsilon(*args, family=half) == local_epsilon(*args, family=lambda e: HalfVariation(e, Box(1)))
+    assert local_epsilon(*args, family=half) > local_epsilon(*args)
 
 
 def test_cap_returned_when_every_budget_meets_the_target():

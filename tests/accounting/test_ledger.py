@@ -28,7 +28,11 @@ def test_n_prime_follows_the_rules():
     assert anonymous_count(990, 20, 5) == (anonymous_population(990, 20, 5), "full download: n' = valid - |C| - |U|")
     # bucketed download: the victim hides among its bucket only; every corrupted user may be in it
     assert anonymous_count(990, 20, 5, bucket_bits=3, smallest_bucket=100)[0] == 75
-    assert anonymous_count(990, 200, 5, bucket_bits=3, smallest_bucket=100)[0] == 1  # never below the victim
+    # the one rule for n' (anonymous_population): counts that leave no anonymous user are refused, naming the rule
+    with pytest.raises(PrivacyParameterError, match=r"bucketed download \(b=3\).*pool of 100.*must be < group_size = 100"):
+        anonymous_count(990, 200, 5, bucket_bits=3, smallest_bucket=100)
+    with pytest.raises(PrivacyParameterError, match="full download"):
+        anonymous_count(10, 6, 4)
     with pytest.raises(PrivacyParameterError, match="smallest_bucket"):
         anonymous_count(990, 20, 5, bucket_bits=3)
 

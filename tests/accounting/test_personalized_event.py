@@ -15,8 +15,8 @@ import pytest
 
 from shuffledp.accounting import personalized as P
 from shuffledp.accounting.accountants import (
-    ClosedFormAccountant,
     CloneAccountant,
+    ClosedFormAccountant,
     PLDAccountant,
     VariationRatioAccountant,
 )

@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import VariationRatio, shuffle_epsilon
+from shuffledp.accounting.blanket import blanket_divergence
 from shuffledp.accounting.population import anonymous_population, matching_population
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.categorical import KRandomizedResponse
+from shuffledp.shuffle_audit import exact_shuffle_delta
 
 
 def test_anonymous_population_counts():
@@ -49,16 +52,25 @@ def _product_table(P: np.ndarray, k: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("eps, k_cats, k", [(1.0, 3, 2), (0.5, 4, 3), (2.0, 2, 4)])
-def test_linked_parameters_bound_the_exact_product_randomizer(eps, k_cats, k):
+def test_linked_parameters_bound_the_exact_product_randomizer(eps, k_cats, k, common_ratio):
     R = KRandomizedResponse(eps, k_cats)
     P = np.full((k_cats, k_cats), R.p_other) + np.eye(k_cats) * (R.p_true - R.p_other)
     T = _product_table(P, k)
     linked = R.amplification_parameters().linked(k)
+    assert isinstance(linked, BlanketDecomposition)
     ratio = max(T[a, y] / T[b, y] for a in range(k_cats) for b in range(k_cats) for y in range(T.shape[1]))
     tv = max(0.5 * np.abs(T[a] - T[b]).sum() for a in range(k_cats) for b in range(k_cats))
-    assert ratio <= linked.p * (1 + 1e-12) and linked.p == pytest.approx(math.exp(k * eps))
+    assert ratio <= math.exp(linked.eps0) * (1 + 1e-12) and linked.eps0 == pytest.approx(k * eps)
     assert tv <= linked.beta * (1 + 1e-12)
-    assert linked.q <= math.exp(k * eps) * (1 + 1e-12)
+    # of the product's common part only the LDP guarantee is claimed; it must cover the table's own ratio
+    assert common_ratio(T, linked.eps0) <= linked.common_ratio * (1 + 1e-12)
+    assert linked.common_ratio <= math.exp(k * eps) * (1 + 1e-12)
+    # and the parameters price the shuffled product randomizer above its exact divergence
+    if T.shape[1] <= 16:
+        for n in (2, 3):
+            for frac in (0.1, 0.4):
+                exact = exact_shuffle_delta(T, n, frac * linked.eps0).delta
+                assert blanket_divergence(linked, n, frac * linked.eps0) >= exact - 1e-13, (n, frac)
 
 
 def test_linked_is_at_least_as_tight_as_the_papers_k_eps0_message():
@@ -67,10 +79,11 @@ def test_linked_is_at_least_as_tight_as_the_papers_k_eps0_message():
     for k in (2, 5):
         linked = vr.linked(k)
         generic = VariationRatio.from_ldp(k * 1.0)
-        assert linked.p == pytest.approx(generic.p) and linked.beta <= generic.beta
+        assert math.exp(linked.eps0) == pytest.approx(generic.p) and linked.beta <= generic.beta
         assert shuffle_epsilon(10_000, 1e-6, params=linked) <= shuffle_epsilon(10_000, 1e-6, params=generic)
     tighter = VariationRatio.from_pq(math.e, 0.1, math.e).linked(3)
     assert tighter.beta == pytest.approx(1 - 0.9**3)
+    assert tighter == BlanketDecomposition(eps0=1.0, beta=0.1).linked(3)  # the same product randomizer
 
 
 def test_linked_poisson_and_bad_k():

@@ -18,13 +18,15 @@ from shuffledp.accounting import VariationRatio, available_methods, shuffle_epsi
 from shuffledp.accounting import dominating_pair as dp
 from shuffledp.accounting import variation_ratio as vr
 from shuffledp.accounting._rounding import rel_slack
+from shuffledp.accounting.blanket import blanket_epsilon
 from shuffledp.accounting.dominating_pair import DominatingPair
 from shuffledp.accounting.variation_ratio import (
     hockey_stick_divergence,
     variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
-from shuffledp.errors import PrivacyParameterError
+from shuffledp.errors import PrivacyParameterError, UnprovenBoundError, UnsupportedEventError
+from shuffledp.params import BlanketDecomposition
 
 
 def _victim(p: float, beta: float) -> list[tuple[int, int, float]]:
@@ -206,11 +208,19 @@ def test_registered_in_dispatch():
     methods = available_methods()
     assert methods["variation-ratio"].kind == "upper" and not methods["variation-ratio"].generic_only
     assert methods["variation-ratio-lower"].kind == "lower"
-    params = VariationRatio.from_pq(4.0, 0.3, 6.0)
+    params = VariationRatio.from_pq(4.0, 0.6, 6.0)  # generic beta = tanh(log(4)/2), others' blanket thinner (q > p)
     assert shuffle_epsilon(5000, 1e-6, params=params) == variation_ratio_epsilon(params, 5000, 1e-6)
     assert shuffle_epsilon_lower(5000, 1e-6, eps0=2.0) == variation_ratio_epsilon_lower(
         VariationRatio.from_ldp(2.0), 5000, 1e-6
     )
+    # a randomizer's own beta: the three-class pair, not the variation-ratio pair (refused, unproven)
+    own = BlanketDecomposition(eps0=math.log(4.0), beta=0.3)
+    assert shuffle_epsilon(5000, 1e-6, params=own) == blanket_epsilon(own, 5000, 1e-6)
+    with pytest.raises(UnprovenBoundError, match="BlanketDecomposition"):
+        shuffle_epsilon(5000, 1e-6, params=VariationRatio.from_pq(4.0, 0.3, 6.0))
+    # no lower bound for a randomizer's own parameters (the attainable pair is some other randomizer's)
+    with pytest.raises(UnsupportedEventError, match="no lower bound is offered"):
+        shuffle_epsilon_lower(5000, 1e-6, params=own)
 
 
 DELTAS = st.sampled_from([1e-3, 1e-6, 1e-9])
@@ -270,9 +280,15 @@ def test_bad_eps0(eps0):
 def test_inconsistent_parameters():
     with pytest.raises(PrivacyParameterError, match=r"beta must lie in \[0, \(p-1\)/\(p\+1\)\]"):
         VariationRatio.from_pq(3.0, 0.9, 3.0)
-    # rho = 2 beta p / ((p-1) q) = 4/3 > 1: no randomizers have these parameters.
+    # rho = 2 beta p / ((p-1) q) = 4/3 > 1: no randomizers have these parameters (the engine says so;
+    # shuffle_epsilon refuses them earlier, as an own beta below tanh(log(p)/2))
     with pytest.raises(PrivacyParameterError, match=r"needs q >= 1\.33"):
+        variation_ratio_epsilon(VariationRatio.from_pq(4.0, 0.5, 1.0), 100, 1e-6)
+    with pytest.raises(UnprovenBoundError):
         shuffle_epsilon(100, 1e-6, params=VariationRatio.from_pq(4.0, 0.5, 1.0))
+    # p = infinity, rho = 2 beta / q = 1.5 > 1: accepted by shuffle_epsilon, refused by the pair
+    with pytest.raises(PrivacyParameterError, match=r"needs q >= 1\.8"):
+        shuffle_epsilon(100, 1e-6, params=VariationRatio(p=math.inf, beta=0.9, q0=1.2, q1=1.2))
     with pytest.raises(PrivacyParameterError, match=r"gamma must lie in \[0, 1\]"):
         variation_ratio_epsilon(VariationRatio.from_ldp(1.0), 100, 1e-6, gamma=1.5)
     with pytest.raises(PrivacyParameterError, match=r"rtol must lie in \[1e-12, 0\.01\]"):

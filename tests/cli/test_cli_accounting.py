@@ -4,12 +4,15 @@ import json
 import math
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
+from shuffledp import cli
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
 from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
 from shuffledp.accounting.inverse import local_epsilon
 from shuffledp.cli import app
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.registry import make_randomizer
 
 
@@ -54,16 +57,28 @@ def test_amplify_single_method_and_table():
     assert "n/a (regime)" in table.output  # erlingsson at eps0 = 2
 
 
-def test_amplify_with_a_randomizer_uses_its_parameters():
+def test_amplify_with_a_randomizer_uses_its_parameters(monkeypatch):
     result = run_cli("amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2", "--json")
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["inputs"]["randomizer"] == "minkowski" and payload["inputs"]["dim"] == 2
     params = make_randomizer("minkowski", 3.0, dim=2).amplification_parameters()
+    assert isinstance(params, BlanketDecomposition)
     assert payload["upper"]["variation-ratio"] == shuffle_epsilon(10_000, 1e-6, params=params)
     # generic-only bounds are still reported, at the randomizer's eps0
     assert payload["upper"]["clones"] == shuffle_epsilon(10_000, 1e-6, eps0=3.0, method="clones")
-    assert payload["upper"]["variation-ratio"] <= payload["upper"]["stronger-clones"] * (1 + 1e-6)
+    assert payload["upper"]["variation-ratio"] < payload["upper"]["stronger-clones"]  # its own beta < tanh(eps0/2)
+    # the closed form reads (p, beta, q): the decomposition is priced at the generic eps0-LDP parameters
+    assert payload["upper"]["variation-ratio-closed-form"] == shuffle_epsilon(
+        10_000, 1e-6, eps0=3.0, method="variation-ratio-closed-form"
+    )
+    # no lower bound is offered for a randomizer's own parameters
+    assert payload["lower"] == {"variation-ratio-lower": None}
+    monkeypatch.setattr(cli, "console", Console(width=300))  # one line per row
+    table = run_cli("amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2")
+    assert table.exit_code == 0, table.stderr
+    assert "minkowski: three-class decomposition (own beta, common ratio)" in table.output
+    assert "no lower bound for a randomizer's own parameters" in table.output
 
 
 def test_local_budget_round_trips_and_reports_what_it_achieves():

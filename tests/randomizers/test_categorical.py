@@ -51,16 +51,18 @@ def test_enumeration_helpers():
 
 
 @pytest.mark.parametrize("eps,k", KRR_CASES)
-def test_krr_exact_audit_and_beta(eps, k, max_tv):
+def test_krr_exact_audit_and_beta(eps, k, max_tv, common_ratio):
     R = KRandomizedResponse(eps, k)
     P = R.transition_matrix()
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-14)
     assert exact_audit(R, sample=False) == pytest.approx(eps, abs=1e-12)
-    vr = R.amplification_parameters()
-    assert vr.beta == pytest.approx(max_tv(P), abs=1e-14)
-    assert vr.beta == pytest.approx((math.exp(eps) - 1) / (math.exp(eps) + k - 1), rel=1e-12)
-    assert vr.p == pytest.approx(math.exp(exact_audit(R, sample=False)), rel=1e-12)
-    assert vr.q == pytest.approx(math.exp(eps), rel=1e-12)
+    params = R.amplification_parameters()
+    assert params.beta == pytest.approx(max_tv(P), abs=1e-14)
+    assert params.beta == pytest.approx((math.exp(eps) - 1) / (math.exp(eps) + k - 1), rel=1e-12)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(exact_audit(R, sample=False)), rel=1e-12)
+    # the common part (the other k - 2 categories) is in every row at the same mass: the blanket covers it
+    assert common_ratio(P, eps) == 1.0
+    assert params.common_ratio == 1.0
 
 
 @pytest.mark.parametrize("eps", EPSILONS)
@@ -73,15 +75,16 @@ def test_binary_rr_is_krr_with_two_categories(eps, max_tv):
 
 
 @pytest.mark.parametrize("eps,k,s,m", SUBSET_CASES)
-def test_subset_exponential_exact_audit_and_beta(eps, k, s, m, max_tv):
+def test_subset_exponential_exact_audit_and_beta(eps, k, s, m, max_tv, common_ratio):
     R = SubsetExponential(eps, k, s, m)
     P = R.transition_matrix()
     assert P.shape == (math.comb(k, s), math.comb(k, R.size_out))
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-13)
     assert exact_audit(R, sample=False) == pytest.approx(eps, abs=1e-12)
-    vr = R.amplification_parameters()
-    assert vr.beta == pytest.approx(max_tv(P), abs=1e-13)
-    assert vr.p == pytest.approx(math.exp(eps), rel=1e-12) and vr.q == pytest.approx(math.exp(eps), rel=1e-12)
+    params = R.amplification_parameters()
+    assert params.beta == pytest.approx(max_tv(P), abs=1e-13)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(eps), rel=1e-12)
+    assert params.common_ratio == pytest.approx(common_ratio(P, eps), rel=1e-8)
 
 
 @pytest.mark.parametrize("eps,k,s,m", SUBSET_CASES)

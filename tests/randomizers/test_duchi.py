@@ -97,16 +97,17 @@ def test_estimate_is_unbiased_in_four_dimensions(x, assert_unbiased):
 @pytest.mark.parametrize("dim", [1, 2, 3, 4, 6])
 @pytest.mark.parametrize("eps", [0.3, 2.0])
 def test_beta_is_the_exact_max_total_variation(dim, eps, max_tv):
-    vr = PrivHS(eps, dim).amplification_parameters()
+    params = PrivHS(eps, dim).amplification_parameters()
     brute = max_tv(_vertex_transition(eps, dim))
-    assert brute * (1 - 1e-12) <= vr.beta <= brute * (1 + 1e-8)  # (odd d: capped at float tanh(eps/2))
-    assert vr.p == pytest.approx(math.exp(eps)) and vr.q == pytest.approx(math.exp(eps))
+    assert brute * (1 - 1e-12) <= params.beta <= brute * (1 + 1e-8)  # (odd d: capped at float tanh(eps/2))
+    # eps0 = eps; of the common part only the eps-LDP guarantee is claimed (ratio e^eps)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(eps)) and params.common_ratio == pytest.approx(math.exp(eps))
     rng = np.random.default_rng(dim)
     for _ in range(20):  # interior inputs never exceed the vertex maximum
         x0, x1 = rng.uniform(-1, 1, (2, dim))
-        assert 0.5 * np.abs(_output_law(x0, eps) - _output_law(x1, eps)).sum() <= vr.beta
+        assert 0.5 * np.abs(_output_law(x0, eps) - _output_law(x1, eps)).sum() <= params.beta
     if dim % 2 == 0:
-        assert vr.beta < math.tanh(eps / 2)
+        assert params.beta < math.tanh(eps / 2)
 
 
 def test_input_validation(check_box_input_contract):

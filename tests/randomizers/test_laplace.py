@@ -69,10 +69,11 @@ def test_laplace_beta_two_dimensions_matches_quadrature(eps):
     tv = sum(p1 * p2 * h(l1 + l2) for l1, p1 in atoms for l2, p2 in atoms)
     tv += sum(2 * p * integrate.quad(lambda t, l=l: dens(t) * h(l + t), -a, a, points=[-l])[0] for l, p in atoms)
     tv += integrate.dblquad(lambda t2, t1: dens(t1) * dens(t2) * h(t1 + t2), -a, a, -a, a)[0]
-    vr = Laplace(eps).amplification_parameters()
-    assert tv <= vr.beta <= tv * (1 + 1e-3) + 1e-9
-    assert vr.beta < math.tanh(eps / 2)  # tighter than the generic eps-LDP beta
-    assert vr.p == pytest.approx(math.exp(eps)) and vr.q == pytest.approx(math.exp(eps))
+    params = Laplace(eps).amplification_parameters()
+    assert tv <= params.beta <= tv * (1 + 1e-3) + 1e-9
+    assert params.beta < math.tanh(eps / 2)  # tighter than the generic eps-LDP beta
+    # eps0 = eps; of the common part only the eps-LDP guarantee is claimed (ratio e^eps)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(eps)) and params.common_ratio == pytest.approx(math.exp(eps))
 
 
 def test_laplace_beta_is_largest_at_opposite_corners():

@@ -216,10 +216,11 @@ def test_amplification_beta_is_the_tv_of_opposite_corners(cls, eps):
     x0, x1 = np.array([-1.0, -1.0]), np.array([1.0, 1.0])
     Y = _draws(R, x0, 200_000, 34)[0]
     tv = np.maximum(0.0, 1 - R.density(Y, x1) / R.density(Y, x0))
-    vr = R.amplification_parameters()
-    assert abs(tv.mean() - vr.beta) <= 4 * tv.std() / math.sqrt(len(tv))
-    assert vr.beta < math.tanh(eps / 2)  # tighter than the generic eps-LDP value
-    assert vr.p == pytest.approx(math.exp(eps)) and vr.q == vr.p
+    params = R.amplification_parameters()
+    assert abs(tv.mean() - params.beta) <= 4 * tv.std() / math.sqrt(len(tv))
+    assert params.beta < math.tanh(eps / 2)  # tighter than the generic eps-LDP value
+    # eps0 = the privacy loss (~eps); of the common part only the LDP guarantee (ratio e^eps0)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(eps)) and params.common_ratio == math.exp(params.eps0)
 
 
 # ----------------------------------------------------------------- audits

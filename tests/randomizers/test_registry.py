@@ -1,10 +1,13 @@
 """The randomizer registry: every name builds a working randomizer of the registered class."""
 
+import math
+
 import numpy as np
 import pytest
 
-from shuffledp.accounting import VariationRatio, shuffle_epsilon
+from shuffledp.accounting import shuffle_epsilon
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.categorical import SubsetExponential
 from shuffledp.randomizers.registry import available_randomizers, make_randomizer, randomizer_class, size_argument
 
@@ -20,7 +23,7 @@ def test_every_registered_randomizer_builds_randomizes_and_amplifies(name):
     assert len(Y) == 500
     assert np.all(np.isfinite(R.estimate(Y)))
     params = R.amplification_parameters()
-    assert isinstance(params, VariationRatio) and params.p <= np.exp(1.5) * (1 + 1e-12)
+    assert isinstance(params, BlanketDecomposition) and math.exp(params.eps0) <= np.exp(1.5) * (1 + 1e-12)
     generic = shuffle_epsilon(1_000, 1e-6, eps0=1.5)
     assert shuffle_epsilon(1_000, 1e-6, params=params) <= generic * (1 + 1e-6)
 

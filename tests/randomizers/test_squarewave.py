@@ -78,11 +78,12 @@ def _exact_product_tv(R: SquareWave) -> float:
 @pytest.mark.parametrize("eps", [0.5, 2.0, 8.0])
 def test_beta_is_the_exact_total_variation_of_opposite_corners(dim, eps):
     R = SquareWave(eps, dim=dim)
-    vr = R.amplification_parameters()
+    params = R.amplification_parameters()
     exact = _exact_product_tv(R)
-    assert exact <= vr.beta <= exact * (1 + 1e-8) + 1e-12
-    assert vr.beta < math.tanh(eps / 2)
-    assert vr.p == pytest.approx(math.exp(eps)) and vr.q == pytest.approx(math.exp(eps))
+    assert exact <= params.beta <= exact * (1 + 1e-8) + 1e-12
+    assert params.beta < math.tanh(eps / 2)
+    # eps0 = eps; of the common part only the eps-LDP guarantee is claimed (ratio e^eps)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(eps)) and params.common_ratio == pytest.approx(math.exp(eps))
 
 
 def test_input_validation(check_box_input_contract):

@@ -24,7 +24,7 @@ def _paper_pq(eps, variant):
 
 
 @pytest.mark.parametrize("eps,k,variant", UE_CASES)
-def test_unary_encoding_exact_audit_and_beta(eps, k, variant, max_tv):
+def test_unary_encoding_exact_audit_and_beta(eps, k, variant, max_tv, common_ratio):
     R = UnaryEncoding(eps, k, variant)
     p, q = _paper_pq(eps, variant)
     assert (R.p, R.q) == pytest.approx((p, q), rel=1e-12)
@@ -37,14 +37,18 @@ def test_unary_encoding_exact_audit_and_beta(eps, k, variant, max_tv):
         rates = np.where(np.arange(k) == x, p, q)
         np.testing.assert_allclose(P[x], np.prod(np.where(B == 1, rates, 1 - rates), axis=1), rtol=1e-12)
     assert exact_audit(R) == pytest.approx(eps, abs=1e-12)
-    vr = R.amplification_parameters()
-    assert vr.beta == pytest.approx(max_tv(P), abs=1e-13)
-    assert vr.beta == pytest.approx(p - q, rel=1e-12)
-    assert vr.p == pytest.approx(math.exp(eps), rel=1e-12) and vr.q == pytest.approx(math.exp(eps), rel=1e-12)
+    params = R.amplification_parameters()
+    assert params.beta == pytest.approx(max_tv(P), abs=1e-13)
+    assert params.beta == pytest.approx(p - q, rel=1e-12)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(eps), rel=1e-12)
+    # Outputs with both bits x0, x1 set are common to the two inputs; for k >= 3 a third input
+    # gives them e^-eps times the victim's mass (it clears one of the bits): ratio e^eps.
+    assert params.common_ratio == pytest.approx(common_ratio(P, eps), rel=1e-8)
+    assert params.common_ratio == pytest.approx(math.exp(eps) if k >= 3 else 1.0, rel=1e-8)
 
 
 @pytest.mark.parametrize("eps,k", RR_CASES)
-def test_unary_rr_exact_audit_and_beta(eps, k, max_tv):
+def test_unary_rr_exact_audit_and_beta(eps, k, max_tv, common_ratio):
     R = UnaryRR(eps, k)
     P = R.transition_matrix()
     assert P.shape == (k + 1, 2**k)
@@ -53,9 +57,12 @@ def test_unary_rr_exact_audit_and_beta(eps, k, max_tv):
     # Metric privacy: adjacent values (distance 1) are eps/k apart.
     ratios = np.abs(R.log_transition_matrix()[1:] - R.log_transition_matrix()[:-1]).max()
     assert ratios == pytest.approx(eps / k, abs=1e-12) and R.epsilon_per_unit == pytest.approx(eps / k)
-    vr = R.amplification_parameters()
-    assert vr.beta == pytest.approx(max_tv(P), abs=1e-13)
-    assert vr.p == pytest.approx(math.exp(eps), rel=1e-12) and vr.q == pytest.approx(math.exp(eps), rel=1e-12)
+    params = R.amplification_parameters()
+    assert params.beta == pytest.approx(max_tv(P), abs=1e-13)
+    assert math.exp(params.eps0) == pytest.approx(math.exp(eps), rel=1e-12)
+    # k = 1 is binary RR (no common part); for k >= 2 the common ratio is the LDP bound e^eps
+    assert params.common_ratio == pytest.approx(common_ratio(P, eps), rel=1e-8)
+    assert params.common_ratio == pytest.approx(math.exp(eps) if k >= 2 else 1.0, rel=1e-8)
 
 
 def test_unary_rr_matches_paper_rr_parameter():

@@ -1,4 +1,9 @@
-"""Validation helpers shared by every public boundary."""
+"""Validation helpers shared by every public boundary.
+
+One rule for numbers: a real-valued parameter is a real number (numpy scalars included), never a
+bool or a numeric string (`check_real`), as a count is an integer and never ``'10000'``
+(`check_positive_int`).  The command line parses its own text before calling the API.
+"""
 
 from __future__ import annotations
 
@@ -39,11 +44,8 @@ def check_real(value: Any, name: str) -> float:
 
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float, or raise if it is not a finite number >= `EPSILON_MIN`."""
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        value = math.nan
+    """Return ``epsilon`` as a float, or raise if it is not a finite number >= `EPSILON_MIN` (`check_real`)."""
+    value = check_real(epsilon, name)
     if not (math.isfinite(value) and value > 0.0):
         raise PrivacyParameterError(f"{name} must be a finite number > 0, got {epsilon!r}")
     if value < EPSILON_MIN:
@@ -54,11 +56,8 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
 
 
 def check_probability(value: Any, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
-    """Return ``value`` as a float in the interval (0, 1) (ends as requested)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
+    """Return ``value`` as a float in the interval (0, 1) (ends as requested); a number (`check_real`)."""
+    v = check_real(value, name)
     low_ok = v > 0.0 if open_low else v >= 0.0
     high_ok = v < 1.0 if open_high else v <= 1.0
     if not (math.isfinite(v) and low_ok and high_ok):
@@ -70,21 +69,15 @@ def check_probability(value: Any, name: str, *, open_low: bool = True, open_high
 
 def check_nonnegative(value: Any, name: str) -> float:
     """Return ``value`` as a float, or raise if it is not a finite number >= 0 (e.g. an epsilon that may be 0)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
+    number = check_real(value, name)
     if not (math.isfinite(number) and number >= 0.0):
         raise PrivacyParameterError(f"{name} must be a finite number >= 0, got {value!r}")
     return number
 
 
 def check_rtol(value: Any, name: str = "rtol", low: float = 1e-12, high: float = 1e-2) -> float:
-    """A relative precision in [low, high]; raises PrivacyParameterError otherwise."""
-    try:
-        rtol = float(value)
-    except (TypeError, ValueError):
-        rtol = math.nan
+    """A relative precision in [low, high] (a number, `check_real`); raises PrivacyParameterError otherwise."""
+    rtol = check_real(value, name)
     if not low <= rtol <= high:
         raise PrivacyParameterError(f"{name} must lie in [{low:g}, {high:g}], got {value!r}")
     return rtol

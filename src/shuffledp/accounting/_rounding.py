@@ -7,11 +7,20 @@ mass is added to it, and epsilons are snapped *up* to a fixed grid.  A lower bou
 does everything the other way.  The constants here are the only safety margins of the
 engine (`shuffledp.accounting.dominating_pair`); they are tested against exact
 integer and high-precision arithmetic in ``tests/accounting``.
+
+It is also the one place the accounting reads its ranges and tolerances from: the count
+limit `N_MAX`, the local-epsilon range [`EPS0_MIN`, `EPS0_MAX`] (defined in the bottom
+layer, `shuffledp.params`, so that randomizers check it without importing the accounting),
+the default relative precision `DEFAULT_RTOL` of a returned epsilon and that of an
+inverse, `ROUND_TRIP_RTOL`.
 """
 
 from __future__ import annotations
 
 import math
+
+from shuffledp._util.validation import COUNT_MAX
+from shuffledp.params import EPS0_MAX, EPS0_MIN
 
 #: Smallest delta the numerical bounds accept: below it the neglected masses and
 #: float64 underflow (smallest normal 2.2e-308) can no longer be charged reliably.
@@ -21,8 +30,15 @@ EPS_CEILING = 700.0
 #: Relative error allowed on a computed log-odds log(alpha / (1 - alpha)) (math.log / log1p
 #: of an argument good to a few ulps): rounded outward before A = alpha (1 - e^(eps - L)).
 LOG_ODDS_SLACK = 1e-15
-#: Largest number of reports: counts up to 2^53 are exact in float64.
-N_MAX = 2**53
+#: Largest number of reports: counts up to 2^53 are exact in float64 (the bottom layer's count limit).
+N_MAX = COUNT_MAX
+#: Default relative precision of a returned epsilon (the grid exp(k log(1 + rtol)) it is snapped to).
+DEFAULT_RTOL = 1e-7
+#: Relative accuracy of an inverse: the returned eps0 amplifies to within this fraction below the
+#: target (for families whose amplified epsilon is continuous in eps0); as fine as the bounds resolve.
+ROUND_TRIP_RTOL = DEFAULT_RTOL
+#: Unit round-off of float64.
+UNIT_ROUNDOFF = 2.0**-53
 
 
 def rel_slack(size: float) -> float:
@@ -115,4 +131,18 @@ def floor_positive(value: float, delta: float) -> float:
     return max(value, delta * 1e-12, 5e-324)
 
 
-__all__ = ["DELTA_MIN", "LOG_ODDS_SLACK", "EPS_CEILING", "N_MAX", "floor_positive", "grid_step", "rel_slack", "tail_budget"]
+__all__ = [
+    "DEFAULT_RTOL",
+    "DELTA_MIN",
+    "EPS0_MAX",
+    "EPS0_MIN",
+    "EPS_CEILING",
+    "LOG_ODDS_SLACK",
+    "N_MAX",
+    "ROUND_TRIP_RTOL",
+    "UNIT_ROUNDOFF",
+    "floor_positive",
+    "grid_step",
+    "rel_slack",
+    "tail_budget",
+]

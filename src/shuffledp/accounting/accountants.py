@@ -34,31 +34,28 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
 from shuffledp.accounting import events as E
-from shuffledp.accounting._rounding import DELTA_MIN, EPS_CEILING
-from shuffledp.accounting.bounds import check_delta, ldp_level
+from shuffledp.accounting._checks import check_delta, ldp_level
+from shuffledp.accounting._rounding import DEFAULT_RTOL, DELTA_MIN, EPS_CEILING
+from shuffledp.accounting._solve import largest_within
 from shuffledp.accounting.clones import (
     clone_epsilon,
     stronger_clone_epsilon,
 )
-from shuffledp.accounting.composition import (
-    _MAX_COMPOSED_BINS,
-    PrivacyLossDistribution,
-    shuffle_pld,
-)
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence
-from shuffledp.accounting.inverse import largest_within
 from shuffledp.accounting.personalized import (
     personalized_divergence,
     personalized_shuffle_epsilon,
     personalized_shuffle_epsilon_lower,
 )
+from shuffledp.accounting.pld import MAX_COMPOSED_BINS as _MAX_COMPOSED_BINS
+from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
+from shuffledp.accounting.registry import lookup_method
+from shuffledp.accounting.release import release_cap, release_divergence, release_epsilon, shuffle_pld
 from shuffledp.accounting.variation_ratio import (
-    DEFAULT_RTOL,
-    variation_ratio_epsilon,
     variation_ratio_epsilon_lower,
 )
 from shuffledp.errors import (
@@ -66,6 +63,7 @@ from shuffledp.errors import (
     PrivacyParameterError,
     UnsupportedEventError,
 )
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 
 #: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
 _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
@@ -73,8 +71,9 @@ _MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
 _GROUP_ITERATIONS = 60
 #: Tail mass a single release may neglect (and charge) when its delta is evaluated.
 _TAIL = 1e-18
-#: Ratio of the ladder on which a group's delta envelope is searched below epsilon, and where it stops.
-_LADDER, _LADDER_FLOOR = 2.0 ** -0.25, 1e-9
+#: Steps per octave of the fixed ladder 2^(k / _LADDER_STEPS) on which a group's delta envelope is searched
+#: below epsilon (fixed, so a larger epsilon searches a superset of points), and where it stops.
+_LADDER_STEPS, _LADDER_FLOOR = 8, 1e-9
 #: A delta below _REFINE * _TAIL is recomputed with the least tail charge (1e-300).
 _REFINE = 1e3
 
@@ -113,7 +112,7 @@ class Accountant:
     def __init__(self) -> None:
         self._events: list[E.Event] = []
 
-    def fresh(self) -> "Accountant":
+    def fresh(self) -> Accountant:
         """A new accountant with this one's configuration and nothing recorded.
 
         Returns
@@ -182,7 +181,7 @@ class Accountant:
             return False
         return True
 
-    def compose(self, event: E.Event, count: int = 1) -> "Accountant":
+    def compose(self, event: E.Event, count: int = 1) -> Accountant:
         """Record ``count`` repetitions of ``event`` (as a SelfComposedEvent when count > 1).
 
         Parameters
@@ -324,7 +323,7 @@ def _cap(event: Release) -> float:
     """An epsilon the release certifies with delta = 0 (log p; the victim's own budget when personalized)."""
     if isinstance(event, E.PersonalizedShuffleEvent):
         return event.victim_epsilon
-    return DominatingPair.from_params(event.params, event.n, event.gamma).eps_cap
+    return release_cap(event.params, event.n, event.gamma)
 
 
 class _PairAccountant(Accountant):
@@ -406,8 +405,9 @@ class _PairAccountant(Accountant):
         """Lemma 1, size e^e delta_1(e / size), minimised over e <= epsilon (each such e certifies epsilon too).
 
         The bound falls with e until delta_1 reaches its floor (the pair's mass at infinite
-        loss), then grows like e^e; smaller e are searched (a ladder of ratio 2^(1/4)) once the
-        bound is seen not to fall, so delta does not rise with epsilon (up to the charged tail).
+        loss), then grows like e^e; smaller e are searched once the bound is seen not to fall, on
+        the fixed ladder 2^(k/8), which a larger epsilon searches a superset of, so delta does not
+        rise with epsilon between ladder points (up to the charged tail).
         delta_1's neglected tail is charged at 1e-18 / (size e^epsilon), at most 1e-18 after
         Lemma 1's factor (a fixed 1e-18 would dominate from epsilon ~ 25); a result below 1e-15
         is recomputed with the tail charged at 1e-300, so deltas far below 1e-18 are reachable.
@@ -427,15 +427,16 @@ class _PairAccountant(Accountant):
             return 0.0 if d <= 0.0 else math.exp(min(0.0, math.log(size) + e + math.log(d)))
 
         best = bound(epsilon)
-        if best == 0.0 or (best < 1.0 and bound(epsilon * _LADDER) >= best):
-            return best
         # beyond 2 EPS_CEILING the bound is 1 (e^e times any float64 delta_1 > 0): start the ladder there
-        rises, e = 0, min(epsilon, 2.0 * EPS_CEILING)
-        while rises < 2 and e > _LADDER_FLOOR:
-            e *= _LADDER
-            value = bound(e)
+        k = math.ceil(_LADDER_STEPS * math.log2(min(epsilon, 2.0 * EPS_CEILING))) - 1
+        if best == 0.0 or (best < 1.0 and bound(2.0 ** (k / _LADDER_STEPS)) >= best):
+            return best
+        rises = 0
+        while rises < 2 and 2.0 ** (k / _LADDER_STEPS) > _LADDER_FLOOR:
+            value = bound(2.0 ** (k / _LADDER_STEPS))
             rises = rises + 1 if value > best else 0
             best = min(best, value)
+            k -= 1
         return best
 
     def _group_epsilon(self, event: E.GroupEvent, delta: float) -> float:
@@ -522,10 +523,10 @@ class VariationRatioAccountant(_PairAccountant):
         self.rtol = check_rtol(rtol)
 
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
-        return variation_ratio_epsilon(event.params, event.n, delta, gamma=event.gamma, rtol=self.rtol)
+        return release_epsilon(event.params, event.n, delta, event.gamma, self.rtol)
 
     def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
-        return PairDivergence(DominatingPair.from_params(event.params, event.n, event.gamma), tail_mass).upper
+        return release_divergence(event.params, event.n, event.gamma, tail_mass).upper
 
     def get_epsilon_lower(self, delta: float) -> float:
         """Lower bound for one (possibly linked) release (segmented paper Proposition 1).
@@ -565,6 +566,12 @@ class VariationRatioAccountant(_PairAccountant):
                 )
             values, counts = single.others_groups()
             return personalized_shuffle_epsilon_lower(single.victim_epsilon, values, delta, rtol=self.rtol, others_counts=counts)
+        if isinstance(single.params, (BlanketDecomposition, PoissonReport)):
+            raise UnsupportedEventError(
+                "no lower bound is offered for a randomizer's own BlanketDecomposition: the attainable pair bounds "
+                "some randomizer with those parameters from below, not this one; shuffledp.shuffle_audit computes "
+                "the exact value for a discrete randomizer at small n"
+            )
         return variation_ratio_epsilon_lower(single.params, single.n, delta, gamma=single.gamma, rtol=self.rtol)
 
 
@@ -601,7 +608,7 @@ class CloneAccountant(_PairAccountant):
     >>> ev = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
     >>> round(CloneAccountant(stronger=False).compose(ev).get_epsilon(1e-6), 4)
     0.155
-    >>> CloneAccountant().supports(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 5.0), 100))  # q > p: not one LDP population
+    >>> CloneAccountant().supports(ShuffleEvent(VariationRatio.from_pq(3.0, 0.5, 5.0), 100))  # q > p: not one LDP population
     False
     """
 
@@ -614,7 +621,7 @@ class CloneAccountant(_PairAccountant):
         if ldp_level(event.params) is None or event.gamma != 1.0:
             raise UnsupportedEventError(
                 f"method {self.name!r} applies only to eps0-LDP populations (finite p, q <= p) with gamma = 1 "
-                f"(got p={event.params.p:g}, beta={event.params.beta:g}, gamma={event.gamma:g})"
+                f"(got {event.params!r}, gamma={event.gamma:g})"
             )
 
     def _personalized_supported(self, event: E.PersonalizedShuffleEvent) -> None:
@@ -625,10 +632,10 @@ class CloneAccountant(_PairAccountant):
 
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:
         bound = stronger_clone_epsilon if self.stronger else clone_epsilon
-        return bound(math.log(event.params.p), event.n, delta, rtol=self.rtol)
+        return bound(ldp_level(event.params), event.n, delta, rtol=self.rtol)
 
     def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
-        return PairDivergence(DominatingPair.clones(math.log(event.params.p), event.n, stronger=self.stronger), tail_mass).upper
+        return PairDivergence(DominatingPair.clones(ldp_level(event.params), event.n, stronger=self.stronger), tail_mass).upper
 
 
 class ClosedFormAccountant(Accountant):
@@ -665,10 +672,8 @@ class ClosedFormAccountant(Accountant):
     """
 
     def __init__(self, method: str) -> None:
-        from shuffledp.accounting.bounds import _method
-
         super().__init__()
-        self.method = _method(method, "upper")
+        self.method = lookup_method(method, "upper")
         self.name = method
 
     def _check_supported(self, event: E.Event) -> None:
@@ -687,7 +692,12 @@ class ClosedFormAccountant(Accountant):
 
     def _epsilon(self, event: E.Event, delta: float) -> float:
         single = _single(event)
-        value = self.method.func(single.params, single.n, delta)
+        params = single.params
+        if isinstance(params, BlanketDecomposition):  # the closed forms read (p, beta, q): the generic relaxation
+            params = VariationRatio.from_ldp(params.eps0)
+        if isinstance(params, PoissonReport):
+            raise UnsupportedEventError(f"the closed form {self.name!r} has no version for the Poisson randomizer")
+        value = self.method.func(params, single.n, delta)
         if not math.isfinite(value):
             raise OutsideRegimeError(f"{self.name} is outside its regime at n={single.n}, delta={delta:g}")
         return value
@@ -779,7 +789,7 @@ class PLDAccountant(Accountant):
         def build(ev: E.ShuffleEvent, step: float | None) -> PrivacyLossDistribution:
             return shuffle_pld(ev.n, params=ev.params, step=step, tail_mass=tail_mass, max_bins=bins, gamma=ev.gamma)
 
-        cap = sum(c * DominatingPair.from_params(ev.params, ev.n, ev.gamma).eps_cap for ev, c in rounds.items())
+        cap = sum(c * release_cap(ev.params, ev.n, ev.gamma) for ev, c in rounds.items())
         if len(rounds) == 1:
             (ev, count), = rounds.items()
             return build(ev, self.step).compose(count), cap
@@ -789,13 +799,11 @@ class PLDAccountant(Accountant):
         return PrivacyLossDistribution.compose_all([(plds[ev], c) for ev, c in rounds.items()]), cap
 
     def _epsilon(self, event: E.Event, delta: float) -> float:
-        from shuffledp.accounting.composition import CompositionError
-
         rounds = self._rounds(event)
         if sum(rounds.values()) == 1 and self.step is None:
             # one round: the pair's epsilon itself, without the PLD's discretisation bias
             (ev,) = rounds
-            value = variation_ratio_epsilon(ev.params, ev.n, delta, gamma=ev.gamma)
+            value = release_epsilon(ev.params, ev.n, delta, ev.gamma, DEFAULT_RTOL)
             if not math.isfinite(value):
                 raise OutsideRegimeError(f"no finite epsilon certifies delta={delta:g} for n={ev.n} (p = infinity, no cover)")
             return value
@@ -818,7 +826,7 @@ class PLDAccountant(Accountant):
         rounds = self._rounds(event)
         if sum(rounds.values()) == 1 and self.step is None:  # one round: the pair itself, as get_epsilon
             (ev,) = rounds
-            return PairDivergence(DominatingPair.from_params(ev.params, ev.n, ev.gamma), _TAIL).upper(epsilon)
+            return release_divergence(ev.params, ev.n, ev.gamma, _TAIL).upper(epsilon)
         if sum(rounds.values()) > _MAX_PLD_ROUNDS:
             raise OutsideRegimeError(f"tight composition is limited to {_MAX_PLD_ROUNDS} rounds (PLD memory)")
         pld, cap = self._pld(event, 1e-15)
@@ -831,7 +839,8 @@ def accountant_for(method: str) -> Accountant:
     Parameters
     ----------
     method : str
-        "variation-ratio", "clones", "stronger-clones" or any registered closed form.
+        An upper bound of the table (`available_methods`): "variation-ratio", "clones",
+        "stronger-clones" or a closed form; its `BoundMethod` says which accountant prices it.
 
     Returns
     -------
@@ -847,10 +856,11 @@ def accountant_for(method: str) -> Accountant:
     >>> type(accountant_for("pic-eq1")).__name__, accountant_for("clones").name
     ('ClosedFormAccountant', 'clones')
     """
-    if method == "variation-ratio":
+    entry = lookup_method(method, "upper")  # the one table (`shuffledp.accounting.registry`)
+    if entry.accountant == "variation-ratio":
         return VariationRatioAccountant()
-    if method in ("clones", "stronger-clones"):
-        return CloneAccountant(stronger=method == "stronger-clones")
+    if entry.accountant in ("clones", "stronger-clones"):
+        return CloneAccountant(stronger=entry.accountant == "stronger-clones")
     return ClosedFormAccountant(method)
 
 

@@ -25,18 +25,15 @@ at most eps0, and snapped up to the grid exp(k log(1 + rtol)).
 
 from __future__ import annotations
 
-import math
-
 from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
-from shuffledp.accounting.bounds import BoundMethod, check_n_delta, register_method
+from shuffledp.accounting._checks import check_n_delta
+from shuffledp.accounting._rounding import DEFAULT_RTOL
 from shuffledp.accounting.dominating_pair import (
     DominatingPair,
     PairDivergence,
     pair_epsilon,
 )
 from shuffledp.params import check_eps0
-
-DEFAULT_RTOL = 1e-7
 
 
 def clone_divergence(eps0: float, n: int, eps: float, *, stronger: bool = False, tail_mass: float = 1e-18) -> float:
@@ -152,24 +149,5 @@ def stronger_clone_epsilon(eps0: float, n: int, delta: float, *, rtol: float = D
     """
     return _epsilon(eps0, n, delta, rtol, stronger=True)
 
-
-register_method(
-    BoundMethod(
-        "clones",
-        "upper",
-        True,
-        lambda params, n, delta: clone_epsilon(math.log(params.p), n, delta),
-        "Feldman-McMillan-Talwar FOCS 2021, numerical clone bound",
-    )
-)
-register_method(
-    BoundMethod(
-        "stronger-clones",
-        "upper",
-        True,
-        lambda params, n, delta: stronger_clone_epsilon(math.log(params.p), n, delta),
-        "Feldman-McMillan-Talwar SODA 2023, stronger clones",
-    )
-)
 
 __all__ = ["DEFAULT_RTOL", "clone_divergence", "clone_epsilon", "stronger_clone_epsilon"]

@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_probability
-from shuffledp.params import VariationRatio, check_eps0
 from shuffledp.errors import PrivacyParameterError
+from shuffledp.params import VariationRatio, check_eps0
 
 #: A blanket delta is accepted at eps only if delta_B(eps) * (1 + _DELTA_SLACK) <= delta
 #: (covers the float64 rounding of the few operations in the formulas).
@@ -453,40 +453,6 @@ def blanket_bennett_epsilon(eps0: float, n: int, delta: float) -> float:
     eps0, n, delta = _check(eps0, n, delta)
     return _smallest_certified_eps(lambda e: blanket_bennett_delta(e, eps0, n), eps0, delta)
 
-
-def _generic(func):
-    """Adapt ``func(eps0, n, delta)`` to the registry signature ``(params, n, delta)``."""
-
-    def bound(params: VariationRatio, n: int, delta: float) -> float:
-        return func(math.log(params.p), n, delta)
-
-    return bound
-
-
-def _register() -> None:
-    from shuffledp.accounting.bounds import BoundMethod, register_method
-
-    methods = (
-        ("erlingsson", _generic(erlingsson_epsilon), "Erlingsson et al. SODA 2019, Theorem 7"),
-        ("blanket-hoeffding", _generic(blanket_hoeffding_epsilon), "Balle et al. CRYPTO 2019, blanket + Hoeffding"),
-        ("blanket-bennett", _generic(blanket_bennett_epsilon), "Balle et al. CRYPTO 2019, blanket + Bennett"),
-        ("fmt-closed-form", _generic(fmt_epsilon), "Feldman-McMillan-Talwar FOCS 2021, Theorem 3.1"),
-        ("pic-eq1", _generic(pic_eq1_epsilon), "PIC paper (USENIX Security 2025), Theorem 5.2 / Eq. 1"),
-    )
-    for name, func, ref in methods:
-        register_method(BoundMethod(name, "upper", True, func, ref))
-    register_method(
-        BoundMethod(
-            "variation-ratio-closed-form",
-            "upper",
-            False,
-            variation_ratio_closed_form,
-            "Wang et al. VLDB 2024 §4.1; segmented paper Eq. 1",
-        )
-    )
-
-
-_register()
 
 __all__ = [
     "blanket_bennett_delta",

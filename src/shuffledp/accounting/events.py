@@ -30,30 +30,30 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting._checks import check_budgets, check_family, check_victim_budget
+from shuffledp.accounting._rounding import N_MAX
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
-
-#: Largest number of reports: counts up to 2^53 are exact in float64.
-_N_MAX = 2**53
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_release_params
 
 
 @dataclass(frozen=True)
 class ShuffleEvent:
     """One shuffled release of ``n`` reports; the victim's randomizer has parameters ``params``.
 
-    Priced through the dominating pair (P, Q) of the variation-ratio reduction:
-    C ~ Binom(n - 1, gamma * 2 beta p / ((p - 1) q)) blanket messages and
-    P = (A + D1, C - A + D2), Q = (A + D2, C - A + D1).
+    Priced through the dominating pair its parameters prove (`shuffledp.accounting.release`):
+    the variation-ratio pair for generic eps0-LDP or p = infinity `VariationRatio`, the
+    three-class pair of `shuffledp.accounting.blanket` for a randomizer's own
+    `BlanketDecomposition`.
 
     Parameters
     ----------
-    params : VariationRatio
-        (p, beta, q0, q1) of the victim's randomizer (``R.amplification_parameters()``).
+    params : VariationRatio or BlanketDecomposition
+        The victim's randomizer (``R.amplification_parameters()``).
     n : int, in [1, 2^53]
         Reports shuffled together, the victim's included (n' of PIC §5.2).
     gamma : float, in [0, 1]
@@ -62,8 +62,10 @@ class ShuffleEvent:
 
     Raises
     ------
+    UnprovenBoundError
+        For a `VariationRatio` no proof covers (finite p, beta below tanh(log(p)/2)).
     PrivacyParameterError
-        If ``params`` is not a VariationRatio, or ``n`` or ``gamma`` is out of range.
+        If ``params`` has another type, or ``n`` or ``gamma`` is out of range.
 
     References
     ----------
@@ -82,16 +84,15 @@ class ShuffleEvent:
     shuffledp.errors.PrivacyParameterError: n must be an integer >= 1, got 0
     """
 
-    params: VariationRatio
+    params: VariationRatio | BlanketDecomposition | PoissonReport
     n: int
     gamma: float = 1.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.params, VariationRatio):
-            raise PrivacyParameterError(f"params must be a VariationRatio, got {type(self.params).__name__}")
+        check_release_params(self.params)
         n = check_positive_int(self.n, "n")
-        if n > _N_MAX:
-            raise PrivacyParameterError(f"n must be at most 2^53 = {_N_MAX}, got n={n}")
+        if n > N_MAX:
+            raise PrivacyParameterError(f"n must be at most 2^53 = {N_MAX}, got n={n}")
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "gamma", check_probability(self.gamma, "gamma", open_low=False, open_high=False))
 
@@ -102,7 +103,8 @@ class LinkedEvent:
 
     Joined by key, the k = ``count`` reports are one message of the k-fold product
     randomizer, so the event prices as one release with parameters
-    ``params.linked(k)``: p^k, q^k and beta_k = min(1 - (1 - beta)^k, (p^k - 1)/(p^k + 1)).
+    ``params.linked(k)``: for finite p the `BlanketDecomposition` (k eps0, beta_k) with
+    beta_k = min(1 - (1 - beta)^k, tanh(k eps0/2)); for p = infinity p^k, q^k and beta_k.
 
     Parameters
     ----------
@@ -125,8 +127,9 @@ class LinkedEvent:
     >>> import math
     >>> from shuffledp.params import VariationRatio
     >>> ev = ShuffleEvent(VariationRatio.from_ldp(1.0), 10_000)
-    >>> round(math.log(LinkedEvent(ev, 3).as_shuffle_event().params.p), 6)
-    3.0
+    >>> linked = LinkedEvent(ev, 3).as_shuffle_event().params
+    >>> type(linked).__name__, round(linked.eps0, 6), round(linked.beta, 4)
+    ('BlanketDecomposition', 3.0, 0.8444)
     """
 
     event: ShuffleEvent
@@ -185,7 +188,7 @@ class GroupEvent:
     3
     """
 
-    event: "Event"
+    event: Event
     size: int
 
     def __post_init__(self) -> None:
@@ -220,7 +223,7 @@ class ComposedEvent:
     2
     """
 
-    events: tuple["Event", ...]
+    events: tuple[Event, ...]
 
     def __post_init__(self) -> None:
         try:
@@ -261,7 +264,7 @@ class SelfComposedEvent:
     80
     """
 
-    event: "Event"
+    event: Event
     count: int
 
     def __post_init__(self) -> None:
@@ -315,8 +318,6 @@ class PersonalizedShuffleEvent:
     k: int | None = None
 
     def __post_init__(self) -> None:
-        from shuffledp.accounting.personalized import check_victim_budget, check_budgets, check_family
-
         check_family(self.family, self.k)
         object.__setattr__(self, "k", None if self.k is None else int(self.k))
         object.__setattr__(self, "victim_epsilon", check_victim_budget(self.victim_epsilon, "one event per victim", "victim_epsilon"))
@@ -331,13 +332,13 @@ class PersonalizedShuffleEvent:
         for budget, (_, count) in zip(budgets, pairs):
             merged[float(budget)] = merged.get(float(budget), 0) + check_positive_int(count, "others count")
         object.__setattr__(self, "others", tuple(sorted(merged.items())))
-        if self.n > _N_MAX:
-            raise PrivacyParameterError(f"n must be at most 2^53 = {_N_MAX}, got n={self.n}")
+        if self.n > N_MAX:
+            raise PrivacyParameterError(f"n must be at most 2^53 = {N_MAX}, got n={self.n}")
 
     @classmethod
     def from_budgets(
         cls, victim_epsilon: float, others_epsilon: Any, family: str = "binary-rr", k: int | None = None
-    ) -> "PersonalizedShuffleEvent":
+    ) -> PersonalizedShuffleEvent:
         """The event for a victim among other users with budgets ``others_epsilon`` (one per user).
 
         Parameters
@@ -356,8 +357,6 @@ class PersonalizedShuffleEvent:
         >>> PersonalizedShuffleEvent.from_budgets(0.5, []).n
         1
         """
-        from shuffledp.accounting.personalized import check_budgets
-
         values, counts = np.unique(check_budgets(others_epsilon, "others_epsilon"), return_counts=True)
         return cls(victim_epsilon, tuple(zip(values.tolist(), counts.tolist())), family, k)
 
@@ -385,7 +384,7 @@ class PersonalizedShuffleEvent:
         return np.repeat(np.asarray(values, dtype=np.float64), counts)
 
 
-Event = Union[ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent]
+Event = ShuffleEvent | LinkedEvent | GroupEvent | ComposedEvent | SelfComposedEvent | PersonalizedShuffleEvent
 _EVENT_TYPES = (ShuffleEvent, LinkedEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent)
 
 
@@ -429,7 +428,12 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     check_event(event, "event")
     if isinstance(event, ShuffleEvent):
         p = event.params
-        params = {"p": _number(p.p), "beta": p.beta, "q0": _number(p.q0), "q1": _number(p.q1)}
+        if isinstance(p, BlanketDecomposition):
+            params = {"eps0": p.eps0, "beta": p.beta, "common_ratio": p.common_ratio}
+        elif isinstance(p, PoissonReport):
+            params = {"lam": p.lam, "d": p.d}
+        else:
+            params = {"p": _number(p.p), "beta": p.beta, "q0": _number(p.q0), "q1": _number(p.q1)}
         return {"type": "shuffle", "params": params, "n": event.n, "gamma": event.gamma}
     if isinstance(event, LinkedEvent):
         return {"type": "linked", "event": event_to_dict(event.event), "count": event.count}
@@ -462,9 +466,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
     Examples
     --------
-    >>> ev = event_from_dict({"type": "shuffle", "params": {"p": 3, "beta": 0.4, "q0": 3, "q1": 3}, "n": 50})
-    >>> ev.n, ev.params.beta
-    (50, 0.4)
+    >>> ev = event_from_dict({"type": "shuffle", "params": {"eps0": 1.0, "beta": 0.3, "common_ratio": 1.0}, "n": 50})
+    >>> ev.n, ev.params.beta, ev.params.common_ratio
+    (50, 0.3, 1.0)
     >>> event_from_dict({"type": "laplace"})
     Traceback (most recent call last):
     ...
@@ -473,7 +477,13 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     try:
         kind = data["type"]
         if kind == "shuffle":
-            params = VariationRatio(**{k: float(v) for k, v in data["params"].items()})
+            values = {k: float(v) for k, v in data["params"].items()}
+            if "eps0" in values:
+                params = BlanketDecomposition(**values)
+            elif "lam" in values:
+                params = PoissonReport(values["lam"], int(values["d"]))
+            else:
+                params = VariationRatio(**values)
             return ShuffleEvent(params, data["n"], data.get("gamma", 1.0))
         if kind == "linked":
             return LinkedEvent(event_from_dict(data["event"]), data["count"])
@@ -513,9 +523,9 @@ def event_to_json(event: Event) -> str:
 
     Examples
     --------
-    >>> from shuffledp.params import VariationRatio
-    >>> event_to_json(LinkedEvent(ShuffleEvent(VariationRatio.from_pq(3.0, 0.4, 3.0), 5), 2))
-    '{"count": 2, "event": {"gamma": 1.0, "n": 5, "params": {"beta": 0.4, "p": 3.0, "q0": 3.0, "q1": 3.0}, "type": "shuffle"}, "type": "linked"}'
+    >>> from shuffledp.params import BlanketDecomposition
+    >>> event_to_json(LinkedEvent(ShuffleEvent(BlanketDecomposition(eps0=1.0, beta=0.3, common_ratio=1.0), 5), 2))
+    '{"count": 2, "event": {"gamma": 1.0, "n": 5, "params": {"beta": 0.3, "common_ratio": 1.0, "eps0": 1.0}, "type": "shuffle"}, "type": "linked"}'
     """
     return json.dumps(event_to_dict(event), sort_keys=True)
 

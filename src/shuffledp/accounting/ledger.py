@@ -13,20 +13,29 @@ composes a user's rounds (`PrivacyLedger.user_event`) for its total guarantee.
 SHA-256 of its pseudonym, Remark 2) tells the server which bucket holds its output, so its
 report hides only among that bucket's reports.  The conservative n' is then the smallest
 bucket's count minus |C| and |U| (every corrupted or exposed user may sit in the victim's
-bucket), and never below 1.  b = 0 (full download) leaves n' = |valid| - |C| - |U|.
+bucket); counts that leave no anonymous user are refused (`anonymous_population`, the one rule
+for n').  b = 0 (full download) leaves n' = |valid| - |C| - |U|.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from shuffledp._util.validation import check_epsilon, check_positive_int
-from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting import events as E
-from shuffledp.accounting.accountants import Accountant, ClosedFormAccountant, PLDAccountant, VariationRatioAccountant, calibrate
+from shuffledp.accounting.accountants import (
+    Accountant,
+    ClosedFormAccountant,
+    PLDAccountant,
+    VariationRatioAccountant,
+    calibrate,
+)
+from shuffledp.accounting.bounds import check_delta
+from shuffledp.accounting.population import anonymous_population
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 from shuffledp.params import VariationRatio
 
@@ -48,7 +57,8 @@ def _reasons(invalid: Any) -> dict[str, int]:
 
 
 def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int = 0, smallest_bucket: int | None = None) -> tuple[int, str]:
-    """n' of one group and the rule that gave it (module docstring), never below 1 (the victim).
+    """n' of one group and the rule that gave it (module docstring): `anonymous_population`, the one rule for
+    n', applied to the pool the victim hides in.
 
     Full download (b = 0): n' = valid - |C| - |U|; bucketed download (b > 0):
     n' = min(valid, smallest bucket) - |C| - |U|.
@@ -74,7 +84,8 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
     Raises
     ------
     PrivacyParameterError
-        If a count is negative, or ``smallest_bucket`` is missing for b > 0.
+        If a count is negative, ``smallest_bucket`` is missing for b > 0, or the counts leave no
+        anonymous user in the pool (|C| + |U| >= the pool, an empty pool included).
 
     References
     ----------
@@ -94,11 +105,19 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
     corrupted = check_positive_int(corrupted, "corrupted", minimum=0)
     exposed = check_positive_int(exposed, "exposed", minimum=0)
     if bucket_bits == 0:
-        return max(1, valid - corrupted - exposed), "full download: n' = valid - |C| - |U|"
+        return _population(valid, corrupted, exposed, "full download: n' = valid - |C| - |U|")
     if smallest_bucket is None:
         raise PrivacyParameterError("bucketed retrieval (bucket_bits > 0) needs smallest_bucket, the fewest entries in a bucket")
     pool = min(valid, check_positive_int(smallest_bucket, "smallest_bucket", minimum=0))
-    return max(1, pool - corrupted - exposed), f"bucketed download (b={bucket_bits}): n' = smallest bucket - |C| - |U|"
+    return _population(pool, corrupted, exposed, f"bucketed download (b={bucket_bits}): n' = smallest bucket - |C| - |U|")
+
+
+def _population(pool: int, corrupted: int, exposed: int, rule: str) -> tuple[int, str]:
+    """(`anonymous_population` of the pool, ``rule``); a refusal says which rule and pool it applied to."""
+    try:
+        return anonymous_population(pool, corrupted, exposed), rule
+    except PrivacyParameterError as exc:
+        raise PrivacyParameterError(f"{rule} with a pool of {pool}, |C| = {corrupted}, |U| = {exposed}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -465,7 +484,7 @@ class PrivacyLedger:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PrivacyLedger":
+    def from_dict(cls, data: dict[str, Any]) -> PrivacyLedger:
         """The ledger of `to_dict`'s output (the priced columns are dropped and recomputed on demand).
 
         Parameters
@@ -503,7 +522,7 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    def from_json(cls, text: str) -> "PrivacyLedger":
+    def from_json(cls, text: str) -> PrivacyLedger:
         """The ledger written by `to_json` (re-validated row by row)."""
         try:
             return cls.from_dict(json.loads(text))

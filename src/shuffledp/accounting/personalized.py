@@ -37,214 +37,46 @@ Feldman, McMillan, Talwar FOCS 2021 / SODA 2023 (clones; not in /work/shared/pap
 from __future__ import annotations
 
 import math
-import numbers
 import sys
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
-from shuffledp._util.validation import check_probability, check_real, check_rtol
-from shuffledp.accounting._rounding import EPS_CEILING, N_MAX, rel_slack, tail_budget
-from shuffledp.accounting.bounds import check_delta, check_n
-from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, count_window, solve_epsilon
-from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError
+from shuffledp._util.validation import check_probability, check_real
 
-#: Randomizer families with a clone capacity.
-FAMILIES = ("binary-rr", "k-rr", "laplace")
-_U = 2.0**-53
-#: Arrays shorter than this are convolved directly (np.convolve), longer ones by FFT.
-_DIRECT = 64
-#: Safety factor of the FFT round-off bound C u log2(N) ||a||_2 ||b||_2.
-_FFT_FACTOR = 10.0
+# re-exported: their public paths were this module's before the validators and the count law moved out
+from shuffledp.accounting._checks import (  # noqa: F401
+    FAMILIES,
+    MAX_BUDGET,
+    MAX_DISTINCT_BUDGETS,
+    MIN_BUDGET,
+    check_budgets,
+    check_delta,
+    check_distinct_budgets,
+    check_family,
+    check_n,
+    check_victim_budget,
+)
+from shuffledp.accounting._checks import check_delta_rtol as _check_common
+from shuffledp.accounting._checks import check_others as _others
+from shuffledp.accounting._checks import real_array as _real_array
+from shuffledp.accounting._count_law import (
+    MAX_COUNT_WIDTH,
+    CountPmf,
+    binomial_count,  # noqa: F401
+    poisson_binomial,
+)
+from shuffledp.accounting._count_law import convolve as _convolve
+from shuffledp.accounting._count_law import grouped_law as _grouped_law
+from shuffledp.accounting._count_law import leave_one_out as _leave_one_out
+from shuffledp.accounting._count_law import tight_window as _tight_window
+from shuffledp.accounting._rounding import EPS_CEILING, UNIT_ROUNDOFF, tail_budget
+from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, solve_epsilon
+from shuffledp.errors import PrivacyParameterError, ShapeError
 
-
-# --------------------------------------------------------------------------- validation
-
-#: Budgets accepted here: the accounting module's eps0 range.  Below 1e-6 the victim's pair
-#: would rest on e^eps - 1 with float64 rounding error above u/eps ~ 2e-10 that the engine does
-#: not charge; above 700, e^eps overflows float64 (math.exp raises above ~709.78).
-MIN_BUDGET = 1e-6
-MAX_BUDGET = 700.0
-#: Widest clone-count law computed (entries, ~20 s of epsilon search at this width); beyond it
-#: (about 10^10 users at clone capacity 1/2) the law is refused rather than allocated.
-MAX_COUNT_WIDTH = 2**20
-
-
-def _real_array(values: Any, name: str, *, bits: bool = False) -> np.ndarray:
-    """``values`` as a float64 array (any shape) of real numbers: strings, and bools unless ``bits``, refused.
-
-    A numpy array is judged by its dtype; anything else element by element (numpy would turn
-    ``[1, True]`` into ``[1, 1]`` and ``[1.0, "2"]`` into strings).
-    """
-    numeric = isinstance(values, np.ndarray) and values.dtype.kind in ("iufb" if bits else "iuf")
-    allowed = (numbers.Real, np.bool_) if bits else numbers.Real
-    refused = () if bits else (bool, np.bool_)
-    try:
-        arr = values if numeric else np.asarray(values, dtype=object)
-        if not numeric:
-            flat = arr.ravel()
-            bad = next((i for i, x in enumerate(flat) if not isinstance(x, allowed) or isinstance(x, refused)), None)
-            if bad is not None:
-                what = "numbers or bools (no strings)" if bits else "numbers only (no bools or strings)"
-                raise PrivacyParameterError(f"{name} must contain {what}, got {flat[bad]!r} at index {bad}")
-        return np.asarray(arr, dtype=np.float64)
-    except (ValueError, TypeError) as exc:
-        if isinstance(exc, PrivacyParameterError):
-            raise
-        raise ShapeError(f"{name} must be an array of numbers, got {values!r:.80}") from None
-
-
-def check_budgets(values: Any, name: str, *, allow_empty: bool = True) -> np.ndarray:
-    """``values`` as a 1-d float array of budgets in [`MIN_BUDGET`, `MAX_BUDGET`] (named errors).
-
-    Parameters
-    ----------
-    values : float or array_like
-        Local budgets eps_i, each a number (no bools or strings) in [1e-6, 700]; a scalar
-        becomes a length-1 array.
-    name : str
-        The parameter name quoted in error messages.
-    allow_empty : bool
-        Whether an empty array is accepted.
-
-    Returns
-    -------
-    numpy.ndarray
-        1-d float64 array of the budgets.
-
-    Raises
-    ------
-    ShapeError
-        If ``values`` has more than one dimension or is ragged.
-    PrivacyParameterError
-        If a budget is not a number, not finite or out of range, or ``values`` is empty
-        and ``allow_empty`` is False.
-
-    Examples
-    --------
-    >>> check_budgets(0.5, "budgets").tolist()
-    [0.5]
-    >>> check_budgets([1.0, 1000.0], "budgets")
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.PrivacyParameterError: budgets must be finite and in [1e-06, 700], got 1000.0 at index 1
-    """
-    arr = _real_array(values, name)
-    scalar = arr.ndim == 0
-    arr = np.atleast_1d(arr)
-    if arr.ndim != 1:
-        raise ShapeError(f"{name} must be a 1-d array of budgets, got shape {arr.shape}")
-    if not allow_empty and arr.size == 0:
-        raise PrivacyParameterError(f"{name} must hold at least one budget, got an empty array")
-    bad = ~(np.isfinite(arr) & (arr >= MIN_BUDGET) & (arr <= MAX_BUDGET))
-    if bad.any():
-        i = int(np.argmax(bad))
-        where = "" if scalar else f" at index {i}"
-        raise PrivacyParameterError(f"{name} must be finite and in [{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {float(arr[i])!r}{where}")
-    return arr
-
-
-def check_victim_budget(victim_eps: Any, plural: str, name: str = "victim_eps") -> float:
-    """The victim's one budget; an array is refused with a pointer to ``plural`` (all victims at once)."""
-    if _real_array(victim_eps, name).ndim != 0:
-        raise ShapeError(f"{name} must be one budget, got {victim_eps!r:.80}; for a bound per user use {plural}")
-    return float(check_budgets(victim_eps, name)[0])
-
-
-def _check_counts(counts: Any, size: int, name: str) -> np.ndarray:
-    """Multiplicities: ``size`` integers >= 0 summing to at most 2^53 - 1 (float64-exact user counts)."""
-    arr = _real_array(counts, name).ravel()
-    if arr.size != size:
-        raise ShapeError(f"{name} must have one count per budget ({size}), got {arr.size}")
-    bad = ~(np.isfinite(arr) & (arr >= 0.0) & (arr == np.round(arr)) & (arr < N_MAX))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise PrivacyParameterError(f"{name} must be integers in [0, 2^53), got {float(arr[i])!r} at index {i}")
-    if math.fsum(arr) >= N_MAX:
-        raise PrivacyParameterError(f"{name} must sum to fewer than 2^53 users (with the victim at most 2^53), got {math.fsum(arr):.6g}")
-    return arr.astype(np.int64)
-
-
-def _others(others_eps: Any, others_counts: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The other users as (budgets, counts): one user per entry of ``others_eps`` unless counts are given."""
-    o = check_budgets(others_eps, "others_eps")
-    if others_counts is None:
-        return o, np.ones(o.size, dtype=np.int64)
-    return o, _check_counts(others_counts, o.size, "others_counts")
-
-
-#: Most distinct budgets priced in one call: each needs its own clone-count law and search (~3 ms).
-MAX_DISTINCT_BUDGETS = 20_000
-
-
-def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets", family: str = "binary-rr") -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values and counts of ``budgets``, refusing more than `MAX_DISTINCT_BUDGETS` values.
-
-    Call it before any work whose result would be lost to the refusal (e.g. before randomizing).
-
-    Raises
-    ------
-    PrivacyParameterError
-        Naming the number of distinct budgets and what to do: round them up to a grid for
-        binary-rr and k-rr (a larger budget never lowers a bound); for laplace, where rounding
-        is not sound, have users pick their budgets from a grid.
-
-    Examples
-    --------
-    >>> check_distinct_budgets(np.array([0.5, 1.0, 0.5]))[1].tolist()
-    [2, 1]
-    """
-    values, counts = np.unique(budgets, return_counts=True)
-    if values.size > MAX_DISTINCT_BUDGETS:
-        raise PrivacyParameterError(
-            f"{name} has {values.size:,} distinct values; at most {MAX_DISTINCT_BUDGETS:,} are priced in one call "
-            "(each needs its own clone-count law): "
-            + ("have the users pick their budgets from a grid (rounding given laplace budgets is not sound: "
-               "a more conservative laplace user can get a worse guarantee)" if family == "laplace" else
-               "round them up to a grid first, e.g. np.ceil(budgets / 0.01) * 0.01 "
-               "(for binary-rr and k-rr a larger budget never lowers a bound)"))
-    return values, counts
-
-
-def check_family(family: str, k: int | None) -> None:
-    """Raise NoCloneBoundError unless ``family`` has a clone bound (and "k-rr" an integer k >= 2).
-
-    Parameters
-    ----------
-    family : str
-        One of `FAMILIES`.
-    k : int or None
-        The alphabet size: an integer >= 2 for "k-rr", None for the other families.
-
-    Raises
-    ------
-    NoCloneBoundError
-        For a family without a clone bound, or "k-rr" without a valid k.
-    PrivacyParameterError
-        For a k given with another family.
-
-    Examples
-    --------
-    >>> check_family("k-rr", 3)
-    >>> check_family("gaussian", None)
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.NoCloneBoundError: family must be one of binary-rr, k-rr, laplace (the families with a clone bound), got 'gaussian'
-    >>> check_family("binary-rr", 3)
-    Traceback (most recent call last):
-    ...
-    shuffledp.errors.PrivacyParameterError: k is only for family 'k-rr', got k=3 with family 'binary-rr'
-    """
-    if not isinstance(family, str) or family not in FAMILIES:
-        raise NoCloneBoundError(f"family must be one of {', '.join(FAMILIES)} (the families with a clone bound), got {family!r}")
-    if family != "k-rr":
-        if k is not None:
-            raise PrivacyParameterError(f"k is only for family 'k-rr', got k={k!r} with family {family!r}")
-        return
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (numbers.Integral, float)) or int(k) != k or k < 2:
-        raise NoCloneBoundError(f"family 'k-rr' needs the alphabet size k, an integer >= 2, got k={k!r}")
+_U = UNIT_ROUNDOFF
 
 
 # --------------------------------------------------------------------------- clone capacity
@@ -308,307 +140,10 @@ def clone_capacity(victim_eps: Any, other_eps: Any, family: str = "binary-rr", k
     return c[0] if scalar else c
 
 
-# --------------------------------------------------------------------------- Poisson-binomial law
-
-
-@dataclass(frozen=True)
-class CountPmf:
-    """A sub-probability vector approximating the law of a count.
-
-    ``pmf[i]`` is within ``rel * pmf[i] + abs_err`` of a sub-probability s(offset + i) <=
-    Pr[C = offset + i]; the exact law puts at most ``missing`` mass beyond s (anywhere).
-
-    Parameters
-    ----------
-    offset : int, >= 0
-        The count of ``pmf[0]``.
-    pmf : numpy.ndarray
-        Approximate probabilities of the counts offset, offset + 1, ...
-    rel : float, >= 0
-        Relative error bound of each entry.
-    abs_err : float, >= 0
-        Absolute error bound of each entry.
-    missing : float, >= 0
-        Mass of the exact law not represented (trimmed edges).
-    mu, var : float
-        Mean and variance of the count (used to place trimming windows).
-
-    References
-    ----------
-    personalized-shuffle-eapes.txt §3 (the count of clones; module docstring, "Computation").
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> c = CountPmf(2, np.array([0.25, 0.75]), 1e-15, 0.0, 0.0)
-    >>> bool(np.allclose(c.err, [0.25e-15, 0.75e-15], rtol=1e-12, atol=0))
-    True
-    """
-
-    offset: int
-    pmf: np.ndarray
-    rel: float
-    abs_err: float
-    missing: float
-    mu: float = 0.0
-    var: float = 0.0
-
-    @property
-    def err(self) -> np.ndarray:
-        """Absolute error bound of each entry."""
-        return self.rel * self.pmf + self.abs_err
-
-_ONE = CountPmf(0, np.ones(1), 0.0, 0.0, 0.0)
-
-
-def _combine_errors(ra, ea, la, rb, eb, lb, round_rel, round_abs):
-    """Error of â*b̂ against a*b: relative parts add (non-negative terms), absolute parts
-    propagate through the L1 norms (<= 1 + size * abs), plus the product's own round-off."""
-    rel = ra + rb + ra * rb + round_rel
-    absolute = ea * (1.0 + rb) * (1.0 + lb * eb) + eb * (1.0 + ra) * (1.0 + la * ea) + round_abs
-    return rel, absolute
-
-
-def _convolve(a: CountPmf, b: CountPmf) -> CountPmf:
-    """a * b with its error bound (module docstring): direct sums of non-negative terms have
-    relative round-off <= (min size + 1) u; the FFT an absolute one, 10 u log2 N ||a||_2 ||b||_2."""
-    size = a.pmf.size + b.pmf.size - 1
-    if min(a.pmf.size, b.pmf.size) <= _DIRECT:
-        out = np.convolve(a.pmf, b.pmf)
-        round_rel, round_abs = (min(a.pmf.size, b.pmf.size) + 1) * _U, 0.0
-    else:
-        nfft = 1 << (size - 1).bit_length()
-        out = np.fft.irfft(np.fft.rfft(a.pmf, nfft) * np.fft.rfft(b.pmf, nfft), nfft)[:size]
-        norms = math.sqrt(float(np.dot(a.pmf, a.pmf)) * float(np.dot(b.pmf, b.pmf)))
-        round_rel, round_abs = 0.0, _FFT_FACTOR * _U * math.log2(nfft) * norms + 1e-300
-    rel, absolute = _combine_errors(a.rel, a.abs_err, a.pmf.size, b.rel, b.abs_err, b.pmf.size, round_rel, round_abs)
-    # true values are >= 0, so clipping only moves toward them
-    return CountPmf(a.offset + b.offset, np.maximum(out, 0.0), rel, absolute, a.missing + b.missing, a.mu + b.mu, a.var + b.var)
-
-
-def _bernstein_radius(var: np.ndarray | float, cut: float) -> np.ndarray | float:
-    """t with 2 exp(-t^2 / (2 (var + t/3))) = cut: a sum of independent Bernoullis with
-    variance ``var`` leaves its mean by >= t with probability <= cut (Bernstein)."""
-    log_term = math.log(2.0 / cut)
-    var = np.asarray(var, dtype=np.float64) * (1.0 + 1e-9) + 1e-12  # float sums of p (1 - p), rounded up
-    return log_term / 3.0 + np.sqrt((log_term / 3.0) ** 2 + 2.0 * var * log_term) + 1.0
-
-
-def _trim(x: CountPmf, cut: float) -> CountPmf:
-    """Keep the counts within the Bernstein radius of the mean; the law outside has mass <= ``cut``."""
-    if cut <= 0.0:
-        return x
-    t = float(_bernstein_radius(x.var, cut))
-    lo = max(0, math.floor(x.mu - t) - x.offset)
-    hi = min(x.pmf.size, math.ceil(x.mu + t) - x.offset + 1)
-    if lo == 0 and hi == x.pmf.size:
-        return x
-    return CountPmf(x.offset + lo, x.pmf[lo:hi].copy(), x.rel, x.abs_err, x.missing + cut, x.mu, x.var)
-
-
-def binomial_count(trials: int, prob: float, cut: float) -> CountPmf:
-    """Binom(trials, prob) on a window holding all but <= ``cut`` of its mass (Boost pmf, rel_slack charged)."""
-    if trials == 0 or prob <= 0.0:
-        return _ONE
-    mu, var = trials * prob, trials * prob * (1.0 - prob)
-    if trials == 1:
-        return CountPmf(0, np.array([1.0 - prob, prob]), _U, 0.0, 0.0, mu, var)
-    lo, hi, tail = count_window(trials, prob, cut / 2.0) if cut > 0.0 else (0, trials, 0.0)
-    pmf = stats.binom.pmf(np.arange(lo, hi + 1, dtype=np.float64), trials, prob)
-    return CountPmf(lo, pmf, rel_slack(trials), 1e-300, tail, mu, var)
-
-
-def _batched_tree(singles: np.ndarray, leaves: list[CountPmf], share: float) -> list[CountPmf]:
-    """Pairwise products of many short leaves, level by level as one (rows, length) array.
-
-    ``singles``: Bernoulli probabilities (one user each); ``leaves``: other short laws.
-    Stops when few rows are left or rows grow long; returns the remaining nodes.
-    """
-    width = max([2] + [leaf.pmf.size for leaf in leaves])
-    rows = np.zeros((singles.size + len(leaves), width))
-    rows[: singles.size, 0] = 1.0 - singles
-    rows[: singles.size, 1] = singles
-    for i, leaf in enumerate(leaves, start=singles.size):
-        rows[i, : leaf.pmf.size] = leaf.pmf
-    offsets = np.array([0] * singles.size + [leaf.offset for leaf in leaves], dtype=np.int64)
-    rel = max([_U] + [leaf.rel for leaf in leaves])
-    abs_err = np.array([0.0] * singles.size + [leaf.abs_err for leaf in leaves])
-    missing = np.array([0.0] * singles.size + [leaf.missing for leaf in leaves])
-    mu = np.concatenate((singles, [leaf.mu for leaf in leaves]))
-    var = np.concatenate((singles * (1.0 - singles), [leaf.var for leaf in leaves]))
-    while rows.shape[0] > 64 and rows.shape[1] <= 2048:
-        if rows.shape[0] % 2:
-            pad = np.zeros((1, rows.shape[1]))
-            pad[0, 0] = 1.0
-            rows = np.vstack((rows, pad))
-            offsets, abs_err, missing = np.append(offsets, 0), np.append(abs_err, 0.0), np.append(missing, 0.0)
-            mu, var = np.append(mu, 0.0), np.append(var, 0.0)
-        a, b = rows[0::2], rows[1::2]
-        length = rows.shape[1]
-        size = 2 * length - 1
-        if length <= 8:
-            out = np.zeros((a.shape[0], size))
-            for j in range(length):
-                out[:, j : j + length] += a[:, j : j + 1] * b
-            round_rel, round_abs = (length + 1) * _U, np.zeros(a.shape[0])
-        else:
-            nfft = 1 << (size - 1).bit_length()
-            out = np.fft.irfft(np.fft.rfft(a, nfft, axis=1) * np.fft.rfft(b, nfft, axis=1), nfft, axis=1)[:, :size]
-            norms = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
-            round_rel, round_abs = 0.0, _FFT_FACTOR * _U * math.log2(nfft) * norms + 1e-300
-        new_rel, new_abs = _combine_errors(rel, abs_err[0::2], length, rel, abs_err[1::2], length, round_rel, round_abs)
-        rows, offsets = np.maximum(out, 0.0), offsets[0::2] + offsets[1::2]
-        rel, abs_err, missing = new_rel, new_abs, missing[0::2] + missing[1::2]
-        mu, var = mu[0::2] + mu[1::2], var[0::2] + var[1::2]
-        if share > 0.0:
-            # every row cut to its Bernstein window (law outside: mass <= share), at a common width
-            t = _bernstein_radius(var, share)
-            lo = np.maximum(np.floor(mu - t).astype(np.int64) - offsets, 0)
-            hi = np.minimum(np.ceil(mu + t).astype(np.int64) - offsets + 1, rows.shape[1])
-            keep = int(np.max(hi - lo))
-            if keep < rows.shape[1]:
-                lo = np.minimum(lo, rows.shape[1] - keep)
-                rows = np.take_along_axis(rows, lo[:, None] + np.arange(keep)[None, :], axis=1)
-                offsets, missing = offsets + lo, missing + share
-    return [CountPmf(int(o), r, rel, float(e), float(m), float(a), float(v)) for o, r, e, m, a, v in zip(offsets, rows, abs_err, missing, mu, var)]
-
-
-def _check_width(probs: np.ndarray, counts: np.ndarray, cut: float) -> None:
-    """Refuse the law of ``counts[j]`` Bernoulli(``probs[j]``) if its Bernstein window would exceed
-    `MAX_COUNT_WIDTH` entries."""
-    var = float(np.sum(counts * probs * (1.0 - probs)))
-    cut = max(cut, 1e-305)
-    width = 2.0 * float(_bernstein_radius(var, cut)) + 1.0
-    if width > MAX_COUNT_WIDTH:
-        log_term = math.log(2.0 / cut)  # the variance whose window is MAX_COUNT_WIDTH wide (_bernstein_radius inverted)
-        var_max = ((MAX_COUNT_WIDTH / 2.0 - 1.0 - log_term / 3.0) ** 2 - (log_term / 3.0) ** 2) / (2.0 * log_term)
-        raise PrivacyParameterError(
-            f"the clone count of these users has variance {var:.4g}: its law would need about {width:.3g} entries, "
-            f"more than MAX_COUNT_WIDTH = {MAX_COUNT_WIDTH:,} (variance at most about {var_max:.3g}, e.g. "
-            f"{4.0 * var_max:.3g} users at clone capacity 1/2)")
-
-
-def poisson_binomial(probs: Any, cut: float = 1e-30, counts: Any = None) -> CountPmf:
-    """Law of a sum of independent Bernoulli(probs), by divide-and-conquer convolution.
-
-    Leaves are grouped by equal probability into binomials; the tree multiplies them
-    pairwise (balanced; many short leaves level by level in one array), trimming edge
-    mass at most ``cut`` in total (charged to ``missing``).
-
-    Parameters
-    ----------
-    probs : array of float in [0, 1]
-        The success probabilities.
-    cut : float, >= 0
-        Total edge mass that may be trimmed.
-    counts : array of int >= 0, optional
-        Number of Bernoullis with each probability (default one each): the law is built
-        from these groups, never one entry per Bernoulli.
-
-    Returns
-    -------
-    CountPmf
-
-    Raises
-    ------
-    PrivacyParameterError
-        For a probability outside [0, 1], ``cut`` outside [0, 1), bad counts (no bools or
-        strings anywhere), or a law wider than `MAX_COUNT_WIDTH` entries.
-
-    Examples
-    --------
-    >>> pb = poisson_binomial([0.5, 0.5, 0.5])
-    >>> pb.offset, [round(float(v), 12) for v in pb.pmf]
-    (0, [0.125, 0.375, 0.375, 0.125])
-    >>> poisson_binomial([0.5], counts=[3]).pmf.size
-    4
-    """
-    p = _real_array(probs, "probs").ravel()
-    if not np.all((p >= 0.0) & (p <= 1.0)):
-        raise PrivacyParameterError(f"probs must lie in [0, 1], got {float(p[~((p >= 0.0) & (p <= 1.0))][0])!r}")
-    cut = check_probability(check_real(cut, "cut"), "cut", open_low=False)
-    m = np.ones(p.size, dtype=np.int64) if counts is None else _check_counts(counts, p.size, "counts")
-    return _grouped_law(p, m, cut)
-
-
-def _grouped_law(p: np.ndarray, m: np.ndarray, cut: float) -> CountPmf:
-    """`poisson_binomial` of validated inputs: ``m[j]`` Bernoullis of probability ``p[j]``."""
-    keep = (p > 0.0) & (m > 0)
-    values, inverse = np.unique(p[keep], return_inverse=True)
-    if values.size == 0:
-        return _ONE
-    counts = np.bincount(inverse.ravel(), weights=m[keep].astype(np.float64)).astype(np.int64)  # sums < 2^53: exact
-    _check_width(values, counts, cut)
-    # every node of the tree is trimmed at most once: 2 * values.size trims in all
-    share = cut / (4.0 * values.size)
-    single = counts == 1
-    nodes = [binomial_count(int(c), float(q), share) for q, c in zip(values[~single], counts[~single])]
-    short = [node for node in nodes if node.pmf.size <= 64]
-    if single.sum() + len(short) > 64:
-        nodes = [node for node in nodes if node.pmf.size > 64] + _batched_tree(values[single], short, share)
-    else:
-        nodes = nodes + [binomial_count(1, float(q), share) for q in values[single]]
-    while len(nodes) > 1:
-        paired = [_trim(_convolve(nodes[i], nodes[i + 1]), share) for i in range(0, len(nodes) - 1, 2)]
-        if len(nodes) % 2:
-            paired.append(nodes[-1])
-        nodes = paired
-    return nodes[0]
-
-
-def _leave_one_out(values: np.ndarray, counts: np.ndarray, cut: float) -> Iterator[CountPmf]:
-    """For each group g in order, the law of the sum over all users but one of group g.
-
-    prefix(g) x suffix(g) x Binom(counts[g] - 1, values[g]), streamed: the suffix products are
-    computed once from the right keeping one per block of ~sqrt(G) groups, then recomputed
-    block by block while the prefix runs forward.  A caller that solves each law and drops
-    it holds O(sqrt(G)) laws instead of 2G, and the results are bit for bit those of keeping
-    every prefix and suffix (the same operations in the same order).
-    """
-    g = values.size
-    _check_width(values, counts, cut)
-    share = cut / (4.0 * max(g, 1))
-    leaves = [binomial_count(int(m), float(q), share) for q, m in zip(values, counts)]
-    block = max(1, math.isqrt(g))
-    ends = set(range(block - 1, g - 1, block)) | {g - 1}  # each block's last group
-
-    def suffixes(last: int, stop: int, start: CountPmf) -> Iterator[tuple[int, CountPmf]]:
-        """(i, product of leaves[i + 1:]) for i = last down to stop, from that of ``last``."""
-        for i in range(last, stop - 1, -1):
-            if i < last:
-                start = _trim(_convolve(start, leaves[i + 1]), share)
-            yield i, start
-
-    checkpoints = {i: s for i, s in suffixes(g - 1, 0, _ONE) if i in ends}
-    prefix = _ONE
-    for first in range(0, g, block):
-        last = min(first + block, g) - 1
-        inside = dict(suffixes(last, first, checkpoints.pop(last)))
-        for i in range(first, last + 1):
-            minus = binomial_count(int(counts[i]) - 1, float(values[i]), share)
-            yield _trim(_convolve(_convolve(prefix, inside.pop(i)), minus), share)
-            if i < g - 1:
-                prefix = _trim(_convolve(prefix, leaves[i]), share)
-
 
 # --------------------------------------------------------------------------- upper bound
 
 
-def _tight_window(x: CountPmf, cut: float) -> CountPmf:
-    """Drop edge entries whose charged mass (value + error bound, summed from each end) is <= cut/2 per side.
-
-    Narrower than the Bernstein window (the divergence is summed over fewer counts); the
-    true mass dropped is at most the charged mass, which is added to ``missing``.
-    """
-    charged = (x.pmf + x.err) * (1.0 + 4.0 * _U)
-    left, right = np.cumsum(charged), np.cumsum(charged[::-1])
-    slack = x.pmf.size * _U  # float cumulative sums
-    lo = int(np.searchsorted(left * (1.0 + slack), cut / 2.0, side="right"))
-    hi = x.pmf.size - int(np.searchsorted(right * (1.0 + slack), cut / 2.0, side="right"))
-    if hi <= lo or (lo == 0 and hi == x.pmf.size):
-        return x
-    dropped = (float(left[lo - 1]) if lo else 0.0) + (float(right[x.pmf.size - hi - 1]) if hi < x.pmf.size else 0.0)
-    return CountPmf(x.offset + lo, x.pmf[lo:hi].copy(), x.rel, x.abs_err, x.missing + dropped * (1.0 + slack), x.mu, x.var)
 
 
 def _count_divergence(victim_eps: float, count: CountPmf) -> PairDivergence:
@@ -622,11 +157,6 @@ def _solve_upper(victim_eps: float, count: CountPmf, delta: float, rtol: float, 
     if guess is None:
         guess = 2.0 * div.pair.w_diff * math.sqrt(2.0 * math.log(1.0 / delta) / max(count.mu, 1.0))
     return solve_epsilon(div.upper, delta, min(cap, EPS_CEILING), guess, rtol, True, cap=cap)
-
-
-def _check_common(delta: Any, rtol: Any) -> tuple[float, float]:
-    """delta in [1e-300, 1) and rtol in [1e-12, 1e-2], both numbers (no bools or strings)."""
-    return check_delta(check_real(delta, "delta")), check_rtol(check_real(rtol, "rtol"))
 
 
 def _clone_count(victim_eps: float, values: np.ndarray, counts: np.ndarray, family: str, k: int | None, cut: float) -> CountPmf:

@@ -6,6 +6,11 @@ n' = |G - C|), and post-computation communication may de-anonymise a further set
 (§5.3: n' = |G - C - U|).  Pass the result as ``n`` to
 `shuffle_epsilon` or
 `local_epsilon`.
+
+**The one rule for n'** (`PrivacyLedger` applies it too, to the pool the victim hides in):
+n' = |G| - |C| - |U|, and counts that leave no anonymous user (|C| + |U| >= |G|) are refused,
+naming them.  The victim is honest and anonymous by assumption, so such counts contradict the
+question asked; answering 1 would silently replace the user's adversary by a weaker one.
 """
 
 from __future__ import annotations

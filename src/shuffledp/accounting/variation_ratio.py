@@ -50,13 +50,11 @@ always, and the bound coincides with the upper bound up to rounding.
 
 from __future__ import annotations
 
-from shuffledp.accounting.bounds import BoundMethod, check_n_delta, register_method
+from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
+from shuffledp.accounting._checks import check_n_delta
+from shuffledp.accounting._rounding import DEFAULT_RTOL
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, pair_epsilon
 from shuffledp.params import VariationRatio
-from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
-
-#: Default relative precision of the returned epsilons.
-DEFAULT_RTOL = 1e-7
 
 
 def variation_ratio_epsilon(
@@ -192,18 +190,6 @@ def hockey_stick_divergence(
     tail_mass = check_probability(tail_mass, "tail_mass")
     return PairDivergence(DominatingPair.from_params(params, n, gamma), tail_mass)(eps)
 
-
-def _upper(params: VariationRatio, n: int, delta: float) -> float:
-    return variation_ratio_epsilon(params, n, delta)
-
-
-def _lower(params: VariationRatio, n: int, delta: float) -> float:
-    return variation_ratio_epsilon_lower(params, n, delta)
-
-
-_REFERENCE = "Wang et al. VLDB 2024; segmented paper Theorem 1, Lemma 3, Proposition 1"
-register_method(BoundMethod("variation-ratio", "upper", False, _upper, _REFERENCE))
-register_method(BoundMethod("variation-ratio-lower", "lower", False, _lower, _REFERENCE))
 
 __all__ = [
     "DEFAULT_RTOL",

@@ -106,6 +106,28 @@ def _integer_text(value: Any) -> Any:
     return value
 
 
+def _real_text(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``check`` of the user's text read as a float (the API takes numbers, never numeric strings); an error
+    quotes the text as typed ('nan', '1e-400'), not the float it was read as."""
+
+    def run(value: Any) -> Any:
+        if not isinstance(value, str):
+            return check(value)
+        try:
+            number = float(value)
+        except ValueError:
+            return check(value)  # not a number: refused, quoting the text
+        try:
+            return check(number)
+        except PrivacyParameterError as exc:
+            message, read = str(exc), f"got {number!r}"
+            if not message.endswith(read):
+                raise
+            raise PrivacyParameterError(message[: -len(read)] + f"got {value!r}") from None
+
+    return run
+
+
 def epsilon_option(name: str, maximum: float | None = None) -> Callable[[Any], Any]:
     """Epsilons >= 2^-52 (and at most ``maximum`` if given)."""
 
@@ -115,11 +137,11 @@ def epsilon_option(name: str, maximum: float | None = None) -> Callable[[Any], A
             raise PrivacyParameterError(f"{name} must be at most {maximum:g}, got {value!r}")
         return number
 
-    return _checked(check)
+    return _checked(_real_text(check))
 
 
 def probability_option(name: str) -> Callable[[Any], Any]:
-    return _checked(lambda v: V.check_probability(v, name))
+    return _checked(_real_text(lambda v: V.check_probability(v, name)))
 
 
 #: The accepted ranges of the options the accounting prices, written as in every error and --help.

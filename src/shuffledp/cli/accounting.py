@@ -19,8 +19,8 @@ import typer
 
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, emit_json, number, status, table
-from shuffledp.errors import PrivacyParameterError, ShuffleDPError
-from shuffledp.params import EPS0_MAX
+from shuffledp.errors import PrivacyParameterError, ShuffleDPError, UnsupportedEventError
+from shuffledp.params import EPS0_MAX, BlanketDecomposition
 
 #: Root-level commands (merged into the ``shuffledp`` app).
 app = typer.Typer()
@@ -80,12 +80,38 @@ def _randomizer(name: str, eps0: float, dim: int) -> Any:
 
 
 def _local_parameters(eps0: float, randomizer: str | None, dim: int):
-    """VariationRatio of ``randomizer`` at local epsilon ``eps0`` (generic eps0-LDP if None)."""
+    """Parameters of ``randomizer`` at local epsilon ``eps0``: its own `BlanketDecomposition`
+    (``amplification_parameters()``), or the generic eps0-LDP `VariationRatio` if None."""
     from shuffledp.params import VariationRatio
 
     if randomizer is None:
         return VariationRatio.from_ldp(eps0)
     return _randomizer(randomizer, eps0, dim).amplification_parameters()
+
+
+#: What priced a bound that takes a randomizer's own `BlanketDecomposition` (the "parameters" column).
+_DECOMPOSITION_SOURCE = {
+    "variation-ratio": "three-class decomposition (own beta, common ratio)",
+    "variation-ratio-closed-form": "generic eps0-LDP (the closed form reads (p, beta, q))",
+}
+
+
+def _bound_source(method: Any, randomizer: str | None, params: Any) -> str:
+    """Which parameters price ``method``: generic eps0, or what of the randomizer's own parameters it uses."""
+    if method.generic_only or randomizer is None:
+        return "generic"
+    if isinstance(params, BlanketDecomposition):
+        if method.kind == "lower":
+            return f"{randomizer}: n/a (no lower bound for a randomizer's own parameters)"
+        return f"{randomizer}: " + _DECOMPOSITION_SOURCE.get(method.name, "its own parameters")
+    return randomizer
+
+
+def _unsupported_is_inf(compute: Callable[[], float]) -> float:
+    try:
+        return compute()
+    except UnsupportedEventError:  # a lower bound for a randomizer's own parameters: none offered
+        return math.inf
 
 
 def _timed(results: dict[str, dict[str, float]], kind: str, name: str, compute: Callable[[], float]) -> float:
@@ -115,9 +141,11 @@ def amplify_cmd(
 ) -> None:
     """Every applicable amplification bound (upper and lower), side by side, with its compute time.
 
-    Generic-only bounds use eps0 alone (valid for any eps0-LDP randomizer); the others
-    use the randomizer's (p, beta, q) parameters when --randomizer is given.  A spinner
-    on stderr (terminals only) shows which bound is being computed when it takes over a second.
+    Generic-only bounds use eps0 alone (valid for any eps0-LDP randomizer); with --randomizer
+    the others use the randomizer's own parameters (the "parameters" column says how: the
+    three-class decomposition with its own beta and common ratio for variation-ratio); no lower
+    bound is offered for them (null in --json).  A spinner on stderr (terminals only) shows which
+    bound is being computed when it takes over a second.
     """
     from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
 
@@ -132,16 +160,15 @@ def amplify_cmd(
         for i, (name, m) in enumerate(methods.items(), start=1):
             spinner.update(f"computing {name} ({i}/{len(methods)}), n={n}")
             kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
-            compute = shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower
-            value = _timed(results, m.kind, name, partial(compute, n, delta, method=name, **kwargs))
-            source = "generic" if m.generic_only or randomizer is None else randomizer
-            rows.append((name, m.kind, source, value, results["seconds"][name]))
+            compute = partial(shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower, n, delta, method=name, **kwargs)
+            value = _timed(results, m.kind, name, compute if m.kind == "upper" else partial(_unsupported_is_inf, compute))
+            rows.append((name, m.kind, _bound_source(m, randomizer, params), value, results["seconds"][name]))
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
         emit_json({"inputs": inputs, **results})
         return
     rows = [
-        (name, kind, source, value if math.isfinite(value) else "n/a (regime)", number(seconds, 3))
+        (name, kind, source, value if math.isfinite(value) else ("n/a" if "n/a" in source else "n/a (regime)"), number(seconds, 3))
         for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", r[3]))
     ]
     table(("method", "kind", "parameters", "epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, delta={delta:g}")

@@ -143,7 +143,16 @@ def _print(report: dict[str, Any]) -> None:
         for p in report["privacy"]
     ]
     table(("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met"), rows)
-    console.print("eps_c: variation-ratio bound with the randomizer's parameters; Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
+    for p in report["privacy"]:
+        check = p.get("check_delta")
+        verdict = (
+            "no independent check for this randomizer"
+            if check is None
+            else f"independent check {'passed' if p['check_passed'] else 'FAILED'}: a discretised lower bound "
+            f"on delta at eps_c is {number(check, 2)} (<= delta {number(p['delta'], 2)})"
+        )
+        console.print(f"{p['name']}: eps_c by the {p['method']}; {verdict}")
+    console.print("eps_c: the bound proven for the randomizer's parameters (docs/which-bound.md); Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
     capped = [p["name"] for p in report["privacy"] if p["local_epsilon_capped"]]
     if capped:
         console.print(

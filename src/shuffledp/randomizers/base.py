@@ -15,7 +15,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_rng
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.domains import Domain
 
 
@@ -109,27 +109,28 @@ class LocalRandomizer(ABC):
         """
         return np.asarray(Y, dtype=np.float64)
 
-    def amplification_parameters(self) -> VariationRatio:
-        """The tightest known (p, beta, q0, q1) for this randomizer (segmented paper, Theorem 1).
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """What this randomizer offers a shuffle: (eps0, beta, common_ratio) of `BlanketDecomposition`.
 
-        p bounds the density ratio between two inputs, beta their total variation
-        distance, q0 and q1 the ratio to a blanket message.  The generic
-        epsilon-LDP parameters p = q = e^epsilon, beta = (e^epsilon - 1)/(e^epsilon + 1)
-        are always valid; subclasses override with tighter ones where the
-        mechanism allows.
+        eps0 bounds the density ratio between two inputs, beta their largest total variation,
+        common_ratio how far the other users' laws cover the victim's common part.  The generic
+        eps0-LDP values (beta = tanh(eps0/2), no common part) are always valid; subclasses
+        override with their own beta and common ratio, each a proven property of the mechanism
+        (checked against exact enumeration by the soundness tests).
 
         Returns
         -------
-        VariationRatio
-            The parameters, for the amplification bounds of `shuffledp.accounting`.
+        BlanketDecomposition
+            For the amplification bounds of `shuffledp.accounting` (docs/which-bound.md).
         """
-        return VariationRatio.from_ldp(self.epsilon)
+        return BlanketDecomposition.from_ldp(self.epsilon)
 
     def shuffle_event(self, n: int, gamma: float = 1.0):
         """The privacy event of one shuffled release of ``n`` reports of this randomizer.
 
         Returns ``shuffledp.accounting.events.ShuffleEvent(self.amplification_parameters(), n, gamma)``,
-        to be priced by an accountant of `shuffledp.accounting.accountants`.  (The events
+        to be priced by an accountant of `shuffledp.accounting.accountants` with the bound proven for
+        these parameters.  (The events
         module is imported on call, so importing the randomizers never loads the accountant.)
         """
         from shuffledp.accounting.events import ShuffleEvent

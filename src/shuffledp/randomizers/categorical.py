@@ -26,7 +26,8 @@ from scipy import stats
 
 from shuffledp._util.validation import check_positive_int, check_probability
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition, VariationRatio
+from shuffledp.randomizers._decomposition import decomposition_from_matrix, matrix_is_small
 from shuffledp.randomizers._sampling import bernoulli, hazard_categorical
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import Categorical, Subsets
@@ -177,10 +178,14 @@ class KRandomizedResponse(DiscreteRandomizer):
         out[np.arange(Y.shape[0]), Y] = (1.0 - self.p_other) / self._gap
         return out
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps; beta = (e^eps - 1)/(e^eps + k - 1), the TV distance of any two rows."""
-        p = math.exp(self.epsilon)
-        return VariationRatio(p=p, beta=self._gap, q0=p, q1=p)
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """beta = (e^eps - 1)/(e^eps + k - 1), the TV distance of any two rows, and common_ratio = 1.
+
+        For inputs x0, x1 the common part is uniform on the other k - 2 categories, each with
+        mass 1/(e^eps + k - 1), which every user's row also gives them: the others cover it
+        fully (the privacy blanket of k-RR).
+        """
+        return BlanketDecomposition(eps0=self.epsilon, beta=self._gap, common_ratio=1.0)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, k={self.k})"
@@ -386,8 +391,8 @@ class SubsetExponential(DiscreteRandomizer):
         Y = self.output_domain.check(Y, name="Y")
         return (Y.astype(np.float64) - self.f) / self._gap
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps and the exact largest TV distance between two inputs.
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """The exact largest TV distance between two inputs, and the common ratio read off the matrix.
 
         TV(x0, x1) = (e^eps - 1) N / Omega, where the number N of outputs z that
         meet x0 and miss x1 is C(k-s, m) - C(k - |x0 ∪ x1|, m), largest for
@@ -396,8 +401,10 @@ class SubsetExponential(DiscreteRandomizer):
         k, s, m, a, r0 = self.k, self.size_in, self.size_out, self._a, self._r0
         r2 = _zero_overlap(k, min(2 * s, k), m)
         beta = (1.0 - a) * (r0 - r2) / (r0 * a + 1.0 - r0)
-        p = 1.0 / a
-        return VariationRatio(p=p, beta=beta, q0=p, q1=p)
+        rows, cols = math.comb(k, s), math.comb(k, m)
+        if k <= MAX_ENUMERATED_ITEMS and matrix_is_small(rows, cols) and rows * cols <= _MAX_TABLE_ENTRIES:
+            return decomposition_from_matrix(self.transition_matrix(), self.epsilon, beta)
+        return BlanketDecomposition(eps0=self.epsilon, beta=beta)  # common ratio: the LDP guarantee only
 
     def __repr__(self) -> str:
         return (

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import special
 
 from shuffledp._util.validation import check_positive_int
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers._total_variation import _FLOAT_SLACK
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
@@ -144,9 +144,8 @@ class PrivHS(LocalRandomizer):
         agree = ranks < K[:, None]
         return np.where(agree, self.bound, -self.bound) * V
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps (the output probabilities A and D = e^{-eps} A are both reachable)
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """eps0 = eps (the output probabilities A and D = e^{-eps} A are both reachable)
         and beta = the exact max TV of `_total_variation`."""
-        p = math.exp(self.epsilon)
         beta = min(_total_variation(self.epsilon, self.dim), math.tanh(self.epsilon / 2.0))
-        return VariationRatio(p=p, beta=beta, q0=p, q1=p)
+        return BlanketDecomposition(eps0=self.epsilon, beta=beta)

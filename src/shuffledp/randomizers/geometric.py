@@ -21,7 +21,8 @@ import numpy as np
 
 from shuffledp._util.validation import as_index_array, check_probability
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
+from shuffledp.randomizers._decomposition import decomposition_from_matrix, matrix_is_small
 from shuffledp.randomizers._sampling import bernoulli, geometric_tail
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import IntegerRange
@@ -159,8 +160,9 @@ class Geometric(DiscreteRandomizer):
         L[:, -1] = -e * (self.high + t + 1 - x[:, 0]) - math.log1p(self.p)
         return L
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps and beta = the exact TV distance of the inputs low and high.
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """beta = the exact TV distance of the inputs low and high; the common ratio read off the matrix
+        when it is small (else e^eps, the LDP guarantee).
 
         TV(x, x + D) = Pr[-D/2 <= N < D/2], i.e. 1 - a^(D/2) for even D and
         1 - 2 a^((D+1)/2)/(1 + a) for odd D; it grows with D, so the range's end
@@ -172,8 +174,11 @@ class Geometric(DiscreteRandomizer):
         else:  # (1 - a^c + a - a^c)/(1 + a) with c = (D+1)/2, via expm1 (no cancellation)
             c = (d + 1) // 2
             beta = (-math.expm1(-c * e_geo) - a * math.expm1(-(c - 1) * e_geo)) / (1.0 + a)
-        e = math.exp(self.epsilon)
-        return VariationRatio(p=e, beta=beta, q0=e, q1=e)
+        if matrix_is_small(self.high - self.low + 1, self.high - self.low + 3):
+            # the clipped table is exact here: its end columns lump tail outputs whose columns are
+            # proportional across inputs, which changes neither TV, common part nor blanket
+            return decomposition_from_matrix(self.transition_matrix(), self.epsilon, beta)
+        return BlanketDecomposition(eps0=self.epsilon, beta=beta)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, low={self.low}, high={self.high})"

@@ -21,7 +21,7 @@ from scipy import special
 
 from shuffledp._util.validation import check_positive_int
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers._total_variation import product_total_variation
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
@@ -110,12 +110,11 @@ class Laplace(LocalRandomizer):
         Y += X
         return Y
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps (the density ratio e^{||x - x'||_1 / b} reaches e^eps at opposite corners)
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """eps0 = eps (the density ratio e^{||x - x'||_1 / b} reaches e^eps at opposite corners)
         and beta from `laplace_total_variation` (below the generic (e^eps - 1)/(e^eps + 1))."""
-        p = math.exp(self.epsilon)
         beta = min(laplace_total_variation(self.epsilon, self.dim), math.tanh(self.epsilon / 2.0))
-        return VariationRatio(p=p, beta=beta, q0=p, q1=p)
+        return BlanketDecomposition(eps0=self.epsilon, beta=beta)
 
 
 def planar_laplace_total_variation(epsilon: float) -> float:
@@ -182,9 +181,8 @@ class PlanarLaplace(LocalRandomizer):
         Y += X
         return Y
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps (ratio e^{eps' ||x - x'||_2}, e^eps at opposite corners); exact beta
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """eps0 = eps (ratio e^{eps' ||x - x'||_2}, e^eps at opposite corners); exact beta
         from `planar_laplace_total_variation`."""
-        p = math.exp(self.epsilon)
         beta = min(planar_laplace_total_variation(self.epsilon), math.tanh(self.epsilon / 2.0))
-        return VariationRatio(p=p, beta=beta, q0=p, q1=p)
+        return BlanketDecomposition(eps0=self.epsilon, beta=beta)

@@ -50,7 +50,7 @@ import numpy as np
 from scipy import optimize, special
 
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box, L2Ball
 
@@ -551,11 +551,15 @@ class MinkowskiResponse(LocalRandomizer):
         complement = _cube_complement if self.norm == "linf" else _lens_complement
         return self.cap_probability * complement(self.radius, self.dim)
 
-    def amplification_parameters(self) -> VariationRatio:
-        """(p, beta, q) with p = q = e^eps (the cap/non-cap density ratio, attained
-        for any pair of inputs since no cap covers another; ``math.inf`` beyond the
-        float range) and beta from `total_variation_bound`, never above the
-        generic eps-LDP beta."""
-        p = math.exp(self.epsilon) if self.epsilon < _LOG_MAX else math.inf
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """eps0 = eps and beta from `total_variation_bound` (never above tanh(eps/2)); of the common
+        part only the LDP guarantee is used (common ratio e^eps: where two caps overlap, the victim's
+        density is e^eps times the floor every input shares).
+
+        Raises
+        ------
+        PrivacyParameterError
+            For eps > 700 (beyond the accountant's range).
+        """
         beta = min(self.total_variation_bound(), math.tanh(self.epsilon / 2.0))
-        return VariationRatio(p=p, beta=beta, q0=p, q1=p)
+        return BlanketDecomposition(eps0=self.epsilon, beta=beta)

@@ -66,7 +66,7 @@ from scipy import optimize, special
 
 from shuffledp._util.validation import as_points
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box, UnitSphere
 
@@ -397,11 +397,10 @@ class _CapRandomizer(LocalRandomizer):
         factor = np.where(Y @ u >= P.gamma, P.p / P.cap_mass, (1.0 - P.p) / (1.0 - P.cap_mass))
         return factor * self._reference_density(Y)
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^{loss} (loss = eps0 + eps1 <= eps) and beta = the exact largest TV, (p - q)/(1 - q)."""
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """eps0 = loss (loss = eps0 + eps1 <= eps) and beta = the exact largest TV, (p - q)/(1 - q)."""
         loss = self.params.privacy_loss
-        e = math.exp(loss)
-        return VariationRatio(p=e, beta=min(self.params.total_variation, math.tanh(loss / 2.0)), q0=e, q1=e)
+        return BlanketDecomposition(eps0=loss, beta=min(self.params.total_variation, math.tanh(loss / 2.0)))
 
 
 class PrivUnit(_CapRandomizer):

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers._total_variation import ternary_product_total_variation
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
@@ -108,15 +108,14 @@ class SquareWave(LocalRandomizer):
         inside = (y >= -b) & (y <= 1.0 + b)
         return np.where(np.abs(y - v) <= b, self.p, self.q) * inside
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps and beta = exact max TV of the d-coordinate product.
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """eps0 = eps and beta = exact max TV of the d-coordinate product.
 
         On one coordinate the density ratio is e^{eps/d}, 1 or e^{-eps/d}, and
         TV(v, v') = (p - q) |[v-b, v+b] \\ [v'-b, v'+b]| = (p - q) min(|v - v'|, 2b),
         largest at v, v' = 0, 1.  The product is handled by
         `._total_variation.ternary_product_total_variation` (opposite corners are worst).
         """
-        p = math.exp(self.epsilon)
         coordinate_tv = (self.p - self.q) * min(1.0, 2.0 * self.half_width)
         tv = ternary_product_total_variation(self.coordinate_epsilon, coordinate_tv, self.dim)
-        return VariationRatio(p=p, beta=min(tv, math.tanh(self.epsilon / 2.0)), q0=p, q1=p)
+        return BlanketDecomposition(eps0=self.epsilon, beta=min(tv, math.tanh(self.epsilon / 2.0)))

@@ -35,7 +35,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_positive_int
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers._total_variation import ternary_product_total_variation
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
@@ -153,8 +153,8 @@ class Staircase(LocalRandomizer):
         """
         return float(self.noise_cdf(self.sensitivity / 2) - self.noise_cdf(-self.sensitivity / 2))
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps and beta = exact max TV of the d-coordinate product.
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """eps0 = eps and beta = exact max TV of the d-coordinate product.
 
         On every coordinate the density ratio between two inputs takes only the
         values e^{-eps/d}, 1, e^{eps/d} (a shift t <= Delta crosses at most one
@@ -162,6 +162,5 @@ class Staircase(LocalRandomizer):
         larger TV is a garbling-superior experiment: opposite corners are worst,
         and `._total_variation.ternary_product_total_variation` sums the trinomial law.
         """
-        p = math.exp(self.epsilon)
         tv = ternary_product_total_variation(self.coordinate_epsilon, self.coordinate_total_variation(), self.dim)
-        return VariationRatio(p=p, beta=min(tv, math.tanh(self.epsilon / 2.0)), q0=p, q1=p)
+        return BlanketDecomposition(eps0=self.epsilon, beta=min(tv, math.tanh(self.epsilon / 2.0)))

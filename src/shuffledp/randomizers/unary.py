@@ -29,7 +29,8 @@ from scipy import stats
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.errors import PrivacyParameterError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition
+from shuffledp.randomizers._decomposition import decomposition_from_matrix, matrix_is_small
 from shuffledp.randomizers._sampling import bernoulli, discard
 from shuffledp.randomizers.base import MAX_DISCRETE_EPSILON, DiscreteRandomizer
 from shuffledp.randomizers.categorical import binary_vectors, check_binary_matrix, check_enumerable, row_codes
@@ -150,10 +151,16 @@ class UnaryEncoding(DiscreteRandomizer):
         Y = check_binary_matrix(Y, self.k)
         return (Y.astype(np.float64) - self.q) / self._gap
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps; beta = p - q, the TV distance of any two inputs (they differ in two bits)."""
-        e = math.exp(self.epsilon)
-        return VariationRatio(p=e, beta=self._gap, q0=e, q1=e)
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """beta = p - q, the TV distance of any two inputs (they differ in two bits), and the common ratio.
+
+        Outputs with both bits x0, x1 set are common to the two inputs at density ratio e^eps above
+        the blanket (every other input clears one of those bits with probability 1 - q), so the
+        common ratio is e^eps for k >= 3 (read off the matrix when it is small).
+        """
+        if matrix_is_small(self.k, 1 << self.k):
+            return decomposition_from_matrix(self.transition_matrix(), self.epsilon, self._gap)
+        return BlanketDecomposition(eps0=self.epsilon, beta=self._gap)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, k={self.k}, variant={self.variant!r})"
@@ -256,16 +263,19 @@ class UnaryRR(DiscreteRandomizer):
         Y = check_binary_matrix(Y, self.k)
         return (Y.sum(axis=1, dtype=np.float64) - self.k * self.flip) / self._gap
 
-    def amplification_parameters(self) -> VariationRatio:
-        """p = q = e^eps; beta = TV(Binomial(k, 1-f), Binomial(k, f)), the inputs 0 and k.
+    def amplification_parameters(self) -> BlanketDecomposition:
+        """beta = TV(Binomial(k, 1-f), Binomial(k, f)), the inputs 0 and k; the common ratio read off the
+        matrix when it is small (else e^eps, the LDP guarantee).
 
         Two inputs d apart differ in d bits whose count of ones is sufficient, so
         their TV is TV(Bin(d, 1-f), Bin(d, f)), largest at d = k.
         """
         j = np.arange(self.k + 1)
         diff = stats.binom.pmf(j, self.k, 1.0 - self.flip) - stats.binom.pmf(j, self.k, self.flip)
-        e = math.exp(self.epsilon)
-        return VariationRatio(p=e, beta=float(diff[diff > 0].sum()), q0=e, q1=e)
+        beta = float(diff[diff > 0].sum())
+        if matrix_is_small(self.k + 1, 1 << self.k):
+            return decomposition_from_matrix(self.transition_matrix(), self.epsilon, beta)
+        return BlanketDecomposition(eps0=self.epsilon, beta=beta)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, k={self.k})"

@@ -13,9 +13,9 @@ from functools import cached_property
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     GEO_SHUFFLE_METHODS,
-    check_delta,
     check_noise_epsilon,
     geo_shuffle_c,
     geo_shuffle_compromised_epsilon,

@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     RR_SHUFFLE_METHODS,
-    _check_rr_p,
-    _rr_local,
-    check_delta,
     rr_shuffle_epsilon,
     rr_shuffle_local_epsilon,
     rr_shuffle_probability,
 )
+from shuffledp.accounting.metric.rr_shuffle import check_rr_p as _check_rr_p
+from shuffledp.accounting.metric.rr_shuffle import rr_local as _rr_local
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.protocols.metric._base import (
     UnaryShuffleProtocol,

@@ -13,12 +13,11 @@ import numbers
 
 import numpy as np
 
-from shuffledp._util.validation import check_positive_int, check_rng
+from shuffledp._util.validation import check_positive_int, check_probability, check_rng
+from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.metric import (
     SGDL_SHUFFLE_METHODS,
-    check_delta,
     check_noise_epsilon,
-    check_probability,
     sgdl_shuffle_c,
     sgdl_shuffle_epsilon,
     sgdl_shuffle_local_epsilon,

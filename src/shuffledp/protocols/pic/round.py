@@ -35,6 +35,7 @@ import numpy as np
 from shuffledp._util.progress import ProgressReporter
 from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
 from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count
+from shuffledp.accounting.release import bound_name
 from shuffledp.errors import DomainError, PrivacyParameterError, ShuffleDPError
 from shuffledp.protocols.pic.bulletin import BulletinBoard, bucket_of
 from shuffledp.protocols.pic.client import Client, ClientPolicy, VerifiedDownloads
@@ -45,7 +46,9 @@ from shuffledp.protocols.pic.messages import GroupParams, Pseudonym, RoundParams
 from shuffledp.protocols.pic.reports import group_randomizer, report_format, report_range
 from shuffledp.protocols.pic.server import Server
 from shuffledp.protocols.pic.shuffler import ADMITTED, Shuffler
+from shuffledp.randomizers import MinkowskiResponse
 from shuffledp.randomizers.registry import make_randomizer
+from shuffledp.shuffle_audit import minkowski_lower_delta
 from shuffledp.tasks import (
     Matching,
     Neighbors,
@@ -67,6 +70,10 @@ ADMISSION_RULE = (
 )
 
 
+#: Largest n' whose independent check runs (the three-cell histogram law has about n'^2 / 2 states).
+_CHECK_MAX_N = 20_000
+
+
 @dataclass
 class GroupPrivacy:
     """The privacy record of one group of one round (plain data; JSON via `to_json`).
@@ -76,9 +83,13 @@ class GroupPrivacy:
     ``corrupted`` = |C| assumed colluding with the server and ``exposure`` = |U| users
     de-anonymised after the computation (§5.3, ``exposure_rule``), the anonymous
     population is ``n_prime = |valid| - |C| - |U|`` (``n_prime_planned`` from the
-    ``threshold`` the local epsilon was calibrated for).  ``epsilon_c`` is the
-    variation-ratio bound with the randomizer's own parameters at ``n_prime`` and
-    ``delta``; ``epsilon_c_pic_eq1`` is PIC Eq. 1 at the same point (None outside its regime).
+    ``threshold`` the local epsilon was calibrated for).  ``epsilon_c`` is the upper
+    bound proven for the randomizer's own parameters at ``n_prime`` and ``delta``, and
+    ``method`` names it (docs/which-bound.md); ``epsilon_c_pic_eq1`` is PIC Eq. 1 at the same
+    point (None outside its regime).  ``check_delta`` is an independent *lower* bound on the
+    true delta at ``epsilon_c`` (Minkowski Response: `shuffle_audit.minkowski_lower_delta`, a
+    discretisation of the real output), so ``check_passed`` = check_delta <= delta says the
+    bound survived a check it could fail; None for other randomizers.
     """
 
     group_id: int
@@ -100,8 +111,10 @@ class GroupPrivacy:
     n_prime: int = 0
     epsilon_c: float = math.inf
     epsilon_c_pic_eq1: float | None = None
-    method: str = "variation-ratio"
+    method: str = ""
     target_met: bool = False
+    check_delta: float | None = None
+    check_passed: bool | None = None
     bucket_bits: int = 0
     smallest_bucket: int | None = None
     n_prime_rule: str = ""
@@ -119,10 +132,15 @@ class GroupPrivacy:
         self.bucket_bits, self.smallest_bucket = bucket_bits, smallest_bucket
         self.n_prime, self.n_prime_rule = anonymous_count(valid, self.corrupted, self.exposure, bucket_bits, smallest_bucket)
         R = make_randomizer(self.randomizer, self.local_epsilon, **self.randomizer_params)
-        self.epsilon_c = shuffle_epsilon(self.n_prime, self.delta, params=R.amplification_parameters())
+        params = R.amplification_parameters()
+        self.method = bound_name(params)
+        self.epsilon_c = shuffle_epsilon(self.n_prime, self.delta, params=params)
         eq1 = shuffle_epsilon(self.n_prime, self.delta, eps0=self.local_epsilon, method="pic-eq1")
         self.epsilon_c_pic_eq1 = eq1 if math.isfinite(eq1) else None
         self.target_met = self.epsilon_c <= self.target_epsilon
+        if isinstance(R, MinkowskiResponse) and math.isfinite(self.epsilon_c) and self.n_prime <= _CHECK_MAX_N:
+            self.check_delta = minkowski_lower_delta(R, self.n_prime, self.epsilon_c)
+            self.check_passed = self.check_delta <= self.delta
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (an infinite epsilon_c is written "inf")."""

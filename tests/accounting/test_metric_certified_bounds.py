@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from shuffledp.accounting import metric as M
+from shuffledp.accounting.metric import rr_shuffle as RR
+from shuffledp.errors import PrivacyParameterError
 from shuffledp.protocols.metric import RRShuffle, SGDLShuffle
 
 
@@ -122,9 +124,9 @@ def test_rr_pair_epsilons_and_blanket_removal(total, p, delta):
     full = 0.0
     for d in range(1, total + 1):
         half = (total + d + 1) // 2
-        cover = max(M._rr_pair_epsilons(0, d, half, p / 2, delta))
+        cover = max(RR._rr_pair_epsilons(0, d, half, p / 2, delta))
         for s_ in range(total - d + 1):
-            up, down = M._rr_pair_epsilons(s_, d, total, p / 2, delta)
+            up, down = RR._rr_pair_epsilons(s_, d, total, p / 2, delta)
             lo_up, hi_up = 0.0, top
             for _ in range(60):  # the up direction alone, by bisection on the hockey-stick divergence
                 mid = 0.5 * (lo_up + hi_up)
@@ -134,7 +136,7 @@ def test_rr_pair_epsilons_and_blanket_removal(total, p, delta):
             assert both - 1e-9 <= max(up, down) <= both + 1e-7
             assert max(up, down) <= cover + 1e-12
             full = max(full, both)
-    assert full - 1e-9 <= M._rr_search(total, p / 2, delta, 0.0, range(1, total + 1)) <= full + 1e-7
+    assert full - 1e-9 <= RR._rr_search(total, p / 2, delta, 0.0, range(1, total + 1)) <= full + 1e-7
 
 
 @pytest.mark.parametrize("total, p, delta", [(20, 0.5, 1e-2), (40, 0.6, 1e-4), (25, 0.9, 1e-3)])
@@ -146,8 +148,8 @@ def test_rr_search_finds_each_distance_worst_sum(total, p, delta):
     inner = 0
     for d in range(1, total):
         by_s = [_pair_epsilon(laws[s_], laws[s_ + d], d, delta, top) for s_ in range(total - d + 1)]
-        start = max(M._rr_pair_epsilons(0, d, total, p / 2, delta))
-        got = M._rr_search(total, p / 2, delta, start, range(d, d + 1))
+        start = max(RR._rr_pair_epsilons(0, d, total, p / 2, delta))
+        got = RR._rr_search(total, p / 2, delta, start, range(d, d + 1))
         assert max(by_s) - 1e-9 <= got <= max(by_s) + 1e-7
         inner += max(by_s) > by_s[0] + 1e-6
     assert inner > 0  # some distance has its worst pair inside: the check has teeth
@@ -182,14 +184,14 @@ def test_rr_certified_property(n, k, p, delta):
 def test_rr_fallback_and_inverse():
     # beyond the exact search: the local epsilon, which is always valid
     assert M.rr_shuffle_epsilon(1e-4, 0.3, 1000, 100) == math.log(1.7 / 0.3)
-    assert M._rr_search_work(1000 * 100) > M._MAX_RR_WORK >= M._rr_search_work(1300)
+    assert RR._rr_search_work(1000 * 100) > RR._MAX_RR_WORK >= RR._rr_search_work(1300)
     # the certified epsilon never increases with p (RR(p') is a post-processing of RR(p) for p' > p)
     values = [M.rr_shuffle_epsilon(1e-4, p, 8, 5) for p in (0.1, 0.2, 0.4, 0.8)]
     assert values == sorted(values, reverse=True)
     # the inverse: smallest p reaching the target
     p = M.rr_shuffle_probability(0.7, 1e-4, 8, 5)
     assert M.rr_shuffle_epsilon(1e-4, p, 8, 5) <= 0.7 < M.rr_shuffle_epsilon(1e-4, p * (1 - 1e-5), 8, 5)
-    with pytest.raises(M.PrivacyParameterError, match="method must be one of certified, theorem-3.1"):
+    with pytest.raises(PrivacyParameterError, match="method must be one of certified, theorem-3.1"):
         M.rr_shuffle_epsilon(1e-4, 0.5, 3, 3, method="theorem-4.1")
     proto = RRShuffle.for_epsilon(0.7, 1e-4, 8, 5)
     assert proto.p == p and proto.epsilon <= 0.7
@@ -306,7 +308,7 @@ def test_sgdl_fallbacks_and_protocol():
     assert M.sgdl_shuffle_epsilon(eps, delta, 100, 1000) == report  # k > 2c: supports of T + D and T part
     assert M.sgdl_shuffle_epsilon(eps, delta, 100, 1000, method="theorem-5.1") == eps
     assert M.sgdl_shuffle_epsilon(1.0, 1e-4, 10, 4, c=0) == M.sgdl_shuffle_report_epsilon(1.0, 10)  # no padding
-    with pytest.raises(M.PrivacyParameterError, match="method must be one of certified, theorem-5.1"):
+    with pytest.raises(PrivacyParameterError, match="method must be one of certified, theorem-5.1"):
         M.sgdl_shuffle_epsilon(eps, delta, 10, 3, method="theorem-3.1")
     proto = SGDLShuffle(1.0, 1e-4, 10, 4, c=20)
     assert proto.width == 4 + 40 and proto.shuffle_epsilon == M.sgdl_shuffle_epsilon(1.0, 1e-4, 10, 4, c=20) < 1.1

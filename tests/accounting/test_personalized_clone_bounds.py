@@ -14,7 +14,7 @@ from shuffledp.accounting import personalized as P
 from shuffledp.accounting.bounds import shuffle_epsilon
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, pair_epsilon
 from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError
-
+from shuffledp.params import VariationRatio
 
 # ----------------------------------------------------------------------------- brute force
 
@@ -85,9 +85,10 @@ def test_lower_bound_is_the_exact_divergence_of_its_pair():
     victim, others, delta = 1.0, [0.5, 1.5, 0.8, 1.1, 2.0, 0.3, 0.9], 0.08
     lower = P.personalized_shuffle_epsilon_lower(victim, others, delta, rtol=1e-6)
     base = [krr_row(e, 2, 0) for e in others]
-    div = lambda eps: max(
-        hockey(multiset_law(base + [krr_row(victim, 2, a)]), multiset_law(base + [krr_row(victim, 2, 1 - a)]), eps) for a in (0, 1)
-    )
+    def div(eps):
+        return max(
+            hockey(multiset_law(base + [krr_row(victim, 2, a)]), multiset_law(base + [krr_row(victim, 2, 1 - a)]), eps) for a in (0, 1)
+        )
     assert div(lower) > delta >= div(lower * (1 + 3e-6))  # the largest grid point above delta
 
 
@@ -199,7 +200,8 @@ def test_capacities():
     ev, eo = 1.5, 0.8
     c = P.clone_capacity(ev, eo, "laplace")
     y = np.linspace(-5, 6, 4001)
-    lap = lambda eps, x: eps / 2 * np.exp(-eps * np.abs(y - x))
+    def lap(eps, x):
+        return eps / 2 * np.exp(-eps * np.abs(y - x))
     worst = min(np.min(lap(eo, x) / lap(ev, x0)) for x in (0.0, 1.0) for x0 in (0.0, 1.0))
     assert c <= worst * (1 + 1e-12) and c >= worst * (1 - 1e-3)
     assert P.clone_capacity(0.5, 0.8, "laplace") == 0.0
@@ -265,10 +267,10 @@ def test_bad_family_and_shapes():
 
 
 def test_from_count_pmf_with_none_weight_equals_engine():
-    # a victim with w_none > 0 (k-RR's variation-ratio pair): the h_s path of from_count_pmf
-    from shuffledp.randomizers import KRandomizedResponse
-
-    pair = DominatingPair.from_params(KRandomizedResponse(1.0, 5).amplification_parameters(), 300)
+    # a victim with w_none > 0 (the engine's pair at 5-RR's own beta -- engine mechanics only: that pair
+    # is no bound for 5-RR, docs/which-bound.md): the h_s path of from_count_pmf
+    e = math.e
+    pair = DominatingPair.from_params(VariationRatio(p=e, beta=(e - 1) / (e + 4), q0=e, q1=e), 300)
     c = np.arange(300.0)
     pmf = stats.binom.pmf(c, 299, pair.rho)
     div = PairDivergence.from_count_pmf(pair, pmf, 1e-13 * pmf, 0, 0.0)

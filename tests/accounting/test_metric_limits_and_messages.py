@@ -1,4 +1,5 @@
-"""Second stranger pass on the metric module (issue 11): tiny RR p, size caps, huge values, messages."""
+"""The metric accounting at the limits of its input: tiny RR p, size caps checked before allocating, huge values,
+and messages that name what was given (found in a second pass as a new user, issue 11)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
+from shuffledp.accounting.metric import rr_shuffle as RR
 from shuffledp.errors import PrivacyParameterError, ShapeError
 from shuffledp.protocols.metric import RRShuffle
 
@@ -195,7 +197,7 @@ def test_rr_fallback_reason_is_consistent_with_the_limit():
         assert not cert.certified and cert.reason.startswith("not attempted")
         cost = float(re.search(r"takes (?:about )?([0-9.,e+]+) multiply-adds", cert.reason).group(1).replace(",", ""))
         limit = float(re.search(r"above the limit ([0-9,]+)", cert.reason).group(1).replace(",", ""))
-        assert cost > limit == M._MAX_RR_WORK
+        assert cost > limit == RR._MAX_RR_WORK
     assert M.rr_shuffle_certificate(1e-4, 0.5, 1, 1335).certified  # the largest n k searched
 
 

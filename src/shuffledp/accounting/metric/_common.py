@@ -1,0 +1,234 @@
+"""Pieces shared by the metric-privacy accounting modules: the noise-epsilon range, certificates, the
+distance and convolution bookkeeping of the certified Geo-Shuffle and SGDL-Shuffle analyses."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from shuffledp._util.validation import check_epsilon, check_positive_int
+from shuffledp.errors import PrivacyParameterError
+
+#: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
+TAIL_RTOL = 1e-20
+
+
+#: Distances d over which Theorem 4.1's maximum is taken by default (Conjecture B.3: d = 1 attains it).
+DEFAULT_MAX_DISTANCE = 50
+#: Largest ``max_distance`` accepted (the maximum over d costs one pmf ratio per unit of distance).
+MAX_DISTANCE = 10_000
+
+
+#: Largest noise epsilon (Geo-Shuffle's eps_geo, SGDL-Shuffle's eps) accepted: the noise parameter e^-eps is then
+#: 3.7e-44, so a report is noiseless with probability 1 - 1e-43 (a guarantee of e^100 per unit distance is none),
+#: and e^-2 eps stays a normal float64.  Beyond about 745, e^-eps is 0 in float64.
+MAX_EPSILON = 100.0
+
+
+def check_noise_epsilon(value: Any, name: str) -> float:
+    """``value`` (a real number, not a string) as a float in [2^-52, MAX_EPSILON] (a metric protocol's noise
+    epsilon), else PrivacyParameterError.
+
+    Examples
+    --------
+    >>> check_noise_epsilon(0.5, "eps_geo")
+    0.5
+    >>> check_noise_epsilon(800, "eps_geo")
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyParameterError: eps_geo must be at most 100 (MAX_EPSILON: beyond it the noise e^-eps_geo vanishes), got 800
+    """
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
+        raise PrivacyParameterError(f"{name} must be a number in (0, {MAX_EPSILON:g}], got {value!r}")
+    number = check_epsilon(value, name)
+    if number > MAX_EPSILON:
+        raise PrivacyParameterError(
+            f"{name} must be at most {MAX_EPSILON:g} (MAX_EPSILON: beyond it the noise e^-{name} vanishes), got {value!r}"
+        )
+    return number
+
+
+def no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str) -> str:
+    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf, or genuinely none."""
+    nonzero = np.flatnonzero(pmf > 0.0)
+    reach = int(nonzero[-1] - nonzero[0]) // 2 if nonzero.size else 0
+    if largest_shift > reach:
+        return (
+            f"no epsilon below {bound} certified: T's pmf underflows float64 beyond |t| = {reach} < n k = {largest_shift}, "
+            "and the loss there counts as infinite (conservative)"
+        )
+    return f"no epsilon below {bound} meets delta at every sum distance"
+
+
+class CertifiedEpsilon(NamedTuple):
+    """A certified epsilon with where it comes from (returned by `geo_shuffle_certificate`,
+    `sgdl_shuffle_certificate` and `rr_shuffle_certificate`).
+
+    ``certified`` is True when the shuffle analysis itself gave ``epsilon``; False when ``epsilon`` is the
+    fallback bound (the per-report / local epsilon, valid for every pair of datasets too) and ``reason`` says why
+    the shuffle analysis was not used (not attempted, or it certified nothing smaller).
+    """
+
+    epsilon: float
+    certified: bool
+    reason: str
+
+
+def check_method(method: str, allowed: tuple[str, ...]) -> str:
+    if method not in allowed:
+        raise PrivacyParameterError(f"method must be one of {', '.join(allowed)}, got {method!r}")
+    return method
+
+
+# --- Geo-Shuffle (§4, Proposition 2, Theorem 4.1, Proposition 5) ----------------------------------------
+
+
+def tail_share(delta: float, n: int) -> float:
+    """1 - (1 - delta)^(1/n), without cancellation."""
+    return -math.expm1(math.log1p(-delta) / n)
+
+
+# --- Geo-Shuffle, certified: the privacy-conservative reading of Theorem 4.1 ------------------------------
+#
+# Definition 4 compares *every* pair of datasets, with one delta for every distance d = sum_i |x_i - x'_i|,
+# and values lie in {0..k}, so sums differ by D = 1..n k.  Theorem 4.1 bounds the loss only on a window
+# around the midpoint of the two sums; SGDL(n, e^-eps_geo) has tails of rate eps_geo, so at large D the
+# needed eps tends to eps_geo (n = 100, eps_geo = 0.2: 0.032 at D = 1, 0.104 at D = 1000, 0.171 at
+# D = 10^4 for the untruncated sum).  And Proposition 3 needs the mechanism *conditioned* on nobody
+# truncating: there the noise is T = the sum of n discrete Laplace draws conditioned on [-c, c], whose
+# support [-nc, nc] makes the release distinguishable outright once D > 2 n c.  What holds:
+#   * always: (eps_geo, 0) (every report is post-processing of eps_geo-d_R-private noise; Proposition 5);
+#   * at sum distance D: (eps, delta_1 + Pr[H] D_{e^(eps D)}(T + D || T)), delta_1 = 1 - Pr[H]
+#     (Proposition 3 with the conditioned mechanism; H = every |N_i| <= c, independent of the data).
+# The certified epsilon is the smallest eps <= eps_geo meeting delta at every D = 1..n k, else eps_geo.
+
+#: Most multiply-adds spent convolving T (beyond it the certificate is not attempted: eps_geo is returned, and
+#: `geo_shuffle_conditioned_noise` / `sgdl_shuffle_conditioned_noise` refuse).
+MAX_CONVOLUTION_WORK = 4e8
+
+
+def convolution_work(c: int, n: int) -> float:
+    """Multiply-adds (an upper estimate) of convolving n copies of a pmf on [-c, c]: 2 (c + 1)^2 n^2."""
+    return 2.0 * (c + 1) ** 2 * float(n) * float(n)
+
+
+#: Most (shift, outcome) cells of the divergence search over D = 1..n k (n k (2 n c + 1); about 3 s).
+MAX_SHIFT_CELLS = 3e7
+
+
+def too_costly(c: int, n: int, k: int, fallback: str) -> str | None:
+    """Why the certificate is not attempted (convolution or shift search beyond its limit), or None."""
+    work = convolution_work(c, n)
+    if work > MAX_CONVOLUTION_WORK:
+        return (
+            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
+            f"multiply-adds, above the limit {MAX_CONVOLUTION_WORK:.3g}: {fallback}"
+        )
+    cells = float(n) * k * (2.0 * n * c + 1.0)
+    if cells > MAX_SHIFT_CELLS:
+        return (
+            f"not attempted: the divergence search over D = 1..n k takes n k (2 n c + 1) = {cells:.3g} cells (n={n}, k={k}, "
+            f"c={c}), above the limit {MAX_SHIFT_CELLS:.3g}: {fallback}"
+        )
+    return None
+
+
+def check_convolution_size(c: int, n: int) -> None:
+    work = convolution_work(c, n)
+    if work > MAX_CONVOLUTION_WORK:
+        raise PrivacyParameterError(
+            f"the conditioned noise of n={n} users on [-c, c], c={c}, costs 2 (c+1)^2 n^2 = {work:.3g} multiply-adds, "
+            f"above the limit {MAX_CONVOLUTION_WORK:.3g}: use a smaller n or c"
+        )
+
+
+#: Relative slack on T's pmf (direct convolution of positive terms; rounding is far below this).
+PMF_SLACK = 1e-9
+
+
+def shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, budget: float) -> np.ndarray:
+    """For each D in ``shifts``: the smallest eps with sum_t max(0, upper(t) - e^(eps D) lower(t - D)) <= budget.
+
+    ``upper``/``lower`` bound one pmf on the same support from above/below.  Sorting the outcomes by their
+    loss ln(upper(t) / lower(t - D)) / D makes the divergence A_i - e^(eps D) B_i on each stretch between
+    two losses; the root is taken on the stretch where the divergence crosses the budget.  +inf when even
+    the outcomes with lower(t - D) = 0 carry more than the budget.
+    """
+    size = upper.size
+    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+    out = np.empty(shifts.size)
+    rows = max(1, 2_000_000 // size)
+    for start in range(0, shifts.size, rows):
+        d = shifts[start : start + rows]
+        shifted = windows[padded.size - size - d]  # lower(t - D) aligned with upper(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = (np.log(upper)[None, :] - np.log(shifted)) / d[:, None]
+        loss = np.where(upper[None, :] > 0.0, loss, -np.inf)
+        order = np.argsort(-loss, axis=1)
+        loss = np.take_along_axis(loss, order, axis=1)
+        a = np.cumsum(np.take_along_axis(np.broadcast_to(upper, shifted.shape), order, axis=1), axis=1)
+        b = np.cumsum(np.take_along_axis(shifted, order, axis=1), axis=1)
+        below = np.concatenate([loss[:, 1:], np.full((d.size, 1), -np.inf)], axis=1)  # next loss down
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            root = np.where(a > budget, np.log((a - budget) / b) / d[:, None], -np.inf)
+        root = np.where(np.isnan(root), np.inf, root)
+        # on stretch i (eps between below_i and loss_i) the divergence is within budget iff eps >= root_i
+        feasible = root <= loss
+        candidate = np.where(feasible, np.maximum(root, below), np.inf)
+        out[start : start + d.size] = np.maximum(np.minimum(candidate.min(axis=1), loss[:, 0]), 0.0)
+    return out
+
+
+def shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.ndarray:
+    """sum_t max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``shifts`` (the check of `shift_epsilons`)."""
+    size = upper.size
+    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+    out = np.empty(shifts.size)
+    rows = max(1, 2_000_000 // size)
+    for start in range(0, shifts.size, rows):
+        d = shifts[start : start + rows]
+        scaled = np.exp(epsilon * d)[:, None] * windows[padded.size - size - d]
+        out[start : start + d.size] = np.maximum(upper[None, :] - scaled, 0.0).sum(axis=1)
+    return out
+
+
+def distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.ndarray:
+    """ln g(center, d) / d: g = max(h, 1/h), h = pmf(floor(center - d/2)) / pmf(floor(center + d/2)) (Eq. 45-48)."""
+    a = np.abs(np.floor(center - distances / 2.0)).astype(np.int64)
+    b = np.abs(np.floor(center + distances / 2.0)).astype(np.int64)
+    logs = log_pmf_at(np.concatenate([a, b]))
+    return np.abs(logs[: a.size] - logs[a.size :]) / distances
+
+
+def distances(max_distance: int) -> np.ndarray:
+    """d = 1..max_distance; at most `MAX_DISTANCE` (about 2 s at the costliest n, 4096; Conjecture B.3 puts the
+    maximum at d = 1 and the exceptions found sit at single-digit d)."""
+    return np.arange(1, check_positive_int(max_distance, "max_distance", maximum=MAX_DISTANCE) + 1, dtype=np.float64)
+
+
+__all__ = [
+    "CertifiedEpsilon",
+    "DEFAULT_MAX_DISTANCE",
+    "MAX_CONVOLUTION_WORK",
+    "MAX_DISTANCE",
+    "MAX_EPSILON",
+    "MAX_SHIFT_CELLS",
+    "PMF_SLACK",
+    "TAIL_RTOL",
+    "check_convolution_size",
+    "check_method",
+    "check_noise_epsilon",
+    "convolution_work",
+    "distance_epsilons",
+    "distances",
+    "no_smaller_reason",
+    "shift_divergences",
+    "shift_epsilons",
+    "tail_share",
+    "too_costly",
+]
