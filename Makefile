@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	COLUMNS=120 $(PY) -m shuffledp demo
 	COLUMNS=120 $(PY) -m shuffledp pic simulate --dataset gmission --instance 0 --task min-weight --randomizer minkowski --epsilon-c 1 --out results/pic
 	COLUMNS=120 $(PY) -m shuffledp reproduce --quick --out results
 
@@ -41,6 +42,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_segmented.py
 	$(PY) benchmarks/bench_metric.py
 	$(PY) benchmarks/bench_personalized.py
+	$(PY) benchmarks/bench_matching_scale.py
+	$(PY) benchmarks/load_pic_service.py --users 8000 --clients 200
+	$(PY) benchmarks/load_pic_service.py --users 50000 --clients 200 --round --name load_pic_service_50k
 
 bench-record: $(STAMP)
 	SHUFFLEDP_BENCH_RECORD=1 $(MAKE) bench

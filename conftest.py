@@ -3,4 +3,4 @@
 Modules that run something when imported are not collected.
 """
 
-collect_ignore = ["src/shuffledp/__main__.py"]
+collect_ignore = ["src/shuffledp/__main__.py", "src/shuffledp/service/migrations"]

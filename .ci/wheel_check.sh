@@ -20,6 +20,10 @@ wheel_files=$("$py" -m zipfile -l "$wheel")
 sdist_files=$(tar -tzf "$sdist")
 grep -q "shuffledp/py.typed" <<<"$wheel_files" || { echo "py.typed missing from $wheel"; exit 1; }
 grep -q "src/shuffledp/py.typed" <<<"$sdist_files" || { echo "py.typed missing from $sdist"; exit 1; }
+# the PIC services' viewer templates and Alembic migrations (read at run time, not imported by name)
+for f in shuffledp/service/templates/round.html shuffledp/service/migrations/env.py shuffledp/service/migrations/versions/0001_initial.py; do
+  grep -q "$f" <<<"$wheel_files" || { echo "$f missing from $wheel"; exit 1; }
+done
 
 echo "wheel_check: installing $(basename "$wheel") into a clean virtual environment"
 "$py" -m venv "$work/venv"
@@ -36,5 +40,6 @@ installed=$("$work/venv/bin/python" -c "import shuffledp, pathlib; print(pathlib
 case "$installed" in "$work/venv/"*) ;; *) echo "shuffledp imported from $installed, not the wheel"; exit 1;; esac
 "$work/venv/bin/shuffledp" --version
 "$work/venv/bin/shuffledp" --help >/dev/null
+"$work/venv/bin/shuffledp" serve --help >/dev/null
 "$work/venv/bin/python" "$work/tour.py"
 echo "wheel_check: ok ($(basename "$wheel"), $(basename "$sdist"))"

@@ -229,3 +229,49 @@ def test_radius_matching_at_scale_is_valid_and_maximal():
     free_a, free_b = A[m.partner_a == NO_MATCH], B[m.partner_b == NO_MATCH]
     assert len(free_a) > 0
     assert cKDTree(free_a).count_neighbors(cKDTree(free_b), r) == 0
+
+
+# ---------------------------------------------------------------- scale: sparse and blocked methods (issue 18)
+@pytest.mark.parametrize("method", ["sparse", "blocked"])
+@pytest.mark.parametrize("sizes", [(300, 200), (200, 300), (250, 250)])
+def test_large_group_methods_return_a_full_matching_near_the_dense_optimum(method, sizes, monkeypatch):
+    import shuffledp.tasks.matching as M
+
+    monkeypatch.setattr(M, "BLOCK_SIZE", 60)  # several leaves and passes at this size
+    rng = np.random.default_rng(sum(sizes))
+    A, B = rng.uniform(-1, 1, (sizes[0], 2)), rng.uniform(-1, 1, (sizes[1], 2))
+    dense = M.min_weight_matching(A, B, method="dense")
+    got = M.min_weight_matching(A, B, method=method, candidates=6)
+    assert got.size == min(sizes)
+    assert np.unique(got.partner_a[got.partner_a >= 0]).size == got.size
+    from shuffledp.tasks import travel_cost
+
+    ratio = travel_cost(got, A, B) / travel_cost(dense, A, B)
+    assert 1.0 - 1e-12 <= ratio < 1.25
+
+
+@pytest.mark.parametrize("method", ["sparse", "blocked"])
+def test_large_group_methods_are_permutation_equivariant(method, monkeypatch):
+    import shuffledp.tasks.matching as M
+
+    monkeypatch.setattr(M, "BLOCK_SIZE", 50)
+    rng = np.random.default_rng(3)
+    A, B = rng.uniform(-1, 1, (120, 2)), rng.uniform(-1, 1, (90, 2))
+    pa, pb = rng.permutation(120), rng.permutation(90)
+    m = M.min_weight_matching(A, B, method=method)
+    q = M.min_weight_matching(A[pa], B[pb], method=method)
+    inv_b = np.argsort(pb)
+    expected = np.where(m.partner_a[pa] >= 0, inv_b[np.maximum(m.partner_a[pa], 0)], m.partner_a[pa])
+    assert np.array_equal(q.partner_a, expected)
+
+
+def test_auto_switches_to_blocked_above_the_dense_cap(monkeypatch):
+    import shuffledp.tasks.matching as M
+
+    monkeypatch.setattr(M, "DENSE_MAX_PAIRS", 100)
+    monkeypatch.setattr(M, "BLOCK_SIZE", 40)
+    rng = np.random.default_rng(4)
+    A, B = rng.uniform(-1, 1, (80, 2)), rng.uniform(-1, 1, (80, 2))
+    assert M.min_weight_matching(A, B).size == 80
+    with pytest.raises(ShapeError):
+        M.min_weight_matching(A, B, method="greedy")

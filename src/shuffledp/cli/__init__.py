@@ -5,7 +5,8 @@ One module per command group, each importing only the library's public modules:
 * `shuffledp.cli.accounting` -- ``amplify``, ``compose``, ``local-budget``;
 * `shuffledp.cli.experiment` -- ``experiment list|run`` and ``reproduce``;
 * `shuffledp.cli.pic`, `shuffledp.cli.segmented`, `shuffledp.cli.metric`,
-  `shuffledp.cli.personalized` -- the protocols of the papers.
+  `shuffledp.cli.personalized` -- the protocols of the papers;
+* `shuffledp.cli.serve` -- ``serve`` (the PIC services), `shuffledp.cli.demo` -- ``demo`` (a round over HTTP).
 
 Every option value is validated when it is parsed (`shuffledp.cli._support`), under the
 option's name and in the words of the library's own validators; bad values and library
@@ -22,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from shuffledp.cli import accounting, experiment, metric, personalized, pic, segmented
+from shuffledp.cli import accounting, demo, experiment, metric, personalized, pic, segmented, serve
 from shuffledp.cli._support import OneLineGroup
 
 __all__ = ["app", "main"]
@@ -44,6 +45,8 @@ app.add_typer(metric.app, name="metric")
 app.add_typer(personalized.app, name="personalized")
 app.add_typer(experiment.app)  # reproduce
 app.add_typer(accounting.app)  # amplify, local-budget, compose
+app.add_typer(serve.app)  # serve
+app.add_typer(demo.app)  # demo
 
 
 @app.callback()

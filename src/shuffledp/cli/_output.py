@@ -27,7 +27,7 @@ from rich.table import Table
 
 from shuffledp._util.progress import DelayedStatus, ProgressReporter
 
-__all__ = ["INFINITY", "console", "emit_json", "json_text", "json_value", "number", "progress", "status", "table"]
+__all__ = ["INFINITY", "PhaseProgress", "console", "emit_json", "json_text", "json_value", "number", "progress", "status", "table"]
 
 #: How infinity is written in every command's JSON.
 INFINITY = "inf"
@@ -120,3 +120,39 @@ def status(message: str) -> DelayedStatus:
 def progress() -> ProgressReporter:
     """Progress bars on stderr (terminals only)."""
     return ProgressReporter()
+
+
+class PhaseProgress:
+    """Progress of a multi-phase job on stderr: a bar per phase on a terminal, one line per phase otherwise.
+
+    Call it as ``note(phase, done, total)``; the bar of a phase advances, a new phase starts a new bar.
+    """
+
+    def __init__(self) -> None:
+        from rich.console import Console as _Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = _Console(stderr=True)
+        self.live = self.console.is_terminal
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             console=self.console, transient=False) if self.live else None  # fmt: skip
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> PhaseProgress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self._bar is None:
+            if phase not in self._tasks or done == total:
+                self._tasks.setdefault(phase, None)
+                self.console.print(f"{phase}: {done}/{total}")
+            return
+        if phase not in self._tasks:
+            self._tasks[phase] = self._bar.add_task(phase, total=total)
+        self._bar.update(self._tasks[phase], completed=done, total=total)

@@ -93,6 +93,21 @@ def _open_all(
     return plaintexts, rejected
 
 
+def _seal_all(
+    params: RoundParams, group_id: int, pseudonyms: Sequence[Pseudonym], outputs: Sequence[bytes]
+) -> tuple[list[BoardEntry], np.ndarray]:
+    """Seal each output to its pseudonym; returns the entries and which pseudonyms could receive one."""
+    entries, ok = [], np.ones(len(outputs), dtype=bool)
+    for i, (p, y) in enumerate(zip(pseudonyms, outputs, strict=True)):
+        try:
+            entries.append(BoardEntry.seal(params, group_id, p, y))
+        except EnvelopeSizeError:
+            raise  # a bug of ours, not the user's key: never hide it as an exclusion
+        except CryptoError:
+            ok[i] = False
+    return entries, ok
+
+
 _WORKER: dict[str, object] = {}
 #: Fewest envelopes worth spreading over worker processes (below it, start-up costs more than it saves).
 PARALLEL_MIN = 2000
@@ -133,15 +148,19 @@ class Server:
         bucket_bits: int = 0,
         min_bucket_size: int = 1,
         workers: int = 1,
+        kem: KemKeyPair | None = None,
+        round_id: bytes | None = None,
     ) -> None:
-        self._kem = KemKeyPair.generate(suite)
+        """``kem`` and ``round_id`` restore a round a service stored (same key, same id: the same signed
+        parameters, since Ed25519 signatures are deterministic); None draws fresh ones (§8)."""
+        self._kem = kem if kem is not None else KemKeyPair.generate(suite)
         self.identity = identity or SigningIdentity.ephemeral()
         self.task = task
         groups = tuple(groups)
         if output_payload_size is None:
             output_payload_size = output_size(suite, groups[0].report, task.k)
         self.params = RoundParams(
-            new_round_id(), suite, self._kem.public_key, self.identity.verify_key, groups,
+            round_id if round_id is not None else new_round_id(), suite, self._kem.public_key, self.identity.verify_key, groups,
             output_payload_size, post_payload_size, shuffler[0], shuffler[1], task.to_json(),
             bucket_bits, min_bucket_size,
         )  # fmt: skip
@@ -204,6 +223,10 @@ class Server:
             parts = list(pool.map(_worker_open, [group_id] * len(chunks), chunks))
         return [p for part, _ in parts for p in part], sum((r for _, r in parts), Counter())
 
+    def _seal(self, group_id: int, pseudonyms: Sequence[Pseudonym], outputs: Sequence[bytes]) -> tuple[list[BoardEntry], np.ndarray]:
+        """Board sealing of one group (in process; a service may route it elsewhere, `shuffledp.service.scale`)."""
+        return _seal_all(self.params, group_id, pseudonyms, outputs)
+
     def decrypt(self, group_id: int, envelopes: Sequence[bytes]) -> GroupDecryption:
         """Step 4 for one group: decrypt and validate inner envelopes (module docstring).
 
@@ -256,14 +279,8 @@ class Server:
             self.timings["task_s"] = time.perf_counter() - start
             entries, unusable = [], {}
             for g, ys in zip(ids, outputs, strict=True):
-                ok = np.ones(len(ys), dtype=bool)
-                for i, (p, y) in enumerate(zip(decrypted[g].pseudonyms, ys, strict=True)):
-                    try:
-                        entries.append(BoardEntry.seal(self.params, g, p, y.tobytes()))
-                    except EnvelopeSizeError:
-                        raise  # a bug of ours, not the user's key: never hide it as an exclusion
-                    except CryptoError:
-                        ok[i] = False
+                sealed, ok = self._seal(g, decrypted[g].pseudonyms, [y.tobytes() for y in ys])
+                entries += sealed
                 unusable[g] = ok
             if all(ok.all() for ok in unusable.values()):
                 break

@@ -95,13 +95,15 @@ class Shuffler:
         suite: str = "x25519",
         identity: SigningIdentity | None = None,
         enrolment: Enrolment | None = None,
+        kem: KemKeyPair | None = None,
     ) -> None:
         """``server_key``: the server identity this shuffler trusts; ``identity``: its own long-term key
-        (ephemeral if None); ``enrolment``: who may submit (shared across rounds)."""
+        (ephemeral if None); ``enrolment``: who may submit (shared across rounds); ``kem``: the round's
+        KEM key when a service restarts a round it stored (fresh if None: one key per round, §8)."""
         self.server_key = server_key
         self.identity = identity or SigningIdentity.ephemeral()
         self.enrolment = enrolment if enrolment is not None else Enrolment()
-        self._kem = KemKeyPair.generate(suite)  # fresh for the round (§8)
+        self._kem = kem if kem is not None else KemKeyPair.generate(suite)  # fresh for the round (§8)
         self.params: RoundParams | None = None
         self.rejected: Counter[str] = Counter()
 
@@ -138,8 +140,12 @@ class Shuffler:
         self.rejected[reason] += 1
         return MessageFormatError(reason, message)
 
-    def submit(self, submission: bytes) -> str:
-        """Admit one submission; returns "admitted", or "duplicate" for an idempotent resend."""
+    def submit(self, submission: bytes, opened: tuple[bytes, bytes, bytes] | None = None) -> str:
+        """Admit one submission; returns "admitted", or "duplicate" for an idempotent resend.
+
+        ``opened`` is ``Submission.open``'s result when this shuffler's own key already opened the
+        envelope elsewhere (a service's bulk unwrap on worker processes); None opens it here.
+        """
         params = self._round()
         try:
             sub = Submission.from_bytes(as_bytes(submission, "submission"), params)
@@ -149,7 +155,7 @@ class Shuffler:
         if g in self._released:
             raise self._refuse("closed", f"group {g} was already released; submission refused")
         try:
-            credential, submission_id, inner = sub.open(params, self._kem)
+            credential, submission_id, inner = opened if opened is not None else sub.open(params, self._kem)
         except (CryptoError, MessageFormatError):
             raise self._refuse(
                 "decrypt", "submission does not open: tampered, or sealed for another key, group or parameter set"
