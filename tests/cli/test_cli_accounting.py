@@ -7,10 +7,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from shuffledp import cli
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
 from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
 from shuffledp.accounting.inverse import local_epsilon
+from shuffledp.cli import _output as cli_output
 from shuffledp.cli import app
 from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.registry import make_randomizer
@@ -74,7 +74,7 @@ def test_amplify_with_a_randomizer_uses_its_parameters(monkeypatch):
     )
     # no lower bound is offered for a randomizer's own parameters
     assert payload["lower"] == {"variation-ratio-lower": None}
-    monkeypatch.setattr(cli, "console", Console(width=300))  # one line per row
+    monkeypatch.setattr(cli_output, "console", Console(width=300))  # one line per row (table() prints through it)
     table = run_cli("amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2")
     assert table.exit_code == 0, table.stderr
     assert "minkowski: three-class decomposition (own beta, common ratio)" in table.output

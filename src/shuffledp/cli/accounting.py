@@ -179,14 +179,16 @@ def _bound_source(method: Any, randomizer: str | None, params: Any) -> str:
     return randomizer
 
 
-def _unsupported_is_inf(compute: Callable[[], float]) -> float:
+def _unsupported_is_none(compute: Callable[[], float]) -> float | None:
+    """The bound, or None where none is offered (a lower bound for a randomizer's own parameters):
+    null in --json, which means "does not apply" (cli/_output.py), unlike "inf"."""
     try:
         return compute()
-    except UnsupportedEventError:  # a lower bound for a randomizer's own parameters: none offered
-        return math.inf
+    except UnsupportedEventError:
+        return None
 
 
-def _timed(results: dict[str, dict[str, float]], kind: str, name: str, compute: Callable[[], float]) -> float:
+def _timed(results: dict[str, dict[str, float | None]], kind: str, name: str, compute: Callable[[], float | None]) -> float | None:
     start = time.perf_counter()
     value = compute()
     results[kind][name] = value
@@ -233,15 +235,15 @@ def amplify_cmd(
             spinner.update(f"computing {name} ({i}/{len(methods)}), n={n}")
             kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
             compute = partial(shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower, n, delta, method=name, **kwargs)
-            value = _timed(results, m.kind, name, compute if m.kind == "upper" else partial(_unsupported_is_inf, compute))
+            value = _timed(results, m.kind, name, compute if m.kind == "upper" else partial(_unsupported_is_none, compute))
             rows.append((name, m.kind, _bound_source(m, randomizer, params), value, results["seconds"][name]))
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
         emit_json({"inputs": inputs, **results})
         return
     rows = [
-        (name, kind, source, value if math.isfinite(value) else ("n/a" if "n/a" in source else "n/a (regime)"), number(seconds, 3))
-        for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", r[3]))
+        (name, kind, source, "n/a" if value is None else value if math.isfinite(value) else "n/a (regime)", number(seconds, 3))
+        for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", math.inf if r[3] is None else r[3]))
     ]
     table(("method", "kind", "parameters", "epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
 
