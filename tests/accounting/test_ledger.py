@@ -28,11 +28,11 @@ def test_n_prime_follows_the_rules():
     assert anonymous_count(990, 20, 5) == (anonymous_population(990, 20, 5), "full download: n' = valid - |C| - |U|")
     # bucketed download: the victim hides among its bucket only; every corrupted user may be in it
     assert anonymous_count(990, 20, 5, bucket_bits=3, smallest_bucket=100)[0] == 75
-    # the one rule for n' (anonymous_population): counts that leave no anonymous user are refused, naming the rule
-    with pytest.raises(PrivacyParameterError, match=r"bucketed download \(b=3\).*pool of 100.*must be < group_size = 100"):
-        anonymous_count(990, 200, 5, bucket_bits=3, smallest_bucket=100)
-    with pytest.raises(PrivacyParameterError, match="full download"):
-        anonymous_count(10, 6, 4)
+    # a round that happened is priced even when |C| + |U| fill the pool: the victim alone (n' = 1), rule named
+    n_prime, rule = anonymous_count(990, 200, 5, bucket_bits=3, smallest_bucket=100)
+    assert n_prime == 1 and "bucketed download (b=3)" in rule and "pool of 100" in rule
+    assert anonymous_count(10, 6, 4)[0] == 1 and anonymous_count(10, 6, 3)[0] == 1 and anonymous_count(0, 0, 0)[0] == 1
+    assert anonymous_count(10, 5, 4) == (1, "full download: n' = valid - |C| - |U|")  # one left: the victim
     with pytest.raises(PrivacyParameterError, match="smallest_bucket"):
         anonymous_count(990, 20, 5, bucket_bits=3)
 

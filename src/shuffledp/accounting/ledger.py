@@ -13,8 +13,13 @@ composes a user's rounds (`PrivacyLedger.user_event`) for its total guarantee.
 SHA-256 of its pseudonym, Remark 2) tells the server which bucket holds its output, so its
 report hides only among that bucket's reports.  The conservative n' is then the smallest
 bucket's count minus |C| and |U| (every corrupted or exposed user may sit in the victim's
-bucket); counts that leave no anonymous user are refused (`anonymous_population`, the one rule
-for n').  b = 0 (full download) leaves n' = |valid| - |C| - |U|.
+bucket).  b = 0 (full download) leaves n' = |valid| - |C| - |U|.
+
+**Too few valid reports.**  Planning refuses counts that leave no anonymous user
+(`anonymous_population`), but a round that has happened must still be priced: when |C| + |U|
+reach the pool (most reports failed to decrypt, say), the worst case is the victim alone among
+corrupted and exposed users, so n' = 1 and the group keeps only its local guarantee.  A ledger
+that refused here would stop a round that one attacker can starve of valid reports.
 """
 
 from __future__ import annotations
@@ -79,13 +84,13 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
     Returns
     -------
     (int, str)
-        n' >= 1 and the rule applied.
+        n' >= 1 and the rule applied; 1 (the victim alone, local guarantee only) when
+        |C| + |U| >= the pool (module docstring).
 
     Raises
     ------
     PrivacyParameterError
-        If a count is negative, ``smallest_bucket`` is missing for b > 0, or the counts leave no
-        anonymous user in the pool (|C| + |U| >= the pool, an empty pool included).
+        If a count is negative or ``smallest_bucket`` is missing for b > 0.
 
     References
     ----------
@@ -97,6 +102,8 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
     92
     >>> anonymous_count(100, 5, 3, bucket_bits=2, smallest_bucket=20)[0]
     12
+    >>> anonymous_count(5, 3, 3)
+    (1, "full download: n' = valid - |C| - |U|; |C| + |U| = 6 >= the pool of 5: the victim alone, n' = 1")
     """
     valid = check_positive_int(valid, "valid", minimum=0)
     bucket_bits = check_positive_int(bucket_bits, "bucket_bits", minimum=0)
@@ -113,11 +120,10 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
 
 
 def _population(pool: int, corrupted: int, exposed: int, rule: str) -> tuple[int, str]:
-    """(`anonymous_population` of the pool, ``rule``); a refusal says which rule and pool it applied to."""
-    try:
-        return anonymous_population(pool, corrupted, exposed), rule
-    except PrivacyParameterError as exc:
-        raise PrivacyParameterError(f"{rule} with a pool of {pool}, |C| = {corrupted}, |U| = {exposed}: {exc}") from None
+    """(`anonymous_population` of the pool, ``rule``), or (1, ``rule`` saying why) when |C| + |U| fill the pool."""
+    if corrupted + exposed >= pool:
+        return 1, f"{rule}; |C| + |U| = {corrupted + exposed} >= the pool of {pool}: the victim alone, n' = 1"
+    return anonymous_population(pool, corrupted, exposed), rule
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from shuffledp.crypto import SigningKeyPair
+from shuffledp.protocols.pic._wire import HEADER_SIZE, ROUND_ID_SIZE
 from shuffledp.protocols.pic.batches import SignedBatch
 from shuffledp.protocols.pic.bulletin import BulletinBoard
 from shuffledp.protocols.pic.client import Client, ClientPolicy, VerifiedDownloads
@@ -22,6 +23,9 @@ from shuffledp.protocols.pic.server import Server
 from shuffledp.protocols.pic.shuffler import Shuffler
 
 LOC = ReportFormat("float64", 2)
+# What every submission of a group shows in the clear: header, round id, group id (messages.py).
+# Shared by the whole group, it links no one; the observer looks for links in the sealed part only.
+PUBLIC_PREFIX = HEADER_SIZE + ROUND_ID_SIZE + 2
 
 
 class NetworkObserver:
@@ -32,11 +36,12 @@ class NetworkObserver:
         self.outbound: list[bytes] = []  # shuffler -> server (each released batch, as bytes)
 
     def links_by_bytes(self, window: int = 32) -> int:
-        """How many inbound messages share a ``window``-byte substring with some outbound message."""
+        """How many inbound messages share a ``window``-byte substring of their sealed part (after the
+        group's public prefix) with some outbound message."""
         out = b"".join(self.outbound)
         linked = 0
         for msg in self.inbound:
-            if any(msg[i : i + window] in out for i in range(0, len(msg) - window + 1, 8)):
+            if any(msg[i : i + window] in out for i in range(PUBLIC_PREFIX, len(msg) - window + 1, 8)):
                 linked += 1
         return linked
 
