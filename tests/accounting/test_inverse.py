@@ -14,14 +14,16 @@ from shuffledp.randomizers.minkowski import MinkowskiResponse
 
 
 class HalfVariation(LocalRandomizer):
-    """Stub randomizer whose total-variation parameter is half the generic one."""
+    """Stub randomizer whose total-variation parameter is half the generic one and whose common part is
+    fully known (common_ratio 1, as for k-RR): with the unknown common part of the default
+    (common_ratio e^eps0) a smaller beta alone buys almost nothing (docs/which-bound.md)."""
 
     def _randomize(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return X
 
     def amplification_parameters(self) -> BlanketDecomposition:
         generic = BlanketDecomposition.from_ldp(self.epsilon)
-        return BlanketDecomposition(eps0=generic.eps0, beta=generic.beta / 2)
+        return BlanketDecomposition(eps0=generic.eps0, beta=generic.beta / 2, common_ratio=1.0)
 
 
 def _assert_round_trip(eps0: float, target: float, amplified) -> None:
