@@ -19,7 +19,7 @@ demo: $(STAMP)
 	COLUMNS=120 $(PY) -m shuffledp reproduce --quick --out results
 
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --durations=25
 
 # The API reference site (mkdocs + mkdocstrings, numpy docstrings) in site/ (git-ignored).
 # --strict: any warning (a broken reference, a malformed docstring section) fails the build.

@@ -83,8 +83,12 @@ def test_huge_levels_and_tiny_deltas_stay_correct_and_fast():
         assert optimize_parameters([0.5, 1.0, top], 1e-5, [250, 500, 250], 16, 2).mse_bound <= base * (1 + 2e-3)
     acc = VariationRatioAccountant().compose(user_event(1.0, 128, 5000, 20.0, 4))
     assert acc.get_delta(2.0) < 1e-18  # reachable now
-    p = optimize_parameters([0.5, 1.0, 2.0], 1e-20, [1250, 2500, 1250], 128, 4, m=40.0)
-    assert all(e <= level for e, level in zip(p.epsilons, p.levels))
+    # m = 40 meets no level 0.5 at 1e-20 (one message among ~1,560 blankets per item leaks at
+    # eps' = 0.125 with probability far above 1e-21 even for lambda = 1e-9); m = 200 does
+    with pytest.raises(PrivacyParameterError, match="level 0.5 cannot be met at delta=1e-20"):
+        optimize_parameters([0.5, 1.0, 2.0], 1e-20, [1250, 2500, 1250], 128, 4, m=40.0)
+    p = optimize_parameters([0.5, 1.0, 2.0], 1e-20, [1250, 2500, 1250], 128, 4, m=200.0)
+    assert all(e <= level for e, level in zip(p.epsilons, p.levels)) and 0.0 < p.lambdas[0] < 1.0
     start = time.perf_counter()
     with pytest.raises(PrivacyParameterError, match="level 0.5 cannot be met at delta=1e-300"):
         optimize_parameters([0.5, 1.0, 2.0], 1e-300, [1250, 2500, 1250], 128, 4)

@@ -188,3 +188,14 @@ def test_blanket_rates_below_the_floor_are_named_errors(m):
     with pytest.raises(PrivacyParameterError, match=r"must lie in \[1e-06, 10000\]"):
         optimize_parameters([0.5, 1.0, 2.0], 1e-6, [1250, 2500, 1250], 128, 4, m=m)
     assert check_blanket_rate(M_FLOOR) == 1e-6
+
+
+@pytest.mark.parametrize("lam,d,n_users,m", [(1e-9, 128, 2000, 40.0), (1e-4, 128, 5000, 40.0), (0.01, 16, 3000, 2.0), (1e-6, 64, 4000, 2.5)])
+def test_the_divergence_never_exceeds_the_reporting_rate(lam, d, n_users, m):
+    # D_{e^eps} <= TV <= lam: the victim differs only when it sends.  With an integer m every remaining
+    # blanket lands on the two items (rho = 1), and a block that joined the top total (only the victim's
+    # message explains it) to the one below gave 0.02 for lam = 1e-9
+    event = S.item_event(lam, d, n_users, m)
+    div = release_divergence(event.params, event.n, event.gamma, 1e-18)
+    for eps in (0.0, 0.01, 0.1, 1.0):
+        assert div.upper(eps) <= lam * (1 + 1e-9) + 1e-17, eps

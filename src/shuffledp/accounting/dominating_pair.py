@@ -272,7 +272,9 @@ def count_window(t: int, rho: float, tail: float) -> tuple[int, int, float]:
     >>> count_window(500, 0.25, 1e-12)
     (0, 500, 0.0)
     """
-    if t <= _FULL_RANGE or rho <= 0.0 or rho >= 1.0:
+    if rho <= 0.0 or rho >= 1.0:  # C is certain: 0 or t
+        return (0, 0, 0.0) if rho <= 0.0 else (t, t, 0.0)
+    if t <= _FULL_RANGE:
         return 0, t, 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -384,6 +386,11 @@ class PairDivergence:
         width = max(1, math.ceil(totals / (max_blocks or MAX_BLOCKS)), math.floor(pair.trials * pair.rho * _BLOCK_RTOL))
         s_a = np.arange(max(lo, 1), hi + 2, width, dtype=np.float64)
         s_b = np.minimum(s_a + (width - 1), hi + 1.0)
+        if hi == pair.trials and s_a[-1] < s_b[-1]:
+            # the top total t + 1 has alpha = 1 (only the victim's message explains it): a block of
+            # its own, else the upper representative gives the whole block alpha = 1
+            s_b[-1] -= 1.0
+            s_a, s_b = np.append(s_a, hi + 1.0), np.append(s_b, hi + 1.0)
         self.exact = width == 1
         self._upper = _mixture(pair, s_a, s_b, upper=True)
         self._lower = self._upper if self.exact else _mixture(pair, s_a, s_b, upper=False)

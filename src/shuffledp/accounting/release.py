@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,11 +52,18 @@ def bound_name(params: ReleaseParams) -> str:
     return f"three-class decomposition (own beta {params.beta:.4g}, common ratio {params.common_ratio:.4g})"
 
 
+@lru_cache(maxsize=256)
+def _blanket_divergence(params: BlanketDecomposition | PoissonReport, n: int, tail: float, gamma: float) -> BlanketDivergence:
+    """`BlanketDivergence`, memoised: its blocks cost far more than an evaluation, and searches
+    (an epsilon at a delta, group privacy's ladder, the segmented optimizer) ask for the same one again."""
+    return BlanketDivergence(params, n, tail, gamma)
+
+
 def release_divergence(params: ReleaseParams, n: int, gamma: float, tail: float) -> PairDivergence | BlanketDivergence:
     """Certified divergence bounds (``.upper(eps)``, ``.lower(eps)``) of one release's proven pair."""
     params = check_release_params(params)
     if isinstance(params, (BlanketDecomposition, PoissonReport)):
-        return BlanketDivergence(params, n, tail, gamma)
+        return _blanket_divergence(params, n, tail, gamma)
     return PairDivergence(DominatingPair.from_params(params, n, gamma), tail)
 
 
@@ -88,7 +96,7 @@ def release_cells(params: ReleaseParams, n: int, gamma: float, tail: float) -> I
     params = check_release_params(params)
     if isinstance(params, VariationRatio):
         return (yield from pair_cells(DominatingPair.from_params(params, n, gamma), tail))
-    div = BlanketDivergence(params, n, tail / 2.0, gamma)
+    div = _blanket_divergence(params, n, tail / 2.0, gamma)
     neglected = div.tail
     for weight, block in div.upper_blocks:
         cells = pair_cells(block.pair, tail / 2.0)

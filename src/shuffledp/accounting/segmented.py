@@ -147,9 +147,9 @@ def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
     Returns
     -------
     VariationRatio
-        (p, beta, q) = (inf, lambda, max(1, d lambda)).  For lambda < 1/d, q = 1 is *not*
-        by itself a valid description of Algorithm 2's blankets: `item_event` also
-        adjusts the slot rate (module docstring, "Small lambda").
+        (p, beta, q) = (inf, lambda, max(1, d lambda)): the paper's two-count description,
+        kept for Proposition 1's lower bound; `item_event` prices the three counts instead
+        (module docstring, "Which pair").
 
     Raises
     ------
@@ -165,7 +165,7 @@ def poisson_item_parameters(lam: float, d: int) -> VariationRatio:
     >>> vr = poisson_item_parameters(0.5, 10)
     >>> vr.p, vr.beta, vr.q0
     (inf, 0.5, 5.0)
-    >>> poisson_item_parameters(0.05, 10).q0  # lambda < 1/d: q raised to 1 (see item_event)
+    >>> poisson_item_parameters(0.05, 10).q0  # lambda < 1/d: q raised to 1
     1.0
     """
     lam = check_sampling_rate(lam)

@@ -41,7 +41,7 @@ LEVELS, D, S, N, DELTA = (0.5, 1.0, 2.0), 8, 2, 60, 1e-3
 # --------------------------------------------------------------------------- run_segmented: delta and m vs parameters
 
 
-def _params(delta=DELTA, m=1.0):
+def _params(delta=DELTA, m=1.5):  # m not an integer: an integer m makes the message count public
     return SegmentedParameters(LEVELS, (N / 3,) * 3, N, D, S, delta, m, (0.1, 0.2, 0.3), (0.0,) * 3, math.nan, None)
 
 
@@ -60,9 +60,9 @@ def test_parameters_for_another_delta_are_refused():
 
 
 def test_m_that_disagrees_with_the_parameters_is_refused():
-    with pytest.raises(ProtocolError, match=r"m=2\.0 disagrees with parameters\.m=1\.0"):
-        _run(m=2.0)
-    assert _run(m=1.0).parameters.m == 1.0
+    with pytest.raises(ProtocolError, match=r"m=2\.5 disagrees with parameters\.m=1\.5"):
+        _run(m=2.5)
+    assert _run(m=1.5).parameters.m == 1.5
 
 
 def test_parameters_must_be_segmented_parameters():

@@ -182,9 +182,10 @@ def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float
     Raises
     ------
     PrivacyParameterError
-        If an argument is out of range, or no lambda >= LAMBDA_MIN meets the level (rates
-        below gamma/d, gamma = m / ceil(m), are priced as gamma/d: see
-        `shuffledp.accounting.segmented`, "Small lambda").
+        If an argument is out of range, or no lambda >= LAMBDA_MIN meets the level (with an
+        integer m the message count is public and reveals whether the victim sent one, so a
+        small delta may need a lambda below LAMBDA_MIN: `shuffledp.accounting.segmented`,
+        "Which pair").
 
     References
     ----------
@@ -221,12 +222,10 @@ def max_sampling_rate(level: float, delta: float, d: int, n_users: int, m: float
     try:
         return calibrate(make, level, delta, bracket=(LAMBDA_MIN, 1.0), context=context)
     except PrivacyParameterError:
-        floor = (m / math.ceil(m)) / d
+        public = " (an integer m makes the message count public: a non-integer m hides it)" if m == math.ceil(m) else ""
         raise PrivacyParameterError(
             f"no sampling rate lambda in [{LAMBDA_MIN:g}, 1] meets level {level:g} (m={m:g}, n_users={n_users}, d={d}, "
-            f"s={s}, delta={delta:g}; rates below gamma/d = {floor:.3g} "
-            "cost as much as gamma/d, see shuffledp.accounting.segmented 'Small lambda'; more users, more "
-            "blankets or a larger level would)"
+            f"s={s}, delta={delta:g}; more users, more blankets, a larger delta or a larger level would){public}"
         ) from None
 
 
