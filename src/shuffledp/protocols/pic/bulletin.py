@@ -55,7 +55,7 @@ from functools import cached_property
 import numpy as np
 
 from shuffledp.crypto import SIGNATURE_SIZE, SigningKeyPair, VerifyKey, seal, unseal
-from shuffledp.errors import MessageFormatError
+from shuffledp.errors import MessageFormatError, ShapeError
 from shuffledp.protocols.pic._wire import (
     ROUND_ID_SIZE,
     MessageType,
@@ -131,19 +131,31 @@ def bucket_of(pseudonym: bytes, bucket_bits: int) -> int:
     return int.from_bytes(hashlib.sha256(pseudonym).digest()[:4], "big") >> (32 - bucket_bits)
 
 
-def choose_bucket_bits(pseudonyms: Sequence[bytes], max_bits: int, min_size: int) -> int:
-    """The largest b <= ``max_bits`` for which every non-empty bucket holds at least ``min_size`` entries (0 if none).
+def choose_bucket_bits(pseudonyms: Sequence[bytes], max_bits: int, min_size: int, groups: Sequence[int] | None = None) -> int:
+    """The largest b <= ``max_bits`` for which every group's share of every bucket is empty or holds at least
+    ``min_size`` entries (0 if none).
 
-    A user who downloads only its bucket hides among that bucket's entries (Remark 2), so the
-    board never uses more bits than its signed minimum bucket size allows; b = 0 (the whole
-    board) is always allowed.
+    A user who downloads only its bucket hides among its own group's entries of that bucket
+    (Remark 2; the other group's outputs do not hide its report), so the board never uses more
+    bits than its signed minimum bucket size allows for every group; b = 0 (the whole board) is
+    always allowed.  ``groups`` gives each pseudonym's group (default: one group).
+
+    Examples
+    --------
+    >>> keys = [bytes([i]) * 32 for i in range(40)]
+    >>> choose_bucket_bits(keys, 4, 5) >= choose_bucket_bits(keys, 4, 5, groups=[i % 2 for i in range(40)])
+    True
     """
     check_int(max_bits, "bucket_bits", 0, MAX_BUCKET_BITS)
     if not pseudonyms:
         return 0
     top = np.array([bucket_of(p, max_bits) for p in pseudonyms], dtype=np.int64)
+    group = np.zeros(top.size, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+    if group.shape != top.shape:
+        raise ShapeError(f"groups must give one group per pseudonym ({top.size}), got {group.size}")
     for b in range(max_bits, 0, -1):
-        counts = np.bincount(top >> (max_bits - b))
+        cells = (group - group.min()) * (1 << b) + (top >> (max_bits - b))  # (group, bucket) pairs
+        counts = np.bincount(cells)
         if counts[counts > 0].min() >= min_size:
             return b
     return 0

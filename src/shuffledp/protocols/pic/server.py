@@ -287,7 +287,8 @@ class Server:
             for g, ok in unusable.items():
                 decrypted[g].keep(ok, "pseudonym")
         self.view = (L, outputs)
-        bits = choose_bucket_bits([e.pseudonym for e in entries], self.params.bucket_bits, self.params.min_bucket_size)
+        bits = choose_bucket_bits([e.pseudonym for e in entries], self.params.bucket_bits, self.params.min_bucket_size,
+                                  [e.group_id for e in entries])
         self.board_bucket_bits = bits
         head = BoardHead.sign(self.params.round_id, entries, bits, self.identity.signing_key)
         self.timings["seal_s"] = time.perf_counter() - start - self.timings["task_s"]

@@ -6,6 +6,7 @@ own bucket, and a simulated round prices n' with the ledger's bucket rule.
 import json
 
 import numpy as np
+import pytest
 from pic_attack_harness import Rig
 
 from shuffledp.protocols.pic.computation import PicTask
@@ -39,6 +40,20 @@ def test_simulated_round_prices_the_bucket_rule():
     rows = result.ledger().rows
     assert all(r.bucket_bits >= 1 and r.smallest_bucket is not None for r in rows)
     assert all(r.n_prime <= r.smallest_bucket for r in rows)
+
+
+@pytest.mark.parametrize("bits, minimum", [(16, 10), (4, 15)])
+def test_every_groups_share_of_a_bucket_meets_the_minimum(bits, minimum):
+    # a user hides among its own group's entries of its bucket: the minimum holds per group, not per
+    # board bucket (two groups of 40 with 16 bits and minimum 10 gave group buckets of 4 and 1 before)
+    from shuffledp.datasets import synthetic_instance
+    from shuffledp.protocols.pic.round import RoundConfig, run_round
+
+    inst = synthetic_instance(40, 40, np.random.default_rng(11))
+    config = RoundConfig(PicTask("min-weight"), "minkowski", 2.0, bucket_bits=bits, min_bucket_size=minimum)
+    rows = run_round([("users", inst.users), ("workers", inst.workers)], config, np.random.default_rng(12)).ledger().rows
+    assert all(r.smallest_bucket is None or r.smallest_bucket >= minimum for r in rows), [r.smallest_bucket for r in rows]
+    assert any(r.bucket_bits >= 1 for r in rows)
 
 
 def test_a_board_bucketed_beyond_the_signed_rule_is_refused_by_clients():
