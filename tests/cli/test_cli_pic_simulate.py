@@ -129,6 +129,21 @@ def test_unwritable_out_fails_before_the_round(tmp_path):
     assert result.exit_code == 2 and "--out must be a writable directory" in result.output
 
 
+def test_out_the_file_system_refuses_fails_before_the_round(tmp_path, monkeypatch):
+    # the mode bits may allow what the file system refuses (root on /sys): a probe write decides
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    args = ["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--task", "min-weight", "--randomizer", "minkowski",
+            "--epsilon-c", "1", "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--out must be a writable directory: cannot write in" in result.output and "Permission denied" in result.output
+
+
 def test_roles_are_importable_from_the_package():
     import shuffledp.protocols.pic as pic
 

@@ -121,7 +121,10 @@ def simulate_cmd(
         seed=seed,
     )
     _mark_search_cap(report)
-    (out / "round.json").write_text(json_text(report, indent=2) + "\n")
+    try:
+        (out / "round.json").write_text(json_text(report, indent=2) + "\n")
+    except OSError as exc:
+        raise _bad(ctx, "out", f"cannot write {str(out / 'round.json')!r} ({exc.strerror or exc})") from None
     _print(report)
     console.print(f"wrote {out / 'round.json'}")
 

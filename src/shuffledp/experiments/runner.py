@@ -11,6 +11,7 @@ import json
 import math
 import os
 import platform
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -54,6 +55,11 @@ def writable_directory(path: Path, name: str = "out") -> Path:
         raise ExperimentError(f"{name} must be a writable directory: cannot create {str(path)!r} ({exc.strerror or exc})") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ExperimentError(f"{name} must be a writable directory: {str(path)!r} is not writable")
+    try:  # os.access trusts the mode bits; a file system may still refuse (e.g. /sys for root)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ExperimentError(f"{name} must be a writable directory: cannot write in {str(path)!r} ({exc.strerror or exc})") from None
     return path
 
 
