@@ -67,8 +67,12 @@ class SigningIdentity:
         path = Path(path)
         try:
             text = path.read_text().strip()
+            mode = path.stat().st_mode & 0o777
         except OSError as exc:
             raise CryptoError(f"cannot read the identity file {path}: {exc.strerror}") from None
+        if os.name == "posix" and mode & 0o077:  # as ssh does: a signing key others can read is not private
+            raise CryptoError(f"the identity file {path} has mode {mode:04o}: others can read the signing key; "
+                              f"allowed is owner-only access (chmod 600 {path})")  # fmt: skip
         magic, _, secret = text.partition(" ")
         if magic != _MAGIC or len(secret) != 64:
             raise CryptoError(f"{path} is not a {_MAGIC} identity file")

@@ -146,7 +146,7 @@ class Server:
         post_payload_size: int = 16,
         output_payload_size: int | None = None,
         bucket_bits: int = 0,
-        min_bucket_size: int = 1,
+        min_bucket_size: int = 10,  # ClientPolicy's and RoundConfig's default: a default client accepts a default server
         workers: int = 1,
         kem: KemKeyPair | None = None,
         round_id: bytes | None = None,

@@ -4,7 +4,7 @@ against the round record, and a long-term server signing identity that clients c
 
 import numpy as np
 import pytest
-from pic_attack_harness import Rig
+from pic_attack_harness import LOC, Rig
 
 from shuffledp.errors import MessageFormatError, ShuffleDPError
 from shuffledp.protocols.pic.client import Client
@@ -80,3 +80,31 @@ def test_the_server_signing_identity_is_long_term_and_pinned(tmp_path):
     pinned_old = Client(identity.verify_key, 0, shuffler_key=new.shuffler.verify_key, credential=new.enrol())
     with pytest.raises(ShuffleDPError):  # a client pinned to the old identity refuses the rotated server
         pinned_old.join(new.signed, new.view)
+
+
+def test_a_default_client_joins_a_round_of_a_default_server():
+    # the server's default minimum bucket size was 1 and a default ClientPolicy refused it ("below this client's 10")
+    from shuffledp.protocols.pic.client import ClientPolicy
+    from shuffledp.protocols.pic.messages import GroupParams
+    from shuffledp.protocols.pic.server import Server
+    from shuffledp.protocols.pic.shuffler import Shuffler
+
+    identity_key = Rig(PicTask("min-weight"), n=2).server.verify_key
+    shuffler = Shuffler(identity_key)
+    groups = [GroupParams(g, name, "laplace", 2.0, LOC, 10, 1e-3, {"dim": 2}) for g, name in enumerate(("users", "workers"))]
+    server = Server("x25519", groups, PicTask("min-weight"), (shuffler.kem_public_key, shuffler.verify_key))
+    ClientPolicy().check(server.params, 0)  # raises PolicyError when the defaults disagree
+
+
+def test_an_identity_file_others_can_read_is_refused(tmp_path):
+    import os
+
+    from shuffledp.protocols.pic.identity import SigningIdentity
+
+    path = tmp_path / "server.key"
+    SigningIdentity.create(path)
+    os.chmod(path, 0o644)
+    with pytest.raises(ShuffleDPError, match=r"mode 0644: others can read the signing key.*chmod 600"):
+        SigningIdentity.load(path)
+    os.chmod(path, 0o600)
+    assert SigningIdentity.load(path).verify_key is not None
