@@ -144,6 +144,15 @@ def test_out_the_file_system_refuses_fails_before_the_round(tmp_path, monkeypatc
     assert "--out must be a writable directory: cannot write in" in result.output and "Permission denied" in result.output
 
 
+def test_corrupted_and_unreachable_targets_are_named_by_option(tmp_path):
+    base = ["pic", "simulate", "--dataset", "synthetic", "--n", "50", "--randomizer", "minkowski", "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, [*base, "--task", "min-weight", "--epsilon-c", "1", "--corrupted", "25"])
+    assert result.exit_code == 2 and "--corrupted: must be at most 24 for --task min-weight" in result.output
+    assert runner.invoke(app, [*base, "--task", "min-weight", "--epsilon-c", "1", "--corrupted", "24"]).exit_code == 0
+    result = runner.invoke(app, [*base, "--task", "neighbors", "--epsilon-c", "0.0001", "--delta", "1e-15"])
+    assert result.exit_code == 2 and "--epsilon-c: 0.0001 is unreachable for group users" in result.output
+
+
 def test_roles_are_importable_from_the_package():
     import shuffledp.protocols.pic as pic
 

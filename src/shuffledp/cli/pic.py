@@ -99,15 +99,19 @@ def simulate_cmd(
     radius = inst.serving_radius if task == "max-matching" else PicTask.radius
     pic_task = PicTask(task, radius=radius, k=k if task == "neighbors" else 1)
     smallest = min(len(X) for _, X in groups)
-    if corrupted >= smallest:
-        raise _bad(ctx, "corrupted", f"must be below the smallest group's size {smallest} (the victim is honest), got {corrupted}")
-    config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted, bucket_bits=bucket_bits,
-                         min_bucket_size=min_bucket_size)  # fmt: skip
+    most = (smallest - 1) // (1 + pic_task.exposure(1))  # |C| + |U| = |C| (1 + k) must leave the victim (§5.3)
+    if corrupted > most:
+        raise _bad(ctx, "corrupted", f"must be at most {most} for --task {task} with a smallest group of {smallest} users "
+                   f"(each corrupted user may expose {pic_task.exposure(1)} honest one(s), §5.3, and the victim must stay "
+                   f"anonymous), got {corrupted}")  # fmt: skip
     try:
+        config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted, bucket_bits=bucket_bits,
+                             min_bucket_size=min_bucket_size)  # fmt: skip
         result = run_round(groups, config, rng, ideal=ideal, progress=progress())
     except PrivacyParameterError as exc:
-        if "deanonymized" in str(exc):  # §5.3's population: |C| and the |U| it exposes leave nobody
-            raise _bad(ctx, "corrupted", f"{corrupted} leaves no anonymous user: {exc}") from None
+        text = str(exc)
+        if text.startswith("epsilon_c "):  # the target cannot be met in some group
+            raise _bad(ctx, "epsilon_c", text.removeprefix("epsilon_c ")) from None
         raise
 
     report = round_report(

@@ -103,8 +103,22 @@ def test_too_few_users_for_k_neighbours_is_named():
         plan_groups(RoundConfig(PicTask("neighbors", k=5), "minkowski", 1.0), [("users", 5)])
 
 
-def test_unreachable_target_names_the_option():
-    with pytest.raises(PrivacyParameterError, match=r"--epsilon-c 0.0001 is unreachable for group users \(n'=20"):
+@pytest.mark.parametrize("field, value, message", [
+    ("epsilon_c", math.nan, "epsilon_c must be a finite number > 0"), ("epsilon_c", -1.0, "epsilon_c must be"),
+    ("delta", 0.0, "delta must lie in"), ("suite", "foo", "suite must be one of"),
+    ("randomizer", "foo", "randomizer must be one of"), ("corrupted", -1, "corrupted"),
+    ("bucket_bits", 17, "bucket_bits"), ("min_bucket_size", 0, "min_bucket_size"), ("min_fraction", 0.0, "min_fraction"),
+])
+def test_a_bad_round_config_is_refused_by_field_name(field, value, message):
+    from shuffledp.errors import ShuffleDPError
+
+    args = {"task": PicTask("min-weight"), "randomizer": "minkowski", "epsilon_c": 1.0} | {field: value}
+    with pytest.raises(ShuffleDPError, match=message):
+        RoundConfig(**args)
+
+
+def test_unreachable_target_names_the_field():
+    with pytest.raises(PrivacyParameterError, match=r"epsilon_c 0.0001 is unreachable for group users \(n'=20"):
         plan_groups(RoundConfig(PicTask("neighbors"), "minkowski", 1e-4, delta=1e-15), [("users", 20)])
 
 

@@ -33,21 +33,23 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.progress import ProgressReporter
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
 from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count
 from shuffledp.accounting.release import bound_name
+from shuffledp.crypto import get_suite
 from shuffledp.errors import DomainError, PrivacyParameterError, ShuffleDPError
 from shuffledp.protocols.pic.bulletin import BulletinBoard, bucket_of
 from shuffledp.protocols.pic.client import Client, ClientPolicy, VerifiedDownloads
 from shuffledp.protocols.pic.computation import PicTask, decode_output
 from shuffledp.protocols.pic.ideal import ideal_pic
 from shuffledp.protocols.pic.identity import SigningIdentity
-from shuffledp.protocols.pic.messages import GroupParams, Pseudonym, RoundParams
+from shuffledp.protocols.pic.messages import MAX_BUCKET_BITS, GroupParams, Pseudonym, RoundParams
 from shuffledp.protocols.pic.reports import group_randomizer, report_format, report_range
 from shuffledp.protocols.pic.server import Server
 from shuffledp.protocols.pic.shuffler import ADMITTED, Shuffler
 from shuffledp.randomizers import MinkowskiResponse
-from shuffledp.randomizers.registry import make_randomizer
+from shuffledp.randomizers.registry import available_randomizers, make_randomizer
 from shuffledp.shuffle_audit import minkowski_lower_delta
 from shuffledp.tasks import (
     Matching,
@@ -172,11 +174,27 @@ class RoundConfig:
     bucket_bits: int = 0  # Remark 2: clients download only their bucket; the board uses at most this many bits
     min_bucket_size: int = 10  # ... and never a bucket with fewer entries (signed in the round parameters)
 
+    def __post_init__(self) -> None:
+        """Refuse a bad value here, by field name, not later inside the round."""
+        if not isinstance(self.task, PicTask):
+            raise DomainError(f"task must be a PicTask, got {type(self.task).__name__}")
+        if self.randomizer not in available_randomizers():
+            raise DomainError(f"randomizer must be one of {available_randomizers()}, got {self.randomizer!r}")
+        object.__setattr__(self, "epsilon_c", check_epsilon(self.epsilon_c, "epsilon_c"))
+        if self.delta is not None:
+            object.__setattr__(self, "delta", check_probability(self.delta, "delta"))
+        get_suite(self.suite)
+        object.__setattr__(self, "corrupted", check_positive_int(self.corrupted, "corrupted", minimum=0))
+        object.__setattr__(self, "dim", check_positive_int(self.dim, "dim"))
+        object.__setattr__(self, "workers", check_positive_int(self.workers, "workers"))
+        object.__setattr__(self, "bucket_bits", check_positive_int(self.bucket_bits, "bucket_bits", minimum=0, maximum=MAX_BUCKET_BITS))
+        object.__setattr__(self, "min_bucket_size", check_positive_int(self.min_bucket_size, "min_bucket_size"))
+        if not (isinstance(self.min_fraction, (int, float)) and 0.0 < self.min_fraction <= 1.0):
+            raise PrivacyParameterError(f"min_fraction must lie in (0, 1], got {self.min_fraction!r}")
+
 
 def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[list[GroupParams], list[GroupPrivacy]]:
     """Step 1's privacy plan: per group (name, n_i), its threshold, n', delta and the local epsilon."""
-    if not 0.0 < config.min_fraction <= 1.0:
-        raise PrivacyParameterError(f"min_fraction must lie in (0, 1], got {config.min_fraction!r}")
     if len(sizes) != config.task.n_groups:
         raise DomainError(f"task {config.task.name} needs {config.task.n_groups} group(s), got {len(sizes)}")
     kwargs = {"dim": config.dim}
@@ -195,7 +213,7 @@ def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[
             eps0 = local_epsilon(config.epsilon_c, n_prime, delta, family=family)
         except PrivacyParameterError as exc:
             raise PrivacyParameterError(
-                f"--epsilon-c {config.epsilon_c:g} is unreachable for group {name} (n'={n_prime}, delta={delta:g}): {exc}"
+                f"epsilon_c {config.epsilon_c:g} is unreachable for group {name} (n'={n_prime}, delta={delta:g}): {exc}"
             ) from None
         groups.append(GroupParams(gid, name, config.randomizer, eps0, fmt, threshold, delta, kwargs))
         record = GroupPrivacy(gid, name, config.randomizer, n, threshold, config.corrupted, exposure, rule,
