@@ -445,9 +445,7 @@ class _PairAccountant(Accountant):
         if epsilon >= size * _cap(single):
             return 0.0  # pure group privacy: size * log p with delta = 0
         factor = size * math.exp(min(epsilon, EPS_CEILING))
-        # the charge rounded down to a power of two (a smaller charge is as valid): nearby epsilons then
-        # share one tail, so a search reuses the release's divergence (`release_divergence` memoises it)
-        tail = max(DELTA_MIN, 2.0 ** math.floor(math.log2(_TAIL / factor)))
+        tail = max(DELTA_MIN, 2.0 ** math.floor(math.log2(_TAIL / factor)))  # a power of 2: searches reuse divergences
         return _refined(lambda tail: self._group_envelope(event, epsilon, tail), tail)
 
     def _group_envelope(self, event: E.GroupEvent, epsilon: float, tail: float) -> float:
