@@ -437,15 +437,14 @@ class _PairAccountant(Accountant):
         loss), then grows like e^e; smaller e are searched once the bound is seen not to fall, on
         the fixed ladder 2^(k/8), which a larger epsilon searches a superset of, so delta does not
         rise with epsilon between ladder points (up to the charged tail).
-        delta_1's neglected tail is charged at 1e-18 / (size e^epsilon), at most 1e-18 after
-        Lemma 1's factor (a fixed 1e-18 would dominate from epsilon ~ 25); a result below 1e-15
-        is recomputed with the tail charged at 1e-300, so deltas far below 1e-18 are reachable.
+        delta_1's neglected tail is charged at most 1e-18 / (size e^epsilon), rounded down to a power of 2
+        (searches then reuse divergences); a result below 1e-15 is recomputed with the tail at 1e-300.
         """
         size, single = event.size, _release(event.event)
         if epsilon >= size * _cap(single):
             return 0.0  # pure group privacy: size * log p with delta = 0
         factor = size * math.exp(min(epsilon, EPS_CEILING))
-        tail = max(DELTA_MIN, 2.0 ** math.floor(math.log2(_TAIL / factor)))  # a power of 2: searches reuse divergences
+        tail = max(DELTA_MIN, 2.0 ** math.floor(math.log2(_TAIL / factor)))
         return _refined(lambda tail: self._group_envelope(event, epsilon, tail), tail)
 
     def _group_envelope(self, event: E.GroupEvent, epsilon: float, tail: float) -> float:
