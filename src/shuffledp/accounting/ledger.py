@@ -41,6 +41,7 @@ from shuffledp.accounting.accountants import (
 )
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.population import anonymous_population
+from shuffledp.accounting.release import bound_name
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 from shuffledp.params import VariationRatio
 
@@ -457,7 +458,8 @@ class PrivacyLedger:
         return base.fresh().compose(self.user_event(group)).get_epsilon(delta)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ledger as a JSON-ready dict: each row with its ``epsilon_c`` and ``eq1_epsilon`` (None outside Eq. 1's regime).
+        """The ledger as a JSON-ready dict: each row with its ``epsilon_c``, the ``bound`` that priced it
+        (`shuffledp.accounting.release.bound_name`) and ``eq1_epsilon`` (None outside Eq. 1's regime).
 
         Examples
         --------
@@ -465,14 +467,16 @@ class PrivacyLedger:
         >>> ledger = PrivacyLedger()
         >>> row = ledger.record(round_id="r1", group="g1", randomizer="krr", local_epsilon=2.0,
         ...                     params=VariationRatio.from_ldp(2.0), received=10_000, valid=9_990, corrupted=10)
-        >>> round(ledger.to_dict()["rows"][0]["epsilon_c"], 4)
-        0.1145
+        >>> first = ledger.to_dict()["rows"][0]
+        >>> round(first["epsilon_c"], 4), first["bound"]
+        (0.1145, 'stronger-clone pair (generic eps0-LDP)')
         """
         rows = []
         for row in self.rows:
             eq1 = row.eq1_epsilon()
             eps_c = _or_none(row.epsilon_c)
-            rows.append({**row.to_dict(), "epsilon_c": eps_c, "eq1_epsilon": eq1 if math.isfinite(eq1) else None})
+            rows.append({**row.to_dict(), "epsilon_c": eps_c, "bound": bound_name(row.params),
+                         "eq1_epsilon": eq1 if math.isfinite(eq1) else None})  # fmt: skip
         return {"rows": rows}
 
     def to_json(self) -> str:
@@ -516,7 +520,7 @@ class PrivacyLedger:
         ledger = cls()
         for i, raw in enumerate(data.get("rows", [])):
             try:
-                raw = {k: v for k, v in raw.items() if k not in ("epsilon_c", "eq1_epsilon")}
+                raw = {k: v for k, v in raw.items() if k not in ("epsilon_c", "bound", "eq1_epsilon")}
                 params = E.event_from_dict({"type": "shuffle", "params": raw.pop("params"), "n": 1}).params
                 fields = {k: raw[k] for k in ("round_id", "group", "randomizer", "local_epsilon", "received", "valid")}
                 extra = {k: raw[k] for k in ("corrupted", "exposed", "bucket_bits", "delta", "key_reuse", "invalid") if k in raw}
