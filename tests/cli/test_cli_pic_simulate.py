@@ -153,6 +153,19 @@ def test_corrupted_and_unreachable_targets_are_named_by_option(tmp_path):
     assert result.exit_code == 2 and "--epsilon-c: 0.0001 is unreachable for group users" in result.output
 
 
+def test_a_bucketed_round_that_misses_its_target_says_why(tmp_path):
+    args = ["pic", "simulate", "--dataset", "synthetic", "--n", "60", "--task", "min-weight", "--randomizer", "minkowski",
+            "--epsilon-c", "1", "--bucket-bits", "2", "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    privacy = json.loads((tmp_path / "o" / "round.json").read_text())["privacy"]
+    missed = [p for p in privacy if not p["target_met"]]
+    assert missed, privacy  # buckets of ~15 cannot carry a local epsilon planned for 60
+    text = " ".join(result.output.split())
+    for p in missed:
+        assert f"warning: {p['name']} misses --epsilon-c 1: its local epsilon was planned for n' = {p['n_prime_planned']}" in text
+
+
 def test_roles_are_importable_from_the_package():
     import shuffledp.protocols.pic as pic
 

@@ -160,6 +160,10 @@ def _print(report: dict[str, Any]) -> None:
         )
         console.print(f"{p['name']}: eps_c by the {p['method']}; {verdict}")
     console.print("eps_c: the bound proven for the randomizer's parameters (docs/which-bound.md); Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
+    for p in report["privacy"]:
+        if not p["target_met"]:  # say why: the round's n' fell below the one the local epsilon was planned for
+            console.print(f"warning: {p['name']} misses --epsilon-c {report['epsilon_c_target']:g}: its local epsilon was "
+                          f"planned for n' = {p['n_prime_planned']}, the round gave n' = {p['n_prime']} ({p['n_prime_rule']})")
     capped = [p["name"] for p in report["privacy"] if p["local_epsilon_capped"]]
     if capped:
         console.print(
