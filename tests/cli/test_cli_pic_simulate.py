@@ -166,6 +166,15 @@ def test_a_bucketed_round_that_misses_its_target_says_why(tmp_path):
         assert f"warning: {p['name']} misses --epsilon-c 1: its local epsilon was planned for n' = {p['n_prime_planned']}" in text
 
 
+def test_k_and_min_bucket_size_outside_their_use_are_refused(tmp_path):
+    base = ["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--randomizer", "minkowski", "--epsilon-c", "1",
+            "--out", str(tmp_path / "o")]
+    result = runner.invoke(app, [*base, "--task", "neighbors", "--k", "20"])
+    assert result.exit_code == 2 and "--k: must be below the group's 20 users for --task neighbors, got 20" in result.output
+    result = runner.invoke(app, [*base, "--task", "min-weight", "--min-bucket-size", "50"])
+    assert result.exit_code == 2 and "--min-bucket-size: applies with --bucket-bits 1 to 16 only" in result.output
+
+
 def test_roles_are_importable_from_the_package():
     import shuffledp.protocols.pic as pic
 

@@ -83,6 +83,8 @@ def simulate_cmd(
         raise _bad(ctx, "n", f"applies to --dataset synthetic only; {dataset} instances have fixed sizes")
     if task != "neighbors" and k != 5:
         raise _bad(ctx, "k", f"applies to --task neighbors only, not {task}")
+    if bucket_bits == 0 and min_bucket_size != 10:
+        raise _bad(ctx, "min_bucket_size", "applies with --bucket-bits 1 to 16 only (0 downloads the whole board)")
     if dataset == "synthetic" and instance != 0:
         raise _bad(ctx, "instance", "applies to gmission and everysender only")
     if n is not None and n > _MAX_USERS[task]:
@@ -99,6 +101,8 @@ def simulate_cmd(
     radius = inst.serving_radius if task == "max-matching" else PicTask.radius
     pic_task = PicTask(task, radius=radius, k=k if task == "neighbors" else 1)
     smallest = min(len(X) for _, X in groups)
+    if task == "neighbors" and k >= smallest:
+        raise _bad(ctx, "k", f"must be below the group's {smallest} users for --task neighbors, got {k}")
     most = (smallest - 1) // (1 + pic_task.exposure(1))  # |C| + |U| = |C| (1 + k) must leave the victim (§5.3)
     if corrupted > most:
         raise _bad(ctx, "corrupted", f"must be at most {most} for --task {task} with a smallest group of {smallest} users "

@@ -99,7 +99,7 @@ def test_round_json_holds_no_secret_or_report(tmp_path):
 def test_too_few_users_for_k_neighbours_is_named():
     from shuffledp.errors import DomainError
 
-    with pytest.raises(DomainError, match="--k 5 needs more than 5 users in group users, whose threshold is 5"):
+    with pytest.raises(DomainError, match="k=5 neighbours need more than 5 users in group users, whose threshold is 5"):
         plan_groups(RoundConfig(PicTask("neighbors", k=5), "minkowski", 1.0), [("users", 5)])
 
 

@@ -205,7 +205,7 @@ def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[
         threshold = max(1, math.ceil(config.min_fraction * n))
         if config.task.name == "neighbors" and threshold <= config.task.k:
             raise DomainError(
-                f"--k {config.task.k} needs more than {config.task.k} users in group {name}, whose threshold is {threshold}"
+                f"k={config.task.k} neighbours need more than {config.task.k} users in group {name}, whose threshold is {threshold}"
             )
         delta = config.delta if config.delta is not None else 0.01 / n
         n_prime, exposure, rule = _population(config.task, threshold, config.corrupted)
