@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp.crypto import VerifyKey
-from shuffledp.errors import CryptoError, MessageFormatError, PolicyError, ProtocolError
+from shuffledp.errors import CryptoError, DomainError, MessageFormatError, PolicyError, ProtocolError
 from shuffledp.protocols.pic._wire import as_bytes
 from shuffledp.protocols.pic.batches import ViewAnnouncement
 from shuffledp.protocols.pic.bulletin import BoardEntry, BoardHead, BoardSlice, bucket_of
@@ -68,6 +68,20 @@ class ClientPolicy:
     tasks: tuple[str, ...] = TASK_NAMES
     max_bucket_bits: int = MAX_BUCKET_BITS
     min_bucket_size: int = 10
+
+    def __post_init__(self) -> None:
+        """Refuse a policy that could accept nothing or means nothing (NaN, negative, unknown task)."""
+        eps = self.max_local_epsilon
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0.0:  # NaN fails too; inf: no limit
+            raise DomainError(f"max_local_epsilon must be a number > 0 (inf: no limit), got {eps!r}")
+        unknown = [t for t in self.tasks if t not in TASK_NAMES]
+        if isinstance(self.tasks, str) or not self.tasks or unknown:
+            raise DomainError(f"tasks must be a non-empty tuple of {list(TASK_NAMES)}, got {self.tasks!r}")
+        for name, low, high in (("min_threshold", 1, None), ("max_bucket_bits", 0, MAX_BUCKET_BITS), ("min_bucket_size", 1, None)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+                allowed = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
+                raise DomainError(f"{name} must be {allowed}, got {value!r}")
 
     @classmethod
     def permissive(cls) -> ClientPolicy:

@@ -108,3 +108,15 @@ def test_an_identity_file_others_can_read_is_refused(tmp_path):
         SigningIdentity.load(path)
     os.chmod(path, 0o600)
     assert SigningIdentity.load(path).verify_key is not None
+
+
+@pytest.mark.parametrize("field, value", [("max_local_epsilon", -1.0), ("max_local_epsilon", float("nan")),
+                                          ("min_threshold", -5), ("min_threshold", 2.5), ("tasks", ("shapley",)),
+                                          ("tasks", "min-weight"), ("max_bucket_bits", 17), ("min_bucket_size", 0)])
+def test_a_client_policy_that_means_nothing_is_refused(field, value):
+    from shuffledp.errors import DomainError
+    from shuffledp.protocols.pic.client import ClientPolicy
+
+    with pytest.raises(DomainError, match=field):
+        ClientPolicy(**{field: value})
+    assert ClientPolicy.permissive().max_local_epsilon == float("inf")
