@@ -175,6 +175,15 @@ def test_k_and_min_bucket_size_outside_their_use_are_refused(tmp_path):
     assert result.exit_code == 2 and "--min-bucket-size: applies with --bucket-bits 1 to 16 only" in result.output
 
 
+@pytest.mark.parametrize("command", [["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--task", "min-weight",
+                                      "--randomizer", "minkowski", "--epsilon-c", "1"], ["reproduce", "--quick"]])
+def test_an_empty_out_is_refused(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # it used to write into the current directory
+    result = runner.invoke(app, [*command, "--out", ""])
+    assert result.exit_code == 2 and "--out must name a directory, got ''" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_roles_are_importable_from_the_package():
     import shuffledp.protocols.pic as pic
 

@@ -18,6 +18,7 @@ import re
 import sys
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -25,7 +26,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from shuffledp._util import validation as V
 from shuffledp.accounting._rounding import DELTA_MIN
-from shuffledp.errors import PrivacyParameterError, ShuffleDPError
+from shuffledp.errors import ExperimentError, PrivacyParameterError, ShuffleDPError
 from shuffledp.params import EPS0_MAX, EPS0_MIN
 
 try:  # recent typer vendors click as typer._click; older releases depend on click itself
@@ -208,6 +209,17 @@ def count_option(name: str, minimum: int = 1, maximum: int = V.COUNT_MAX) -> Cal
         if isinstance(number, int) and not minimum <= number <= maximum:
             number = value  # out of range: the message quotes the user's own text ('1e308')
         return V.check_positive_int(number, name, minimum, maximum)
+
+    return _checked(check)
+
+
+def directory_option(name: str) -> Callable[[Any], Any]:
+    """A directory path; empty text is refused (it would silently mean the current directory)."""
+
+    def check(value: Any) -> Path:
+        if not str(value).strip():
+            raise ExperimentError(f"{name} must name a directory, got {str(value)!r} (use . for the current directory)")
+        return Path(value)
 
     return _checked(check)
 

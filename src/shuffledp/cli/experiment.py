@@ -22,7 +22,7 @@ group = typer.Typer(help="List and run the experiments that reproduce the papers
 app = typer.Typer()
 
 QuickOpt = Annotated[bool, typer.Option("--quick", help="Fewer repetitions, for a fast look.")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Directory for the artefacts (created if needed).")]
+OutOpt = Annotated[Path, typer.Option("--out", parser=S.directory_option("--out"), help="Directory for the artefacts (created if needed).")]
 SeedOpt = Annotated[
     int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams, in [0, 2^64 - 1].")
 ]

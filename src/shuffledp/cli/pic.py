@@ -57,7 +57,7 @@ def simulate_cmd(
     task: Annotated[str, typer.Option("--task", parser=S.choice_option("--task", _choices(_TASKS), "task"), help="min-weight, max-matching or neighbors.")],
     randomizer: Annotated[str, typer.Option("--randomizer", parser=S.choice_option("--randomizer", _choices(_LOCATION_RANDOMIZERS), "location randomizer"), help="Randomizer of every group: " + ", ".join(_LOCATION_RANDOMIZERS) + ".")],
     epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help=f"Target central epsilon of every group; each group's local epsilon is searched up to {LOCAL_EPSILON_CAP:g} (a target that allows more gets {LOCAL_EPSILON_CAP:g}, and the output says so).")],
-    out: Annotated[Path, typer.Option("--out", help="Directory for round.json (created if needed).")],
+    out: Annotated[Path, typer.Option("--out", parser=S.directory_option("--out"), help="Directory for round.json (created if needed).")],
     instance: Annotated[int, typer.Option("--instance", parser=S.count_option("--instance", 0, 9), help="Instance 0..9 of a real data set.")] = 0,
     n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted.")] = None,
     delta: Annotated[float | None, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n_i per group, §7).")] = None,
