@@ -197,14 +197,15 @@ class ServerService:
     # ------------------------------------------------------------------ operations
     async def create(self, spec: CreateRound) -> dict[str, Any]:
         task = PicTask(spec.task.name, radius=spec.task.radius, k=spec.task.k)
-        config = RoundConfig(task, spec.randomizer, spec.epsilon_c, spec.delta, spec.suite, spec.corrupted,
-                             spec.min_fraction, spec.dim, bucket_bits=spec.bucket_bits,
-                             min_bucket_size=spec.min_bucket_size)  # fmt: skip
         try:
+            config = RoundConfig(task, spec.randomizer, spec.epsilon_c, spec.delta, spec.suite, spec.corrupted,
+                                 spec.min_fraction, spec.dim, bucket_bits=spec.bucket_bits,
+                                 min_bucket_size=spec.min_bucket_size)  # fmt: skip
             groups, plans = await asyncio.to_thread(plan_groups, config, [(g.name, g.size) for g in spec.groups])
-        except ShuffleDPError as exc:
-            raise Problem(422, "invalid-field", str(exc), field="epsilon_c" if "epsilon" in str(exc) else "groups",
-                          allowed=str(exc)) from None  # fmt: skip
+        except ShuffleDPError as exc:  # RoundConfig names the field first ("delta must ..."); the plan speaks of epsilon
+            first = str(exc).split(" ", 1)[0]
+            field = first if first in RoundConfig.__dataclass_fields__ else "epsilon_c" if "epsilon" in str(exc) else "groups"
+            raise Problem(422, "invalid-field", str(exc), field=field, allowed=str(exc)) from None
         r = await self.peers.client("shuffler").post("/v1/round-keys", json={"suite": spec.suite},
                                                      headers={"authorization": f"Bearer {self.service_token}"})  # fmt: skip
         if r.status_code != 201:
