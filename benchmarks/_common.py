@@ -44,7 +44,12 @@ def write_json(name: str, payload: dict[str, Any]) -> Path:
     directory = output_dir()
     directory.mkdir(parents=True, exist_ok=True)
     payload = {
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(), "arch": platform.machine()},
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "cpus": os.cpu_count(),
+            "arch": platform.machine(),
+        },
         **payload,
     }
     path = directory / f"{name}.json"

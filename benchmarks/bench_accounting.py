@@ -37,15 +37,21 @@ def main() -> None:
             for rtol in (1e-6, DEFAULT_RTOL):
                 value = variation_ratio_epsilon(params, n, DELTA, rtol=rtol)
                 seconds = best_seconds(partial(variation_ratio_epsilon, params, n, DELTA, rtol=rtol), args.repeats)
-                results.append(dict(kind="upper", n=n, eps0=eps0, delta=DELTA, rtol=rtol, epsilon=value, seconds=seconds))
+                results.append(
+                    dict(kind="upper", n=n, eps0=eps0, delta=DELTA, rtol=rtol, epsilon=value, seconds=seconds)
+                )
                 limit = LIMITS["upper"].get(n)
-                print(f"{'upper':8s} {n:6.0e} {'eps0=' + str(eps0):>12s} {rtol:7.0e} {value:14.8g} {seconds:9.4f}  {limit or ''}")
+                print(
+                    f"{'upper':8s} {n:6.0e} {'eps0=' + str(eps0):>12s} {rtol:7.0e} {value:14.8g} {seconds:9.4f}  {limit or ''}"
+                )
         for target in TARGETS:
             value = local_epsilon(target, n, DELTA)
             seconds = best_seconds(partial(local_epsilon, target, n, DELTA), args.repeats)
             results.append(dict(kind="inverse", n=n, target=target, delta=DELTA, local_epsilon=value, seconds=seconds))
             limit = LIMITS["inverse"].get(n)
-            print(f"{'inverse':8s} {n:6.0e} {'target=' + str(target):>12s} {'':7s} {value:14.8g} {seconds:9.4f}  {limit or ''}")
+            print(
+                f"{'inverse':8s} {n:6.0e} {'target=' + str(target):>12s} {'':7s} {value:14.8g} {seconds:9.4f}  {limit or ''}"
+            )
     slowest = {
         kind: {str(n): max(r["seconds"] for r in results if r["kind"] == kind and r["n"] == n) for n in SIZES}
         for kind in ("upper", "inverse")
@@ -53,7 +59,10 @@ def main() -> None:
     limits = {kind: {str(n): s for n, s in per.items()} for kind, per in LIMITS.items()}
     met = all(slowest[kind][n] <= s for kind, per in limits.items() for n, s in per.items())
     print(f"slowest per n: {slowest}; within limits: {met}")
-    write_json("bench_accounting", {"delta": DELTA, "results": results, "slowest": slowest, "limits": limits, "within_limits": met})
+    write_json(
+        "bench_accounting",
+        {"delta": DELTA, "results": results, "slowest": slowest, "limits": limits, "within_limits": met},
+    )
 
 
 if __name__ == "__main__":

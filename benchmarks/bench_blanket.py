@@ -39,12 +39,22 @@ def main() -> None:
                 params = family(eps0).amplification_parameters()
                 value = shuffle_epsilon(n, delta, params=params)
                 seconds = best_seconds(partial(shuffle_epsilon, n, delta, params=params), args.repeats)
-                results.append(dict(kind="upper", family=name, n=n, eps0=eps0, delta=delta, epsilon=value, seconds=seconds))
-                print(f"{'upper':12s} {name:18s} {n:6.0e} {eps0:8g} {value:12.6g} {seconds:9.4f}  {LIMITS['upper'].get(n, '')}")
+                results.append(
+                    dict(kind="upper", family=name, n=n, eps0=eps0, delta=delta, epsilon=value, seconds=seconds)
+                )
+                print(
+                    f"{'upper':12s} {name:18s} {n:6.0e} {eps0:8g} {value:12.6g} {seconds:9.4f}  {LIMITS['upper'].get(n, '')}"
+                )
             value = local_epsilon(1.0, n, delta, family=family)
             seconds = best_seconds(partial(local_epsilon, 1.0, n, delta, family=family), args.repeats)
-            results.append(dict(kind="calibration", family=name, n=n, target=1.0, delta=delta, local_epsilon=value, seconds=seconds))
-            print(f"{'calibration':12s} {name:18s} {n:6.0e} {1.0:8g} {value:12.6g} {seconds:9.4f}  {LIMITS['calibration'].get(n, '')}")
+            results.append(
+                dict(
+                    kind="calibration", family=name, n=n, target=1.0, delta=delta, local_epsilon=value, seconds=seconds
+                )
+            )
+            print(
+                f"{'calibration':12s} {name:18s} {n:6.0e} {1.0:8g} {value:12.6g} {seconds:9.4f}  {LIMITS['calibration'].get(n, '')}"
+            )
     slowest = {
         kind: {str(n): max(r["seconds"] for r in results if r["kind"] == kind and r["n"] == n) for n in SIZES}
         for kind in ("upper", "calibration")

@@ -30,7 +30,11 @@ def main() -> None:
     for name in ("gmission", "everysender"):
         inst = load_crowdsourcing(name, 0)
         for reports in ("true", "minkowski eps0=3"):
-            A, B = (inst.users, inst.workers) if reports == "true" else (R.randomize(inst.users, rng), R.randomize(inst.workers, rng))
+            A, B = (
+                (inst.users, inst.workers)
+                if reports == "true"
+                else (R.randomize(inst.users, rng), R.randomize(inst.workers, rng))
+            )
             dense = travel_cost(M.min_weight_matching(A, B, method="dense"), A, B)
             for method, block in (("sparse", None), ("blocked", 400)):
                 saved = M.BLOCK_SIZE

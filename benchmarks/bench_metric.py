@@ -43,7 +43,11 @@ CERTIFIED = (
     ("geo epsilon n=100 k=1000 eps_geo=0.2", lambda: geo_shuffle_certified_epsilon(0.2, DELTA, 100, 1000), "epsilon"),
     ("geo inverse n=300 k=5 target=0.3", lambda: geo_shuffle_local_epsilon(0.3, DELTA, 300, 5), "inverse"),
     ("sgdl epsilon n=5 k=3 eps=1", lambda: sgdl_shuffle_certified_epsilon(1.0, DELTA, 5, 3), "epsilon"),
-    ("geo profile n=100 k=1000 eps_geo=0.2", lambda: metric_profile("geo-shuffle", DELTA, 100, 1000, eps_geo=0.2), "profile"),
+    (
+        "geo profile n=100 k=1000 eps_geo=0.2",
+        lambda: metric_profile("geo-shuffle", DELTA, 100, 1000, eps_geo=0.2),
+        "profile",
+    ),
 )
 CERTIFIED_LIMITS = {"epsilon": 0.1, "inverse": 1.0}
 
@@ -54,6 +58,7 @@ def _cold_seconds(func) -> float:
     start = time.perf_counter()
     func()
     return time.perf_counter() - start
+
 
 DELTA = 1e-4
 SIZES = (300, 10**5)
@@ -72,12 +77,26 @@ def main() -> None:
         for eps_geo in EPS_GEO:
             for max_d in (DEFAULT_MAX_DISTANCE, 1):
                 value = geo_shuffle_epsilon_paper(eps_geo, DELTA, n, max_distance=max_d)
-                seconds = best_seconds(partial(geo_shuffle_epsilon_paper, eps_geo, DELTA, n, max_distance=max_d), args.repeats)
-                results.append(dict(kind="epsilon", n=n, eps_geo=eps_geo, delta=DELTA, max_distance=max_d, epsilon=value, seconds=seconds))
+                seconds = best_seconds(
+                    partial(geo_shuffle_epsilon_paper, eps_geo, DELTA, n, max_distance=max_d), args.repeats
+                )
+                results.append(
+                    dict(
+                        kind="epsilon",
+                        n=n,
+                        eps_geo=eps_geo,
+                        delta=DELTA,
+                        max_distance=max_d,
+                        epsilon=value,
+                        seconds=seconds,
+                    )
+                )
                 print(f"{'epsilon':8s} {n:7d} {'eps_geo=' + str(eps_geo):>14s} {max_d:6d} {value:14.8g} {seconds:9.5f}")
         for target in TARGETS:
             value = geo_shuffle_local_epsilon(target, DELTA, n, method="theorem-4.1")
-            seconds = best_seconds(partial(geo_shuffle_local_epsilon, target, DELTA, n, method="theorem-4.1"), args.repeats)
+            seconds = best_seconds(
+                partial(geo_shuffle_local_epsilon, target, DELTA, n, method="theorem-4.1"), args.repeats
+            )
             results.append(dict(kind="inverse", n=n, target=target, delta=DELTA, eps_geo=value, seconds=seconds))
             print(f"{'inverse':8s} {n:7d} {'target=' + str(target):>14s} {'':6s} {value:14.8g} {seconds:9.5f}")
     slowest = {
@@ -91,7 +110,11 @@ def main() -> None:
     for label, func, kind in CERTIFIED:
         seconds = _cold_seconds(func)
         limit = CERTIFIED_LIMITS.get(kind)
-        certified.append(dict(label=label, kind=kind, seconds=seconds, limit=limit, within=None if limit is None else seconds <= limit))
+        certified.append(
+            dict(
+                label=label, kind=kind, seconds=seconds, limit=limit, within=None if limit is None else seconds <= limit
+            )
+        )
         print(f"certified {label:40s} {seconds:9.3f} s" + ("" if limit is None else f"  (limit {limit:g} s)"))
     write_json(
         "bench_metric",

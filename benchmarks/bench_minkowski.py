@@ -67,7 +67,9 @@ def main() -> None:
         R = MinkowskiResponse(EPSILON, dim=2, norm=norm)
         X = R.domain.sample_uniform(args.n, rng)
         uniform, mech, ratio = _paired(partial(rng.random, (args.n, 2)), partial(R.randomize, X, rng), args.repeats)
-        print(f"d=2 {norm:4s} n={args.n}: randomize {mech * 1e3:.1f} ms, uniform {uniform * 1e3:.1f} ms, ratio {ratio:.2f} (target <= {RATIO_TARGET:g})")
+        print(
+            f"d=2 {norm:4s} n={args.n}: randomize {mech * 1e3:.1f} ms, uniform {uniform * 1e3:.1f} ms, ratio {ratio:.2f} (target <= {RATIO_TARGET:g})"
+        )
         ratios.append({"norm": norm, "dim": 2, "n": args.n, "randomize_seconds": mech, "uniform_seconds": uniform,
                        "ratio": ratio, "target": RATIO_TARGET, "met": ratio <= RATIO_TARGET})  # fmt: skip
     for d in FL_DIMS:
@@ -80,7 +82,9 @@ def main() -> None:
             print(f"d={d} {norm:4s} n={n}: {rate:,.0f} reports/s (target >= {RATE_TARGET:,.0f})")
             rates.append({"norm": norm, "dim": d, "n": n, "seconds": seconds, "reports_per_second": rate,
                           "target": RATE_TARGET, "met": rate >= RATE_TARGET})  # fmt: skip
-    write_json("bench_minkowski", {"epsilon": EPSILON, "fl_dims": list(FL_DIMS), "ratio_to_uniform": ratios, "rates": rates})
+    write_json(
+        "bench_minkowski", {"epsilon": EPSILON, "fl_dims": list(FL_DIMS), "ratio_to_uniform": ratios, "rates": rates}
+    )
 
 
 if __name__ == "__main__":

@@ -30,12 +30,21 @@ def main() -> None:
     timings = []
     budgets = table3_budgets("uniform1", 1_000_000, rng)
     one = lambda: personalized_shuffle_epsilon(budgets[0], budgets[1:], 1e-6)  # noqa: E731
-    timings.append(dict(case="one victim", n=1_000_000, seconds=best_seconds(one, args.repeats), limit=1.0, epsilon=one()))
+    timings.append(
+        dict(case="one victim", n=1_000_000, seconds=best_seconds(one, args.repeats), limit=1.0, epsilon=one())
+    )
     grid = rng.choice(np.linspace(0.05, 1.0, 1000), 100_000)  # 1,000 distinct budgets (uniform1 range)
     start = time.perf_counter()
     values, eps = personalized_shuffle_epsilons(grid, 1e-5)
-    timings.append(dict(case="all distinct budgets", n=100_000, distinct=int(values.size),
-                        seconds=time.perf_counter() - start, limit=30.0))
+    timings.append(
+        dict(
+            case="all distinct budgets",
+            n=100_000,
+            distinct=int(values.size),
+            seconds=time.perf_counter() - start,
+            limit=30.0,
+        )
+    )
     for row in timings:
         print(row)
     gaps = []

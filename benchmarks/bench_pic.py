@@ -54,7 +54,9 @@ def bench_roles(suite: str, n: int) -> dict:
     group = GroupParams(0, "users", "minkowski", 3.0, fmt, n, 1e-3, {"dim": 2})
     server_id = SigningIdentity.ephemeral()
     shuffler = Shuffler(server_id.verify_key, suite=suite)
-    server = Server(suite, [group], PicTask("neighbors"), (shuffler.kem_public_key, shuffler.verify_key), identity=server_id)
+    server = Server(
+        suite, [group], PicTask("neighbors"), (shuffler.kem_public_key, shuffler.verify_key), identity=server_id
+    )
     signed = server.signed_params()
     view = shuffler.open(signed)
     downloads = VerifiedDownloads(server.verify_key, shuffler.verify_key)
@@ -88,8 +90,11 @@ def bench_roles(suite: str, n: int) -> dict:
         "shuffler_release_ms": 1e3 * release_cpu,
         "server_decrypt_us": 1e6 * decrypt_cpu / n,
         "server_decrypt_per_s": n / decrypt_cpu,
-        "wall_us": {"client_prepare": 1e6 * prep_wall / n, "shuffler_unwrap": 1e6 * unwrap_wall / n,
-                    "server_decrypt": 1e6 * decrypt_wall / n},  # fmt: skip
+        "wall_us": {
+            "client_prepare": 1e6 * prep_wall / n,
+            "shuffler_unwrap": 1e6 * unwrap_wall / n,
+            "server_decrypt": 1e6 * decrypt_wall / n,
+        },  # fmt: skip
         "submission_bytes": server.params.envelope_size,
         "inner_envelope_bytes": server.params.inner_size,
         "batch_bytes": len(batch[0]),

@@ -33,6 +33,7 @@ def main() -> None:
         counts = [int(n * share) for share in SHARES]
         for s in (4, 8):
             for mode, m in (("free", None), ("fixed", 1.0)):
+
                 def run(n=n, counts=counts, s=s, m=m):
                     clear_caches()  # a cold start: no memoised constraint checks from earlier calls
                     return optimize_parameters(LEVELS, 0.01 / n, counts, D, s, m)
@@ -41,8 +42,20 @@ def main() -> None:
                 seconds = best_seconds(run, args.repeats)
                 limit = LIMIT.get((mode, n, s))
                 results.append(
-                    dict(mode=mode, n=n, d=D, s=s, levels=LEVELS, counts=counts, m=answer.m, lambdas=answer.lambdas,
-                         m_range=answer.m_range, mse_bound=answer.mse_bound, seconds=seconds, limit=limit)
+                    dict(
+                        mode=mode,
+                        n=n,
+                        d=D,
+                        s=s,
+                        levels=LEVELS,
+                        counts=counts,
+                        m=answer.m,
+                        lambdas=answer.lambdas,
+                        m_range=answer.m_range,
+                        mse_bound=answer.mse_bound,
+                        seconds=seconds,
+                        limit=limit,
+                    )
                 )
                 lams = ", ".join(f"{v:.4f}" for v in answer.lambdas)
                 mark = "" if limit is None else f"{limit:g} s {'ok' if seconds <= limit else 'OVER'}"

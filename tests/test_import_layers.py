@@ -36,7 +36,10 @@ LAYERS = (
 ACCOUNTING_LAYERS = (
     ("primitives", ("_rounding", "_checks", "_solve", "population", "params")),
     ("engines", ("dominating_pair", "_binomial", "_count_law", "pld")),
-    ("bounds", ("variation_ratio", "clones", "closed_form", "personalized", "registry", "blanket", "release", "subsampling")),
+    (
+        "bounds",
+        ("variation_ratio", "clones", "closed_form", "personalized", "registry", "blanket", "release", "subsampling"),
+    ),
     ("events", ("events",)),
     ("accountants", ("accountants",)),
     ("user-facing", ("bounds", "inverse", "composition")),
@@ -226,6 +229,8 @@ def test_cli_command_modules_import_only_public_library_modules():
     """cli/ modules may use cli's own private modules, and nothing private elsewhere."""
     for module in (m for m in _modules() if m.startswith("shuffledp.cli.") and not m.split(".")[-1].startswith("_")):
         private = sorted(
-            t for t in _edges()[module] if not t.startswith("shuffledp.cli") and any(p.startswith("_") for p in t.split(".")[1:])
+            t
+            for t in _edges()[module]
+            if not t.startswith("shuffledp.cli") and any(p.startswith("_") for p in t.split(".")[1:])
         )
         assert not private, f"{module} imports private modules {private}"

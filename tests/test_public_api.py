@@ -98,7 +98,9 @@ def test_randomizers_all_lists_every_registry_class_and_every_randomizer():
 
 def test_import_shuffledp_is_cheap():
     """No numpy, scipy or matplotlib until something is used."""
-    code = "import sys, shuffledp; print(sorted(m for m in ('numpy', 'scipy', 'matplotlib', 'typer') if m in sys.modules))"
+    code = (
+        "import sys, shuffledp; print(sorted(m for m in ('numpy', 'scipy', 'matplotlib', 'typer') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.strip() == "[]"
 
@@ -144,17 +146,39 @@ def _accounting_rows():
     yield pytest.param(local_epsilon, (0.5, 0, 1e-6), {}, "n", id="local_epsilon n=0")
     yield pytest.param(local_epsilon, (0.5, 1000, 1.0), {}, "delta", id="local_epsilon delta=1")
     yield pytest.param(local_epsilon, (0.5, 1000, 1e-6), {"family": "bogus"}, "family", id="local_epsilon family")
-    yield pytest.param(local_epsilon, (0.5, 1000, 1e-6), {"max_epsilon": math.nan}, "max_epsilon", id="local_epsilon max nan")
-    yield pytest.param(local_epsilon, (0.5, 1000, 1e-6), {"min_epsilon": 2.0, "max_epsilon": 1.0}, "min_epsilon", id="local_epsilon lo>hi")
+    yield pytest.param(
+        local_epsilon, (0.5, 1000, 1e-6), {"max_epsilon": math.nan}, "max_epsilon", id="local_epsilon max nan"
+    )
+    yield pytest.param(
+        local_epsilon,
+        (0.5, 1000, 1e-6),
+        {"min_epsilon": 2.0, "max_epsilon": 1.0},
+        "min_epsilon",
+        id="local_epsilon lo>hi",
+    )
     for v in NOT_A_COUNT:
-        yield pytest.param(composed_shuffle_epsilon, (1000, 1e-6, v), {"eps0": 1.0}, rounds, id=f"composed_shuffle_epsilon rounds={v!r}")
         yield pytest.param(
-            composed_local_epsilon, (0.5, 1000, 1e-6, v), {"method": "basic"}, rounds, id=f"composed_local_epsilon rounds={v!r}"
+            composed_shuffle_epsilon,
+            (1000, 1e-6, v),
+            {"eps0": 1.0},
+            rounds,
+            id=f"composed_shuffle_epsilon rounds={v!r}",
+        )
+        yield pytest.param(
+            composed_local_epsilon,
+            (0.5, 1000, 1e-6, v),
+            {"method": "basic"},
+            rounds,
+            id=f"composed_local_epsilon rounds={v!r}",
         )
     yield pytest.param(composed_shuffle_epsilon, (1000, 1e-6, 2), {"eps0": math.nan}, "eps0", id="composed eps0=nan")
     yield pytest.param(composed_shuffle_epsilon, (1000, 0.0, 2), {"eps0": 1.0}, "delta", id="composed delta=0")
-    yield pytest.param(composed_shuffle_epsilon, (1000, 1e-6, 2), {"eps0": 1.0, "method": "nope"}, "method", id="composed method")
-    yield pytest.param(composed_local_epsilon, (0.5, 1000, 1e-6, 2), {"method": "nope"}, "method", id="composed_local method")
+    yield pytest.param(
+        composed_shuffle_epsilon, (1000, 1e-6, 2), {"eps0": 1.0, "method": "nope"}, "method", id="composed method"
+    )
+    yield pytest.param(
+        composed_local_epsilon, (0.5, 1000, 1e-6, 2), {"method": "nope"}, "method", id="composed_local method"
+    )
     yield pytest.param(basic_composition, (-1.0, 1e-6, 2), {}, "epsilon", id="basic epsilon<0")
     yield pytest.param(basic_composition, (1.0, 2.0, 2), {}, "delta", id="basic delta>1")
     yield pytest.param(advanced_composition, (1.0, 1e-6, 2, 0.0), {}, "delta_slack", id="advanced slack=0")
@@ -219,6 +243,7 @@ def test_epsilon_floor_is_float_resolution():
 
 # --- valid inputs at the edge of float64: a number or a ShuffleDPError, never another exception ---
 
+
 def _edge_rows():
     from shuffledp import shuffle_epsilon, shuffle_epsilon_lower
     from shuffledp.randomizers import MinkowskiResponse, make_randomizer
@@ -237,7 +262,9 @@ def _edge_rows():
         id="MinkowskiResponse dim=114",
     )
     for name in available_randomizers():
-        yield pytest.param(lambda name=name: make_randomizer(name, 800.0, dim=2).amplification_parameters(), id=f"{name} epsilon=800")
+        yield pytest.param(
+            lambda name=name: make_randomizer(name, 800.0, dim=2).amplification_parameters(), id=f"{name} epsilon=800"
+        )
 
 
 @pytest.mark.parametrize("call", list(_edge_rows()))

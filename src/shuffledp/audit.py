@@ -203,7 +203,11 @@ class SamplerAuditResult:
             f"plain chi-square p = {self.plain_pvalue:.3g}, tilted chi-square p = {self.tilted_pvalue:.3g} "
             f"(alpha = {self.alpha:g}), {self.unreached} cells never drawn under tilting, "
             f"{self.outside} impossible reports, over {self.rows} inputs x {self.n_samples} samples"
-            + (" (cells never drawn cannot be certified: raise n_samples, or audit a smaller table)" if self.unreached else "")
+            + (
+                " (cells never drawn cannot be certified: raise n_samples, or audit a smaller table)"
+                if self.unreached
+                else ""
+            )
         )
 
 
@@ -266,7 +270,9 @@ def _tilted_chi2(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, min_hi
     return (*_wald(cells, log_w, log_p, hits, min_hits), unreached)
 
 
-def _wald(cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, hits: np.ndarray, min_hits: int) -> tuple[float, int]:
+def _wald(
+    cells: np.ndarray, log_w: np.ndarray, log_p: np.ndarray, hits: np.ndarray, min_hits: int
+) -> tuple[float, int]:
     """Wald chi-square of the importance-sampling estimates m_c of P_c (cells hit < ``min_hits`` times pooled).
 
     Over one draw the estimates have covariance diag(m2) - m m^T, m2_c = mean(1[cell = c] W^2).

@@ -208,8 +208,14 @@ class ValidityConditionError(OutsideRegimeError):
     ``minimum_n`` / ``maximum_epsilon`` / ``minimum_p`` say what would work, when known (else None).
     """
 
-    def __init__(self, message: str, *, minimum_n: int | None = None, maximum_epsilon: float | None = None,
-                 minimum_p: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        minimum_n: int | None = None,
+        maximum_epsilon: float | None = None,
+        minimum_p: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.minimum_n, self.maximum_epsilon, self.minimum_p = minimum_n, maximum_epsilon, minimum_p
 

@@ -73,6 +73,7 @@ def check_eps0(eps0: float, name: str = "eps0") -> float:
         )
     return eps0
 
+
 #: Relative slack when checking beta <= (p-1)/(p+1): closed forms computed in
 #: float64 may land one ulp above the bound they provably satisfy.
 _BETA_SLACK = 1e-12
@@ -423,7 +424,9 @@ def check_release_params(params: object) -> VariationRatio | BlanketDecompositio
     if math.isinf(params.p):
         return params
     generic_beta = math.tanh(math.log(params.p) / 2.0)
-    if params.beta < generic_beta * (1.0 - _GENERIC_SLACK) or min(params.q0, params.q1) < params.p * (1.0 - _GENERIC_SLACK):
+    if params.beta < generic_beta * (1.0 - _GENERIC_SLACK) or min(params.q0, params.q1) < params.p * (
+        1.0 - _GENERIC_SLACK
+    ):
         raise UnprovenBoundError(
             "the variation-ratio pair is proven only for the generic parameters (beta = tanh(eps0/2) = "
             f"{generic_beta:.6g}, q >= p) or p = infinity; got p={params.p:g}, beta={params.beta:g}, "

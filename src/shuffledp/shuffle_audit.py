@@ -96,7 +96,9 @@ def histogram_law(rows: np.ndarray, base: int | None = None) -> tuple[np.ndarray
     return keys, probs
 
 
-def _pair_delta(law_others: tuple[np.ndarray, np.ndarray], row0: np.ndarray, row1: np.ndarray, eps: float, base: int) -> float:
+def _pair_delta(
+    law_others: tuple[np.ndarray, np.ndarray], row0: np.ndarray, row1: np.ndarray, eps: float, base: int
+) -> float:
     """max over both directions of D_{e^eps} between the histograms with the victim on row0 / row1."""
     keys, probs = law_others
     outputs = row0.size
@@ -226,7 +228,11 @@ def iid_shuffle_delta(row0: np.ndarray, row1: np.ndarray, others_row: np.ndarray
     with np.errstate(divide="ignore"):
         log_p = np.log(others)
     with np.errstate(invalid="ignore"):  # 0 * log(0) on outputs the others never send: masked to 0
-        log_mult = special.gammaln(m + 1.0) - special.gammaln(H + 1.0).sum(axis=1) + np.where(H > 0, H * log_p, 0.0).sum(axis=1)
+        log_mult = (
+            special.gammaln(m + 1.0)
+            - special.gammaln(H + 1.0).sum(axis=1)
+            + np.where(H > 0, H * log_p, 0.0).sum(axis=1)
+        )
     base = np.exp(log_mult)
     # the victim adds one report on output v: the histogram H + e_v
     place = (n + 1) ** np.arange(outputs, dtype=np.int64)

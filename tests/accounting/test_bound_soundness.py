@@ -95,7 +95,9 @@ def test_every_discrete_randomizer_is_priced_above_its_exact_divergence(eps0):
                 assert blanket_divergence(params, n, eps) >= exact - 1e-13, (R, n, eps)
 
 
-@pytest.mark.parametrize("R", [KRandomizedResponse(epsilon=2.0, k=3), UnaryEncoding(epsilon=1.0, k=3), Geometric(epsilon=1.0, low=0, high=2)])
+@pytest.mark.parametrize(
+    "R", [KRandomizedResponse(epsilon=2.0, k=3), UnaryEncoding(epsilon=1.0, k=3), Geometric(epsilon=1.0, low=0, high=2)]
+)
 def test_every_offered_epsilon_is_above_the_exact_epsilon(R):
     """shuffle_epsilon with the randomizer's parameters, the accountant on its event, and each generic method."""
     M = R.transition_matrix()
@@ -184,7 +186,9 @@ def test_segmented_items_are_priced_above_algorithm_2(d):
 
 
 def test_segmented_counterexample_to_the_two_count_pair():
-    assert _segmented_exact_delta(0.3, 3, 2, 1.0, 3.0) == pytest.approx(0.3 * (2 / 3) ** 2, rel=1e-9)  # no blanket on x1
+    assert _segmented_exact_delta(0.3, 3, 2, 1.0, 3.0) == pytest.approx(
+        0.3 * (2 / 3) ** 2, rel=1e-9
+    )  # no blanket on x1
     # the old item_event: lambda d = 0.9 < gamma = 1, priced as lambda' = gamma/d = 1/3 with (p, q) = (inf, 1)
     old = hockey_stick_divergence(VariationRatio(p=math.inf, beta=1 / 3, q0=1.0, q1=1.0), 3, 3.0)[1]
     assert old == pytest.approx((1 / 3) ** 3, rel=1e-6)  # needs both blankets on x0: 0.037 < 0.133
@@ -222,7 +226,11 @@ def test_personalized_budgets_are_priced_above_the_exact_divergence(family, k):
         acc = VariationRatioAccountant().compose(event)
         for frac in (0.1, 0.4, 0.8):
             eps = frac * victim
-            assert acc.get_delta(eps) >= _personalized_exact_delta(victim, others, k, eps) - 1e-12, (victim, others, eps)
+            assert acc.get_delta(eps) >= _personalized_exact_delta(victim, others, k, eps) - 1e-12, (
+                victim,
+                others,
+                eps,
+            )
 
 
 def test_personalized_binary_rr_lower_bound_is_below_the_exact_epsilon():

@@ -38,7 +38,9 @@ def _binary_rr_counts(eps0: float, n: int, max_terms: int = 400) -> tuple[list, 
     if hi - lo > max_terms:
         return None
     logs = [mpmath.loggamma(n) - mpmath.loggamma(k + 1) - mpmath.loggamma(n - k) for k in range(lo, hi + 1)]
-    pmf = {k: mpmath.exp(lg + k * mpmath.log(f) + (n - 1 - k) * mpmath.log1p(-f)) for k, lg in zip(range(lo, hi + 1), logs)}
+    pmf = {
+        k: mpmath.exp(lg + k * mpmath.log(f) + (n - 1 - k) * mpmath.log1p(-f)) for k, lg in zip(range(lo, hi + 1), logs)
+    }
     return [(k, pmf) for k in range(lo, hi + 2)], f, 1 - f
 
 
@@ -111,7 +113,9 @@ def test_engine_brackets_an_mpmath_evaluation_of_the_pair_at_large_eps0(eps0):
             for u in range(c + 2):
                 b_prev = mpmath.binomial(c, u - 1) / 2**c if u >= 1 else 0
                 b_here = mpmath.binomial(c, u) / 2**c if u <= c else 0
-                ref += weight * max(alpha * b_prev + (1 - alpha) * b_here - e * ((1 - alpha) * b_prev + alpha * b_here), 0)
+                ref += weight * max(
+                    alpha * b_prev + (1 - alpha) * b_here - e * ((1 - alpha) * b_prev + alpha * b_here), 0
+                )
         lower, upper = div(eps)
         assert lower <= float(ref) * (1 + 1e-12) and float(ref) <= upper * (1 + 1e-12), (gap, lower, float(ref), upper)
         assert upper <= float(ref) * (1 + 1e-9 + eps0 * 3e-15 / gap) + 1e-29  # log p is rounded outward

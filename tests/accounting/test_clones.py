@@ -32,7 +32,9 @@ def brute_force_divergence(eps0: float, n: int, eps: float, clone_prob: float) -
 
 
 @pytest.mark.parametrize("stronger", [False, True])
-@pytest.mark.parametrize("n,eps0,eps", [(1, 1.0, 0.3), (2, 0.5, 0.0), (9, 2.0, 0.5), (40, 1.0, 0.2), (150, 3.0, 1.1), (200, 0.3, 0.05)])
+@pytest.mark.parametrize(
+    "n,eps0,eps", [(1, 1.0, 0.3), (2, 0.5, 0.0), (9, 2.0, 0.5), (40, 1.0, 0.2), (150, 3.0, 1.1), (200, 0.3, 0.05)]
+)
 def test_divergence_matches_brute_force(n, eps0, eps, stronger):
     exact = brute_force_divergence(eps0, n, eps, DominatingPair.clones(eps0, 2, stronger=stronger).rho)
     got = cl.clone_divergence(eps0, n, eps, stronger=stronger)
@@ -115,7 +117,9 @@ def test_variation_ratio_is_tightest_for_concrete_mechanisms(label, params):
     below every other bound that applies: those taking the parameters, and the generic ones at its
     eps0 -- never above the stronger-clone pair (the smaller of the two is kept), strictly below it for
     k-RR, whose common part the other users cover fully."""
-    applicable = [name for name, m in available_methods("upper").items() if not m.generic_only and name != "variation-ratio"]
+    applicable = [
+        name for name, m in available_methods("upper").items() if not m.generic_only and name != "variation-ratio"
+    ]
     generic = [name for name, m in available_methods("upper").items() if m.generic_only]
     assert "variation-ratio-closed-form" in applicable and "stronger-clones" in generic
     for n in (1_000, 100_000):

@@ -13,11 +13,19 @@ from shuffledp.accounting.variation_ratio import hockey_stick_divergence, variat
 from shuffledp.errors import PrivacyParameterError, UnprovenBoundError
 from shuffledp.params import BlanketDecomposition
 
-GENERIC = [cf.erlingsson_epsilon, cf.fmt_epsilon, cf.pic_eq1_epsilon, cf.blanket_hoeffding_epsilon, cf.blanket_bennett_epsilon]
+GENERIC = [
+    cf.erlingsson_epsilon,
+    cf.fmt_epsilon,
+    cf.pic_eq1_epsilon,
+    cf.blanket_hoeffding_epsilon,
+    cf.blanket_bennett_epsilon,
+]
 
 
 def test_erlingsson_formula_and_regime():
-    assert cf.erlingsson_epsilon(0.25, 10_000, 1e-6) == pytest.approx(12 * 0.25 * math.sqrt(math.log(1e6) / 10_000), rel=1e-15)
+    assert cf.erlingsson_epsilon(0.25, 10_000, 1e-6) == pytest.approx(
+        12 * 0.25 * math.sqrt(math.log(1e6) / 10_000), rel=1e-15
+    )
     assert math.isinf(cf.erlingsson_epsilon(0.5, 10_000, 1e-6))  # eps0 < 1/2 is strict
     assert math.isinf(cf.erlingsson_epsilon(0.25, 999, 1e-6))
     assert math.isinf(cf.erlingsson_epsilon(0.25, 10_000, 0.01))
@@ -57,7 +65,9 @@ def test_variation_ratio_closed_form_reduces_to_stronger_clone_form_for_generic_
         r = 1 / (math.exp(eps0) + 1)
         m = r * (n - 1)
         expected = math.log1p(math.tanh(eps0 / 2) * (math.sqrt(16 * math.log(4 / delta) / m) + 2 / m))
-        assert cf.variation_ratio_closed_form(VariationRatio.from_ldp(eps0), n, delta) == pytest.approx(expected, rel=1e-12)
+        assert cf.variation_ratio_closed_form(VariationRatio.from_ldp(eps0), n, delta) == pytest.approx(
+            expected, rel=1e-12
+        )
     assert math.isinf(cf.variation_ratio_closed_form(VariationRatio.from_ldp(4.0), 1000, 1e-6))
 
 
@@ -94,7 +104,13 @@ def test_blanket_deltas_dominate_the_exact_worst_case_divergence(eps0):
         assert cf.blanket_bennett_delta(eps, eps0, n) >= exact_low
 
 
-@pytest.mark.parametrize("func,delta_of", [(cf.blanket_hoeffding_epsilon, cf.blanket_hoeffding_delta), (cf.blanket_bennett_epsilon, cf.blanket_bennett_delta)])
+@pytest.mark.parametrize(
+    "func,delta_of",
+    [
+        (cf.blanket_hoeffding_epsilon, cf.blanket_hoeffding_delta),
+        (cf.blanket_bennett_epsilon, cf.blanket_bennett_delta),
+    ],
+)
 def test_blanket_epsilon_is_certified_and_minimal(func, delta_of):
     eps0, n, delta = 1.0, 50_000, 1e-7
     eps = func(eps0, n, delta)
@@ -121,7 +137,9 @@ def test_bounds_do_not_increase_with_n(eps0):
         assert all(b <= a for a, b in zip(values, values[1:])), (bound.__name__, values)
 
 
-@pytest.mark.parametrize("bad", [dict(eps0=0.0), dict(eps0=-1.0), dict(n=0), dict(delta=0.0), dict(delta=1.0), dict(eps0=math.nan)])
+@pytest.mark.parametrize(
+    "bad", [dict(eps0=0.0), dict(eps0=-1.0), dict(n=0), dict(delta=0.0), dict(delta=1.0), dict(eps0=math.nan)]
+)
 def test_bad_input_raises(bad):
     args = dict(eps0=1.0, n=1000, delta=1e-6) | bad
     for bound in GENERIC:
@@ -131,12 +149,21 @@ def test_bad_input_raises(bad):
 
 def test_registered_and_dispatched():
     upper = available_methods("upper")
-    for name in ("erlingsson", "blanket-hoeffding", "blanket-bennett", "fmt-closed-form", "pic-eq1", "variation-ratio-closed-form"):
+    for name in (
+        "erlingsson",
+        "blanket-hoeffding",
+        "blanket-bennett",
+        "fmt-closed-form",
+        "pic-eq1",
+        "variation-ratio-closed-form",
+    ):
         assert upper[name].kind == "upper"
     assert shuffle_epsilon(10**5, 1e-6, eps0=1.0, method="pic-eq1") == cf.pic_eq1_epsilon(1.0, 10**5, 1e-6)
     laplace_like = BlanketDecomposition(eps0=1.0, beta=1 - math.exp(-0.5))
     # a population of 1-LDP randomizers: the generic bound applies at eps0
-    assert shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="fmt-closed-form") == cf.fmt_epsilon(1.0, 10**5, 1e-6)
+    assert shuffle_epsilon(10**5, 1e-6, params=laplace_like, method="fmt-closed-form") == cf.fmt_epsilon(
+        1.0, 10**5, 1e-6
+    )
     others_weaker = VariationRatio(p=math.e, beta=math.tanh(0.5), q0=5.0, q1=5.0)  # q > p: not one LDP population
     with pytest.raises(PrivacyParameterError, match="eps0-LDP populations"):
         shuffle_epsilon(10**5, 1e-6, params=others_weaker, method="fmt-closed-form")

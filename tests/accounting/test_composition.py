@@ -98,7 +98,9 @@ def exact_delta(P: np.ndarray, Q: np.ndarray, eps: float) -> float:
     "params",
     [
         VariationRatio.from_ldp(1.0),
-        VariationRatio(p=math.exp(2.0), beta=math.tanh(1.0), q0=10.0, q1=10.0),  # others' blanket thinner than the victim's
+        VariationRatio(
+            p=math.exp(2.0), beta=math.tanh(1.0), q0=10.0, q1=10.0
+        ),  # others' blanket thinner than the victim's
         BlanketDecomposition(eps0=2.0, beta=0.5),  # a randomizer's own beta: the three-class pair
         BlanketDecomposition(eps0=2.0, beta=0.5, common_ratio=1.0),  # its common part fully covered (k-RR-like)
     ],
@@ -215,14 +217,22 @@ def test_fl_composition_experiment_quick_run(tmp_path, monkeypatch):
     target = run_experiment("fl-composition", tmp_path, quick=True, progress=False)
     rows = list(csv.DictReader((target / "results.csv").open()))
     assert list(rows[0]) == fl_composition.COLUMNS
-    totals = {(r["composition"], float(r["eps0"])): float(r["total_epsilon"]) for r in rows if r["analysis"] == "total-epsilon"}
+    totals = {
+        (r["composition"], float(r["eps0"])): float(r["total_epsilon"])
+        for r in rows
+        if r["analysis"] == "total-epsilon"
+    }
     assert set(totals) == {(m, e) for m in cp.COMPOSITION_METHODS for e in (1.0, 4.0)}
     for e in (1.0, 4.0):
         assert totals[("tight", e)] < min(totals[("advanced", e)], totals[("basic", e)])
     budgets = [r for r in rows if r["analysis"] == "local-budget"]
-    assert {(r["composition"], float(r["total_epsilon"])) for r in budgets} == {(m, t) for m in cp.COMPOSITION_METHODS for t in (1.0, 3.0)}
+    assert {(r["composition"], float(r["total_epsilon"])) for r in budgets} == {
+        (m, t) for m in cp.COMPOSITION_METHODS for t in (1.0, 3.0)
+    }
     for r in budgets:
-        reached = cp.composed_shuffle_epsilon(FL_USERS, FL_DELTA, FL_ROUNDS, eps0=float(r["eps0"]), method=r["composition"])
+        reached = cp.composed_shuffle_epsilon(
+            FL_USERS, FL_DELTA, FL_ROUNDS, eps0=float(r["eps0"]), method=r["composition"]
+        )
         assert reached <= float(r["total_epsilon"])
     summary = (target / "summary.md").read_text()
     assert "| tight |" in summary and "paper (§7.3, PIC model)" in summary
@@ -234,7 +244,9 @@ def test_one_round_of_tight_composition_is_the_single_round_bound_exactly():
     assert cp.tight_composition_epsilon(75_511, 1.3e-6, 1, params=own) == blanket_epsilon(own, 75_511, 1.3e-6)
     vr = VariationRatio.from_ldp(0.5)
     assert cp.tight_composition_epsilon(75_511, 1.3e-6, 1, params=vr) == variation_ratio_epsilon(vr, 75_511, 1.3e-6)
-    assert cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034) <= cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034, method="basic")
+    assert cp.composed_shuffle_epsilon(53, 2e-8, 1, eps0=0.034) <= cp.composed_shuffle_epsilon(
+        53, 2e-8, 1, eps0=0.034, method="basic"
+    )
 
 
 def test_tight_composition_never_exceeds_rounds_times_log_p():

@@ -37,7 +37,14 @@ def test_streamed_leave_one_out_is_bit_for_bit_the_prefix_suffix_product(g, user
     reference = _prefix_suffix_reference(values, counts, 1e-14)
     assert len(streamed) == g
     for a, b in zip(streamed, reference):
-        assert (a.offset, a.rel, a.abs_err, a.missing, a.mu, a.var) == (b.offset, b.rel, b.abs_err, b.missing, b.mu, b.var)
+        assert (a.offset, a.rel, a.abs_err, a.missing, a.mu, a.var) == (
+            b.offset,
+            b.rel,
+            b.abs_err,
+            b.missing,
+            b.mu,
+            b.var,
+        )
         assert np.array_equal(a.pmf, b.pmf)
 
 

@@ -196,7 +196,9 @@ def test_linked_event_is_the_product_randomizer():
     ev = R.shuffle_event(10_000)
     linked = E.LinkedEvent(ev, 3)
     product = E.ShuffleEvent(ev.params.linked(3), 10_000)
-    assert VariationRatioAccountant().compose(linked).get_epsilon(1e-6) == VariationRatioAccountant().compose(product).get_epsilon(1e-6)
+    assert VariationRatioAccountant().compose(linked).get_epsilon(1e-6) == VariationRatioAccountant().compose(
+        product
+    ).get_epsilon(1e-6)
     # the product of 3 k-RR reports: exact worst ratio e^(3 eps), exact total variation from the product table
     M = np.array(R.transition_matrix()) if hasattr(R, "transition_matrix") else None
     if M is not None:

@@ -21,12 +21,15 @@ from shuffledp.protocols.segmented.optimizer import clear_caches, optimize_param
 EPSILONS = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 28.0, 40.0, 100.0, 700.0, 2000.0]
 
 
-@pytest.mark.parametrize("event", [
-    user_event(1.0, 128, 5000, 4.48848, 4),
-    user_event(0.3, 16, 200, 1.0, 2),
-    GroupEvent(ShuffleEvent(VariationRatio.from_ldp(2.0), 1000), 3),
-    GroupEvent(PersonalizedShuffleEvent.from_budgets(1.0, [0.5] * 300 + [2.0] * 200), 2),
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        user_event(1.0, 128, 5000, 4.48848, 4),
+        user_event(0.3, 16, 200, 1.0, 2),
+        GroupEvent(ShuffleEvent(VariationRatio.from_ldp(2.0), 1000), 3),
+        GroupEvent(PersonalizedShuffleEvent.from_budgets(1.0, [0.5] * 300 + [2.0] * 200), 2),
+    ],
+)
 def test_group_delta_never_rises_with_epsilon(event):
     acc = VariationRatioAccountant().compose(event)
     deltas = [acc.get_delta(e) for e in EPSILONS]

@@ -18,8 +18,17 @@ from shuffledp.randomizers import MinkowskiResponse
 
 def _record(ledger, round_id="r1", group="A", **kw):
     R = MinkowskiResponse(2.0, dim=2)
-    args = dict(round_id=round_id, group=group, randomizer="minkowski", local_epsilon=2.0,
-                params=R.amplification_parameters(), received=1_000, valid=990, corrupted=20, exposed=5)
+    args = dict(
+        round_id=round_id,
+        group=group,
+        randomizer="minkowski",
+        local_epsilon=2.0,
+        params=R.amplification_parameters(),
+        received=1_000,
+        valid=990,
+        corrupted=20,
+        exposed=5,
+    )
     args.update(kw)
     return ledger.record(**args)
 
@@ -122,7 +131,15 @@ def test_an_uncertifiable_row_is_shown_not_fatal():
     from shuffledp.params import VariationRatio
 
     ledger = PrivacyLedger()
-    ledger.record(round_id="r", group="P", randomizer="poisson", local_epsilon=1.0,
-                  params=VariationRatio(math.inf, 0.5, 2.0, 2.0), received=10, valid=10, delta=1e-6)
+    ledger.record(
+        round_id="r",
+        group="P",
+        randomizer="poisson",
+        local_epsilon=1.0,
+        params=VariationRatio(math.inf, 0.5, 2.0, 2.0),
+        received=10,
+        valid=10,
+        delta=1e-6,
+    )
     assert ledger.to_dict()["rows"][0]["epsilon_c"] is None
     assert ledger.table().row_count == 1

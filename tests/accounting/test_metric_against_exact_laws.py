@@ -52,11 +52,30 @@ def series_terms(r: int, n: int, p: float) -> float:
 # --- SGDL pmf ------------------------------------------------------------------------------------------------
 
 _RNG = np.random.default_rng(20260311)
-_GRID = [(1, 0.3, 5), (2, 0.999, 0), (7, 0.9, -3), (50, 0.7, 120), (300, 0.95, 40), (1000, 0.5, 10_000),
-         (4096, 0.99, 500), (4097, 0.01, 3), (10_000, 0.5, 0), (10_000, 0.999, -3), (10_000, 0.2, 10_000),
-         (10_000, 0.9999, 10_000), (10_000, 1e-6, 10_000), (9_999, 0.999999, 1)]
-_GRID += [(int(n), float(p), int(r)) for n, p, r in zip(
-    np.unique(np.round(10 ** _RNG.uniform(0, 4, 10))).astype(int), _RNG.uniform(0.001, 0.999, 10), _RNG.integers(-10_000, 10_001, 10))]
+_GRID = [
+    (1, 0.3, 5),
+    (2, 0.999, 0),
+    (7, 0.9, -3),
+    (50, 0.7, 120),
+    (300, 0.95, 40),
+    (1000, 0.5, 10_000),
+    (4096, 0.99, 500),
+    (4097, 0.01, 3),
+    (10_000, 0.5, 0),
+    (10_000, 0.999, -3),
+    (10_000, 0.2, 10_000),
+    (10_000, 0.9999, 10_000),
+    (10_000, 1e-6, 10_000),
+    (9_999, 0.999999, 1),
+]
+_GRID += [
+    (int(n), float(p), int(r))
+    for n, p, r in zip(
+        np.unique(np.round(10 ** _RNG.uniform(0, 4, 10))).astype(int),
+        _RNG.uniform(0.001, 0.999, 10),
+        _RNG.integers(-10_000, 10_001, 10),
+    )
+]
 
 
 @pytest.mark.parametrize("n, p, r", _GRID)
@@ -68,7 +87,9 @@ def test_sgdl_pmf_matches_60_digit_summation(n, p, r):
         assert abs(ref / mp_series_pmf(r, n, p) - 1) < mp.mpf(10) ** -40
 
 
-@pytest.mark.parametrize("beta, p, r", [(0.01, 0.9, 0), (0.01, 0.9, 7), (1 / 150, 0.905, 1), (0.001, 0.5, 30), (0.5, 0.99, 200)])
+@pytest.mark.parametrize(
+    "beta, p, r", [(0.01, 0.9, 0), (0.01, 0.9, 7), (1 / 150, 0.905, 1), (0.001, 0.5, 30), (0.5, 0.99, 200)]
+)
 def test_sgdl_pmf_fractional_beta_matches_series(beta, p, r):
     assert abs(M.log_sgdl_pmf([r], beta, p)[0] - float(mp.log(mp_series_pmf(r, beta, p)))) <= 1e-10
 
@@ -136,7 +157,9 @@ def mp_series_pmf_mp(r: int, n: int, p):
 @pytest.mark.parametrize("eps_geo, n", [(0.5, 300), (0.2, 100), (1.0, 50), (2.0, 20), (0.8, 1000)])
 def test_geo_shuffle_epsilon_matches_mpmath_theorem(eps_geo, n):
     ref = max(mp_theorem_41(eps_geo, 1e-4, n, range(1, 9)))
-    assert M.geo_shuffle_epsilon(eps_geo, 1e-4, n, method="theorem-4.1", max_distance=8) == pytest.approx(float(ref), rel=1e-6)
+    assert M.geo_shuffle_epsilon(eps_geo, 1e-4, n, method="theorem-4.1", max_distance=8) == pytest.approx(
+        float(ref), rel=1e-6
+    )
 
 
 @pytest.mark.parametrize("eps_geo, n", [(0.2, 100), (0.8, 100), (0.8, 10_000), (0.5, 300), (2.0, 50)])
@@ -214,8 +237,16 @@ def test_sgdl_shuffle_c_of_the_paper_is_too_small():
 @pytest.mark.parametrize("eps_s, n", [(0.1, 150), (0.5, 20), (1.0, 1000)])
 def test_sgdl_local_epsilon_matches_mpmath(eps_s, n):
     p = mp.exp(-mp.mpf(eps_s))
-    ref = max(abs(mp.log(mp_series_pmf(int(math.floor(-d / 2)), mp.mpf(1) / n, float(p)) /
-                         mp_series_pmf(int(math.floor(d / 2)), mp.mpf(1) / n, float(p)))) / d for d in range(1, 6))
+    ref = max(
+        abs(
+            mp.log(
+                mp_series_pmf(int(math.floor(-d / 2)), mp.mpf(1) / n, float(p))
+                / mp_series_pmf(int(math.floor(d / 2)), mp.mpf(1) / n, float(p))
+            )
+        )
+        / d
+        for d in range(1, 6)
+    )
     assert M.sgdl_shuffle_local_epsilon(eps_s, n, max_distance=5) == pytest.approx(float(ref), rel=1e-8)
 
 
@@ -240,7 +271,8 @@ def test_rr_shuffle_epsilon_formula_and_validity():
         M.rr_shuffle_epsilon(delta, p, k, n_min - 1, method="theorem-3.1")
     assert info.value.minimum_n == n_min
     assert info.value.maximum_epsilon == pytest.approx(
-        math.sqrt(32 * math.log(4 / delta) / (lam_min - math.sqrt(2 * lam_min * math.log(2 / delta)))))
+        math.sqrt(32 * math.log(4 / delta) / (lam_min - math.sqrt(2 * lam_min * math.log(2 / delta))))
+    )
 
 
 @pytest.mark.parametrize("eps, n, k", [(0.1, 100, 1000), (0.5, 50, 1000), (1.0, 10, 100), (3.0, 1000, 10)])
@@ -262,7 +294,8 @@ def test_rr_local_epsilon_validity():
     delta, k = 0.01, 1000
     lam_min = 14 * math.log(4 / delta)
     assert M.rr_shuffle_local_epsilon(delta, 0.5, k, method="theorem-7.1") == pytest.approx(
-        math.sqrt(32 * math.log(4 / delta) / (500 - math.sqrt(1000 * math.log(2 / delta)))))
+        math.sqrt(32 * math.log(4 / delta) / (500 - math.sqrt(1000 * math.log(2 / delta))))
+    )
     with pytest.raises(ValidityConditionError, match="p >=") as info:
         M.rr_shuffle_local_epsilon(delta, 0.05, k, method="theorem-7.1")
     assert info.value.minimum_p == pytest.approx(lam_min / k)
@@ -304,7 +337,9 @@ def test_theorem_41_holds_at_small_distances_only():
 def test_variation_ratio_beside_theorem_41():
     """The variation-ratio analysis (q = e^(eps_geo k)) is tighter for small eps_geo k, Theorem 4.1 otherwise."""
     assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 10_000, 1) < M.geo_shuffle_epsilon_paper(0.2, 1e-4, 10_000)
-    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 1000, 1000) > 5 * M.geo_shuffle_epsilon_paper(0.2, 1e-4, 1000)
+    assert M.geo_shuffle_variation_ratio_epsilon(0.2, 1e-4, 1000, 1000) > 5 * M.geo_shuffle_epsilon_paper(
+        0.2, 1e-4, 1000
+    )
     # more blankets never hurt; the pair's epsilon never exceeds eps_geo d
     values = [M.geo_shuffle_variation_ratio_epsilon(1.0, 1e-4, n, 3, distance=2) for n in (100, 1000, 10_000)]
     assert values == sorted(values, reverse=True) and values[0] <= 2.0
@@ -465,7 +500,10 @@ def test_theorem_41_matches_mpmath_at_large_n(n):
 
 def test_theorem_41_decays_like_one_over_sqrt_n_up_to_2_53():
     """sqrt(n) times Theorem 4.1's epsilon settles (decreasing, to a few 1e-6) instead of rising from n = 10^9 on."""
-    scaled = [M.geo_shuffle_epsilon_paper(0.2, 1e-4, n) * math.sqrt(n) for n in (10**8, 10**9, 10**10, 10**11, 10**12, 10**14, 2**53)]
+    scaled = [
+        M.geo_shuffle_epsilon_paper(0.2, 1e-4, n) * math.sqrt(n)
+        for n in (10**8, 10**9, 10**10, 10**11, 10**12, 10**14, 2**53)
+    ]
     assert scaled == sorted(scaled, reverse=True)
     assert all(v == pytest.approx(0.7316002, rel=3e-6) for v in scaled)
 
@@ -524,6 +562,8 @@ def test_rr_certificate_at_huge_n_k_does_not_allocate():
 def test_sgdl_shift_divergence_refuses_sums_beyond_its_limit():
     """beta = 10^5 took 41 s, p near 1 or a huge distance did not finish: a named error instead."""
     for beta, p, distance in ((10**5, math.exp(-0.2), 1), (0.5, math.exp(-0.001), 1), (3, 0.5, 10**9)):
-        with pytest.raises(PrivacyParameterError, match=r"sgdl_shift_divergence would sum about .* above the limit 1e\+08"):
+        with pytest.raises(
+            PrivacyParameterError, match=r"sgdl_shift_divergence would sum about .* above the limit 1e\+08"
+        ):
             M.sgdl_shift_divergence(0.01, distance, beta, p)
     assert M.sgdl_shift_divergence(0.01, 1, 10**4, math.exp(-0.2)) < 1e-15  # at the edge: still answered

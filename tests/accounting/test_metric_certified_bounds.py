@@ -73,7 +73,9 @@ def _manhattan(a, b) -> int:
     return int(np.abs(np.subtract(a, b)).sum())
 
 
-@pytest.mark.parametrize("n, k, p, delta", [(2, 2, 0.4, 1e-3), (3, 2, 0.7, 1e-2), (2, 3, 0.25, 1e-4), (4, 1, 0.9, 0.05)])
+@pytest.mark.parametrize(
+    "n, k, p, delta", [(2, 2, 0.4, 1e-3), (3, 2, 0.7, 1e-2), (2, 3, 0.25, 1e-4), (4, 1, 0.9, 0.05)]
+)
 def test_rr_certified_is_the_exact_worst_pair_of_materialised_bits(n, k, p, delta):
     laws = _rr_view_laws(n, k, p)
     worst = 0.0
@@ -89,14 +91,19 @@ def test_rr_certified_is_the_exact_worst_pair_of_materialised_bits(n, k, p, delt
 def _rr_count_laws(total: int, p: float) -> dict[int, np.ndarray]:
     """S -> law of the count, Bin(S, 1 - p/2) + Bin(N - S, p/2) (direct convolution)."""
     y = np.arange(total + 1)
-    return {s: np.convolve(stats.binom.pmf(y[: s + 1], s, 1 - p / 2), stats.binom.pmf(y[: total - s + 1], total - s, p / 2))
-            for s in range(total + 1)}
+    return {
+        s: np.convolve(stats.binom.pmf(y[: s + 1], s, 1 - p / 2), stats.binom.pmf(y[: total - s + 1], total - s, p / 2))
+        for s in range(total + 1)
+    }
 
 
 def _rr_full_search(total: int, p: float, delta: float) -> float:
     laws = _rr_count_laws(total, p)
-    return max(_pair_epsilon(laws[s], laws[s + d], d, delta, min(2 * math.log(2 / p), 700 / d))
-               for d in range(1, total + 1) for s in range(total - d + 1))
+    return max(
+        _pair_epsilon(laws[s], laws[s + d], d, delta, min(2 * math.log(2 / p), 700 / d))
+        for d in range(1, total + 1)
+        for s in range(total - d + 1)
+    )
 
 
 def test_rr_count_law_matches_materialised_bits():
@@ -105,7 +112,9 @@ def test_rr_count_law_matches_materialised_bits():
         np.testing.assert_allclose(law, counts[sum(x)], rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("total, p, delta", [(20, 0.5, 1e-2), (40, 0.6, 1e-4), (25, 0.9, 1e-3), (60, 0.05, 1e-5), (50, 0.95, 1e-2)])
+@pytest.mark.parametrize(
+    "total, p, delta", [(20, 0.5, 1e-2), (40, 0.6, 1e-4), (25, 0.9, 1e-3), (60, 0.05, 1e-5), (50, 0.95, 1e-2)]
+)
 def test_rr_certified_matches_the_search_over_every_sum(total, p, delta):
     """The cover/refine search (blanket removal, per-S refinement) returns the maximum over every (S, D)."""
     full = _rr_full_search(total, p, delta)
@@ -130,7 +139,9 @@ def test_rr_pair_epsilons_and_blanket_removal(total, p, delta):
             lo_up, hi_up = 0.0, top
             for _ in range(60):  # the up direction alone, by bisection on the hockey-stick divergence
                 mid = 0.5 * (lo_up + hi_up)
-                lo_up, hi_up = (lo_up, mid) if _hockey(laws[s_ + d], laws[s_], math.exp(mid * d)) <= delta else (mid, hi_up)
+                lo_up, hi_up = (
+                    (lo_up, mid) if _hockey(laws[s_ + d], laws[s_], math.exp(mid * d)) <= delta else (mid, hi_up)
+                )
             assert hi_up - 1e-9 <= up <= hi_up + 1e-7
             both = _pair_epsilon(laws[s_], laws[s_ + d], d, delta, top)
             assert both - 1e-9 <= max(up, down) <= both + 1e-7
@@ -208,7 +219,9 @@ def test_rr_certified_local_epsilon_is_exact_on_positioned_bits(k, p, delta):
         out = (np.arange(k) < x).astype(np.int64)[None, :] ^ flips  # U(x, k) after RR, positions kept
         laws[x] = np.bincount(out @ (1 << np.arange(k)), weights=weight, minlength=2**k)
     assert all(abs(law.sum() - 1.0) < 1e-12 for law in laws.values())
-    worst = max(_pair_epsilon(laws[a], laws[b], b - a, delta, 2 * math.log(2 / p)) for a, b in itertools.combinations(laws, 2))
+    worst = max(
+        _pair_epsilon(laws[a], laws[b], b - a, delta, 2 * math.log(2 / p)) for a, b in itertools.combinations(laws, 2)
+    )
     certified = M.rr_shuffle_local_epsilon(delta, p, k)
     assert worst - 1e-9 <= certified <= worst + 1e-7
     assert _violated(laws, lambda a, b: abs(a - b), 0.99 * certified, delta)
@@ -221,7 +234,9 @@ def test_theorem_71_is_caught():
     one_bit = {0: np.array([0.75, 0.25]), 1: np.array([0.25, 0.75])}
     assert _violated(one_bit, lambda a, b: abs(a - b), paper, 0.01)
     certified = M.rr_shuffle_local_epsilon(0.01, 0.5, 1000)
-    assert certified >= math.log(0.74 / 0.25) - 1e-12 and not _violated(one_bit, lambda a, b: abs(a - b), certified, 0.01)
+    assert certified >= math.log(0.74 / 0.25) - 1e-12 and not _violated(
+        one_bit, lambda a, b: abs(a - b), certified, 0.01
+    )
     out = M.compromised_local_epsilons(0.2, 0.01, 150, 1000)  # certified defaults: RR always has a value
     assert out["rr-shuffle"] == M.rr_shuffle_local_epsilon(0.01, M.rr_shuffle_probability(0.2, 0.01, 1000, 150), 1000)
 
@@ -250,15 +265,19 @@ def _sorted_manhattan(a, b) -> int:
     return int(np.abs(np.array(a) - np.array(b)).sum())  # sorted tuples: the closest orderings
 
 
-@pytest.mark.parametrize("eps, n, k, delta, c", [(1.0, 3, 2, 1e-3, None), (0.7, 2, 3, 1e-2, 10), (1.5, 3, 4, 1e-3, None)])
+@pytest.mark.parametrize(
+    "eps, n, k, delta, c", [(1.0, 3, 2, 1e-3, None), (0.7, 2, 3, 1e-2, 10), (1.5, 3, 4, 1e-3, None)]
+)
 def test_sgdl_certified_covers_every_pair_and_theorem_51_does_not(eps, n, k, delta, c):
     c_used = M.sgdl_shuffle_c(eps, delta, n) if c is None else c
     laws = _sgdl_view_laws(eps, n, k, c_used)
     certified = M.sgdl_shuffle_epsilon(eps, delta, n, k, c=c)
     assert not _violated(laws, _sorted_manhattan, certified, delta)
     assert certified <= M.sgdl_shuffle_report_epsilon(eps, n)
-    worst = max(_pair_epsilon(laws[a], laws[b], _sorted_manhattan(a, b), delta, 50.0)
-                for a, b in itertools.combinations(laws, 2))
+    worst = max(
+        _pair_epsilon(laws[a], laws[b], _sorted_manhattan(a, b), delta, 50.0)
+        for a, b in itertools.combinations(laws, 2)
+    )
     assert worst <= certified
     if k <= 2 * c_used:
         assert certified < M.sgdl_shuffle_report_epsilon(eps, n)  # the conditioned analysis bites
@@ -307,7 +326,9 @@ def test_sgdl_fallbacks_and_protocol():
     assert M.sgdl_shuffle_epsilon(eps, delta, 100) == report  # unbounded values
     assert M.sgdl_shuffle_epsilon(eps, delta, 100, 1000) == report  # k > 2c: supports of T + D and T part
     assert M.sgdl_shuffle_epsilon(eps, delta, 100, 1000, method="theorem-5.1") == eps
-    assert M.sgdl_shuffle_epsilon(1.0, 1e-4, 10, 4, c=0) <= M.sgdl_shuffle_report_epsilon(1.0, 10)  # no padding: exhaustive
+    assert M.sgdl_shuffle_epsilon(1.0, 1e-4, 10, 4, c=0) <= M.sgdl_shuffle_report_epsilon(
+        1.0, 10
+    )  # no padding: exhaustive
     with pytest.raises(PrivacyParameterError, match="method must be one of certified, theorem-5.1"):
         M.sgdl_shuffle_epsilon(eps, delta, 10, 3, method="theorem-3.1")
     proto = SGDLShuffle(1.0, 1e-4, 10, 4, c=20)

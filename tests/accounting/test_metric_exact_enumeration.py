@@ -54,10 +54,7 @@ def _worst_divergence(p, q, d, eps):
 
 
 GRID = [
-    (eps, delta, n, k)
-    for eps in (0.5, 1.0, 2.0)
-    for delta in (1e-2, 1e-4)
-    for n, k in ((2, 5), (3, 3), (4, 2), (5, 1))
+    (eps, delta, n, k) for eps in (0.5, 1.0, 2.0) for delta in (1e-2, 1e-4) for n, k in ((2, 5), (3, 3), (4, 2), (5, 1))
 ] + [(1.0, 1e-4, 6, 3), (2.0, 1e-2, 6, 3), (0.5, 1e-2, 4, 5)]
 
 
@@ -73,7 +70,9 @@ def test_geo_shuffle_certified_is_the_exact_worst_case(eps, delta, n, k):
         assert cert.epsilon == eps and _worst_divergence(p, q, d, eps * 0.99) > delta  # no >1% gain given away
 
 
-@pytest.mark.parametrize("eps, delta, n, k", [(0.5, 1e-2, 3, 3), (1.0, 1e-4, 4, 2), (2.0, 1e-2, 2, 5), (1.0, 1e-2, 5, 1)])
+@pytest.mark.parametrize(
+    "eps, delta, n, k", [(0.5, 1e-2, 3, 3), (1.0, 1e-4, 4, 2), (2.0, 1e-2, 2, 5), (1.0, 1e-2, 5, 1)]
+)
 def test_sgdl_shuffle_certified_is_the_exact_worst_case(eps, delta, n, k):
     c = M.sgdl_shuffle_c(eps, delta, n)
     p, q, d = _all_pairs(lambda x: _sgdl_law(eps, n, x, k, c), n, k)

@@ -179,11 +179,27 @@ def test_theorem_31_hint_at_the_command_line():
 
     from shuffledp.cli import app
 
-    args = ["metric", "epsilon", "--mechanism", "rr-shuffle", "--n", "300", "--delta", "1e-4", "--k", "4", "--p", "1e-17",
-            "--method", "theorem-3.1"]
+    args = [
+        "metric",
+        "epsilon",
+        "--mechanism",
+        "rr-shuffle",
+        "--n",
+        "300",
+        "--delta",
+        "1e-4",
+        "--k",
+        "4",
+        "--p",
+        "1e-17",
+        "--method",
+        "theorem-3.1",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
-    assert "--p:" in result.output and "no n <= 2^53 works" in result.output and "3708822156583625216" not in result.output
+    assert (
+        "--p:" in result.output and "no n <= 2^53 works" in result.output and "3708822156583625216" not in result.output
+    )
 
 
 # --- 6. the RR fallback reason states the criterion it applied ----------------------------------------------
@@ -221,5 +237,7 @@ def test_numeric_strings_are_refused(call):
 
 
 def test_numpy_numbers_are_still_numbers():
-    assert M.rr_shuffle_epsilon(np.float64(1e-4), np.float32(0.5), np.int64(4), 50) == M.rr_shuffle_epsilon(1e-4, 0.5, 4, 50)
+    assert M.rr_shuffle_epsilon(np.float64(1e-4), np.float32(0.5), np.int64(4), 50) == M.rr_shuffle_epsilon(
+        1e-4, 0.5, 4, 50
+    )
     assert M.planar_guarantee(np.float64(0.5), 1e-4)[0] == pytest.approx(0.5 * math.sqrt(2))

@@ -57,11 +57,14 @@ def worst_divergence(victim: float, others: list[float], k: int, eps: float) -> 
     return worst
 
 
-@pytest.mark.parametrize("k,budgets,delta", [
-    (2, [0.3, 0.8, 1.5, 0.5, 2.0, 1.0, 0.2, 1.2, 0.7, 0.4], 0.05),
-    (2, [2.5, 0.1, 0.9, 3.0, 0.6, 1.8, 0.25, 1.1], 0.1),
-    (3, [0.4, 1.2, 2.0, 0.8, 1.5, 0.6], 0.1),
-])
+@pytest.mark.parametrize(
+    "k,budgets,delta",
+    [
+        (2, [0.3, 0.8, 1.5, 0.5, 2.0, 1.0, 0.2, 1.2, 0.7, 0.4], 0.05),
+        (2, [2.5, 0.1, 0.9, 3.0, 0.6, 1.8, 0.25, 1.1], 0.1),
+        (3, [0.4, 1.2, 2.0, 0.8, 1.5, 0.6], 0.1),
+    ],
+)
 def test_upper_and_lower_bracket_the_real_shuffled_outputs(k, budgets, delta):
     family = "binary-rr" if k == 2 else "k-rr"
     checked = 0
@@ -85,10 +88,13 @@ def test_lower_bound_is_the_exact_divergence_of_its_pair():
     victim, others, delta = 1.0, [0.5, 1.5, 0.8, 1.1, 2.0, 0.3, 0.9], 0.08
     lower = P.personalized_shuffle_epsilon_lower(victim, others, delta, rtol=1e-6)
     base = [krr_row(e, 2, 0) for e in others]
+
     def div(eps):
         return max(
-            hockey(multiset_law(base + [krr_row(victim, 2, a)]), multiset_law(base + [krr_row(victim, 2, 1 - a)]), eps) for a in (0, 1)
+            hockey(multiset_law(base + [krr_row(victim, 2, a)]), multiset_law(base + [krr_row(victim, 2, 1 - a)]), eps)
+            for a in (0, 1)
         )
+
     assert div(lower) > delta >= div(lower * (1 + 3e-6))  # the largest grid point above delta
 
 
@@ -193,15 +199,19 @@ def test_capacities():
         c = P.clone_capacity(ev, eo, "k-rr", k=k)
         ratios = [
             krr_row(eo, k, x)[y] / (0.5 * (krr_row(ev, k, x0)[y] + krr_row(ev, k, x1)[y]))
-            for x in range(k) for y in range(k) for x0, x1 in itertools.permutations(range(k), 2)
+            for x in range(k)
+            for y in range(k)
+            for x0, x1 in itertools.permutations(range(k), 2)
         ]
         assert c <= min(ratios) and c >= min(ratios) * (1 - 1e-14)
     # Laplace on [0, 1]: density check on a fine grid, and zero for a more liberal other user
     ev, eo = 1.5, 0.8
     c = P.clone_capacity(ev, eo, "laplace")
     y = np.linspace(-5, 6, 4001)
+
     def lap(eps, x):
         return eps / 2 * np.exp(-eps * np.abs(y - x))
+
     worst = min(np.min(lap(eo, x) / lap(ev, x0)) for x in (0.0, 1.0) for x0 in (0.0, 1.0))
     assert c <= worst * (1 + 1e-12) and c >= worst * (1 - 1e-3)
     assert P.clone_capacity(0.5, 0.8, "laplace") == 0.0

@@ -64,15 +64,21 @@ def test_from_budgets_merges_and_round_trips_json():
     assert event_from_json(event_to_json(krr)) == krr
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"victim_epsilon": 0.0, "others": ()}, r"victim_epsilon must be finite and in \[1e-06, 700\], got 0.0$"),
-    ({"victim_epsilon": math.nan, "others": ()}, "victim_epsilon must be finite and in"),
-    ({"victim_epsilon": 1.0, "others": ((-1.0, 2),)}, r"others budget must be finite and in \[1e-06, 700\], got -1.0 at index 0"),
-    ({"victim_epsilon": 1.0, "others": ((1.0, 0),)}, "others count must be an integer >= 1, got 0"),
-    ({"victim_epsilon": 1.0, "others": ((1.0, 2.5),)}, "others count must be an integer >= 1"),
-    ({"victim_epsilon": 1.0, "others": 3}, "others must be a sequence of"),
-    ({"victim_epsilon": 1.0, "others": ((1.0, 2**53),)}, "at most 2\\^53"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"victim_epsilon": 0.0, "others": ()}, r"victim_epsilon must be finite and in \[1e-06, 700\], got 0.0$"),
+        ({"victim_epsilon": math.nan, "others": ()}, "victim_epsilon must be finite and in"),
+        (
+            {"victim_epsilon": 1.0, "others": ((-1.0, 2),)},
+            r"others budget must be finite and in \[1e-06, 700\], got -1.0 at index 0",
+        ),
+        ({"victim_epsilon": 1.0, "others": ((1.0, 0),)}, "others count must be an integer >= 1, got 0"),
+        ({"victim_epsilon": 1.0, "others": ((1.0, 2.5),)}, "others count must be an integer >= 1"),
+        ({"victim_epsilon": 1.0, "others": 3}, "others must be a sequence of"),
+        ({"victim_epsilon": 1.0, "others": ((1.0, 2**53),)}, "at most 2\\^53"),
+    ],
+)
 def test_bad_events_name_the_value(kwargs, match):
     with pytest.raises(PrivacyParameterError, match=match):
         PersonalizedShuffleEvent(**kwargs)
@@ -118,7 +124,7 @@ def test_groups_and_compositions_use_the_same_rules():
 @pytest.mark.parametrize("budgets", [[0.3, 1.5, 0.8, 2.2, 0.5, 1.0, 0.2, 1.2], [2.0, 0.1, 2.5, 0.6, 1.8, 3.0, 0.9]])
 def test_accountant_delta_covers_the_real_shuffled_outputs(budgets):
     for i, victim in enumerate(budgets):
-        others = budgets[:i] + budgets[i + 1:]
+        others = budgets[:i] + budgets[i + 1 :]
         acc = VariationRatioAccountant().compose(PersonalizedShuffleEvent.from_budgets(victim, others))
         for eps in (0.0, 0.25 * victim, 0.5 * victim, 0.9 * victim):
             assert acc.get_delta(eps) >= worst_real_delta(victim, others, eps) * (1 - 1e-9)

@@ -29,20 +29,23 @@ def _warnings_are_errors():
 # ----------------------------------------------------------------------------- 1. budget range
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda b: P.personalized_shuffle_epsilon(b, [1.0] * 999, 1e-6), "victim_eps"),
-    (lambda b: P.personalized_shuffle_epsilon(1.0, [1.0, b], 1e-6), "others_eps"),
-    (lambda b: P.personalized_shuffle_epsilon_lower(b, [1.0] * 999, 1e-6), "victim_eps"),
-    (lambda b: P.personalized_shuffle_epsilons([1.0, b], 1e-6), "budgets"),
-    (lambda b: P.personalized_shuffle_epsilons_lower([1.0, b], 1e-6), "budgets"),
-    (lambda b: P.personalized_shuffle_delta(b, [1.0], 0.5), "victim_eps"),
-    (lambda b: P.clone_capacity(1.0, b), "other_eps"),
-    (lambda b: P.eapes_mu([1.0, b]), "eps"),
-    (lambda b: P.eapes_epsilon([1.0, b], 1e-6), "others_eps"),
-    (lambda b: P.weakest_budget_epsilon(10, [1.0, b], 1e-6), "budgets"),
-    (lambda b: PersonalizedShuffleEvent(b, ()), "victim_epsilon"),
-    (lambda b: PersonalizedShuffleEvent.from_budgets(1.0, [b]), "others_epsilon"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda b: P.personalized_shuffle_epsilon(b, [1.0] * 999, 1e-6), "victim_eps"),
+        (lambda b: P.personalized_shuffle_epsilon(1.0, [1.0, b], 1e-6), "others_eps"),
+        (lambda b: P.personalized_shuffle_epsilon_lower(b, [1.0] * 999, 1e-6), "victim_eps"),
+        (lambda b: P.personalized_shuffle_epsilons([1.0, b], 1e-6), "budgets"),
+        (lambda b: P.personalized_shuffle_epsilons_lower([1.0, b], 1e-6), "budgets"),
+        (lambda b: P.personalized_shuffle_delta(b, [1.0], 0.5), "victim_eps"),
+        (lambda b: P.clone_capacity(1.0, b), "other_eps"),
+        (lambda b: P.eapes_mu([1.0, b]), "eps"),
+        (lambda b: P.eapes_epsilon([1.0, b], 1e-6), "others_eps"),
+        (lambda b: P.weakest_budget_epsilon(10, [1.0, b], 1e-6), "budgets"),
+        (lambda b: PersonalizedShuffleEvent(b, ()), "victim_epsilon"),
+        (lambda b: PersonalizedShuffleEvent.from_budgets(1.0, [b]), "others_epsilon"),
+    ],
+)
 @pytest.mark.parametrize("bad", [700.0 * (1 + 1e-15), 710.0, 1000.0, 1e-6 * (1 - 1e-15), 1e-300, 0.0])
 def test_budgets_outside_1e_6_to_700_are_refused_by_name(call, name, bad):
     with pytest.raises(PrivacyParameterError, match=rf"{name} must be finite and in \[1e-06, 700\], got {bad!r}"):
@@ -50,7 +53,9 @@ def test_budgets_outside_1e_6_to_700_are_refused_by_name(call, name, bad):
 
 
 def test_the_budget_message_gives_the_index():
-    with pytest.raises(PrivacyParameterError, match=r"^budgets must be finite and in \[1e-06, 700\], got 1000.0 at index 1$"):
+    with pytest.raises(
+        PrivacyParameterError, match=r"^budgets must be finite and in \[1e-06, 700\], got 1000.0 at index 1$"
+    ):
         P.check_budgets([1.0, 1000.0], "budgets")
     assert (P.MIN_BUDGET, P.MAX_BUDGET) == (1e-6, 700.0)
 
@@ -84,15 +89,23 @@ def test_capacities_and_eapes_at_700():
 # ----------------------------------------------------------------------------- 2. one victim
 
 
-@pytest.mark.parametrize("call, pointer", [
-    (lambda: P.personalized_shuffle_epsilon([1.0, 2.0], [1.0] * 9, 1e-6), "personalized_shuffle_epsilons"),
-    (lambda: P.personalized_shuffle_epsilon(np.array([1.0]), [1.0] * 9, 1e-6), "personalized_shuffle_epsilons"),
-    (lambda: P.personalized_shuffle_epsilon_lower([1.0, 2.0], [1.0] * 9, 1e-6), "personalized_shuffle_epsilons_lower"),
-    (lambda: P.personalized_shuffle_delta([1.0, 2.0], [1.0] * 9, 0.5), "one call per victim"),
-    (lambda: PersonalizedShuffleEvent([1.0, 2.0], ()), "one event per victim"),
-])
+@pytest.mark.parametrize(
+    "call, pointer",
+    [
+        (lambda: P.personalized_shuffle_epsilon([1.0, 2.0], [1.0] * 9, 1e-6), "personalized_shuffle_epsilons"),
+        (lambda: P.personalized_shuffle_epsilon(np.array([1.0]), [1.0] * 9, 1e-6), "personalized_shuffle_epsilons"),
+        (
+            lambda: P.personalized_shuffle_epsilon_lower([1.0, 2.0], [1.0] * 9, 1e-6),
+            "personalized_shuffle_epsilons_lower",
+        ),
+        (lambda: P.personalized_shuffle_delta([1.0, 2.0], [1.0] * 9, 0.5), "one call per victim"),
+        (lambda: PersonalizedShuffleEvent([1.0, 2.0], ()), "one event per victim"),
+    ],
+)
 def test_victim_budget_must_be_one_number(call, pointer):
-    with pytest.raises(ShapeError, match=rf"victim_eps(ilon)? must be one budget, got .*; for a bound per user use {pointer}"):
+    with pytest.raises(
+        ShapeError, match=rf"victim_eps(ilon)? must be one budget, got .*; for a bound per user use {pointer}"
+    ):
         call()
 
 
@@ -105,10 +118,12 @@ def test_others_counts_give_the_same_bounds_as_one_budget_per_user():
     for family, k in [("binary-rr", None), ("k-rr", 4), ("laplace", None)]:
         grouped = P.personalized_shuffle_epsilon(0.9, values, 1e-6, family, k=k, others_counts=counts)
         assert grouped == P.personalized_shuffle_epsilon(0.9, per_user, 1e-6, family, k=k)
-        assert P.personalized_shuffle_delta(0.9, values, 0.05, family, k=k, others_counts=counts) == \
-            P.personalized_shuffle_delta(0.9, per_user, 0.05, family, k=k)
-    assert P.personalized_shuffle_epsilon_lower(0.9, values, 1e-6, others_counts=counts, others_inputs=[1, 0, 1]) == \
-        P.personalized_shuffle_epsilon_lower(0.9, per_user, 1e-6, others_inputs=np.repeat([1, 0, 1], counts))
+        assert P.personalized_shuffle_delta(
+            0.9, values, 0.05, family, k=k, others_counts=counts
+        ) == P.personalized_shuffle_delta(0.9, per_user, 0.05, family, k=k)
+    assert P.personalized_shuffle_epsilon_lower(
+        0.9, values, 1e-6, others_counts=counts, others_inputs=[1, 0, 1]
+    ) == P.personalized_shuffle_epsilon_lower(0.9, per_user, 1e-6, others_inputs=np.repeat([1, 0, 1], counts))
 
 
 def test_large_populations_are_priced_from_groups_in_little_memory():
@@ -137,13 +152,16 @@ def test_laws_too_wide_to_compute_are_refused_with_the_limit():
     assert 0.0 < CloneAccountant().compose(ev).get_epsilon(1e-6) <= 30.0
 
 
-@pytest.mark.parametrize("counts, match", [
-    ([1, -1], r"others_counts must be integers in \[0, 2\^53\), got -1.0 at index 1"),
-    ([1, 2.5], "got 2.5 at index 1"),
-    ([1, True], "no bools or strings"),
-    ([2**52, 2**52], "must sum to fewer than 2\\^53"),
-    ([1], r"others_counts must have one count per budget \(2\), got 1"),
-])
+@pytest.mark.parametrize(
+    "counts, match",
+    [
+        ([1, -1], r"others_counts must be integers in \[0, 2\^53\), got -1.0 at index 1"),
+        ([1, 2.5], "got 2.5 at index 1"),
+        ([1, True], "no bools or strings"),
+        ([2**52, 2**52], "must sum to fewer than 2\\^53"),
+        ([1], r"others_counts must have one count per budget \(2\), got 1"),
+    ],
+)
 def test_bad_counts(counts, match):
     with pytest.raises((PrivacyParameterError, ShapeError), match=match):
         P.personalized_shuffle_epsilon(1.0, [1.0, 2.0], 1e-6, others_counts=counts)
@@ -160,21 +178,36 @@ def test_k_rr_population_uses_groups_and_matches_one_victim_at_a_time():
 # ----------------------------------------------------------------------------- 4. degenerate input
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: P.eapes_mu([]), "eps must hold at least one budget"),
-    (lambda: P.eapes_epsilon([], 1e-6), "others_eps must hold at least one budget"),
-    (lambda: P.personalized_shuffle_epsilons([], 1e-6), "budgets must hold at least one budget"),
-    (lambda: P.personalized_shuffle_epsilons_lower([], 1e-6), "budgets must hold at least one budget"),
-    (lambda: P.weakest_budget_epsilon(10, [], 1e-6), "budgets must hold at least one budget"),
-    (lambda: P.weakest_budget_epsilon(2, [0.5] * 10, 1e-6), r"n must be at least the number of budgets \(10\), got n=2"),
-    (lambda: P.weakest_budget_epsilon(2**53 + 1, [0.5], 1e-6), "n must be at most 2\\^53"),
-    (lambda: P.personalized_shuffle_epsilon("abc", [1.0], 1e-6), "victim_eps must contain numbers only"),
-    (lambda: P.personalized_shuffle_epsilon(1.0, [1.0, "abc"], 1e-6), "others_eps must contain numbers only.*'abc' at index 1"),
-    (lambda: P.personalized_shuffle_epsilon(1.0, [1.0, None], 1e-6), "others_eps must contain numbers only.*None at index 1"),
-    (lambda: P.personalized_shuffle_epsilon(1.0, [[1.0], [1.0, 2.0]], 1e-6), r"others_eps must contain numbers only.*\[1.0\] at index 0"),
-    (lambda: P.eapes_epsilon([1.0] * 9, 1e-6, berry_esseen="1"), "berry_esseen must be a number, got '1'"),
-    (lambda: P.eapes_mu([1.0], [0.1, 0.2]), r"deltas must have one entry per entry of eps \(1\), got 2"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: P.eapes_mu([]), "eps must hold at least one budget"),
+        (lambda: P.eapes_epsilon([], 1e-6), "others_eps must hold at least one budget"),
+        (lambda: P.personalized_shuffle_epsilons([], 1e-6), "budgets must hold at least one budget"),
+        (lambda: P.personalized_shuffle_epsilons_lower([], 1e-6), "budgets must hold at least one budget"),
+        (lambda: P.weakest_budget_epsilon(10, [], 1e-6), "budgets must hold at least one budget"),
+        (
+            lambda: P.weakest_budget_epsilon(2, [0.5] * 10, 1e-6),
+            r"n must be at least the number of budgets \(10\), got n=2",
+        ),
+        (lambda: P.weakest_budget_epsilon(2**53 + 1, [0.5], 1e-6), "n must be at most 2\\^53"),
+        (lambda: P.personalized_shuffle_epsilon("abc", [1.0], 1e-6), "victim_eps must contain numbers only"),
+        (
+            lambda: P.personalized_shuffle_epsilon(1.0, [1.0, "abc"], 1e-6),
+            "others_eps must contain numbers only.*'abc' at index 1",
+        ),
+        (
+            lambda: P.personalized_shuffle_epsilon(1.0, [1.0, None], 1e-6),
+            "others_eps must contain numbers only.*None at index 1",
+        ),
+        (
+            lambda: P.personalized_shuffle_epsilon(1.0, [[1.0], [1.0, 2.0]], 1e-6),
+            r"others_eps must contain numbers only.*\[1.0\] at index 0",
+        ),
+        (lambda: P.eapes_epsilon([1.0] * 9, 1e-6, berry_esseen="1"), "berry_esseen must be a number, got '1'"),
+        (lambda: P.eapes_mu([1.0], [0.1, 0.2]), r"deltas must have one entry per entry of eps \(1\), got 2"),
+    ],
+)
 def test_degenerate_input_gets_one_line_named_errors(call, match):
     with pytest.raises((PrivacyParameterError, ShapeError)) as info:
         call()
@@ -251,18 +284,23 @@ def test_others_inputs_are_bits_or_bools_never_strings(value):
     with pytest.raises(PrivacyParameterError, match=r"others_inputs must contain numbers or bools \(no strings\)"):
         P.personalized_shuffle_epsilon_lower(1.0, [1.0], 1e-6, others_inputs=[value])
     bits = np.array([True, False, True])
-    assert P.personalized_shuffle_epsilon_lower(1.0, [0.5, 1.0, 2.0], 1e-6, others_inputs=bits) == \
-        P.personalized_shuffle_epsilon_lower(1.0, [0.5, 1.0, 2.0], 1e-6, others_inputs=[1, 0, 1])
+    assert P.personalized_shuffle_epsilon_lower(
+        1.0, [0.5, 1.0, 2.0], 1e-6, others_inputs=bits
+    ) == P.personalized_shuffle_epsilon_lower(1.0, [0.5, 1.0, 2.0], 1e-6, others_inputs=[1, 0, 1])
 
 
 def test_numpy_numbers_are_accepted():
     ref = P.personalized_shuffle_epsilon(1.0, [1.0] * 9, 1e-6)
     assert P.personalized_shuffle_epsilon(np.float64(1.0), np.ones(9, dtype=np.float32), np.float64(1e-6)) == ref
-    assert P.personalized_shuffle_epsilon(1, np.ones(9, dtype=np.int64), 1e-6, others_counts=np.ones(9, np.int32)) == ref
+    assert (
+        P.personalized_shuffle_epsilon(1, np.ones(9, dtype=np.int64), 1e-6, others_counts=np.ones(9, np.int32)) == ref
+    )
 
 
 def test_event_json_with_string_budgets_is_refused():
-    with pytest.raises(PrivacyParameterError, match="victim_epsilon must be a number|victim_epsilon must contain numbers"):
+    with pytest.raises(
+        PrivacyParameterError, match="victim_epsilon must be a number|victim_epsilon must contain numbers"
+    ):
         event_from_dict({"type": "personalized", "victim_epsilon": "1.0", "others": [[1.0, 2]]})
 
 
@@ -298,10 +336,17 @@ def test_laplace_clone_capacity_is_not_monotone_in_the_other_budget():
 
 
 @settings(max_examples=25, deadline=None)
-@given(v1=st.floats(0.01, 5.0), v2=st.floats(0.01, 5.0), seed=st.integers(0, 2**32 - 1),
-       n=st.integers(2, 400), family=st.sampled_from([("binary-rr", None), ("k-rr", 3), ("k-rr", 10)]))
+@given(
+    v1=st.floats(0.01, 5.0),
+    v2=st.floats(0.01, 5.0),
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 400),
+    family=st.sampled_from([("binary-rr", None), ("k-rr", 3), ("k-rr", 10)]),
+)
 def test_upper_bound_is_nondecreasing_in_the_victim_budget(v1, v2, seed, n, family):
     others = np.random.default_rng(seed).uniform(0.05, 3.0, n - 1)
     lo, hi = sorted((v1, v2))
     fam, k = family
-    assert P.personalized_shuffle_epsilon(lo, others, 1e-5, fam, k=k) <= P.personalized_shuffle_epsilon(hi, others, 1e-5, fam, k=k)
+    assert P.personalized_shuffle_epsilon(lo, others, 1e-5, fam, k=k) <= P.personalized_shuffle_epsilon(
+        hi, others, 1e-5, fam, k=k
+    )

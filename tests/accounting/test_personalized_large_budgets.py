@@ -12,13 +12,19 @@ from shuffledp.accounting import personalized as P
 DIGITS = 400  # e^-700 ~ 1e-304 must survive 1 - p; set per test, never globally (other modules' mpmath tests)
 
 
-def _exact_divergence(victim: float, others: list[float], inputs: tuple[int, ...], eps: float, victim_bit: int) -> mpmath.mpf:
+def _exact_divergence(
+    victim: float, others: list[float], inputs: tuple[int, ...], eps: float, victim_bit: int
+) -> mpmath.mpf:
     """D_{e^eps}(count | victim input victim_bit || victim input 1 - victim_bit), exactly (400 digits)."""
+
     def law(bit: int) -> list[mpmath.mpf]:
         pmf = [mpmath.mpf(1)]
         for budget, x in [(victim, bit)] + list(zip(others, inputs)):
             one = mpmath.mpf(1) / (1 + mpmath.exp(-budget)) if x else mpmath.mpf(1) / (1 + mpmath.exp(budget))
-            pmf = [(pmf[i] if i < len(pmf) else 0) * (1 - one) + (pmf[i - 1] * one if i else 0) for i in range(len(pmf) + 1)]
+            pmf = [
+                (pmf[i] if i < len(pmf) else 0) * (1 - one) + (pmf[i - 1] * one if i else 0)
+                for i in range(len(pmf) + 1)
+            ]
         return pmf
 
     p, q = law(victim_bit), law(1 - victim_bit)
@@ -27,12 +33,16 @@ def _exact_divergence(victim: float, others: list[float], inputs: tuple[int, ...
 
 
 def _worst(victim: float, others: list[float], eps: float) -> mpmath.mpf:
-    return max(_exact_divergence(victim, others, x, eps, bit)
-               for x in itertools.product((0, 1), repeat=len(others)) for bit in (0, 1))
+    return max(
+        _exact_divergence(victim, others, x, eps, bit)
+        for x in itertools.product((0, 1), repeat=len(others))
+        for bit in (0, 1)
+    )
 
 
-@pytest.mark.parametrize("victim, others", [(300.0, [300.0]), (40.0, [38.0, 45.0]), (700.0, [650.0, 700.0, 1.0]),
-                                            (60.0, [2.0, 80.0, 80.0])])
+@pytest.mark.parametrize(
+    "victim, others", [(300.0, [300.0]), (40.0, [38.0, 45.0]), (700.0, [650.0, 700.0, 1.0]), (60.0, [2.0, 80.0, 80.0])]
+)
 @pytest.mark.parametrize("delta", [0.1, 1e-3, 1e-9])
 def test_bounds_bracket_the_exact_worst_case(victim, others, delta):
     lower = P.personalized_shuffle_epsilon_lower(victim, others, delta)
@@ -44,5 +54,7 @@ def test_bounds_bracket_the_exact_worst_case(victim, others, delta):
 
 def _check_against_enumeration(victim, others, delta, lower, upper):
     assert _worst(victim, others, upper) <= delta * (1 + 1e-9)  # upper is a valid epsilon for every input
-    assert _exact_divergence(victim, others, (0,) * len(others), lower, 0) >= delta or \
-        _exact_divergence(victim, others, (0,) * len(others), lower, 1) >= delta  # lower is not one
+    assert (
+        _exact_divergence(victim, others, (0,) * len(others), lower, 0) >= delta
+        or _exact_divergence(victim, others, (0,) * len(others), lower, 1) >= delta
+    )  # lower is not one

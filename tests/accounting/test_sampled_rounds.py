@@ -127,6 +127,7 @@ def test_fixed_size_round_is_never_below_the_exact_mechanism(population, eps0):
 def _poisson_law(victim: int | None, ones: int, population: int, rate: float, p1: float, dummy: int) -> np.ndarray:
     """Every one of the N devices sends a report: sampled (prob rate) its own input's RR, else RR of the dummy
     input; a removed record (victim None) sends only dummies."""
+
     def one(x):
         return p1 if x == 1 else 1.0 - p1
 

@@ -34,9 +34,16 @@ def _protocol_divergence(lam, d, n_users, m, eps):
         ok = (a >= 0) & (b >= 0) & (c >= 0) & (rest >= 0)
         a0, b0, c0, rest0 = (np.where(ok, v, 0.0) for v in (a, b, c, rest))
         with np.errstate(divide="ignore", invalid="ignore"):
-            value = (special.gammaln(calls + 1) - special.gammaln(a0 + 1) - special.gammaln(b0 + 1)
-                     - special.gammaln(c0 + 1) - special.gammaln(rest0 + 1) + (a0 + b0) * math.log(r)
-                     + special.xlogy(c0, (d - 2) * r) + special.xlogy(rest0, 1.0 - gamma))
+            value = (
+                special.gammaln(calls + 1)
+                - special.gammaln(a0 + 1)
+                - special.gammaln(b0 + 1)
+                - special.gammaln(c0 + 1)
+                - special.gammaln(rest0 + 1)
+                + (a0 + b0) * math.log(r)
+                + special.xlogy(c0, (d - 2) * r)
+                + special.xlogy(rest0, 1.0 - gamma)
+            )
         return np.where(ok & np.isfinite(value), value, -np.inf)
 
     with np.errstate(divide="ignore"):
@@ -77,8 +84,14 @@ def test_event_matches_protocol_enumeration(lam, d, n_users, m):
 
 
 #: lam >= 1/d (Lemma 3), gamma/d <= lam < 1/d (exact, slot rate gamma/(d lam)), lam < gamma/d (priced at gamma/d)
-SMALL_RATES = [(0.3, 8, 20, 1.0, "exact"), (0.08, 10, 6, 1.5, "exact"), (0.06, 16, 8, 0.5, "exact"),
-               (0.05, 8, 20, 1.0, "upper"), (0.001, 16, 10, 0.4, "upper"), (0.02, 10, 15, 2.5, "upper")]
+SMALL_RATES = [
+    (0.3, 8, 20, 1.0, "exact"),
+    (0.08, 10, 6, 1.5, "exact"),
+    (0.06, 16, 8, 0.5, "exact"),
+    (0.05, 8, 20, 1.0, "upper"),
+    (0.001, 16, 10, 0.4, "upper"),
+    (0.02, 10, 15, 2.5, "upper"),
+]
 
 
 @pytest.mark.parametrize("lam,d,n_users,m,kind", SMALL_RATES)
@@ -165,7 +178,14 @@ def test_more_blankets_or_smaller_lambda_help():
 
 @pytest.mark.parametrize(
     "kwargs,name",
-    [({"lam": 0.0}, "lam"), ({"lam": 1.5}, "lam"), ({"m": 0.0}, "m"), ({"m": math.inf}, "m"), ({"m": -1}, "m"), ({"s": 200}, "s")],
+    [
+        ({"lam": 0.0}, "lam"),
+        ({"lam": 1.5}, "lam"),
+        ({"m": 0.0}, "m"),
+        ({"m": math.inf}, "m"),
+        ({"m": -1}, "m"),
+        ({"s": 200}, "s"),
+    ],
 )
 def test_bad_input_named(kwargs, name):
     args = {"lam": 0.5, "d": 128, "n_users": 100, "m": 1.0, "s": 2} | kwargs
@@ -190,7 +210,9 @@ def test_blanket_rates_below_the_floor_are_named_errors(m):
     assert check_blanket_rate(M_FLOOR) == 1e-6
 
 
-@pytest.mark.parametrize("lam,d,n_users,m", [(1e-9, 128, 2000, 40.0), (1e-4, 128, 5000, 40.0), (0.01, 16, 3000, 2.0), (1e-6, 64, 4000, 2.5)])
+@pytest.mark.parametrize(
+    "lam,d,n_users,m", [(1e-9, 128, 2000, 40.0), (1e-4, 128, 5000, 40.0), (0.01, 16, 3000, 2.0), (1e-6, 64, 4000, 2.5)]
+)
 def test_the_divergence_never_exceeds_the_reporting_rate(lam, d, n_users, m):
     # D_{e^eps} <= TV <= lam: the victim differs only when it sends.  With an integer m every remaining
     # blanket lands on the two items (rho = 1), and a block that joined the top total (only the victim's

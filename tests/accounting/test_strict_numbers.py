@@ -22,8 +22,15 @@ CALLS = {
     "rtol": lambda v: VariationRatioAccountant(rtol=v),
     "victim_eps": lambda v: personalized_shuffle_epsilon(v, [1.0], 1e-6),
 }
-TEXT = {"eps0": "2", "delta": "1e-6", "target_epsilon": "1", "epsilon": "0.5", "target_delta": "1e-6", "rtol": "1e-7",
-        "victim_eps": "1"}
+TEXT = {
+    "eps0": "2",
+    "delta": "1e-6",
+    "target_epsilon": "1",
+    "epsilon": "0.5",
+    "target_delta": "1e-6",
+    "rtol": "1e-7",
+    "victim_eps": "1",
+}
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

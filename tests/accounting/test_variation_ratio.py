@@ -349,6 +349,11 @@ def test_matches_brute_force_at_large_eps0(params, n):
         eps = cap - gap
         exact = mp_brute_divergence(params, n, eps)
         lower, upper = hockey_stick_divergence(params, n, eps)
-        assert lower <= exact * (1 + 1e-10) + 1e-300 and upper >= exact * (1 - 1e-10) - 1e-300, (eps, lower, exact, upper)
+        assert lower <= exact * (1 + 1e-10) + 1e-300 and upper >= exact * (1 - 1e-10) - 1e-300, (
+            eps,
+            lower,
+            exact,
+            upper,
+        )
         # and tight, up to the outward rounding of log p (relative ~ L * 1e-15 / gap)
         assert upper <= exact * (1 + 1e-9 + cap * 3e-15 / gap) + 1e-290

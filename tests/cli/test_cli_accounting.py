@@ -26,14 +26,23 @@ def test_amplify_json_has_every_bound_and_matches_the_library():
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)  # exactly one JSON object on stdout
     assert set(payload) == {"inputs", "upper", "lower", "seconds"}
-    assert payload["inputs"] == {"eps0": 1.0, "n": 10_000, "delta": 1e-6, "randomizer": None, "dim": None, "method": "all"}
+    assert payload["inputs"] == {
+        "eps0": 1.0,
+        "n": 10_000,
+        "delta": 1e-6,
+        "randomizer": None,
+        "dim": None,
+        "method": "all",
+    }
     methods = available_methods()
     assert set(payload["upper"]) == {m for m, b in methods.items() if b.kind == "upper"}
     assert set(payload["lower"]) == {m for m, b in methods.items() if b.kind == "lower"}
     assert set(payload["seconds"]) == set(methods)
     for name, value in payload["upper"].items():
         expected = shuffle_epsilon(10_000, 1e-6, eps0=1.0, method=name)
-        assert value == expected if math.isfinite(expected) else value == "inf", name  # infinity is written "inf" in every command's JSON
+        assert value == expected if math.isfinite(expected) else value == "inf", (
+            name
+        )  # infinity is written "inf" in every command's JSON
     for name, value in payload["lower"].items():
         assert value == shuffle_epsilon_lower(10_000, 1e-6, eps0=1.0, method=name)
     assert payload["upper"]["erlingsson"] == "inf"  # eps0 = 1 is outside its regime
@@ -58,7 +67,9 @@ def test_amplify_single_method_and_table():
 
 
 def test_amplify_with_a_randomizer_uses_its_parameters(monkeypatch):
-    result = run_cli("amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2", "--json")
+    result = run_cli(
+        "amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2", "--json"
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["inputs"]["randomizer"] == "minkowski" and payload["inputs"]["dim"] == 2
@@ -75,7 +86,9 @@ def test_amplify_with_a_randomizer_uses_its_parameters(monkeypatch):
     # no lower bound is offered for a randomizer's own parameters
     assert payload["lower"] == {"variation-ratio-lower": None}
     monkeypatch.setattr(cli_output, "console", Console(width=300))  # one line per row (table() prints through it)
-    table = run_cli("amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2")
+    table = run_cli(
+        "amplify", "--eps0", "3", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--dim", "2"
+    )
     assert table.exit_code == 0, table.stderr
     assert "minkowski: three-class decomposition (own beta, common ratio)" in table.output
     assert "no lower bound for a randomizer's own parameters" in table.output
@@ -91,8 +104,15 @@ def test_local_budget_round_trips_and_reports_what_it_achieves():
     assert payload["achieved_epsilon"] >= 0.5 * (1 - 1e-6)  # the target, not a cap, stopped the search
     assert payload["randomizer"] == "generic" and payload["limited_by"] == "target"
     assert payload["inputs"] == {
-        "target": 0.5, "n": 10_000, "delta": 1e-6, "randomizer": None, "dim": None, "method": "variation-ratio",
-        "rounds": 1, "composition": "tight", "max_epsilon": 50.0,
+        "target": 0.5,
+        "n": 10_000,
+        "delta": 1e-6,
+        "randomizer": None,
+        "dim": None,
+        "method": "variation-ratio",
+        "rounds": 1,
+        "composition": "tight",
+        "max_epsilon": 50.0,
     }
     text = run_cli("local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6")
     assert f"local epsilon {value:.6g} for any eps0-LDP randomizer" in text.stdout
@@ -101,7 +121,9 @@ def test_local_budget_round_trips_and_reports_what_it_achieves():
 
 def test_local_budget_says_when_the_answer_is_the_search_cap():
     # n = 10^4 cannot amplify eps0 = 5 below 0.3, but a target of 100 is met by any eps0 <= the cap
-    result = run_cli("local-budget", "--target", "100", "--n", "10000", "--delta", "1e-6", "--max-epsilon", "5", "--json")
+    result = run_cli(
+        "local-budget", "--target", "100", "--n", "10000", "--delta", "1e-6", "--max-epsilon", "5", "--json"
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["local_epsilon"] == 5.0 and payload["limited_by"] == "search-cap"
@@ -112,16 +134,22 @@ def test_local_budget_says_when_the_answer_is_the_search_cap():
 
 def test_local_budget_says_when_the_answer_is_a_regime_edge():
     # Erlingsson et al.'s Theorem 7 needs eps0 < 1/2: eps = 12 eps0 sqrt(log(1/delta)/n) = 0.22 there, below the target
-    result = run_cli("local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6", "--method", "erlingsson", "--json")
+    result = run_cli(
+        "local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6", "--method", "erlingsson", "--json"
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["limited_by"] == "regime-edge"
     assert payload["local_epsilon"] < 0.5 and payload["local_epsilon"] == pytest.approx(0.5, rel=1e-5)
-    assert payload["achieved_epsilon"] == pytest.approx(12 * payload["local_epsilon"] * math.sqrt(math.log(1e6) / 1e4), rel=1e-12)
+    assert payload["achieved_epsilon"] == pytest.approx(
+        12 * payload["local_epsilon"] * math.sqrt(math.log(1e6) / 1e4), rel=1e-12
+    )
 
 
 def test_local_budget_with_a_randomizer():
-    result = run_cli("local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--json")
+    result = run_cli(
+        "local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6", "--randomizer", "minkowski", "--json"
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["randomizer"] == "minkowski"
@@ -132,17 +160,42 @@ def test_compose_json_matches_the_library_and_orders_the_methods():
     result = run_cli("compose", "--eps0", "2", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--json")
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"inputs", "epsilon", "seconds", "best", "reasons"} and set(payload["epsilon"]) == set(COMPOSITION_METHODS)
-    assert payload["inputs"] == {"eps0": 2.0, "n": 5000, "delta": 1e-6, "rounds": 10, "randomizer": None, "dim": None, "method": "all"}
+    assert set(payload) == {"inputs", "epsilon", "seconds", "best", "reasons"} and set(payload["epsilon"]) == set(
+        COMPOSITION_METHODS
+    )
+    assert payload["inputs"] == {
+        "eps0": 2.0,
+        "n": 5000,
+        "delta": 1e-6,
+        "rounds": 10,
+        "randomizer": None,
+        "dim": None,
+        "method": "all",
+    }
     for name, value in payload["epsilon"].items():
         assert value == composed_shuffle_epsilon(5_000, 1e-6, 10, eps0=2.0, method=name)
     assert payload["epsilon"]["tight"] < min(payload["epsilon"]["advanced"], payload["epsilon"]["basic"])
-    table = CliRunner().invoke(app, ["compose", "--eps0", "2", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--method", "basic"])
+    table = CliRunner().invoke(
+        app, ["compose", "--eps0", "2", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--method", "basic"]
+    )
     assert table.exit_code == 0 and "basic" in table.output and "tight" not in table.output
 
 
 def test_local_budget_over_rounds_is_the_composed_inverse():
-    result = run_cli("local-budget", "--target", "1", "--n", "5000", "--delta", "1e-6", "--rounds", "10", "--composition", "basic", "--json")
+    result = run_cli(
+        "local-budget",
+        "--target",
+        "1",
+        "--n",
+        "5000",
+        "--delta",
+        "1e-6",
+        "--rounds",
+        "10",
+        "--composition",
+        "basic",
+        "--json",
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     value = composed_local_epsilon(1.0, 5_000, 1e-6, 10, method="basic")
@@ -179,6 +232,8 @@ def test_amplification_bounds_experiment_quick_run(tmp_path):
 
 
 def test_compose_names_the_best_method_and_says_why_one_certifies_nothing():
-    payload = json.loads(run_cli("compose", "--eps0", "2", "--n", "10000", "--delta", "2e-7", "--rounds", "80", "--json").stdout)
+    payload = json.loads(
+        run_cli("compose", "--eps0", "2", "--n", "10000", "--delta", "2e-7", "--rounds", "80", "--json").stdout
+    )
     assert payload["best"] == "tight" and payload["reasons"] == {}
     assert payload["epsilon"]["tight"] == min(payload["epsilon"].values())

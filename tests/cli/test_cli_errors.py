@@ -43,7 +43,13 @@ NUMERIC_OPTIONS = {
         "--rounds": COUNT_BAD,
         "--max-epsilon": EPSILON_BAD,
     },
-    "compose": {"--eps0": EPSILON_BAD, "--n": COUNT_BAD, "--delta": DELTA_BAD, "--rounds": COUNT_BAD, "--dim": COUNT_BAD},
+    "compose": {
+        "--eps0": EPSILON_BAD,
+        "--n": COUNT_BAD,
+        "--delta": DELTA_BAD,
+        "--rounds": COUNT_BAD,
+        "--dim": COUNT_BAD,
+    },
     "experiment run": {"--seed": SEED_BAD},
     "reproduce": {"--seed": SEED_BAD},
 }
@@ -71,7 +77,10 @@ OTHER_ROWS = [
     (with_option(BASE["amplify"], "--method", "nope"), "--method"),
     (with_option(BASE["amplify"], "--randomizer", "nope"), "--randomizer"),
     (with_option(BASE["local-budget"], "--method", "nope"), "--method"),
-    (with_option(BASE["local-budget"], "--method", "variation-ratio-lower"), "--method"),  # a lower bound cannot be inverted
+    (
+        with_option(BASE["local-budget"], "--method", "variation-ratio-lower"),
+        "--method",
+    ),  # a lower bound cannot be inverted
     (with_option(BASE["local-budget"], "--randomizer", "nope"), "--randomizer"),
     (with_option(BASE["local-budget"], "--composition", "nope"), "--composition"),
     (with_option(BASE["compose"], "--method", "nope"), "--method"),
@@ -102,7 +111,9 @@ def assert_one_line_error(result, fragment: str) -> None:
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
-    assert re.search(r"must|allowed|available|Missing|No such|does not take", lines[0]), lines[0]  # says what is allowed
+    assert re.search(r"must|allowed|available|Missing|No such|does not take", lines[0]), lines[
+        0
+    ]  # says what is allowed
     assert result.stdout == ""
 
 
@@ -157,10 +168,20 @@ EDGE_ROWS = [
         ["local-budget", "--target", "1e308", "--n", "10000", "--delta", "1e-6", "--max-epsilon", "1e308"],
         id="local-budget max-epsilon=1e308",
     ),
-    pytest.param(["amplify", "--eps0", "2.220446049250313e-16", "--n", "1000", "--delta", "1e-6", "--method", "pic-eq1"], id="smallest eps0"),
-    pytest.param(["amplify", "--eps0", "1", "--n", "1e12", "--delta", "1e-6", "--method", "pic-eq1"], id="n=1e12 closed form"),
-    pytest.param(["local-budget", "--target", "1e308", "--n", "1000", "--delta", "1e-6", "--method", "pic-eq1"], id="huge target"),
-    pytest.param(["compose", "--eps0", "1", "--n", "1000", "--delta", "0.999999", "--rounds", "2", "--method", "basic"], id="delta near 1"),
+    pytest.param(
+        ["amplify", "--eps0", "2.220446049250313e-16", "--n", "1000", "--delta", "1e-6", "--method", "pic-eq1"],
+        id="smallest eps0",
+    ),
+    pytest.param(
+        ["amplify", "--eps0", "1", "--n", "1e12", "--delta", "1e-6", "--method", "pic-eq1"], id="n=1e12 closed form"
+    ),
+    pytest.param(
+        ["local-budget", "--target", "1e308", "--n", "1000", "--delta", "1e-6", "--method", "pic-eq1"], id="huge target"
+    ),
+    pytest.param(
+        ["compose", "--eps0", "1", "--n", "1000", "--delta", "0.999999", "--rounds", "2", "--method", "basic"],
+        id="delta near 1",
+    ),
 ]
 
 

@@ -28,21 +28,55 @@ def test_geo_shuffle_epsilon_json():
     assert out["c"] == M.geo_shuffle_c(0.5, 1e-4, 300) and out["local_epsilon"] == 0.5
     assert out["inputs"]["mechanism"] == "geo-shuffle" and out["inputs"]["n"] == 300
     assert "variation_ratio_epsilon" not in out
-    with_k = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "2",
-                    "--method", "theorem-4.1"])
+    with_k = _json(
+        [
+            "epsilon",
+            "--mechanism",
+            "geo-shuffle",
+            "--n",
+            "300",
+            "--delta",
+            "1e-4",
+            "--eps-geo",
+            "0.5",
+            "--k",
+            "2",
+            "--method",
+            "theorem-4.1",
+        ]
+    )
     assert with_k["variation_ratio_epsilon"] == M.geo_shuffle_variation_ratio_epsilon(0.5, 1e-4, 300, 2)
     assert with_k["epsilon"] == with_k["epsilon_theorem_4_1"] == out["epsilon_theorem_4_1"]
-    small = _json(["epsilon", "--mechanism", "geo-shuffle", "--n", "20", "--delta", "1e-4", "--eps-geo", "1", "--k", "3"])
+    small = _json(
+        ["epsilon", "--mechanism", "geo-shuffle", "--n", "20", "--delta", "1e-4", "--eps-geo", "1", "--k", "3"]
+    )
     assert small["epsilon"] == M.geo_shuffle_epsilon(1.0, 1e-4, 20, 3) < 1.0
 
 
 def test_rr_and_sgdl_epsilon_json():
     rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "1e2", "--delta", "1e-4", "--p", "0.5", "--k", "1000"])
-    assert rr["epsilon"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100) == pytest.approx(0.5605, abs=1e-4)  # all-0 vs all-k
+    assert (
+        rr["epsilon"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100) == pytest.approx(0.5605, abs=1e-4)
+    )  # all-0 vs all-k
     assert rr["epsilon_theorem_3_1"] == M.rr_shuffle_epsilon(1e-4, 0.5, 1000, 100, method="theorem-3.1")
     assert rr["lambda"] == 50_000 and rr["inputs"]["method"] == "certified"
-    paper = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "100", "--delta", "1e-4", "--p", "0.5", "--k", "1000",
-                   "--method", "theorem-3.1"])
+    paper = _json(
+        [
+            "epsilon",
+            "--mechanism",
+            "rr-shuffle",
+            "--n",
+            "100",
+            "--delta",
+            "1e-4",
+            "--p",
+            "0.5",
+            "--k",
+            "1000",
+            "--method",
+            "theorem-3.1",
+        ]
+    )
     assert paper["epsilon"] == rr["epsilon_theorem_3_1"]
     small = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "0.5", "--k", "1"])
     assert small["epsilon"] < math.log(3.0) and small["epsilon_theorem_3_1"] is None
@@ -65,15 +99,54 @@ def test_local_epsilon_round_trip_json():
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "0.5", "--k", "1", "--method", "theorem-3.1"],
-         "--n: .*use n >= 297"),
+        (
+            [
+                "epsilon",
+                "--mechanism",
+                "rr-shuffle",
+                "--n",
+                "10",
+                "--delta",
+                "1e-4",
+                "--p",
+                "0.5",
+                "--k",
+                "1",
+                "--method",
+                "theorem-3.1",
+            ],
+            "--n: .*use n >= 297",
+        ),
         (["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4"], "--eps-geo is required"),
-        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--p", "0.5"], "--p does not apply"),
+        (
+            ["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--p", "0.5"],
+            "--p does not apply",
+        ),
         (["epsilon", "--mechanism", "laplace", "--n", "10", "--delta", "1e-4"], "--mechanism: unknown mechanism"),
-        (["epsilon", "--mechanism", "sgdl-shuffle", "--n", "10", "--delta", "1e-4", "--eps", "1", "--method", "theorem-4.1"],
-         "--method theorem-4.1 does not apply to --mechanism sgdl-shuffle"),
-        (["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1e-4", "--method", "thm"], "--method: unknown method"),
-        (["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "1.5", "--k", "3"], "--p must lie in"),
+        (
+            [
+                "epsilon",
+                "--mechanism",
+                "sgdl-shuffle",
+                "--n",
+                "10",
+                "--delta",
+                "1e-4",
+                "--eps",
+                "1",
+                "--method",
+                "theorem-4.1",
+            ],
+            "--method theorem-4.1 does not apply to --mechanism sgdl-shuffle",
+        ),
+        (
+            ["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1e-4", "--method", "thm"],
+            "--method: unknown method",
+        ),
+        (
+            ["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "1.5", "--k", "3"],
+            "--p must lie in",
+        ),
         (["local-epsilon", "--target", "0", "--n", "10", "--delta", "1e-4"], "--target must be"),
         (["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1"], "--delta must lie in"),
     ],
@@ -128,8 +201,23 @@ def test_noise_epsilon_and_max_distance_maxima_at_the_command_line():
     assert "--eps-geo must be at most 100" in out
     out = _error(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "1000", "--delta", "1e-4", "--eps", "1000"])
     assert "--eps must be at most 100" in out and "SGDL parameter" not in out
-    out = _error(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", "100", "--eps-geo", "0.2",
-                  "--max-distance", "1e9", "--method", "theorem-4.1"])
+    out = _error(
+        [
+            "epsilon",
+            "--mechanism",
+            "geo-shuffle",
+            "--delta",
+            "1e-4",
+            "--n",
+            "100",
+            "--eps-geo",
+            "0.2",
+            "--max-distance",
+            "1e9",
+            "--method",
+            "theorem-4.1",
+        ]
+    )
     assert "--max-distance must be an integer in [1, 10000]" in out
 
 
@@ -149,17 +237,48 @@ def test_local_epsilon_theorem_41_below_five_users(n):
 def test_method_option_is_documented_and_checked_like_local_epsilon():
     help_text = runner.invoke(app, ["metric", "epsilon", "--help"], terminal_width=200).stdout
     assert re.search(r"--method\s+\S*\s+The guarantee \(default: certified", help_text)
-    out = _error(["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4", "--eps-geo", "1", "--method", "foo"])
+    out = _error(
+        ["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4", "--eps-geo", "1", "--method", "foo"]
+    )
     assert "--method: unknown method 'foo'" in out and "--help" in out
     out = _error(["local-epsilon", "--target", "1", "--n", "10", "--delta", "1e-4", "--method", "theorem-3.1"])
     assert "--method: unknown method 'theorem-3.1'; allowed: certified, theorem-4.1" in out
 
 
 def test_max_distance_is_refused_where_it_does_not_apply():
-    out = _error(["epsilon", "--mechanism", "rr-shuffle", "--n", "100", "--delta", "1e-4", "--p", "0.5", "--k", "10",
-                  "--max-distance", "3"])
+    out = _error(
+        [
+            "epsilon",
+            "--mechanism",
+            "rr-shuffle",
+            "--n",
+            "100",
+            "--delta",
+            "1e-4",
+            "--p",
+            "0.5",
+            "--k",
+            "10",
+            "--max-distance",
+            "3",
+        ]
+    )
     assert "--max-distance does not apply to --mechanism rr-shuffle" in out
-    sgdl = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "100", "--delta", "1e-4", "--eps", "0.5", "--max-distance", "3"])
+    sgdl = _json(
+        [
+            "epsilon",
+            "--mechanism",
+            "sgdl-shuffle",
+            "--n",
+            "100",
+            "--delta",
+            "1e-4",
+            "--eps",
+            "0.5",
+            "--max-distance",
+            "3",
+        ]
+    )
     assert sgdl["local_epsilon"] == M.sgdl_shuffle_local_epsilon(0.5, 100, max_distance=3)
     assert sgdl["inputs"]["max_distance"] == 3
 
@@ -169,7 +288,9 @@ def test_large_n_answers_within_seconds():
 
     start = time.perf_counter()
     for n in ("1e10", "1e12", "9007199254740992"):
-        out = _json(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", n, "--eps-geo", "0.2", "--k", "10"])
+        out = _json(
+            ["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", n, "--eps-geo", "0.2", "--k", "10"]
+        )
         assert out["epsilon"] == 0.2 and out["epsilon_theorem_4_1"] < 1e-5
         _json(["local-epsilon", "--target", "1e-5", "--delta", "1e-4", "--method", "theorem-4.1", "--n", n])
     assert time.perf_counter() - start < 10.0
@@ -181,7 +302,9 @@ def test_certified_search_has_a_cell_limit_and_says_so():
     import time
 
     start = time.perf_counter()
-    out = _json(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "10", "--n", "400"])
+    out = _json(
+        ["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "10", "--n", "400"]
+    )
     assert out["epsilon"] == 0.5 and "n k (2 n c + 1) = 1.06e+08 cells" in out["reason"]
     inv = _json(["local-epsilon", "--delta", "1e-4", "--target", "0.3", "--n", "200", "--k", "10"])
     assert inv["eps_geo"] >= 0.3 and inv["achieved_epsilon"] <= 0.3 and inv["reason"]
@@ -195,22 +318,60 @@ def test_text_output_omits_an_empty_reason():
     text = runner.invoke(app, ["metric", *base, "--method", "theorem-4.1"]).stdout
     assert "source: Theorem 4.1" in text and "\nreason:" not in "\n" + text
     assert "None" not in text
-    assert json.loads(runner.invoke(app, ["metric", *base, "--method", "theorem-4.1", "--json"]).stdout)["reason"] is None
+    assert (
+        json.loads(runner.invoke(app, ["metric", *base, "--method", "theorem-4.1", "--json"]).stdout)["reason"] is None
+    )
     assert "reason: " in runner.invoke(app, ["metric", *base]).stdout  # the certified method says why
 
 
 def test_profile_command_table_json_and_plot(tmp_path):
     png = tmp_path / "curve.png"
-    out = _json(["profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3", "--eps-geo", "1",
-                 "--target", "0.7", "--plot", str(png)])
+    out = _json(
+        [
+            "profile",
+            "--mechanism",
+            "geo-shuffle",
+            "--n",
+            "4",
+            "--delta",
+            "1e-4",
+            "--k",
+            "3",
+            "--eps-geo",
+            "1",
+            "--target",
+            "0.7",
+            "--plot",
+            str(png),
+        ]
+    )
     prof = M.metric_profile("geo-shuffle", 1e-4, 4, 3, eps_geo=1.0)
     assert out["epsilons"] == prof.epsilons.tolist() and out["uniform_epsilon"] == prof.uniform and out["exact"] is True
     assert out["theorem"] == "Theorem 4.1" and out["theorem_holds_up_to_distance"] == prof.theorem_holds_up_to
     assert out["target_holds_up_to_distance"] == prof.reach(0.7)
     assert png.stat().st_size > 1000
-    text = runner.invoke(app, ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3",
-                               "--eps-geo", "1", "--plot", str(png)]).stdout
+    text = runner.invoke(
+        app,
+        [
+            "metric",
+            "profile",
+            "--mechanism",
+            "geo-shuffle",
+            "--n",
+            "4",
+            "--delta",
+            "1e-4",
+            "--k",
+            "3",
+            "--eps-geo",
+            "1",
+            "--plot",
+            str(png),
+        ],
+    ).stdout
     assert "certified epsilon" in text and "Theorem 4.1 holds" in text and "every pair (any distance)" in text
-    bad = runner.invoke(app, ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3",
-                              "--p", "0.5"])
+    bad = runner.invoke(
+        app,
+        ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3", "--p", "0.5"],
+    )
     assert bad.exit_code == 2 and "--eps-geo is required" in bad.output

@@ -23,7 +23,10 @@ def _strict(text: str):
 def test_infinity_is_the_string_inf_in_every_json():
     amplify = _strict(runner.invoke(app, ["amplify", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--json"]).stdout)
     assert amplify["upper"]["erlingsson"] == "inf"  # outside its regime: was null
-    assert _output.json_text({"x": float("inf"), "y": float("-inf"), "z": float("nan")}) == '{"x": "inf", "y": "-inf", "z": null}'
+    assert (
+        _output.json_text({"x": float("inf"), "y": float("-inf"), "z": float("nan")})
+        == '{"x": "inf", "y": "-inf", "z": null}'
+    )
 
 
 def test_round_json_writes_an_infinite_epsilon_as_inf():
@@ -33,7 +36,9 @@ def test_round_json_writes_an_infinite_epsilon_as_inf():
 
 
 def test_personalized_budgets_are_written_as_the_step_grid():
-    result = runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "300", "--delta", "1e-5", "--step", "0.1", "--json"])
+    result = runner.invoke(
+        app, ["personalized", "--distribution", "uniform1", "--n", "300", "--delta", "1e-5", "--step", "0.1", "--json"]
+    )
     assert result.exit_code == 0, result.output
     rows = _strict(result.stdout)["rows"]
     assert [r["budget"] for r in rows] == [round(0.1 * k, 1) for k in range(1, len(rows) + 1)]
@@ -42,7 +47,20 @@ def test_personalized_budgets_are_written_as_the_step_grid():
 
 
 def test_metric_epsilon_prints_a_table_and_strict_json():
-    args = ["metric", "epsilon", "--mechanism", "rr-shuffle", "--n", "30", "--delta", "1e-4", "--p", "0.01", "--k", "10"]
+    args = [
+        "metric",
+        "epsilon",
+        "--mechanism",
+        "rr-shuffle",
+        "--n",
+        "30",
+        "--delta",
+        "1e-4",
+        "--p",
+        "0.01",
+        "--k",
+        "10",
+    ]
     text = runner.invoke(app, args, terminal_width=200).stdout
     assert "None" not in text and "┃ quantity" in text
     assert "epsilon_theorem_3_1 " in text and "│ -" in text  # the theorem does not apply: '-', not None
@@ -69,13 +87,37 @@ class _Recorder:
 @pytest.mark.parametrize(
     "args,expected",
     [
-        (["metric", "local-epsilon", "--target", "0.3", "--n", "50", "--delta", "1e-4", "--k", "5"], "metric local-epsilon"),
-        (["metric", "epsilon", "--mechanism", "geo-shuffle", "--n", "50", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "5"],
-         "metric epsilon"),
-        (["segmented", "optimize", "--levels", "0.5,1", "--counts", "100,100", "--d", "8", "--s", "1", "--m", "1"], "segmented"),
+        (
+            ["metric", "local-epsilon", "--target", "0.3", "--n", "50", "--delta", "1e-4", "--k", "5"],
+            "metric local-epsilon",
+        ),
+        (
+            [
+                "metric",
+                "epsilon",
+                "--mechanism",
+                "geo-shuffle",
+                "--n",
+                "50",
+                "--delta",
+                "1e-4",
+                "--eps-geo",
+                "0.5",
+                "--k",
+                "5",
+            ],
+            "metric epsilon",
+        ),
+        (
+            ["segmented", "optimize", "--levels", "0.5,1", "--counts", "100,100", "--d", "8", "--s", "1", "--m", "1"],
+            "segmented",
+        ),
         (["personalized", "--distribution", "uniform1", "--n", "100", "--delta", "1e-5"], "personalized"),
         (["amplify", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--method", "clones"], "computing clones"),
-        (["compose", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--rounds", "2", "--method", "basic"], "composing"),
+        (
+            ["compose", "--eps0", "1", "--n", "1000", "--delta", "1e-6", "--rounds", "2", "--method", "basic"],
+            "composing",
+        ),
         (["local-budget", "--target", "0.5", "--n", "1000", "--delta", "1e-6"], "searching the local epsilon"),
     ],
 )

@@ -20,8 +20,10 @@ runner = CliRunner()
 
 def _strict(text):
     """json.loads refusing NaN and Infinity (not JSON)."""
+
     def refuse(name):
         raise ValueError(f"not strict JSON: {name}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -33,7 +35,10 @@ def _grid(given, step):
 
 
 def test_json_rows_match_the_library():
-    result = runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "3000", "--delta", "1e-4", "--step", "0.05", "--json"])
+    result = runner.invoke(
+        app,
+        ["personalized", "--distribution", "uniform1", "--n", "3000", "--delta", "1e-4", "--step", "0.05", "--json"],
+    )
     assert result.exit_code == 0, result.output
     out = _strict(result.stdout)
     given = table3_budgets("uniform1", 3000, np.random.default_rng(0))
@@ -47,9 +52,11 @@ def test_json_rows_match_the_library():
 
 
 def test_bad_values_exit_2():
-    for args in (["--distribution", "gauss9", "--n", "10", "--delta", "0.1"],
-                 ["--distribution", "gauss1", "--n", "10", "--delta", "1.5"],
-                 ["--distribution", "gauss1", "--n", "1", "--delta", "0.1"]):
+    for args in (
+        ["--distribution", "gauss9", "--n", "10", "--delta", "0.1"],
+        ["--distribution", "gauss1", "--n", "10", "--delta", "1.5"],
+        ["--distribution", "gauss1", "--n", "1", "--delta", "0.1"],
+    ):
         result = runner.invoke(app, ["personalized", *args])
         assert result.exit_code == 2
 
@@ -63,7 +70,9 @@ def test_budgets_file_text_and_npy_match_the_library(tmp_path):
     values, upper = personalized_shuffle_epsilons(_grid(raw, 0.05), 1e-3)
     upper = np.minimum(upper, [raw[_grid(raw, 0.05) == v].max() for v in values])
     for path in (text, npy):
-        result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--step", "0.05", "--json"])
+        result = runner.invoke(
+            app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--step", "0.05", "--json"]
+        )
         assert result.exit_code == 0, result.output
         out = _strict(result.stdout)
         assert out["n"] == 500 and out["budgets"] == str(path) and out["distribution"] is None
@@ -80,11 +89,25 @@ def _error_line(args):
 
 
 def test_bad_budgets_files_name_the_file_and_line(tmp_path):
-    cases = {"missing.txt": None, "empty.txt": "", "blank.txt": "\n \n", "word.txt": "0.5\nabc\n1\n",
-             "zero.txt": "0.5\n1\n0\n", "negative.csv": "-1\n", "nan.txt": "0.5\nnan\n", "inf.txt": "0.5\n\ninf\n",
-             "two_columns.csv": "0.5,0.7\n"}
-    expected_line = {"word.txt": "line 2", "zero.txt": "line 3", "negative.csv": "line 1", "nan.txt": "line 2",
-                     "inf.txt": "line 3", "two_columns.csv": "line 1"}
+    cases = {
+        "missing.txt": None,
+        "empty.txt": "",
+        "blank.txt": "\n \n",
+        "word.txt": "0.5\nabc\n1\n",
+        "zero.txt": "0.5\n1\n0\n",
+        "negative.csv": "-1\n",
+        "nan.txt": "0.5\nnan\n",
+        "inf.txt": "0.5\n\ninf\n",
+        "two_columns.csv": "0.5,0.7\n",
+    }
+    expected_line = {
+        "word.txt": "line 2",
+        "zero.txt": "line 3",
+        "negative.csv": "line 1",
+        "nan.txt": "line 2",
+        "inf.txt": "line 3",
+        "two_columns.csv": "line 1",
+    }
     for name, content in cases.items():
         path = tmp_path / name
         if content is not None:
@@ -133,7 +156,9 @@ def test_laplace_budgets_are_used_as_given_not_rounded(tmp_path):
     # others all at 0.2: a victim at 0.191 is not cloned by them (light tails) and keeps about its own
     # budget; rounded up to 0.2 it would be shown 0.0049, a bound not proven for it
     path = _laplace_file(tmp_path, 0.191)
-    result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--json"])
+    result = runner.invoke(
+        app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--json"]
+    )
     assert result.exit_code == 0, result.output
     out = _strict(result.stdout)
     assert out["step"] is None and [r["budget"] for r in out["rows"]] == [0.191, 0.2]
@@ -141,7 +166,9 @@ def test_laplace_budgets_are_used_as_given_not_rounded(tmp_path):
     victim = out["rows"][0]
     assert victim["upper"] == personalized_shuffle_epsilon(0.191, np.full(999, 0.2), 1e-3, "laplace") > 0.18
     assert victim["upper"] > 10 * out["rows"][1]["upper"]  # more conservative, worse guarantee
-    text = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--step", "0.5"])
+    text = runner.invoke(
+        app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--step", "0.5"]
+    )
     assert text.exit_code == 0 and "0.191" in text.stdout and "as given" in text.stdout
     assert "weakest: the bound at the largest budget, not proven for laplace" in text.stdout
     help_text = " ".join(runner.invoke(app, ["personalized", "--help"]).output.replace("│", " ").split())
@@ -161,7 +188,9 @@ def test_upper_is_capped_at_the_rows_largest_given_budget(tmp_path):
     path = tmp_path / "tiny.txt"
     path.write_text("0.000001\n0.5\n0.5\n0.7\n")
     for family in ("binary-rr", "k-rr"):
-        result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", family, "--json"])
+        result = runner.invoke(
+            app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", family, "--json"]
+        )
         assert result.exit_code == 0, result.output
         row = _strict(result.stdout)["rows"][0]
         assert row["budget"] == 0.01 and row["given_min"] == row["given_max"] == 1e-6 and row["upper"] == 1e-6
@@ -170,13 +199,46 @@ def test_upper_is_capped_at_the_rows_largest_given_budget(tmp_path):
 def test_json_is_strict_and_text_marks_missing_lower_and_eapes_below_lower(tmp_path):
     path = tmp_path / "b.txt"
     path.write_text("300\n300\n")  # one other user at 300: E-APES has no finite epsilon
-    row = _strict(runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--json"]).stdout)["rows"][0]
+    row = _strict(runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--json"]).stdout)[
+        "rows"
+    ][0]
     assert row["eapes"] == "inf"
     for family in ("k-rr", "laplace"):
-        result = runner.invoke(app, ["personalized", "--distribution", "gauss1", "--n", "200", "--delta", "1e-3", "--family", family, "--step", "0.1", "--json"])
+        result = runner.invoke(
+            app,
+            [
+                "personalized",
+                "--distribution",
+                "gauss1",
+                "--n",
+                "200",
+                "--delta",
+                "1e-3",
+                "--family",
+                family,
+                "--step",
+                "0.1",
+                "--json",
+            ],
+        )
         rows = _strict(result.stdout)["rows"]
         assert all(r["lower"] is None and r["eapes_below_lower"] is None for r in rows)
-        text = runner.invoke(app, ["personalized", "--distribution", "gauss1", "--n", "200", "--delta", "1e-3", "--family", family, "--step", "0.1"])
+        text = runner.invoke(
+            app,
+            [
+                "personalized",
+                "--distribution",
+                "gauss1",
+                "--n",
+                "200",
+                "--delta",
+                "1e-3",
+                "--family",
+                family,
+                "--step",
+                "0.1",
+            ],
+        )
         assert "nan" not in text.stdout and text.stdout.splitlines()[1].split()[4] == "-"
     star = tmp_path / "star.txt"
     star.write_text("0.01\n" * 99 + "5\n")  # a liberal victim among near-fair coins: E-APES understates
@@ -184,12 +246,16 @@ def test_json_is_strict_and_text_marks_missing_lower_and_eapes_below_lower(tmp_p
     lines = result.stdout.splitlines()
     assert lines[2].split()[5].endswith("*") and not lines[1].split()[5].endswith("*")
     assert any(line.startswith("* E-APES") and "below our certified lower bound" in line for line in lines)
-    row = _strict(runner.invoke(app, ["personalized", "--budgets", str(star), "--delta", "1e-6", "--json"]).stdout)["rows"][1]
+    row = _strict(runner.invoke(app, ["personalized", "--budgets", str(star), "--delta", "1e-6", "--json"]).stdout)[
+        "rows"
+    ][1]
     assert row["eapes_below_lower"] is True
 
 
 def test_progress_never_reaches_stdout():
-    result = runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "100000", "--delta", "1e-5", "--step", "0.1"])
+    result = runner.invoke(
+        app, ["personalized", "--distribution", "uniform1", "--n", "100000", "--delta", "1e-5", "--step", "0.1"]
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0].split()[0] == "budget" and "E-APES" not in result.stdout.splitlines()[0][:8]
 

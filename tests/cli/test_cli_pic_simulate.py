@@ -33,7 +33,9 @@ def _simulate(out, *args):
 @pytest.mark.parametrize("dataset", ["gmission", "everysender"])
 def test_simulate_instance_0(tmp_path, dataset, shared_data):
     task = "min-weight" if dataset == "gmission" else "max-matching"
-    result, report = _simulate(tmp_path, "--dataset", dataset, "--task", task, "--randomizer", "minkowski", "--epsilon-c", "1")
+    result, report = _simulate(
+        tmp_path, "--dataset", dataset, "--task", task, "--randomizer", "minkowski", "--epsilon-c", "1"
+    )
     assert result.exit_code == 0, result.output
     assert set(REQUIRED) <= set(report)
     assert report["outputs_verified"] is True and report["posts_verified"] is True
@@ -89,7 +91,9 @@ def test_bad_options_are_one_line_with_status_2(tmp_path, args, message):
 def test_bad_epsilon_and_randomizer(tmp_path):
     for args, message in ((["--epsilon-c", "0", "--randomizer", "minkowski"], "error: --epsilon-c must be"),
                           (["--epsilon-c", "1", "--randomizer", "krr"], "error: --randomizer: unknown location randomizer")):  # fmt: skip
-        result = runner.invoke(app, ["pic", "simulate", "--out", str(tmp_path), "--dataset", "gmission", "--task", "min-weight", *args])
+        result = runner.invoke(
+            app, ["pic", "simulate", "--out", str(tmp_path), "--dataset", "gmission", "--task", "min-weight", *args]
+        )
         assert result.exit_code == 2 and result.output.strip().startswith(message)
 
 
@@ -123,8 +127,22 @@ def test_sizes_and_adversary_are_checked_before_the_round(tmp_path, extra, optio
 def test_unwritable_out_fails_before_the_round(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    args = ["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--task", "min-weight", "--randomizer", "minkowski",
-            "--epsilon-c", "1", "--out", str(blocker / "sub")]
+    args = [
+        "pic",
+        "simulate",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "20",
+        "--task",
+        "min-weight",
+        "--randomizer",
+        "minkowski",
+        "--epsilon-c",
+        "1",
+        "--out",
+        str(blocker / "sub"),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and "--out must be a writable directory" in result.output
 
@@ -137,15 +155,42 @@ def test_out_the_file_system_refuses_fails_before_the_round(tmp_path, monkeypatc
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
-    args = ["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--task", "min-weight", "--randomizer", "minkowski",
-            "--epsilon-c", "1", "--out", str(tmp_path / "o")]
+    args = [
+        "pic",
+        "simulate",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "20",
+        "--task",
+        "min-weight",
+        "--randomizer",
+        "minkowski",
+        "--epsilon-c",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "--out must be a writable directory: cannot write in" in result.output and "Permission denied" in result.output
+    assert (
+        "--out must be a writable directory: cannot write in" in result.output and "Permission denied" in result.output
+    )
 
 
 def test_corrupted_and_unreachable_targets_are_named_by_option(tmp_path):
-    base = ["pic", "simulate", "--dataset", "synthetic", "--n", "50", "--randomizer", "minkowski", "--out", str(tmp_path / "o")]
+    base = [
+        "pic",
+        "simulate",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "50",
+        "--randomizer",
+        "minkowski",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     result = runner.invoke(app, [*base, "--task", "min-weight", "--epsilon-c", "1", "--corrupted", "25"])
     assert result.exit_code == 2 and "--corrupted: must be at most 24 for --task min-weight" in result.output
     assert runner.invoke(app, [*base, "--task", "min-weight", "--epsilon-c", "1", "--corrupted", "24"]).exit_code == 0
@@ -154,8 +199,24 @@ def test_corrupted_and_unreachable_targets_are_named_by_option(tmp_path):
 
 
 def test_a_bucketed_round_that_misses_its_target_says_why(tmp_path):
-    args = ["pic", "simulate", "--dataset", "synthetic", "--n", "60", "--task", "min-weight", "--randomizer", "minkowski",
-            "--epsilon-c", "1", "--bucket-bits", "2", "--out", str(tmp_path / "o")]
+    args = [
+        "pic",
+        "simulate",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "60",
+        "--task",
+        "min-weight",
+        "--randomizer",
+        "minkowski",
+        "--epsilon-c",
+        "1",
+        "--bucket-bits",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     privacy = json.loads((tmp_path / "o" / "round.json").read_text())["privacy"]
@@ -163,20 +224,56 @@ def test_a_bucketed_round_that_misses_its_target_says_why(tmp_path):
     assert missed, privacy  # buckets of ~15 cannot carry a local epsilon planned for 60
     text = " ".join(result.output.split())
     for p in missed:
-        assert f"warning: {p['name']} misses --epsilon-c 1: its local epsilon was planned for n' = {p['n_prime_planned']}" in text
+        assert (
+            f"warning: {p['name']} misses --epsilon-c 1: its local epsilon was planned for n' = {p['n_prime_planned']}"
+            in text
+        )
 
 
 def test_k_and_min_bucket_size_outside_their_use_are_refused(tmp_path):
-    base = ["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--randomizer", "minkowski", "--epsilon-c", "1",
-            "--out", str(tmp_path / "o")]
+    base = [
+        "pic",
+        "simulate",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "20",
+        "--randomizer",
+        "minkowski",
+        "--epsilon-c",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     result = runner.invoke(app, [*base, "--task", "neighbors", "--k", "20"])
-    assert result.exit_code == 2 and "--k: must be below the group's 20 users for --task neighbors, got 20" in result.output
+    assert (
+        result.exit_code == 2
+        and "--k: must be below the group's 20 users for --task neighbors, got 20" in result.output
+    )
     result = runner.invoke(app, [*base, "--task", "min-weight", "--min-bucket-size", "50"])
     assert result.exit_code == 2 and "--min-bucket-size: applies with --bucket-bits 1 to 16 only" in result.output
 
 
-@pytest.mark.parametrize("command", [["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--task", "min-weight",
-                                      "--randomizer", "minkowski", "--epsilon-c", "1"], ["reproduce", "--quick"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "pic",
+            "simulate",
+            "--dataset",
+            "synthetic",
+            "--n",
+            "20",
+            "--task",
+            "min-weight",
+            "--randomizer",
+            "minkowski",
+            "--epsilon-c",
+            "1",
+        ],
+        ["reproduce", "--quick"],
+    ],
+)
 def test_an_empty_out_is_refused(command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # it used to write into the current directory
     result = runner.invoke(app, [*command, "--out", ""])

@@ -22,8 +22,25 @@ DELTA_COMMANDS = [
     ["metric", "local-epsilon", "--target", "0.3", "--n", "50", "--k", "5", "--delta", "D"],
     ["personalized", "--distribution", "uniform1", "--n", "100", "--delta", "D"],
     ["segmented", "optimize", "--levels", "0.5,1", "--counts", "100,100", "--d", "8", "--s", "1", "--delta", "D"],
-    ["pic", "simulate", "--dataset", "synthetic", "--n", "20", "--task", "neighbors", "--randomizer", "minkowski",
-     "--epsilon-c", "1", "--out", "OUT", "--ideal", "--delta", "D"],
+    [
+        "pic",
+        "simulate",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "20",
+        "--task",
+        "neighbors",
+        "--randomizer",
+        "minkowski",
+        "--epsilon-c",
+        "1",
+        "--out",
+        "OUT",
+        "--ideal",
+        "--delta",
+        "D",
+    ],
 ]
 
 
@@ -49,7 +66,9 @@ def test_one_wording_of_the_delta_range_in_every_command_and_its_help(command, v
 
 
 def test_compose_quotes_the_delta_the_user_typed():
-    message = _error(runner.invoke(app, ["compose", "--eps0", "1", "--n", "10000", "--delta", "1e-300", "--rounds", "10"]))
+    message = _error(
+        runner.invoke(app, ["compose", "--eps0", "1", "--n", "10000", "--delta", "1e-300", "--rounds", "10"])
+    )
     assert "--delta 1e-300" in message
     assert "1.25e-302" not in message and "1e-301" not in message  # numbers the user never typed
 
@@ -97,8 +116,23 @@ def test_dim_without_randomizer_is_refused(command):
 
 
 def test_pic_simulate_states_the_local_epsilon_search_cap(tmp_path):
-    args = ["pic", "simulate", "--dataset", "synthetic", "--n", "30", "--task", "neighbors", "--randomizer", "minkowski",
-            "--epsilon-c", "1e6", "--out", str(tmp_path), "--ideal"]
+    args = [
+        "pic",
+        "simulate",
+        "--dataset",
+        "synthetic",
+        "--n",
+        "30",
+        "--task",
+        "neighbors",
+        "--randomizer",
+        "minkowski",
+        "--epsilon-c",
+        "1e6",
+        "--out",
+        str(tmp_path),
+        "--ideal",
+    ]
     result = runner.invoke(app, args, terminal_width=300)
     assert result.exit_code == 0, result.output
     assert "search cap 50" in result.stdout

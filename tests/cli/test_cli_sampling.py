@@ -14,8 +14,22 @@ def run_cli(*args: str):
 
 
 def test_compose_with_sampling_matches_the_library_and_states_the_condition():
-    result = run_cli("compose", "--eps0", "4", "--delta", "1e-6", "--rounds", "10", "--population", "5000",
-                     "--sample-size", "1000", "--method", "tight", "--json")
+    result = run_cli(
+        "compose",
+        "--eps0",
+        "4",
+        "--delta",
+        "1e-6",
+        "--rounds",
+        "10",
+        "--population",
+        "5000",
+        "--sample-size",
+        "1000",
+        "--method",
+        "tight",
+        "--json",
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["inputs"]["n"] == 1000 and payload["inputs"]["sampling"] == "fixed-size"
@@ -23,8 +37,23 @@ def test_compose_with_sampling_matches_the_library_and_states_the_condition():
     assert payload["epsilon"]["tight"] == expected
     assert payload["sampling"]["neighbours"] == "substitution"
     assert "must not learn who was sampled" in payload["sampling"]["condition"]
-    table = run_cli("compose", "--eps0", "4", "--delta", "1e-6", "--rounds", "10", "--population", "5000",
-                    "--sample-size", "1000", "--sampling", "poisson", "--method", "tight")
+    table = run_cli(
+        "compose",
+        "--eps0",
+        "4",
+        "--delta",
+        "1e-6",
+        "--rounds",
+        "10",
+        "--population",
+        "5000",
+        "--sample-size",
+        "1000",
+        "--sampling",
+        "poisson",
+        "--method",
+        "tight",
+    )
     assert table.exit_code == 0, table.stderr
     text = " ".join(table.stdout.split())
     assert "sampling: poisson, 1000 of 5000 users per round" in text
@@ -32,8 +61,22 @@ def test_compose_with_sampling_matches_the_library_and_states_the_condition():
 
 
 def test_local_budget_with_sampling_round_trips():
-    result = run_cli("local-budget", "--target", "1", "--delta", "1e-6", "--rounds", "5", "--population", "5000",
-                     "--sample-size", "1000", "--n", "1000", "--json")
+    result = run_cli(
+        "local-budget",
+        "--target",
+        "1",
+        "--delta",
+        "1e-6",
+        "--rounds",
+        "5",
+        "--population",
+        "5000",
+        "--sample-size",
+        "1000",
+        "--n",
+        "1000",
+        "--json",
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     expected = composed_local_epsilon(1.0, 1000, 1e-6, 5, population=5000)

@@ -20,7 +20,21 @@ def _with(option, value):
 
 
 def test_json_matches_the_api():
-    args = ["segmented", "optimize", "--levels", "0.5,1", "--counts", "500,500", "--d", "32", "--s", "1", "--m", "1", "--json"]
+    args = [
+        "segmented",
+        "optimize",
+        "--levels",
+        "0.5,1",
+        "--counts",
+        "500,500",
+        "--d",
+        "32",
+        "--s",
+        "1",
+        "--m",
+        "1",
+        "--json",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
@@ -34,10 +48,25 @@ def test_json_matches_the_api():
 @pytest.mark.parametrize(
     "option,value",
     [
-        ("--levels", "0.5,x,2"), ("--levels", "nan"), ("--levels", "0,1"), ("--levels", "2,1,0.5"), ("--levels", ""),
-        ("--counts", "1,2"), ("--counts", "1,0,3"), ("--counts", "1,2.5,3"), ("--counts", "1e308,1,1"),
-        ("--d", "1"), ("--d", "abc"), ("--s", "0"), ("--s", "64"),
-        ("--m", "0"), ("--m", "-1"), ("--m", "inf"), ("--m", "1e9"), ("--delta", "0"), ("--delta", "1.5"),
+        ("--levels", "0.5,x,2"),
+        ("--levels", "nan"),
+        ("--levels", "0,1"),
+        ("--levels", "2,1,0.5"),
+        ("--levels", ""),
+        ("--counts", "1,2"),
+        ("--counts", "1,0,3"),
+        ("--counts", "1,2.5,3"),
+        ("--counts", "1e308,1,1"),
+        ("--d", "1"),
+        ("--d", "abc"),
+        ("--s", "0"),
+        ("--s", "64"),
+        ("--m", "0"),
+        ("--m", "-1"),
+        ("--m", "inf"),
+        ("--m", "1e9"),
+        ("--delta", "0"),
+        ("--delta", "1.5"),
     ],
 )
 def test_bad_option_is_one_named_line(option, value):

@@ -66,9 +66,18 @@ def test_foursquare_reads_tsmc2014_and_skips_a_header(tmp_path):
 @pytest.mark.parametrize(
     "line, message",
     [
-        ("0\t2010-10-19T23:55:27Z\t30.2\t-97.7\n", r"checkins.txt:2: a gowalla line has 5 tab-separated fields \(user, check-in time, latitude, longitude, location id\), got 4"),
-        ("0\t2010-10-19T23:55:27Z\tnorth\t-97.7\t1\n", r"checkins.txt:2: field 3 \(latitude\) is 'north'; allowed: a number in \[-90, 90\]"),
-        ("0\t2010-10-19T23:55:27Z\t30.2\t-197.7\t1\n", r"checkins.txt:2: field 4 \(longitude\) is '-197.7'; allowed: a number in \[-180, 180\]"),
+        (
+            "0\t2010-10-19T23:55:27Z\t30.2\t-97.7\n",
+            r"checkins.txt:2: a gowalla line has 5 tab-separated fields \(user, check-in time, latitude, longitude, location id\), got 4",
+        ),
+        (
+            "0\t2010-10-19T23:55:27Z\tnorth\t-97.7\t1\n",
+            r"checkins.txt:2: field 3 \(latitude\) is 'north'; allowed: a number in \[-90, 90\]",
+        ),
+        (
+            "0\t2010-10-19T23:55:27Z\t30.2\t-197.7\t1\n",
+            r"checkins.txt:2: field 4 \(longitude\) is '-197.7'; allowed: a number in \[-180, 180\]",
+        ),
         ("0\t2010-10-19T23:55:27Z\tnan\t-97.7\t1\n", r"checkins.txt:2: field 3 \(latitude\) is 'nan'"),
         ("0 2010-10-19T23:55:27Z 30.2 -97.7 1\n", r"got 1: '0 2010"),  # spaces, not tabs
     ],
@@ -83,7 +92,9 @@ def test_malformed_gowalla_names_file_line_field_and_what_is_allowed(tmp_path, l
 def test_malformed_foursquare_and_missing_files(tmp_path):
     path = tmp_path / "nyc.txt"
     path.write_text(FOURSQUARE.replace("40.60679958140643", "40,6068"))
-    with pytest.raises(DataError, match=r"nyc.txt:2: field 5 \(latitude\) is '40,6068'; allowed: a number in \[-90, 90\]"):
+    with pytest.raises(
+        DataError, match=r"nyc.txt:2: field 5 \(latitude\) is '40,6068'; allowed: a number in \[-90, 90\]"
+    ):
         read_foursquare(path)
     with pytest.raises(DataError, match=r"Foursquare TSMC2014 check-in file not found: expected the file .*absent.txt"):
         read_foursquare(tmp_path / "absent.txt")
@@ -135,10 +146,16 @@ def test_read_idx_handles_other_types_in_native_order(tmp_path):
     "payload, message",
     [
         (b"\x00\x00", r"starts with a 4-byte magic number, the file has 2 bytes"),
-        (b"\x01\x00\x08\x01\x00\x00\x00\x01\x05", r"magic number 01 00 08 01 is not IDX; allowed: 00 00 <type> <ndim> with type one of 0x08"),
+        (
+            b"\x01\x00\x08\x01\x00\x00\x00\x01\x05",
+            r"magic number 01 00 08 01 is not IDX; allowed: 00 00 <type> <ndim> with type one of 0x08",
+        ),
         (b"\x00\x00\x07\x01\x00\x00\x00\x01\x05", r"magic number 00 00 07 01 is not IDX"),
         (b"\x00\x00\x08\x03\x00\x00\x00\x01", r"the header announces 3 dimensions \(16 bytes\), the file has 8 bytes"),
-        (b"\x00\x00\x08\x01\x00\x00\x00\x03\x05\x06", r"announces shape \(3,\) of uint8 \(3 bytes of data\), the file holds 2 bytes after the header \(truncated\)"),
+        (
+            b"\x00\x00\x08\x01\x00\x00\x00\x03\x05\x06",
+            r"announces shape \(3,\) of uint8 \(3 bytes of data\), the file holds 2 bytes after the header \(truncated\)",
+        ),
         (b"\x00\x00\x08\x01\x00\x00\x00\x01\x05\x06", r"\(trailing bytes\)"),
         (b"\x1f\x8b\x08\x00garbage", r"starts like gzip but does not decompress"),
     ],
@@ -153,9 +170,13 @@ def test_malformed_idx_is_a_named_error(tmp_path, payload, message):
 def test_mnist_pairs_are_checked(tmp_path):
     _mnist_files(tmp_path)
     img, lab = tmp_path / "train-images-idx3-ubyte", tmp_path / "train-labels-idx1-ubyte"
-    with pytest.raises(DataError, match=r"MNIST images must be a 3-d unsigned-byte IDX \(magic 00 00 08 03\), got 1-d uint8"):
+    with pytest.raises(
+        DataError, match=r"MNIST images must be a 3-d unsigned-byte IDX \(magic 00 00 08 03\), got 1-d uint8"
+    ):
         load_mnist(lab, lab)
-    with pytest.raises(DataError, match=r"MNIST labels must be a 1-d unsigned-byte IDX \(magic 00 00 08 01\), got 3-d uint8"):
+    with pytest.raises(
+        DataError, match=r"MNIST labels must be a 1-d unsigned-byte IDX \(magic 00 00 08 01\), got 3-d uint8"
+    ):
         load_mnist(img, img)
     (tmp_path / "three").write_bytes(_idx(0x08, np.array([1, 2, 3])))
     with pytest.raises(DataError, match=r"holds 5 images but .*three holds 3 labels"):

@@ -44,7 +44,12 @@ def test_caption_names_the_coinciding_curves_and_says_none_when_none():
 
 
 def _inside(box, outer) -> bool:
-    return box.x0 >= outer.x0 - 1e-9 and box.x1 <= outer.x1 + 1e-9 and box.y0 >= outer.y0 - 1e-9 and box.y1 <= outer.y1 + 1e-9
+    return (
+        box.x0 >= outer.x0 - 1e-9
+        and box.x1 <= outer.x1 + 1e-9
+        and box.y0 >= outer.y0 - 1e-9
+        and box.y1 <= outer.y1 + 1e-9
+    )
 
 
 def test_figure_draws_one_line_per_group_and_one_legend_below_the_panels():

@@ -58,7 +58,11 @@ def test_table3_values_within_factor_2_where_the_setting_is_the_papers(location)
         if (n, eps, "geo-local") in mean:
             assert 0.5 <= mean[(n, eps, "geo-local")] / refs["geo-local"] <= 2.0
     for eps in (0.15, 0.3):
-        assert 0.5 <= mean[(1000, eps, "geo-shuffle")] / dict(zip(L.PAPER_ORDER, L.TABLE3[(1000, eps)]))["geo-shuffle"] <= 2.0
+        assert (
+            0.5
+            <= mean[(1000, eps, "geo-shuffle")] / dict(zip(L.PAPER_ORDER, L.TABLE3[(1000, eps)]))["geo-shuffle"]
+            <= 2.0
+        )
     assert 0.5 <= mean[(1000, 0.3, "rr-shuffle")] / 40 <= 2.0
     # SGDL-Shuffle is Geo-Central per axis: below 2x the optimum's Rayleigh mean
     p = math.exp(-0.15 / (6 * math.sqrt(2)))
@@ -66,7 +70,9 @@ def test_table3_values_within_factor_2_where_the_setting_is_the_papers(location)
 
 
 def test_grid_cells_of_the_papers_rectangle():
-    pts = np.array([[L.NORTH, L.WEST], [L.NORTH - 0.0005, L.WEST + 0.0015], [L.SOUTH - 0.01, L.WEST], [L.SOUTH, L.EAST]])
+    pts = np.array(
+        [[L.NORTH, L.WEST], [L.NORTH - 0.0005, L.WEST + 0.0015], [L.SOUTH - 0.01, L.WEST], [L.SOUTH, L.EAST]]
+    )
     cells, outside = L.grid_cells(pts)
     assert outside == 1
     assert cells[0].tolist() == [0, 0] and cells[1].tolist() == [1, 0]  # 144 m east, 56 m south
@@ -94,8 +100,12 @@ def test_figure3_boost_and_its_certified_counterpart(tmp_path):
     _, rows = _rows(target, ("n", "eps_geo", "epsilon"))
     for eps_geo in (0.2, 0.5, 1.0):
         thm = sorted((r["n"], r["epsilon"]) for r in rows if r["eps_geo"] == eps_geo and r["method"] == "theorem-4.1")
-        assert thm[0] == (1, eps_geo) and all(a[1] > b[1] for a, b in zip(thm, thm[1:]))  # no boost at n = 1, then falling
-        assert all(r["epsilon"] == eps_geo for r in rows if r["eps_geo"] == eps_geo and r["method"] == "certified, k = 1000")
+        assert thm[0] == (1, eps_geo) and all(
+            a[1] > b[1] for a, b in zip(thm, thm[1:])
+        )  # no boost at n = 1, then falling
+        assert all(
+            r["epsilon"] == eps_geo for r in rows if r["eps_geo"] == eps_geo and r["method"] == "certified, k = 1000"
+        )
         small = [r for r in rows if r["eps_geo"] == eps_geo and r["method"] == "certified, k = 2" and r["n"] >= 5]
         assert small and all(r["epsilon"] < eps_geo for r in small)
     assert (target / "figure.png").stat().st_size > 10_000

@@ -60,7 +60,9 @@ def test_table2_chain_and_factor_2_where_the_setting_is_the_papers(output):
     _, rows = output
     mae = mae_table(rows)
     for (n, eps), (p_local, p_rr, p_geo, _) in TABLE2.items():
-        local, rr, geo, sgdl = (mae.get((n, eps, m)) for m in ("geo-local", "rr-shuffle", "geo-shuffle", "sgdl-shuffle"))
+        local, rr, geo, sgdl = (
+            mae.get((n, eps, m)) for m in ("geo-local", "rr-shuffle", "geo-shuffle", "sgdl-shuffle")
+        )
         assert sgdl < geo < min(v for v in (rr, local) if v is not None)
         assert 0.5 <= local / p_local <= 2 and 0.5 <= rr / p_rr <= 2
         if max(p_rr, p_local) / min(p_rr, p_local) > 1.2:

@@ -61,7 +61,7 @@ def test_orderings_of_the_tables_hold_under_both_tunings(experiment):
     """SGDL < Geo-Shuffle < RR-Shuffle (where valid) and Geo-Local, ours and the paper's tuning.  In Table 2 the
     paper itself has RR above Geo-Local in some rows, so there RR is only compared with Geo-Shuffle."""
     name, _, table, mean, _ = experiment
-    for (n, eps) in table:
+    for n, eps in table:
         if (n, eps, "geo-local") not in mean:
             continue
         for rr, geo in (("rr-shuffle", "geo-shuffle"), ("rr-shuffle-paper-tuning", "geo-shuffle-paper-tuning")):

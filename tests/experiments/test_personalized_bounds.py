@@ -41,8 +41,10 @@ def test_equal_budget_sweep_is_the_exact_worst_case():
     """With equal budgets, sweeping k covers every assignment up to order: compare with all 2^(n-1)."""
     eps, n = 1.5, 9
     others, delta = np.full(n - 1, eps), 1.0 / n
-    exact = max(personalized_shuffle_epsilon_lower(eps, others, delta, others_inputs=bits)
-                for bits in itertools.product((0, 1), repeat=n - 1))
+    exact = max(
+        personalized_shuffle_epsilon_lower(eps, others, delta, others_inputs=bits)
+        for bits in itertools.product((0, 1), repeat=n - 1)
+    )
     _, _, _, _, gap = _equal_budget_gap(eps, n, 1)
     assert abs(personalized_shuffle_epsilon(eps, others, delta) / exact - 1.0 - gap) < 1e-9
 
@@ -52,8 +54,11 @@ def test_figure_x_ticks_are_decades_only():
     from shuffledp.experiments.personalized_bounds import _figure
     from shuffledp.protocols.personalized import TABLE3
 
-    rows = [dict(distribution=name, n=n, eapes=0.1, upper=0.02, lower=0.01, weakest_budget=0.05)
-            for name in TABLE3 for n in (1_000, 10_000)]
+    rows = [
+        dict(distribution=name, n=n, eapes=0.1, upper=0.02, lower=0.01, weakest_budget=0.05)
+        for name in TABLE3
+        for n in (1_000, 10_000)
+    ]
     fig = _figure(rows)
     for ax in fig.axes[: len(TABLE3)]:
         low, high = ax.get_xlim()

@@ -31,7 +31,9 @@ def test_f_pic_outputs_decode_to_the_matching_of_the_estimates():
 
 def test_pic_budgets_are_the_round_plan(tmp_path):
     inst = synthetic_instance(50, 30, np.random.default_rng(4))
-    rows = run_instance(inst, "synthetic", 0, _ctx(tmp_path), (0,), randomizers=(("Laplace", "laplace"),), epsilons=(1.0,))
+    rows = run_instance(
+        inst, "synthetic", 0, _ctx(tmp_path), (0,), randomizers=(("Laplace", "laplace"),), epsilons=(1.0,)
+    )
     _, privacy = plan_groups(RoundConfig(MIN_WEIGHT, "laplace", 1.0), [("users", 50), ("workers", 30)])
     pic = {r["metric"]: r for r in rows if r["model"] == "PIC"}
     assert pic["l2_error"]["local_epsilon"] == privacy[0].local_epsilon
@@ -40,7 +42,13 @@ def test_pic_budgets_are_the_round_plan(tmp_path):
     ldp = {r["metric"]: r for r in rows if r["model"] == "LDP"}
     assert ldp["l2_error"]["local_epsilon"] == 1.0
     assert all(set(r) == set(COLUMNS) for r in rows)
-    assert {r["metric"] for r in rows} == {"l2_error", "l2_error_users", "l2_error_workers", "travel_cost", "success_ratio"}
+    assert {r["metric"] for r in rows} == {
+        "l2_error",
+        "l2_error_users",
+        "l2_error_workers",
+        "travel_cost",
+        "success_ratio",
+    }
 
 
 def test_non_private_reference_on_a_hand_computed_instance(tmp_path):
@@ -49,7 +57,9 @@ def test_non_private_reference_on_a_hand_computed_instance(tmp_path):
     A = np.array([[0.0, 0.0], [0.5, 0.0]])
     B = np.array([[0.0, 0.3], [0.9, 0.9]])
     inst = SpatialInstance("hand", A, B, np.full(2, 0.4), (-1.0, 1.0), "test")
-    rows = run_instance(inst, "hand", 0, _ctx(tmp_path), (0,), randomizers=(("Minkowski", "minkowski"),), epsilons=(5.0,))
+    rows = run_instance(
+        inst, "hand", 0, _ctx(tmp_path), (0,), randomizers=(("Minkowski", "minkowski"),), epsilons=(5.0,)
+    )
     ref = {r["metric"]: r["value"] for r in rows if r["model"] == "non-private"}
     assert ref["travel_cost"] == pytest.approx(0.3 + math.sqrt(0.4**2 + 0.9**2))
     assert ref["success_ratio"] == pytest.approx(0.5)

@@ -51,7 +51,8 @@ def test_sources_fall_back_to_the_named_austin_substitute(tmp_path: Path):
     (tmp_path / "checkins").mkdir()
     row = "0\t2010-10-19T23:55:27Z\t{lat}\t{lon}\t1\n"
     (tmp_path / "checkins" / "loc-gowalla_totalCheckins.txt").write_text(
-        "".join(row.format(lat=37.55 + 0.2 * rng.random(), lon=-122.5 + 0.1 * rng.random()) for _ in range(10_001)))
+        "".join(row.format(lat=37.55 + 0.2 * rng.random(), lon=-122.5 + 0.1 * rng.random()) for _ in range(10_001))
+    )
     [(name, X)] = checkin_sources(tmp_path)
     assert name == "gowalla-sf" and len(X) == 10_001
     assert AUSTIN_SUBSTITUTE_NAME.startswith("Austin")

@@ -35,7 +35,9 @@ def test_report_opens_with_one_row_per_claim(tmp_path, claimed_experiments):
     assert header == 2  # right after the title and the mode line
     rows = lines[header + 2 : header + 5]
     assert rows[0] == "| [toy-claims](toy-claims/summary.md) | error falls with n | falls at every n | held |"
-    assert rows[1] == "| [toy-claims](toy-claims/summary.md) | ratio 2 \\| 3 | ratio 2.4 | partly |"  # the cell stays one cell
+    assert (
+        rows[1] == "| [toy-claims](toy-claims/summary.md) | ratio 2 \\| 3 | ratio 2.4 | partly |"
+    )  # the cell stays one cell
     assert rows[2].startswith("| [toy-no-claims](toy-no-claims/summary.md) | (no claim recorded")
     summary = (tmp_path / "toy-claims" / "summary.md").read_text()
     assert summary.index("## The paper's claims beside ours") < summary.index("body")

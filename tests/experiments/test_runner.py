@@ -102,7 +102,16 @@ def test_cli_unknown_experiment_exits_2_with_one_line():
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["experiment"], ["experiment", "run"], ["experiment", "list"], ["reproduce"], ["amplify"], ["local-budget"], ["compose"]],
+    [
+        [],
+        ["experiment"],
+        ["experiment", "run"],
+        ["experiment", "list"],
+        ["reproduce"],
+        ["amplify"],
+        ["local-budget"],
+        ["compose"],
+    ],
 )
 def test_every_command_has_help(args):
     result = CliRunner().invoke(app, [*args, "--help"])
@@ -148,7 +157,9 @@ def test_version_flag_prints_the_installed_version():
     assert result.exit_code == 0 and result.stdout.strip() == f"shuffledp {version('shuffledp')}"
 
 
-@pytest.mark.parametrize("command", [["amplify"], ["local-budget"], ["compose"], ["reproduce"], ["experiment", "run"], []])
+@pytest.mark.parametrize(
+    "command", [["amplify"], ["local-budget"], ["compose"], ["reproduce"], ["experiment", "run"], []]
+)
 def test_help_shows_flags_without_placeholder_and_lists_registry_choices(command):
     from shuffledp.accounting.bounds import available_methods
     from shuffledp.cli._support import HELP_CHOICES

@@ -57,14 +57,19 @@ def test_a_malformed_file_is_an_error_not_the_stand_in(monkeypatch, tmp_path):
 def test_the_file_must_name_17_categories(monkeypatch, tmp_path, n_categories):
     _write_msnbc(tmp_path, ["1 2", "3"], n_categories)
     monkeypatch.setenv("SHUFFLEDP_DATA", str(tmp_path))
-    with pytest.raises(DataError, match=f"msnbc990928.seq: segmented-msnbc needs the 17 MSNBC categories .*names {n_categories}$"):
+    with pytest.raises(
+        DataError, match=f"msnbc990928.seq: segmented-msnbc needs the 17 MSNBC categories .*names {n_categories}$"
+    ):
         data_source(min_sessions=1)
 
 
 def test_a_file_with_too_few_sessions_says_how_many_are_needed(monkeypatch, tmp_path):
     _write_msnbc(tmp_path, ["1 2"] * 120)
     monkeypatch.setenv("SHUFFLEDP_DATA", str(tmp_path))
-    with pytest.raises(DataError, match="msnbc990928.seq: segmented-msnbc draws up to n = 50,000 sessions without replacement, the file holds 120"):
+    with pytest.raises(
+        DataError,
+        match="msnbc990928.seq: segmented-msnbc draws up to n = 50,000 sessions without replacement, the file holds 120",
+    ):
         data_source()
     _, make_items = data_source(min_sessions=100)
     with pytest.raises(DataError, match="n = 121 sessions requested, the file holds 120"):

@@ -63,8 +63,11 @@ def test_ours_at_the_optimizers_m_is_40_percent_below_the_best_competitor(output
 @pytest.mark.parametrize("setting", list(SETTINGS))
 def test_optimal_m_decreases_from_5000_to_50000_users(output, setting):
     _, rows = output
-    m = {int(r["n"]): float(r["m"]) for r in rows
-         if r["method"] == OURS_OPT and int(r["s"]) == 4 and r["setting"] == setting}
+    m = {
+        int(r["n"]): float(r["m"])
+        for r in rows
+        if r["method"] == OURS_OPT and int(r["s"]) == 4 and r["setting"] == setting
+    }
     assert m[50_000] < m[5_000]
 
 
@@ -99,6 +102,6 @@ def test_summary_computes_whether_the_optimizers_m_is_best_at_s8_s2(output):
     """The hardest cell's check is computed by the run (not quoted): m* is MSE-optimal among its multiples."""
     target, _ = output
     text = (target / "summary.md").read_text()
-    section = text[text.index("## s = 8, S2: the optimizer's m against its multiples (computed"):]
+    section = text[text.index("## s = 8, S2: the optimizer's m against its multiples (computed") :]
     assert "| 0.5 |" in section and "| 1 |" in section and "| 2 |" in section
     assert "m* gives the least measured MSE of these" in section

@@ -75,7 +75,15 @@ def test_quick_run_writes_the_table(tmp_path):
     target = run_experiment("table7", tmp_path, quick=True, seed=1, progress=False)
     rows = list(csv.DictReader((target / "results.csv").open()))
     assert len(rows) == len(TABLE7) * len(EPSILONS)
-    assert list(rows[0]) == ["randomizer", "epsilon", "mean_l2_error", "ci95_low", "ci95_high", "us_per_report", "paper_mean_l2_error"]
+    assert list(rows[0]) == [
+        "randomizer",
+        "epsilon",
+        "mean_l2_error",
+        "ci95_low",
+        "ci95_high",
+        "us_per_report",
+        "paper_mean_l2_error",
+    ]
     for r in rows:
         assert float(r["ci95_low"]) <= float(r["mean_l2_error"]) <= float(r["ci95_high"])
         assert float(r["us_per_report"]) > 0

@@ -147,4 +147,6 @@ def test_tilted_noise_records_its_likelihood_ratio():
     assert stats.chisquare(np.bincount(np.minimum(mags, 11), minlength=12), pmf * mags.size).pvalue > 1e-3
     assert abs(np.mean(N[moved] > 0) - 0.5) < 4 * 0.5 / math.sqrt(moved.sum())
     weight = np.exp(rng.log_weight[moved] - np.log(2 * math.exp(-40.0) / (1 + math.exp(-40.0))))
-    np.testing.assert_allclose(weight, (1 - math.exp(-40.0)) * math.exp(-40.0) ** mags / pmf[0] / 0.25**mags / 0.25, rtol=1e-9)
+    np.testing.assert_allclose(
+        weight, (1 - math.exp(-40.0)) * math.exp(-40.0) ** mags / pmf[0] / 0.25**mags / 0.25, rtol=1e-9
+    )

@@ -120,7 +120,9 @@ def test_closed_form_radius_matches_section_6_2_and_rejects_small_eps():
 @pytest.mark.parametrize("eps", [0.5, 2.0, 6.0])
 def test_beta_is_the_total_variation_of_the_farthest_inputs(norm, eps):
     R = MinkowskiResponse(eps, dim=2, norm=norm)
-    x0, x1 = (np.array([-1.0, -1.0]), np.array([1.0, 1.0])) if norm == "linf" else (np.array([-1.0, 0]), np.array([1.0, 0]))
+    x0, x1 = (
+        (np.array([-1.0, -1.0]), np.array([1.0, 1.0])) if norm == "linf" else (np.array([-1.0, 0]), np.array([1.0, 0]))
+    )
     g = np.linspace(-1 - R.radius, 1 + R.radius, 1201)
     mid = (g[:-1] + g[1:]) / 2
     P = np.stack(np.meshgrid(mid, mid), axis=-1).reshape(-1, 2)
@@ -157,7 +159,9 @@ class _BrokenMinkowski(MinkowskiResponse):
 
 
 def test_audit_flags_broken_minkowski():
-    result = audit_continuous(_BrokenMinkowski(2.0, dim=2, norm="linf"), n_samples=300_000, rng=np.random.default_rng(1))
+    result = audit_continuous(
+        _BrokenMinkowski(2.0, dim=2, norm="linf"), n_samples=300_000, rng=np.random.default_rng(1)
+    )
     assert not result.passed, result
 
 
@@ -233,7 +237,9 @@ def _mp_beta(eps, r, d, norm):
 
 
 @pytest.mark.parametrize("norm", ["l2", "linf"])
-@pytest.mark.parametrize("eps, d", [(3.0, 114), (3.0, 1000), (3.0, 10_000), (0.05, 1000), (40.0, 10_000), (800.0, 1000)])
+@pytest.mark.parametrize(
+    "eps, d", [(3.0, 114), (3.0, 1000), (3.0, 10_000), (0.05, 1000), (40.0, 10_000), (800.0, 1000)]
+)
 def test_values_at_large_dim_match_mpmath(norm, eps, d):
     mp.mp.dps = 60
     R = MinkowskiResponse(eps, dim=d, norm=norm)
@@ -243,7 +249,9 @@ def test_values_at_large_dim_match_mpmath(norm, eps, d):
     # the drawn probability is b rounded down to the 2^-53 grid (with a margin for float error in log a)
     assert R.cap_probability * 2.0**53 == int(R.cap_probability * 2.0**53)
     assert float(b) * (1 - 1e-12) - 2.0**-53 < R.cap_probability <= float(b)
-    assert worst_case_mse(eps, R.radius, d, norm) == pytest.approx(float(_mp_worst_case_mse(eps, r, d, norm)), rel=1e-11)
+    assert worst_case_mse(eps, R.radius, d, norm) == pytest.approx(
+        float(_mp_worst_case_mse(eps, r, d, norm)), rel=1e-11
+    )
     # beta = total_variation_bound() (<= tanh(eps/2)); beyond eps0 = 700 the accountant takes no
     # parameters, so the bound itself is checked there
     beta = R.amplification_parameters().beta if eps <= 700 else R.total_variation_bound()
@@ -296,7 +304,9 @@ def _l2_norm_cdf(R: MinkowskiResponse):
 
     def cdf(t):
         t = np.asarray(t, dtype=np.float64)
-        return b * np.exp(d * np.log(np.minimum(t / r, 1.0))) + (1 - b) * np.exp(d * np.log(np.minimum(t / (1 + r), 1.0)))
+        return b * np.exp(d * np.log(np.minimum(t / r, 1.0))) + (1 - b) * np.exp(
+            d * np.log(np.minimum(t / (1 + r), 1.0))
+        )
 
     return cdf
 
@@ -380,7 +390,9 @@ def test_randomize_memory_is_the_output_plus_bounded_temporaries(monkeypatch, no
     Y = R.randomize(X, np.random.default_rng(0))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    if norm == "linf":  # the output plus per-row vectors: no n*d temporary (the cap rows get x by a masked add at this d)
+    if (
+        norm == "linf"
+    ):  # the output plus per-row vectors: no n*d temporary (the cap rows get x by a masked add at this d)
         assert peak < 1.2 * 400 * 1001 * 8
     else:  # output + a few chunk-sized temporaries (unchunked they would take 4 outputs more)
         assert peak < Y.nbytes + 8 * 8 * (1 << 14)

@@ -31,7 +31,9 @@ def test_every_registered_randomizer_builds_randomizes_and_amplifies(name):
 def test_size_argument_and_defaults():
     assert size_argument("minkowski") == "dim" and size_argument("krr") == "k"
     assert size_argument("binary_rr") is None and size_argument("geometric") == "high"
-    assert make_randomizer("geometric", 1.0, 9).domain.describe() == make_randomizer("geometric", 2.0, 9).domain.describe()
+    assert (
+        make_randomizer("geometric", 1.0, 9).domain.describe() == make_randomizer("geometric", 2.0, 9).domain.describe()
+    )
     R = make_randomizer("subset_exponential", 1.0, 10, size_in=3)
     assert isinstance(R, SubsetExponential) and R.size_in == 3
 

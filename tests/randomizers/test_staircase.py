@@ -46,8 +46,9 @@ def test_noise_follows_the_staircase_distribution(eps):
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.5, 5.0, 10.0])
 def test_mse_gamma_minimises_the_variance(eps):
-    res = optimize.minimize_scalar(lambda g: staircase_variance(eps, g, 2.0), bounds=(0, 1), method="bounded",
-                                   options={"xatol": 1e-10})
+    res = optimize.minimize_scalar(
+        lambda g: staircase_variance(eps, g, 2.0), bounds=(0, 1), method="bounded", options={"xatol": 1e-10}
+    )
     assert optimal_gamma(eps) == pytest.approx(res.x, abs=1e-6)
     assert staircase_variance(eps, optimal_gamma(eps), 2.0) <= staircase_variance(eps, optimal_gamma(eps, "l1"), 2.0)
 

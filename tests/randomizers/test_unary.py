@@ -133,7 +133,9 @@ def test_bad_parameters_rejected():
     for p in (0.0, 1.0, 1.2, math.nan):
         with pytest.raises(PrivacyParameterError, match="p"):
             UnaryRR.from_rr_probability(p, 3)
-    with pytest.raises(PrivacyParameterError, match=r"p \(RR randomization probability\) must be at least .* got 1e-300"):
+    with pytest.raises(
+        PrivacyParameterError, match=r"p \(RR randomization probability\) must be at least .* got 1e-300"
+    ):
         UnaryRR.from_rr_probability(1e-300, 3)
     assert UnaryRR.from_rr_probability(2.0 / (1.0 + math.exp(700.0 / 3)), 3).epsilon == pytest.approx(700.0)
 

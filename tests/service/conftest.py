@@ -42,8 +42,6 @@ def fresh_postgres_db() -> str:
     return admin.rsplit("/", 1)[0] + "/" + name
 
 
-
-
 @pytest.fixture(scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def services(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LocalServices:
     """The three services as processes, on SQLite files or on one PostgreSQL database (every test runs on both)."""

@@ -39,7 +39,9 @@ def test_all_in_one_runs_a_round_under_one_port(tmp_path):
         token = (tmp_path / "keys" / "operator.token").read_text().strip()
 
         async def go():  # noqa: ANN202
-            async with AsyncPicServiceClient(f"{base}/shuffler", server_url=f"{base}/server", operator_token=token) as sdk:
+            async with AsyncPicServiceClient(
+                f"{base}/shuffler", server_url=f"{base}/server", operator_token=token
+            ) as sdk:
                 return await run_http_round(sdk, groups, SMALL_SPEC, rng=rng)
 
         r = asyncio.run(go())

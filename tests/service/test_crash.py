@@ -42,7 +42,9 @@ def _crash_round(folder, db_url: str | None, seed: int) -> dict:
         sdk = PicServiceClient(services.url("shuffler"), server_url=services.url("server"), operator_token=services.token(),
                                retries=50)  # fmt: skip
         n = 40
-        info = sdk.create_round({**SMALL_SPEC, "min_fraction": 0.5, "groups": [{"name": "a", "size": n}, {"name": "b", "size": n}]})
+        info = sdk.create_round(
+            {**SMALL_SPEC, "min_fraction": 0.5, "groups": [{"name": "a", "size": n}, {"name": "b", "size": n}]}
+        )
         rid = bytes.fromhex(info["round_id"])
         server_key = VerifyKey.from_bytes(bytes.fromhex(sdk.key_config("server")["verify_key"]))
         shuffler_key = VerifyKey.from_bytes(bytes.fromhex(sdk.key_config("shuffler")["verify_key"]))
@@ -106,7 +108,9 @@ def _crash_round(folder, db_url: str | None, seed: int) -> dict:
         for c in acked:
             c.retrieve(download)
         params = clients[0].params
-        assert _independent_check(params, PicTask.from_json(params.task), [clients[:n], clients[n:]], {id(c) for c in acked})
+        assert _independent_check(
+            params, PicTask.from_json(params.task), [clients[:n], clients[n:]], {id(c) for c in acked}
+        )
         assert sum(b["envelopes"] for b in final["batches"].values()) == len(acked)
         sdk.close()
         return {"kills": kills, "acked": len(acked)}

@@ -17,7 +17,9 @@ from schemathesis.checks import not_a_server_error
 pytestmark = [pytest.mark.service, pytest.mark.timeout(900)]
 
 
-_SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+_SETTINGS = settings(
+    max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None
+)
 
 
 @pytest.mark.parametrize("role", ["shuffler", "server", "bulletin"])

@@ -95,14 +95,20 @@ def test_published_round_is_visible_on_every_read_endpoint(urls, sdk, published_
     assert info["state"] == "published" and len(info["batches"]) == 2 and info["privacy"][0]["valid_reports"] == 12
     board = urls["board"]
     summary = httpx.get(f"{board}/v1/rounds/{rid.hex()}").json()
-    assert summary["state"] == "published" and summary["signatures"] == {"params": "verified", "view": "verified", "board": "verified"}
+    assert summary["state"] == "published" and summary["signatures"] == {
+        "params": "verified",
+        "view": "verified",
+        "board": "verified",
+    }
     assert [row["valid"] for row in summary["ledger"]] == [12, 12]
     assert rid.hex() in [r["round_id"] for r in httpx.get(board + "/v1/rounds").json()]
     for path in ("params", "view", "head", "board", "buckets/0"):
         r = httpx.get(f"{board}/v1/rounds/{rid.hex()}/{path}")
         assert r.status_code == 200 and r.headers["content-type"] == "application/octet-stream" and r.content
     server_key = VerifyKey.from_bytes(bytes.fromhex(sdk.key_config("server")["verify_key"]))
-    assert len(BoardSlice.from_bytes(httpx.get(f"{board}/v1/rounds/{rid.hex()}/board").content).verify(server_key)) == 24
+    assert (
+        len(BoardSlice.from_bytes(httpx.get(f"{board}/v1/rounds/{rid.hex()}/board").content).verify(server_key)) == 24
+    )
     assert httpx.get(f"{urls['server']}/v1/rounds/{rid.hex()}/params").content == sdk.round_params(rid)
     assert rid.hex() in [r["round_id"] for r in httpx.get(urls["server"] + "/v1/rounds").json()]
     # the relay serves the same bytes and forwards no identifying header
@@ -146,8 +152,12 @@ def test_malformed_bodies_are_refused_by_field(urls, sdk):
     assert body["field"] == "submission"
     problem(httpx.post(url, json={"submission": base64.b64encode(b"PIC junk").decode()}), 400, "malformed-submission")
     problem(httpx.post(url, json={"submission": "A" * 40_000}), 413, "body-too-large")
-    problem(httpx.post(url, content=b"x" * 100_000, headers={"content-type": "application/json"}), 413, "body-too-large")
-    problem(httpx.post(f"{urls['shuffler']}/v1/rounds/not-hex/submissions", json={"submission": "AAAA"}), 422, "wrong-round")
+    problem(
+        httpx.post(url, content=b"x" * 100_000, headers={"content-type": "application/json"}), 413, "body-too-large"
+    )
+    problem(
+        httpx.post(f"{urls['shuffler']}/v1/rounds/not-hex/submissions", json={"submission": "AAAA"}), 422, "wrong-round"
+    )
     alive(urls["shuffler"])
 
 
@@ -161,7 +171,9 @@ def test_wrong_round_wrong_group_tampered_and_unenrolled_submissions(urls, sdk):
     wrong_group = sub[:21] + (7).to_bytes(2, "big") + sub[23:]
     problem(httpx.post(f"{base}/v1/rounds/{rid.hex()}/submissions", json=sub_json(wrong_group)), 422, "wrong-group")
     tampered = sub[:-1] + bytes([sub[-1] ^ 1])
-    body = problem(httpx.post(f"{base}/v1/rounds/{rid.hex()}/submissions", json=sub_json(tampered)), 400, "outdated-config")
+    body = problem(
+        httpx.post(f"{base}/v1/rounds/{rid.hex()}/submissions", json=sub_json(tampered)), 400, "outdated-config"
+    )
     assert body["field"] == "submission"
     stranger = Client(clients[0].server_key, 0, shuffler_key=clients[0].shuffler_key, credential=bytes(32))
     stranger.join(sdk.round_params(rid), sdk.view(rid))
@@ -206,17 +218,27 @@ def test_expired_and_closed_rounds_refuse_submissions(urls, sdk):
 # ---------------------------------------------------------------- operator and server-to-server links
 def test_operator_and_service_endpoints_need_their_tokens(urls, services):
     problem(httpx.post(urls["shuffler"] + "/v1/enrolments", json={"count": 1}), 401, "unauthorized")
-    problem(httpx.post(urls["shuffler"] + "/v1/enrolments", json={"count": 1}, headers={"authorization": "Bearer x"}), 401, "unauthorized")
+    problem(
+        httpx.post(urls["shuffler"] + "/v1/enrolments", json={"count": 1}, headers={"authorization": "Bearer x"}),
+        401,
+        "unauthorized",
+    )
     problem(httpx.post(urls["shuffler"] + "/v1/round-keys", json={}), 401, "unauthorized")
     problem(httpx.post(urls["shuffler"] + "/v1/rounds", json={"signed_params": "AAAA"}), 401, "unauthorized")
     problem(httpx.post(urls["shuffler"] + f"/v1/rounds/{'ab' * 16}/close"), 401, "unauthorized")
-    problem(httpx.post(urls["server"] + "/v1/rounds", json={**SMALL_SPEC, "groups": [{"name": "a", "size": 10}]}), 401, "unauthorized")
+    problem(
+        httpx.post(urls["server"] + "/v1/rounds", json={**SMALL_SPEC, "groups": [{"name": "a", "size": 10}]}),
+        401,
+        "unauthorized",
+    )
     problem(httpx.post(urls["server"] + f"/v1/rounds/{'ab' * 16}/close"), 401, "unauthorized")
     token = {"authorization": f"Bearer {services.token()}"}
     body = problem(httpx.post(urls["server"] + "/v1/rounds", headers=token,
                               json={**SMALL_SPEC, "epsilon_c": -1, "groups": [{"name": "a", "size": 10}]}), 422, "invalid-field")  # fmt: skip
     assert body["field"] == "epsilon_c"
-    body = problem(httpx.post(urls["shuffler"] + "/v1/enrolments", headers=token, json={"count": 5000}), 422, "invalid-field")
+    body = problem(
+        httpx.post(urls["shuffler"] + "/v1/enrolments", headers=token, json={"count": 5000}), 422, "invalid-field"
+    )
     assert body["field"] == "count" and "1000" in body["allowed"]
     problem(httpx.get(urls["server"] + f"/v1/rounds/{'ab' * 16}"), 404, "unknown-round")
     alive(urls["shuffler"], urls["server"])
@@ -232,9 +254,17 @@ def test_only_the_shuffler_delivers_batches(urls, sdk):
     octets = {"content-type": "application/octet-stream"}
     problem(httpx.post(url, content=forged, headers=octets), 403, "signature")
     problem(httpx.post(url, content=b"short", headers=octets), 400, "malformed-batch")
-    problem(httpx.post(f"{urls['server']}/v1/rounds/{'ab' * 16}/batches", content=forged, headers=octets), 422, "wrong-round")
+    problem(
+        httpx.post(f"{urls['server']}/v1/rounds/{'ab' * 16}/batches", content=forged, headers=octets),
+        422,
+        "wrong-round",
+    )
     other, _ = open_round(sdk)
-    problem(httpx.post(f"{urls['server']}/v1/rounds/{other.hex()}/batches", content=forged, headers=octets), 422, "wrong-round")
+    problem(
+        httpx.post(f"{urls['server']}/v1/rounds/{other.hex()}/batches", content=forged, headers=octets),
+        422,
+        "wrong-round",
+    )
     alive(urls["server"])
 
 
@@ -260,7 +290,9 @@ def test_only_the_server_publishes_to_the_board(urls, sdk, published_round):
     forged_head = BoardHead.sign(rid, [], 0, SigningIdentity.ephemeral().signing_key)
     forged = BoardSlice(forged_head, None, ()).to_bytes()
     problem(httpx.post(f"{board}/v1/rounds/{rid.hex()}/board", content=forged, headers=octets), 403, "signature")
-    problem(httpx.post(f"{board}/v1/rounds/{rid.hex()}/board", content=b"garbage", headers=octets), 400, "malformed-board")
+    problem(
+        httpx.post(f"{board}/v1/rounds/{rid.hex()}/board", content=b"garbage", headers=octets), 400, "malformed-board"
+    )
     problem(httpx.post(f"{board}/v1/rounds/{'ab' * 16}/board", content=forged, headers=octets), 404, "unknown-round")
     # parameters signed by anyone but the pinned server are refused
     params = SignedRoundParams.from_bytes(sdk.round_params(rid), server_key=VerifyKey.from_bytes(
@@ -295,5 +327,7 @@ def test_kem_and_identity_files_are_private(services):
     keys = services.data_dir / "keys"
     assert oct(keys.stat().st_mode & 0o777) == "0o700"
     files = [p for p in keys.iterdir() if p.is_file()]
-    assert files and all(oct(p.stat().st_mode & 0o777) == "0o600" for p in files), [(p.name, oct(p.stat().st_mode)) for p in files]
+    assert files and all(oct(p.stat().st_mode & 0o777) == "0o600" for p in files), [
+        (p.name, oct(p.stat().st_mode)) for p in files
+    ]
     assert any(p.name.endswith(".identity") for p in files)

@@ -13,7 +13,14 @@ pytestmark = pytest.mark.service
 def _forms(data: bytes) -> list[str]:
     """The ways a byte string could be written into a log line."""
     b64 = base64.b64encode(data).decode()
-    return [data.hex(), data.hex().upper(), b64, base64.urlsafe_b64encode(data).decode().rstrip("="), b64[:24], repr(data)[2:30]]
+    return [
+        data.hex(),
+        data.hex().upper(),
+        b64,
+        base64.urlsafe_b64encode(data).decode().rstrip("="),
+        b64[:24],
+        repr(data)[2:30],
+    ]
 
 
 def test_logs_of_a_full_round_hold_no_secret_report_or_plaintext(services, published_round):
@@ -26,7 +33,9 @@ def test_logs_of_a_full_round_hold_no_secret_report_or_plaintext(services, publi
         if not path.is_file():
             continue
         text = path.read_text().split()
-        secrets_ += [bytes.fromhex(part) for part in text if len(part) >= 32 and all(c in "0123456789abcdef" for c in part)]
+        secrets_ += [
+            bytes.fromhex(part) for part in text if len(part) >= 32 and all(c in "0123456789abcdef" for c in part)
+        ]
         if path.suffix == ".token":
             assert text[0] not in logs, path.name
     assert secrets_, "the key folder holds the identities"

@@ -35,7 +35,9 @@ def _restart_with_stored_submissions(services: LocalServices) -> dict[str, int]:
     from shuffledp.protocols.pic import Client
     from shuffledp.service.client import PicServiceClient
 
-    with PicServiceClient(services.url("shuffler"), server_url=services.url("server"), operator_token=services.token()) as sdk:
+    with PicServiceClient(
+        services.url("shuffler"), server_url=services.url("server"), operator_token=services.token()
+    ) as sdk:
         info = sdk.create_round({**SMALL_SPEC, "groups": [{"name": "a", "size": 12}, {"name": "b", "size": 12}]})
         rid = bytes.fromhex(info["round_id"])
         keys = [VerifyKey.from_bytes(bytes.fromhex(sdk.key_config(r)["verify_key"])) for r in ("server", "shuffler")]
@@ -62,9 +64,13 @@ def test_board_from_a_two_worker_dask_cluster_is_verified_by_the_same_clients(tm
             with_dask = _round(services, 1)
             admitted = _restart_with_stored_submissions(services)
         with distributed.Client(cluster.scheduler_address) as c:
-            prefixes = c.run_on_scheduler(lambda dask_scheduler: {k: dict(v.states) for k, v in dask_scheduler.task_prefixes.items()})
+            prefixes = c.run_on_scheduler(
+                lambda dask_scheduler: {k: dict(v.states) for k, v in dask_scheduler.task_prefixes.items()}
+            )
             workers = c.run(lambda dask_worker: dask_worker.state.executed_count)
-        assert {"open_chunk", "seal_chunk", "unwrap_chunk"} <= set(prefixes), f"not everything ran on the cluster: {prefixes}"
+        assert {"open_chunk", "seal_chunk", "unwrap_chunk"} <= set(prefixes), (
+            f"not everything ran on the cluster: {prefixes}"
+        )
         assert admitted == {"0": 12, "1": 12}
         assert len(workers) == 2 and sum(workers.values()) >= 16  # 30 + 25 envelopes and outputs in chunks of 7
     with LocalServices(tmp_path / "local") as services:

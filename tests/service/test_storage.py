@@ -78,7 +78,9 @@ def test_group_commits_acknowledge_only_committed_rows_in_few_transactions(store
     assert committer.commits < 800 / 4  # batched: one commit serves many requests
     # a failed commit fails every waiting request (they answer "not processed")
     committer = GroupCommitter(store)
-    bad = committer.submit({"round_id": rid, "group_id": 0, "submission_id": bytes([0, 0]) * 8, "data": b"x", "created_at": 0.0})
+    bad = committer.submit(
+        {"round_id": rid, "group_id": 0, "submission_id": bytes([0, 0]) * 8, "data": b"x", "created_at": 0.0}
+    )
     with pytest.raises(sa.exc.IntegrityError):
         bad.result(timeout=30)
     committer.close()

@@ -121,7 +121,9 @@ def test_radius_neighbor_counts_hand_computed():
     assert (p, r) == (0.5, 1.0) and f1 == pytest.approx(2 / 3)
 
 
-@pytest.mark.parametrize("noise", [0.02, 0.3])  # few retrieved pairs (enumerates them) / many (enumerates the true ones)
+@pytest.mark.parametrize(
+    "noise", [0.02, 0.3]
+)  # few retrieved pairs (enumerates them) / many (enumerates the true ones)
 def test_radius_neighbor_counts_match_the_neighbour_tables(noise):
     from shuffledp.tasks import radius_neighbor_counts
 
@@ -140,7 +142,9 @@ def test_sampled_hits_are_unbiased_within_their_standard_error():
     true = rng.uniform(-1, 1, (600, 2))
     reported = true + rng.normal(0, 0.1, true.shape)
     exact = radius_neighbor_counts(reported, true, 0.3)
-    sampled = radius_neighbor_counts(reported, true, 0.3, enumeration_limit=0, samples=400_000, rng=np.random.default_rng(1))
+    sampled = radius_neighbor_counts(
+        reported, true, 0.3, enumeration_limit=0, samples=400_000, rng=np.random.default_rng(1)
+    )
     assert not sampled.exact and (sampled.retrieved, sampled.true) == (exact.retrieved, exact.true)
     assert abs(sampled.hits - exact.hits) < 4.5 * sampled.hits_stderr
     assert sampled.scores().f1 == pytest.approx(exact.scores().f1, abs=0.02)

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: Mapping[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``exports[name]`` is the module defining ``name``."""
 
     def __getattr__(name: str) -> Any:

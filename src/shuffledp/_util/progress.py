@@ -83,7 +83,9 @@ class DelayedStatus:
             if self._status is not None:
                 self._status.update(message)
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         with self._lock:
             self._closed = True
             if self._timer is not None:

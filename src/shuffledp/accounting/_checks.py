@@ -234,7 +234,9 @@ def check_budgets(values: Any, name: str, *, allow_empty: bool = True) -> np.nda
     if bad.any():
         i = int(np.argmax(bad))
         where = "" if scalar else f" at index {i}"
-        raise PrivacyParameterError(f"{name} must be finite and in [{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {float(arr[i])!r}{where}")
+        raise PrivacyParameterError(
+            f"{name} must be finite and in [{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {float(arr[i])!r}{where}"
+        )
     return arr
 
 
@@ -255,7 +257,9 @@ def check_counts(counts: Any, size: int, name: str) -> np.ndarray:
         i = int(np.argmax(bad))
         raise PrivacyParameterError(f"{name} must be integers in [0, 2^53), got {float(arr[i])!r} at index {i}")
     if math.fsum(arr) >= N_MAX:
-        raise PrivacyParameterError(f"{name} must sum to fewer than 2^53 users (with the victim at most 2^53), got {math.fsum(arr):.6g}")
+        raise PrivacyParameterError(
+            f"{name} must sum to fewer than 2^53 users (with the victim at most 2^53), got {math.fsum(arr):.6g}"
+        )
     return arr.astype(np.int64)
 
 
@@ -271,7 +275,9 @@ def check_others(others_eps: Any, others_counts: Any) -> tuple[np.ndarray, np.nd
 MAX_DISTINCT_BUDGETS = 20_000
 
 
-def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets", family: str = "binary-rr") -> tuple[np.ndarray, np.ndarray]:
+def check_distinct_budgets(
+    budgets: np.ndarray, name: str = "budgets", family: str = "binary-rr"
+) -> tuple[np.ndarray, np.ndarray]:
     """Distinct values and counts of ``budgets``, refusing more than `MAX_DISTINCT_BUDGETS` values.
 
     Call it before any work whose result would be lost to the refusal (e.g. before randomizing).
@@ -293,10 +299,14 @@ def check_distinct_budgets(budgets: np.ndarray, name: str = "budgets", family: s
         raise PrivacyParameterError(
             f"{name} has {values.size:,} distinct values; at most {MAX_DISTINCT_BUDGETS:,} are priced in one call "
             "(each needs its own clone-count law): "
-            + ("have the users pick their budgets from a grid (rounding given laplace budgets is not sound: "
-               "a more conservative laplace user can get a worse guarantee)" if family == "laplace" else
-               "round them up to a grid first, e.g. np.ceil(budgets / 0.01) * 0.01 "
-               "(for binary-rr and k-rr a larger budget never lowers a bound)"))
+            + (
+                "have the users pick their budgets from a grid (rounding given laplace budgets is not sound: "
+                "a more conservative laplace user can get a worse guarantee)"
+                if family == "laplace"
+                else "round them up to a grid first, e.g. np.ceil(budgets / 0.01) * 0.01 "
+                "(for binary-rr and k-rr a larger budget never lowers a bound)"
+            )
+        )
     return values, counts
 
 
@@ -330,7 +340,9 @@ def check_family(family: str, k: int | None) -> None:
     shuffledp.errors.PrivacyParameterError: k is only for family 'k-rr', got k=3 with family 'binary-rr'
     """
     if not isinstance(family, str) or family not in FAMILIES:
-        raise NoCloneBoundError(f"family must be one of {', '.join(FAMILIES)} (the families with a clone bound), got {family!r}")
+        raise NoCloneBoundError(
+            f"family must be one of {', '.join(FAMILIES)} (the families with a clone bound), got {family!r}"
+        )
     if family != "k-rr":
         if k is not None:
             raise PrivacyParameterError(f"k is only for family 'k-rr', got k={k!r} with family {family!r}")
@@ -380,7 +392,9 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio | BlanketD
     """
     if isinstance(family, str):
         if family != "generic":
-            raise PrivacyParameterError(f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}")
+            raise PrivacyParameterError(
+                f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}"
+            )
         return VariationRatio.from_ldp
     if not callable(family):
         raise PrivacyParameterError(f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}")

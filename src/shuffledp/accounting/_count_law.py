@@ -40,7 +40,6 @@ _FFT_FACTOR = 10.0
 MAX_COUNT_WIDTH = 2**20
 
 
-
 @dataclass(frozen=True)
 class CountPmf:
     """A sub-probability vector approximating the law of a count.
@@ -88,6 +87,7 @@ class CountPmf:
         """Absolute error bound of each entry."""
         return self.rel * self.pmf + self.abs_err
 
+
 ONE = CountPmf(0, np.ones(1), 0.0, 0.0, 0.0)
 
 
@@ -113,7 +113,9 @@ def convolve(a: CountPmf, b: CountPmf) -> CountPmf:
         round_rel, round_abs = 0.0, _FFT_FACTOR * _U * math.log2(nfft) * norms + 1e-300
     rel, absolute = _combine_errors(a.rel, a.abs_err, a.pmf.size, b.rel, b.abs_err, b.pmf.size, round_rel, round_abs)
     # true values are >= 0, so clipping only moves toward them
-    return CountPmf(a.offset + b.offset, np.maximum(out, 0.0), rel, absolute, a.missing + b.missing, a.mu + b.mu, a.var + b.var)
+    return CountPmf(
+        a.offset + b.offset, np.maximum(out, 0.0), rel, absolute, a.missing + b.missing, a.mu + b.mu, a.var + b.var
+    )
 
 
 def _bernstein_radius(var: np.ndarray | float, cut: float) -> np.ndarray | float:
@@ -200,7 +202,10 @@ def _batched_tree(singles: np.ndarray, leaves: list[CountPmf], share: float) -> 
                 lo = np.minimum(lo, rows.shape[1] - keep)
                 rows = np.take_along_axis(rows, lo[:, None] + np.arange(keep)[None, :], axis=1)
                 offsets, missing = offsets + lo, missing + share
-    return [CountPmf(int(o), r, rel, float(e), float(m), float(a), float(v)) for o, r, e, m, a, v in zip(offsets, rows, abs_err, missing, mu, var)]
+    return [
+        CountPmf(int(o), r, rel, float(e), float(m), float(a), float(v))
+        for o, r, e, m, a, v in zip(offsets, rows, abs_err, missing, mu, var)
+    ]
 
 
 def _check_width(probs: np.ndarray, counts: np.ndarray, cut: float) -> None:
@@ -215,7 +220,8 @@ def _check_width(probs: np.ndarray, counts: np.ndarray, cut: float) -> None:
         raise PrivacyParameterError(
             f"the clone count of these users has variance {var:.4g}: its law would need about {width:.3g} entries, "
             f"more than MAX_COUNT_WIDTH = {MAX_COUNT_WIDTH:,} (variance at most about {var_max:.3g}, e.g. "
-            f"{4.0 * var_max:.3g} users at clone capacity 1/2)")
+            f"{4.0 * var_max:.3g} users at clone capacity 1/2)"
+        )
 
 
 def poisson_binomial(probs: Any, cut: float = 1e-30, counts: Any = None) -> CountPmf:
@@ -335,7 +341,9 @@ def tight_window(x: CountPmf, cut: float) -> CountPmf:
     if hi <= lo or (lo == 0 and hi == x.pmf.size):
         return x
     dropped = (float(left[lo - 1]) if lo else 0.0) + (float(right[x.pmf.size - hi - 1]) if hi < x.pmf.size else 0.0)
-    return CountPmf(x.offset + lo, x.pmf[lo:hi].copy(), x.rel, x.abs_err, x.missing + dropped * (1.0 + slack), x.mu, x.var)
+    return CountPmf(
+        x.offset + lo, x.pmf[lo:hi].copy(), x.rel, x.abs_err, x.missing + dropped * (1.0 + slack), x.mu, x.var
+    )
 
 
 __all__ = [

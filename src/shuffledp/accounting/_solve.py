@@ -16,7 +16,9 @@ from shuffledp.accounting._rounding import ROUND_TRIP_RTOL
 from shuffledp.errors import PrivacyParameterError
 
 
-def largest_within(amplified: Callable[[float], float], target: float, lo: float, hi: float, *, context: str = "") -> float:
+def largest_within(
+    amplified: Callable[[float], float], target: float, lo: float, hi: float, *, context: str = ""
+) -> float:
     """Largest eps0 in [lo, hi] with ``amplified(eps0) <= target``, for a non-decreasing ``amplified``.
 
     The shared solver behind `calibrate`: it

@@ -351,7 +351,7 @@ class _PairAccountant(Accountant):
     def _single_epsilon(self, event: E.ShuffleEvent, delta: float) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:  # pragma: no cover
+    def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
         """eps -> certified upper bound on the release's divergence (neglected tail <= ``tail_mass``, charged)."""
         raise NotImplementedError
 
@@ -416,7 +416,7 @@ class _PairAccountant(Accountant):
         if isinstance(event, E.GroupEvent):
             return self._group_epsilon(event, delta) if event.size > 1 else self._epsilon(event.event, delta)
         # basic composition: every part at an equal share of delta
-        parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
+        parts = event.parts()
         total = sum(count for _, count in parts)
         return sum(count * self._epsilon(inner, delta / total) for inner, count in parts)
 
@@ -426,7 +426,7 @@ class _PairAccountant(Accountant):
             return _refined(lambda tail: self._release_divergence(single, tail)(epsilon), _TAIL)
         if isinstance(event, E.GroupEvent):
             return self._group_delta(event, epsilon) if event.size > 1 else self._delta(event.event, epsilon)
-        parts = [(event.event, event.count)] if isinstance(event, E.SelfComposedEvent) else [(e, 1) for e in event.events]
+        parts = event.parts()
         total = sum(count for _, count in parts)
         return min(1.0, sum(count * self._delta(inner, epsilon / total) for inner, count in parts))
 
@@ -593,11 +593,10 @@ class VariationRatioAccountant(_PairAccountant):
         delta = check_delta(delta)
         if isinstance(single, E.PersonalizedShuffleEvent):
             if single.family != "binary-rr":
-                raise UnsupportedEventError(
-                    f"the personalized lower bound is for binary RR only, got family {single.family!r}"
-                )
-            values, counts = single.others_groups()
-            return personalized_shuffle_epsilon_lower(single.victim_epsilon, values, delta, rtol=self.rtol, others_counts=counts)
+                raise UnsupportedEventError(f"the personalized lower bound: binary RR only, got {single.family!r}")
+            budgets, counts = single.others_groups()
+            lower = personalized_shuffle_epsilon_lower
+            return lower(single.victim_epsilon, budgets, delta, rtol=self.rtol, others_counts=counts)
         if isinstance(single, E.SampledEvent):
             raise UnsupportedEventError("no lower bound is offered for a sampled round")
         if isinstance(single.params, (BlanketDecomposition, PoissonReport)):
@@ -669,7 +668,8 @@ class CloneAccountant(_PairAccountant):
         return bound(ldp_level(event.params), event.n, delta, rtol=self.rtol)
 
     def _single_divergence(self, event: E.ShuffleEvent, tail_mass: float) -> Callable[[float], float]:
-        return PairDivergence(DominatingPair.clones(ldp_level(event.params), event.n, stronger=self.stronger), tail_mass).upper
+        pair = DominatingPair.clones(ldp_level(event.params), event.n, stronger=self.stronger)
+        return PairDivergence(pair, tail_mass).upper
 
 
 class ClosedFormAccountant(Accountant):
@@ -829,7 +829,7 @@ class PLDAccountant(Accountant):
 
         cap = sum(c * _cap(ev) for ev, c in rounds.items())
         if len(rounds) == 1:
-            (ev, count), = rounds.items()
+            ((ev, count),) = rounds.items()
             return build(ev, self.step).compose(count), cap
         plds = {ev: build(ev, self.step) for ev in rounds}
         step = max(pld.step for pld in plds.values())
@@ -845,7 +845,7 @@ class PLDAccountant(Accountant):
                 return sampled_epsilon(_profile(ev, _TAIL), delta, DEFAULT_RTOL)
             value = release_epsilon(ev.params, ev.n, delta, ev.gamma, DEFAULT_RTOL)
             if not math.isfinite(value):
-                raise OutsideRegimeError(f"no finite epsilon certifies delta={delta:g} for n={ev.n} (p = infinity, no cover)")
+                raise OutsideRegimeError(f"no finite epsilon certifies delta={delta:g}, n={ev.n} (p = inf, no cover)")
             return value
         total = sum(rounds.values())
         if total > _MAX_PLD_ROUNDS:
@@ -968,9 +968,9 @@ def calibrate(
     if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 < lo < hi):
         raise PrivacyParameterError(f"bracket must be (lo, hi) with 0 < lo < hi finite, got {bracket!r}")
     if not callable(make_event):
-        raise PrivacyParameterError(f"make_event must be a callable x -> privacy event, got {type(make_event).__name__}")
+        raise PrivacyParameterError(f"make_event must be a callable x -> event, got {type(make_event).__name__}")
     if accountant is not None and not isinstance(accountant, Accountant):
-        raise PrivacyParameterError(f"accountant must be an Accountant instance (e.g. PLDAccountant()), got {accountant!r}")
+        raise PrivacyParameterError(f"accountant must be an Accountant (e.g. PLDAccountant()), got {accountant!r}")
     base = accountant if accountant is not None else VariationRatioAccountant()
     reasons: list[str] = []
 

@@ -73,7 +73,9 @@ _PI_SLACK = 1e-12
 
 def _check(params: object) -> BlanketDecomposition | PoissonReport:
     if not isinstance(params, (BlanketDecomposition, PoissonReport)):
-        raise PrivacyParameterError(f"params must be a BlanketDecomposition or a PoissonReport, got {type(params).__name__}")
+        raise PrivacyParameterError(
+            f"params must be a BlanketDecomposition or a PoissonReport, got {type(params).__name__}"
+        )
     return params
 
 
@@ -103,7 +105,15 @@ class _Labels:
         e = math.exp(params.eps0)
         r = params.beta / math.expm1(params.eps0)
         a = params.common_mass
-        return cls(e / (e + 1.0), 1.0 / (e + 1.0), a, 1.0, gamma * r, gamma * a / params.common_ratio, math.nextafter(params.eps0, math.inf))
+        return cls(
+            e / (e + 1.0),
+            1.0 / (e + 1.0),
+            a,
+            1.0,
+            gamma * r,
+            gamma * a / params.common_ratio,
+            math.nextafter(params.eps0, math.inf),
+        )
 
 
 def _common_window(trials: int, kappa: float, tail: float) -> tuple[int, int, float]:
@@ -184,7 +194,9 @@ class BlanketDivergence:
         self._generic = None
         if isinstance(params, BlanketDecomposition) and a > 0.0:
             e = math.exp(params.eps0)
-            generic = DominatingPair(lab.same, lab.other, 0.0, self.diff, params.eps0, min(1.0, 2.0 * gamma / (e + 1.0)), trials)
+            generic = DominatingPair(
+                lab.same, lab.other, 0.0, self.diff, params.eps0, min(1.0, 2.0 * gamma / (e + 1.0)), trials
+            )
             self._generic = PairDivergence(generic, tail)
 
     def _blocks(self, upper: bool) -> list[tuple[float, PairDivergence]]:
@@ -344,7 +356,9 @@ def _merge(blocks: list[tuple[float, PairDivergence]], upper: bool) -> PairDiver
     return merged
 
 
-def blanket_divergence(params: BlanketDecomposition, n: int, eps: float, *, gamma: float = 1.0, tail_mass: float = 1e-18) -> float:
+def blanket_divergence(
+    params: BlanketDecomposition, n: int, eps: float, *, gamma: float = 1.0, tail_mass: float = 1e-18
+) -> float:
     """Certified upper bound on delta(eps) of the shuffled release of ``n`` reports (module docstring).
 
     Parameters

@@ -298,7 +298,9 @@ def blanket_hoeffding_delta(eps: np.ndarray | float, eps0: float, n: int) -> np.
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow -> inf/nan -> not certified
         a = np.expm1(eps)
         b = (np.exp(eps) + 1.0) * (math.exp(eps0) - math.exp(-eps0))
-        log_delta = 2.0 * np.log(b) - np.log(4.0 * a) - math.log(gamma * n) + _log_mgf_binomial(2.0 * a * a / (b * b), n, gamma)
+        log_delta = (
+            2.0 * np.log(b) - np.log(4.0 * a) - math.log(gamma * n) + _log_mgf_binomial(2.0 * a * a / (b * b), n, gamma)
+        )
         out = np.exp(log_delta)
     return np.where((eps > 0.0) & (eps < eps0), np.minimum(out, 1.0), 1.0)
 

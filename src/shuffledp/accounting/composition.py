@@ -323,7 +323,15 @@ def composed_shuffle_epsilon(
     sample = (population, sampling)
     if method == "best":
         return best_composed_epsilon(
-            n, delta, k, eps0, params, per_round_method=per_round_method, step=step, population=population, sampling=sampling
+            n,
+            delta,
+            k,
+            eps0,
+            params,
+            per_round_method=per_round_method,
+            step=step,
+            population=population,
+            sampling=sampling,
         ).epsilon
     if method == "tight":
         return tight_composition_epsilon(n, delta, k, eps0, params, step=step, population=population, sampling=sampling)
@@ -343,7 +351,9 @@ def _one_round(n: int, delta: float, eps0, params, per_round_method: str, sample
     return VariationRatioAccountant().compose(release).get_epsilon(delta)
 
 
-def _basic(n: int, delta: float, k: int, eps0, params, per_round_method: str, sample: tuple = (None, "fixed-size")) -> float:
+def _basic(
+    n: int, delta: float, k: int, eps0, params, per_round_method: str, sample: tuple = (None, "fixed-size")
+) -> float:
     """k times the per-round bound at delta / k; CompositionError if that bound is infinite."""
     per_round = _one_round(n, delta / k, eps0, params, per_round_method, sample)
     if not math.isfinite(per_round):
@@ -355,9 +365,17 @@ def _basic(n: int, delta: float, k: int, eps0, params, per_round_method: str, sa
 
 
 def _advanced(
-    n: int, delta: float, k: int, eps0, params, per_round_method: str, basic: float, sample: tuple = (None, "fixed-size")
+    n: int,
+    delta: float,
+    k: int,
+    eps0,
+    params,
+    per_round_method: str,
+    basic: float,
+    sample: tuple = (None, "fixed-size"),
 ) -> float:
     """Advanced composition over a searched split of delta, capped by ``basic`` (basic composition's value)."""
+
     def advanced(frac: float) -> float:
         per_round = (1.0 - frac) * delta / k
         eps = _one_round(n, per_round, eps0, params, per_round_method, sample)
@@ -414,7 +432,9 @@ def best_composed_epsilon(
     _sampled_per_round(population, per_round_method)
     sample = (population, sampling)
     try:
-        candidates["tight"] = tight_composition_epsilon(n, delta, k, eps0, params, step=step, population=population, sampling=sampling)
+        candidates["tight"] = tight_composition_epsilon(
+            n, delta, k, eps0, params, step=step, population=population, sampling=sampling
+        )
     except CompositionError as exc:
         candidates["tight"], reasons["tight"] = math.inf, str(exc)
     try:  # advanced is capped by basic, so one per-round bound serves both
@@ -527,7 +547,9 @@ class _ComposedRoundsAccountant(Accountant):
         if isinstance(release, SampledEvent):
             sample = {"population": release.population, "sampling": release.scheme}
             release = release.event
-        return composed_shuffle_epsilon(release.n, delta, event.count, params=release.params, method=self.method, **sample)
+        return composed_shuffle_epsilon(
+            release.n, delta, event.count, params=release.params, method=self.method, **sample
+        )
 
     def _delta(self, event: Event, epsilon: float) -> float:
         raise UnsupportedEventError(f"composition method {self.method!r} gives epsilon at a delta only")

@@ -149,7 +149,9 @@ class DominatingPair:
         return math.inf if math.isinf(self.log_p) else math.nextafter(self.log_p, math.inf)
 
     @classmethod
-    def from_params(cls, params: VariationRatio, n: int, gamma: float = 1.0, *, attainable: bool = False) -> DominatingPair:
+    def from_params(
+        cls, params: VariationRatio, n: int, gamma: float = 1.0, *, attainable: bool = False
+    ) -> DominatingPair:
         """Theorem 1 (gamma = 1) / Theorem 2 pair for ``n`` participants.
 
         w_same = beta p/(p - 1), w_other = beta/(p - 1), rho = gamma 2 beta p/((p - 1) q)
@@ -349,7 +351,9 @@ def _mixture(pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool
     s_alpha, s_clones = (s_b, s_a) if upper else (s_a, s_b)
     if w00 > 0.0 and rho > 0.0:
         with np.errstate(divide="ignore", over="ignore"):
-            ratio = (t - s_alpha + 1.0) / s_alpha * (rho / (1.0 - rho)) if rho < 1.0 else np.where(s_alpha > t, 0.0, np.inf)
+            ratio = (
+                (t - s_alpha + 1.0) / s_alpha * (rho / (1.0 - rho)) if rho < 1.0 else np.where(s_alpha > t, 0.0, np.inf)
+            )
         h = 0.5 * w00 * np.maximum(ratio, 0.0)
     else:
         h = np.zeros_like(s_alpha)
@@ -448,7 +452,9 @@ class PairDivergence:
             # h from floats with errors: alpha falls as h grows, so the upper bound takes h
             # from the pmf rounded toward the smaller ratio, the lower bound the larger
             with np.errstate(divide="ignore", invalid="ignore"):
-                h_up = np.where(prev + prev_err > 0.0, 0.5 * w00 * np.maximum(here - here_err, 0.0) / (prev + prev_err), np.inf)[keep]
+                h_up = np.where(
+                    prev + prev_err > 0.0, 0.5 * w00 * np.maximum(here - here_err, 0.0) / (prev + prev_err), np.inf
+                )[keep]
                 h_lo = np.where(prev - prev_err > 0.0, 0.5 * w00 * (here + here_err) / (prev - prev_err), np.inf)[keep]
         else:
             h_up = h_lo = np.zeros(int(keep.sum()))
@@ -462,7 +468,9 @@ class PairDivergence:
         self.slack = rel_slack(float(clones[-1]) if clones.size else 0.0)
         return self
 
-    def _terms(self, mix: _CloneMixture, eps: float | np.ndarray, up: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _terms(
+        self, mix: _CloneMixture, eps: float | np.ndarray, up: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per block: K(alpha, c, eps) (the best of three thresholds), its magnitude |pos| + |neg|, and the
         Q-mass of the positive region (dK/deps = -e^eps times it).  ``eps`` is a number or a column
         (shape (E, 1)): the results then have one row per epsilon (numpy broadcasting).
@@ -472,7 +480,11 @@ class PairDivergence:
         """
         pair = self.pair
         e, em1 = np.exp(eps), np.expm1(eps)
-        c = mix.clones if np.ndim(eps) == 0 else np.broadcast_to(mix.clones, np.broadcast_shapes(np.shape(eps), mix.clones.shape))
+        c = (
+            mix.clones
+            if np.ndim(eps) == 0
+            else np.broadcast_to(mix.clones, np.broadcast_shapes(np.shape(eps), mix.clones.shape))
+        )
         w1h, w0h = pair.w_same + mix.h, pair.w_other + mix.h
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # log-odds of alpha: log p exactly when h = 0, else log1p(w_diff / (w_other + h)) < log p
@@ -510,7 +522,9 @@ class PairDivergence:
             better = value > best
             best = np.where(better, value, best)
             magnitude = np.where(better, pos + neg, magnitude)
-            q_mass = np.where(better, t_here + other * b_prev, q_mass)  # Q-mass of u >= u*: (1-alpha) T(u-1) + alpha T(u)
+            q_mass = np.where(
+                better, t_here + other * b_prev, q_mass
+            )  # Q-mass of u >= u*: (1-alpha) T(u-1) + alpha T(u)
         positive = best > 0.0
         return np.where(positive, best, 0.0), magnitude, np.where(positive, q_mass, 0.0)
 
@@ -768,7 +782,9 @@ def solve_epsilon(
     if with_slope is not None:
         root = _newton(with_slope, delta, lo, hi, max(rtol / 4.0, 1e-14))
     else:
-        root = optimize.brentq(phi, lo, hi, xtol=1e-300, rtol=max(rtol / 4.0, 1e-14)) if phi(lo) > 0.0 >= phi(hi) else hi
+        root = (
+            optimize.brentq(phi, lo, hi, xtol=1e-300, rtol=max(rtol / 4.0, 1e-14)) if phi(lo) > 0.0 >= phi(hi) else hi
+        )
     step = grid_step(rtol)
 
     def above(k: int) -> bool:
@@ -793,7 +809,9 @@ def solve_epsilon(
     return min(result, cap) if upper else result
 
 
-def _newton(with_slope: Callable[[float], tuple[float, float]], delta: float, lo: float, hi: float, tol: float) -> float:
+def _newton(
+    with_slope: Callable[[float], tuple[float, float]], delta: float, lo: float, hi: float, tol: float
+) -> float:
     """Root of log D(eps) = log delta in (lo, hi) by Newton steps, kept inside the bracket (bisection otherwise).
 
     Only locates the root: the caller certifies the grid point next to it.
@@ -825,7 +843,9 @@ def _snap(eps: float, rtol: float, up: bool) -> float:
     return math.exp((math.ceil(k) if up else math.floor(k)) * step)
 
 
-def pair_cells(pair: DominatingPair, tail: float, chunk_cells: int = 2_000_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def pair_cells(
+    pair: DominatingPair, tail: float, chunk_cells: int = 2_000_000
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield (P-mass, Q-mass) arrays over chunks of outcomes (x, s - x); return the neglected P-mass.
 
     Totals outside the window of C (mass ``tail`` / 2) and x given s outside

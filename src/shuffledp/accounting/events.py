@@ -142,6 +142,10 @@ class LinkedEvent:
             raise PrivacyParameterError(f"LinkedEvent links a ShuffleEvent, got {type(self.event).__name__}")
         object.__setattr__(self, "count", check_positive_int(self.count, "count"))
 
+    def parts(self) -> list[tuple[Event, int]]:
+        """The one repeated event as an (event, repetitions) pair."""
+        return [(self.event, self.count)]
+
     def as_shuffle_event(self) -> ShuffleEvent:
         """The single release of the count-fold product randomizer (`VariationRatio.linked`).
 
@@ -337,12 +341,18 @@ class ComposedEvent:
         try:
             events = tuple(self.events)
         except TypeError:
-            raise PrivacyParameterError(f"ComposedEvent takes a sequence of events, got {type(self.events).__name__}") from None
+            raise PrivacyParameterError(
+                f"ComposedEvent takes a sequence of events, got {type(self.events).__name__}"
+            ) from None
         if not events:
             raise PrivacyParameterError("ComposedEvent needs at least one event, got none")
         for i, event in enumerate(events):
             check_event(event, f"ComposedEvent.events[{i}]")
         object.__setattr__(self, "events", events)
+
+    def parts(self) -> list[tuple[Event, int]]:
+        """The composed events as (event, repetitions) pairs, in order."""
+        return [(event, 1) for event in self.events]
 
 
 @dataclass(frozen=True)
@@ -428,7 +438,9 @@ class PersonalizedShuffleEvent:
     def __post_init__(self) -> None:
         check_family(self.family, self.k)
         object.__setattr__(self, "k", None if self.k is None else int(self.k))
-        object.__setattr__(self, "victim_epsilon", check_victim_budget(self.victim_epsilon, "one event per victim", "victim_epsilon"))
+        object.__setattr__(
+            self, "victim_epsilon", check_victim_budget(self.victim_epsilon, "one event per victim", "victim_epsilon")
+        )
         try:
             pairs = [(budget, count) for budget, count in self.others]
         except (TypeError, ValueError):
@@ -492,8 +504,24 @@ class PersonalizedShuffleEvent:
         return np.repeat(np.asarray(values, dtype=np.float64), counts)
 
 
-Event = ShuffleEvent | LinkedEvent | SampledEvent | GroupEvent | ComposedEvent | SelfComposedEvent | PersonalizedShuffleEvent
-_EVENT_TYPES = (ShuffleEvent, LinkedEvent, SampledEvent, GroupEvent, ComposedEvent, SelfComposedEvent, PersonalizedShuffleEvent)
+Event = (
+    ShuffleEvent
+    | LinkedEvent
+    | SampledEvent
+    | GroupEvent
+    | ComposedEvent
+    | SelfComposedEvent
+    | PersonalizedShuffleEvent
+)
+_EVENT_TYPES = (
+    ShuffleEvent,
+    LinkedEvent,
+    SampledEvent,
+    GroupEvent,
+    ComposedEvent,
+    SelfComposedEvent,
+    PersonalizedShuffleEvent,
+)
 
 
 def check_event(event: Any, name: str) -> None:
@@ -574,15 +602,25 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     if isinstance(event, LinkedEvent):
         return {"type": "linked", "event": event_to_dict(event.event), "count": event.count}
     if isinstance(event, SampledEvent):
-        return {"type": "sampled", "event": event_to_dict(event.event), "sample_size": event.sample_size,
-                "population": event.population, "scheme": event.scheme}
+        return {
+            "type": "sampled",
+            "event": event_to_dict(event.event),
+            "sample_size": event.sample_size,
+            "population": event.population,
+            "scheme": event.scheme,
+        }
     if isinstance(event, GroupEvent):
         return {"type": "group", "event": event_to_dict(event.event), "size": event.size}
     if isinstance(event, SelfComposedEvent):
         return {"type": "self_composed", "event": event_to_dict(event.event), "count": event.count}
     if isinstance(event, PersonalizedShuffleEvent):
-        return {"type": "personalized", "victim_epsilon": event.victim_epsilon,
-                "others": [[b, c] for b, c in event.others], "family": event.family, "k": event.k}
+        return {
+            "type": "personalized",
+            "victim_epsilon": event.victim_epsilon,
+            "others": [[b, c] for b, c in event.others],
+            "family": event.family,
+            "k": event.k,
+        }
     return {"type": "composed", "events": [event_to_dict(e) for e in event.events]}
 
 
@@ -627,8 +665,12 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         if kind == "linked":
             return LinkedEvent(event_from_dict(data["event"]), data["count"])
         if kind == "sampled":
-            return SampledEvent(event_from_dict(data["event"]), data["sample_size"], data["population"],
-                                data.get("scheme", "fixed-size"))
+            return SampledEvent(
+                event_from_dict(data["event"]),
+                data["sample_size"],
+                data["population"],
+                data.get("scheme", "fixed-size"),
+            )
         if kind == "group":
             return GroupEvent(event_from_dict(data["event"]), data["size"])
         if kind == "self_composed":
@@ -637,7 +679,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             return ComposedEvent(tuple(event_from_dict(e) for e in data["events"]))
         if kind == "personalized":
             others = tuple((b, c) for b, c in data["others"])
-            return PersonalizedShuffleEvent(data["victim_epsilon"], others, data.get("family", "binary-rr"), data.get("k"))
+            return PersonalizedShuffleEvent(
+                data["victim_epsilon"], others, data.get("family", "binary-rr"), data.get("k")
+            )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, PrivacyParameterError):
             raise

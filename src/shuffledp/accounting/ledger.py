@@ -59,10 +59,14 @@ def _reasons(invalid: Any) -> dict[str, int]:
         return {}
     if not isinstance(invalid, dict):
         raise PrivacyParameterError(f"invalid must be a dict reason -> count, got {type(invalid).__name__}")
-    return {_label(k, "invalid reason"): check_positive_int(v, f"invalid[{k!r}]", minimum=0) for k, v in invalid.items()}
+    return {
+        _label(k, "invalid reason"): check_positive_int(v, f"invalid[{k!r}]", minimum=0) for k, v in invalid.items()
+    }
 
 
-def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int = 0, smallest_bucket: int | None = None) -> tuple[int, str]:
+def anonymous_count(
+    valid: int, corrupted: int, exposed: int, bucket_bits: int = 0, smallest_bucket: int | None = None
+) -> tuple[int, str]:
     """n' of one group and the rule that gave it (module docstring): `anonymous_population`, the one rule for
     n', applied to the pool the victim hides in.
 
@@ -115,9 +119,13 @@ def anonymous_count(valid: int, corrupted: int, exposed: int, bucket_bits: int =
     if bucket_bits == 0:
         return _population(valid, corrupted, exposed, "full download: n' = valid - |C| - |U|")
     if smallest_bucket is None:
-        raise PrivacyParameterError("bucketed retrieval (bucket_bits > 0) needs smallest_bucket, the fewest entries in a bucket")
+        raise PrivacyParameterError(
+            "bucketed retrieval (bucket_bits > 0) needs smallest_bucket, the fewest entries in a bucket"
+        )
     pool = min(valid, check_positive_int(smallest_bucket, "smallest_bucket", minimum=0))
-    return _population(pool, corrupted, exposed, f"bucketed download (b={bucket_bits}): n' = smallest bucket - |C| - |U|")
+    return _population(
+        pool, corrupted, exposed, f"bucketed download (b={bucket_bits}): n' = smallest bucket - |C| - |U|"
+    )
 
 
 def _population(pool: int, corrupted: int, exposed: int, rule: str) -> tuple[int, str]:
@@ -358,7 +366,9 @@ class PrivacyLedger:
         >>> row.rule
         "full download: n' = valid - |C| - |U|"
         """
-        round_id, group, randomizer = (_label(v, k) for k, v in (("round_id", round_id), ("group", group), ("randomizer", randomizer)))
+        round_id, group, randomizer = (
+            _label(v, k) for k, v in (("round_id", round_id), ("group", group), ("randomizer", randomizer))
+        )
         if any(r.round_id == round_id and r.group == group for r in self.rows):
             raise PrivacyParameterError(f"round_id={round_id!r}, group={group!r} is already in the ledger")
         local_epsilon = check_epsilon(local_epsilon, "local_epsilon")
@@ -523,12 +533,18 @@ class PrivacyLedger:
                 raw = {k: v for k, v in raw.items() if k not in ("epsilon_c", "bound", "eq1_epsilon")}
                 params = E.event_from_dict({"type": "shuffle", "params": raw.pop("params"), "n": 1}).params
                 fields = {k: raw[k] for k in ("round_id", "group", "randomizer", "local_epsilon", "received", "valid")}
-                extra = {k: raw[k] for k in ("corrupted", "exposed", "bucket_bits", "delta", "key_reuse", "invalid") if k in raw}
+                extra = {
+                    k: raw[k]
+                    for k in ("corrupted", "exposed", "bucket_bits", "delta", "key_reuse", "invalid")
+                    if k in raw
+                }
             except (AttributeError, KeyError, TypeError) as exc:
                 raise PrivacyParameterError(f"ledger row {i} is malformed: {exc!r}") from None
             row = ledger.record(params=params, **fields, **extra, smallest_bucket=raw.get("smallest_bucket"))
             if (row.n_prime, row.rule) != (raw.get("n_prime"), raw.get("rule")):
-                raise PrivacyParameterError(f"ledger row {i}: stored n'={raw.get('n_prime')!r} does not follow from its counts")
+                raise PrivacyParameterError(
+                    f"ledger row {i}: stored n'={raw.get('n_prime')!r} does not follow from its counts"
+                )
         return ledger
 
     @classmethod
@@ -557,12 +573,22 @@ class PrivacyLedger:
         """
         from rich.table import Table
 
-        table = Table("round", "group", "randomizer", "eps_local", "valid", "|C|", "|U|", "n'", "delta", "eps_c", "Eq. 1")
+        table = Table(
+            "round", "group", "randomizer", "eps_local", "valid", "|C|", "|U|", "n'", "delta", "eps_c", "Eq. 1"
+        )
         for row in self.rows:
             eq1 = row.eq1_epsilon()
             table.add_row(
-                row.round_id, row.group, row.randomizer, f"{row.local_epsilon:.4g}", str(row.valid), str(row.corrupted),
-                str(row.exposed), str(row.n_prime), f"{row.delta:.2g}", _shown(_or_none(row.epsilon_c)),
+                row.round_id,
+                row.group,
+                row.randomizer,
+                f"{row.local_epsilon:.4g}",
+                str(row.valid),
+                str(row.corrupted),
+                str(row.exposed),
+                str(row.n_prime),
+                f"{row.delta:.2g}",
+                _shown(_or_none(row.epsilon_c)),
                 f"{eq1:.4g}" if math.isfinite(eq1) else "n/a",
             )
         return table

@@ -140,10 +140,7 @@ def clone_capacity(victim_eps: Any, other_eps: Any, family: str = "binary-rr", k
     return c[0] if scalar else c
 
 
-
 # --------------------------------------------------------------------------- upper bound
-
-
 
 
 def _count_divergence(victim_eps: float, count: CountPmf) -> PairDivergence:
@@ -159,7 +156,9 @@ def _solve_upper(victim_eps: float, count: CountPmf, delta: float, rtol: float, 
     return solve_epsilon(div.upper, delta, min(cap, EPS_CEILING), guess, rtol, True, cap=cap)
 
 
-def _clone_count(victim_eps: float, values: np.ndarray, counts: np.ndarray, family: str, k: int | None, cut: float) -> CountPmf:
+def _clone_count(
+    victim_eps: float, values: np.ndarray, counts: np.ndarray, family: str, k: int | None, cut: float
+) -> CountPmf:
     """Law of C: ``counts[j]`` other users at budget ``values[j]``, each a clone w.p. its clone capacity."""
     caps = np.atleast_1d(clone_capacity(victim_eps, values, family, k)) if values.size else np.zeros(0)
     return _grouped_law(caps, counts, cut)
@@ -325,7 +324,9 @@ def personalized_shuffle_delta(
     epsilon = check_real(epsilon, "epsilon")
     if not (math.isfinite(epsilon) and epsilon >= 0.0):
         raise PrivacyParameterError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    return personalized_divergence(victim_eps, others_eps, family, k=k, tail_mass=tail_mass, others_counts=others_counts)(epsilon)
+    return personalized_divergence(
+        victim_eps, others_eps, family, k=k, tail_mass=tail_mass, others_counts=others_counts
+    )(epsilon)
 
 
 def personalized_divergence(
@@ -477,7 +478,9 @@ def _solve_lower(v: float, ones: CountPmf, delta: float, rtol: float) -> float:
     return best
 
 
-def personalized_shuffle_epsilons_lower(budgets: Sequence[float], delta: float, *, rtol: float = 1e-6) -> tuple[np.ndarray, np.ndarray]:
+def personalized_shuffle_epsilons_lower(
+    budgets: Sequence[float], delta: float, *, rtol: float = 1e-6
+) -> tuple[np.ndarray, np.ndarray]:
     """`personalized_shuffle_epsilon_lower` (all inputs 0) for every distinct budget of a population.
 
     Parameters
@@ -680,7 +683,13 @@ def eapes_epsilon(
 
 
 def weakest_budget_epsilon(
-    n: int, budgets: Sequence[float], delta: float, family: str = "binary-rr", *, k: int | None = None, rtol: float = 1e-6
+    n: int,
+    budgets: Sequence[float],
+    delta: float,
+    family: str = "binary-rr",
+    *,
+    k: int | None = None,
+    rtol: float = 1e-6,
 ) -> float:
     """Everyone charged at the weakest budget: the homogeneous clone bound at max(budgets) for n users.
 

@@ -395,4 +395,11 @@ class CompositionError(OutsideRegimeError):
     """
 
 
-__all__ = ["ENUM_TAIL", "MAX_BINS", "CompositionError", "MAX_COMPOSED_BINS", "PrivacyLossDistribution", "pld_from_cells"]
+__all__ = [
+    "ENUM_TAIL",
+    "MAX_BINS",
+    "CompositionError",
+    "MAX_COMPOSED_BINS",
+    "PrivacyLossDistribution",
+    "pld_from_cells",
+]

@@ -61,6 +61,7 @@ class BoundMethod:
     >>> available_methods()["pic-eq1"].generic_only
     True
     """
+
     name: str
     kind: Literal["upper", "lower"]
     generic_only: bool  # True: valid only for generic eps0-LDP parameters (p = q = e^eps0)
@@ -95,27 +96,49 @@ METHODS: dict[str, BoundMethod] = {
         BoundMethod("variation-ratio", "upper", False, _variation_ratio, _VARIATION_RATIO, "variation-ratio"),
         BoundMethod("variation-ratio-lower", "lower", False, _variation_ratio_lower, _VARIATION_RATIO),
         BoundMethod(
-            "clones", "upper", True, _generic(clone_epsilon),
-            "Feldman-McMillan-Talwar FOCS 2021, numerical clone bound", "clones",
+            "clones",
+            "upper",
+            True,
+            _generic(clone_epsilon),
+            "Feldman-McMillan-Talwar FOCS 2021, numerical clone bound",
+            "clones",
         ),
         BoundMethod(
-            "stronger-clones", "upper", True, _generic(stronger_clone_epsilon),
-            "Feldman-McMillan-Talwar SODA 2023, stronger clones", "stronger-clones",
+            "stronger-clones",
+            "upper",
+            True,
+            _generic(stronger_clone_epsilon),
+            "Feldman-McMillan-Talwar SODA 2023, stronger clones",
+            "stronger-clones",
         ),
-        BoundMethod("erlingsson", "upper", True, _generic(erlingsson_epsilon), "Erlingsson et al. SODA 2019, Theorem 7"),
         BoundMethod(
-            "blanket-hoeffding", "upper", True, _generic(blanket_hoeffding_epsilon),
+            "erlingsson", "upper", True, _generic(erlingsson_epsilon), "Erlingsson et al. SODA 2019, Theorem 7"
+        ),
+        BoundMethod(
+            "blanket-hoeffding",
+            "upper",
+            True,
+            _generic(blanket_hoeffding_epsilon),
             "Balle et al. CRYPTO 2019, blanket + Hoeffding",
         ),
         BoundMethod(
-            "blanket-bennett", "upper", True, _generic(blanket_bennett_epsilon), "Balle et al. CRYPTO 2019, blanket + Bennett"
+            "blanket-bennett",
+            "upper",
+            True,
+            _generic(blanket_bennett_epsilon),
+            "Balle et al. CRYPTO 2019, blanket + Bennett",
         ),
-        BoundMethod("fmt-closed-form", "upper", True, _generic(fmt_epsilon), "Feldman-McMillan-Talwar FOCS 2021, Theorem 3.1"),
+        BoundMethod(
+            "fmt-closed-form", "upper", True, _generic(fmt_epsilon), "Feldman-McMillan-Talwar FOCS 2021, Theorem 3.1"
+        ),
         BoundMethod(
             "pic-eq1", "upper", True, _generic(pic_eq1_epsilon), "PIC paper (USENIX Security 2025), Theorem 5.2 / Eq. 1"
         ),
         BoundMethod(
-            "variation-ratio-closed-form", "upper", False, variation_ratio_closed_form,
+            "variation-ratio-closed-form",
+            "upper",
+            False,
+            variation_ratio_closed_form,
             "Wang et al. VLDB 2024 §4.1; segmented paper Eq. 1",
         ),
     )

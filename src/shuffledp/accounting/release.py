@@ -53,7 +53,9 @@ def bound_name(params: ReleaseParams) -> str:
 
 
 @lru_cache(maxsize=256)
-def _blanket_divergence(params: BlanketDecomposition | PoissonReport, n: int, tail: float, gamma: float) -> BlanketDivergence:
+def _blanket_divergence(
+    params: BlanketDecomposition | PoissonReport, n: int, tail: float, gamma: float
+) -> BlanketDivergence:
     """`BlanketDivergence`, memoised: its blocks cost far more than an evaluation, and searches
     (an epsilon at a delta, group privacy's ladder, the segmented optimizer) ask for the same one again."""
     return BlanketDivergence(params, n, tail, gamma)
@@ -175,4 +177,12 @@ def shuffle_pld(
     return pld_from_cells(cells, step=step, tail_mass=tail_mass, max_bins=max_bins)
 
 
-__all__ = ["ReleaseParams", "bound_name", "release_cap", "release_cells", "release_divergence", "release_epsilon", "shuffle_pld"]
+__all__ = [
+    "ReleaseParams",
+    "bound_name",
+    "release_cap",
+    "release_cells",
+    "release_divergence",
+    "release_epsilon",
+    "shuffle_pld",
+]

@@ -98,7 +98,9 @@ def check_blanket_rate(m: float, name: str = "m") -> float:
     except (TypeError, ValueError):
         value = math.nan
     if not (math.isfinite(value) and M_FLOOR <= value <= M_MAX):
-        raise PrivacyParameterError(f"{name} (blanket messages per user) must lie in [{M_FLOOR:g}, {M_MAX:g}], got {m!r}")
+        raise PrivacyParameterError(
+            f"{name} (blanket messages per user) must lie in [{M_FLOOR:g}, {M_MAX:g}], got {m!r}"
+        )
     return value
 
 
@@ -398,7 +400,9 @@ def theorem3_guarantee(lam: float, d: int, n_users: int, m: float, s: int, item_
     (1.0, True)
     """
     event = item_event(lam, d, n_users, m)
-    delta_item = release_divergence(event.params, event.n, event.gamma, 1e-18).upper(check_nonnegative(item_epsilon, "item_epsilon"))
+    delta_item = release_divergence(event.params, event.n, event.gamma, 1e-18).upper(
+        check_nonnegative(item_epsilon, "item_epsilon")
+    )
     return group_composition(item_epsilon, delta_item, check_positive_int(s, "s"))
 
 

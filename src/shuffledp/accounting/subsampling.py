@@ -210,7 +210,10 @@ def sampled_epsilon(profile: SampledProfile, delta: float, rtol: float) -> float
     if profile.upper(0.0) <= delta:
         return 0.0
     ceiling = min(profile.cap, EPS_CEILING)
-    guess = math.log1p(rate * math.expm1(min(release_epsilon(profile.params, profile.n, min(0.5, delta / rate), profile.gamma, 1e-3), 50.0)))
+    guess = math.log1p(
+        rate
+        * math.expm1(min(release_epsilon(profile.params, profile.n, min(0.5, delta / rate), profile.gamma, 1e-3), 50.0))
+    )
     return solve_epsilon(profile.upper, delta, ceiling, max(guess, 1e-9), rtol, True, cap=profile.cap)
 
 

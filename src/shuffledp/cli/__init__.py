@@ -37,7 +37,9 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-app = typer.Typer(help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False, cls=OneLineGroup)
+app = typer.Typer(
+    help="Differential privacy in the shuffle model.", no_args_is_help=True, add_completion=False, cls=OneLineGroup
+)
 app.add_typer(experiment.group, name="experiment")
 app.add_typer(pic.app, name="pic")
 app.add_typer(segmented.app, name="segmented")
@@ -52,7 +54,8 @@ app.add_typer(demo.app)  # demo
 @app.callback()
 def _root(
     version: Annotated[
-        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the installed version and exit.")
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the installed version and exit."),
     ] = False,
 ) -> None:
     """Differential privacy in the shuffle model."""

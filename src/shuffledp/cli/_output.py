@@ -27,7 +27,18 @@ from rich.table import Table
 
 from shuffledp._util.progress import DelayedStatus, ProgressReporter
 
-__all__ = ["INFINITY", "PhaseProgress", "console", "emit_json", "json_text", "json_value", "number", "progress", "status", "table"]
+__all__ = [
+    "INFINITY",
+    "PhaseProgress",
+    "console",
+    "emit_json",
+    "json_text",
+    "json_value",
+    "number",
+    "progress",
+    "status",
+    "table",
+]
 
 #: How infinity is written in every command's JSON.
 INFINITY = "inf"

@@ -290,7 +290,12 @@ class OneLineGroup(_HelpFormatting, TyperGroup):
     """Root group: usage errors and library errors are one ``error:`` line, exit status 2."""
 
     def main(
-        self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any
+        self,
+        args: Any = None,
+        prog_name: Any = None,
+        complete_var: Any = None,
+        standalone_mode: bool = True,
+        **extra: Any,
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)

@@ -31,7 +31,11 @@ Eps0Opt = Annotated[
 ]
 ReportsOpt = Annotated[
     int,
-    typer.Option("--n", parser=S.count_option("--n"), help="Number of shuffled reports (uncorrupted users), per round; 1e6 is accepted."),
+    typer.Option(
+        "--n",
+        parser=S.count_option("--n"),
+        help="Number of shuffled reports (uncorrupted users), per round; 1e6 is accepted.",
+    ),
 ]
 DeltaOpt = Annotated[
     float,
@@ -51,7 +55,11 @@ RandomizerOpt = Annotated[
 ]
 DimOpt = Annotated[
     int | None,
-    typer.Option("--dim", parser=S.count_option("--dim"), help="With --randomizer only: its dimension (or domain size); default 2."),
+    typer.Option(
+        "--dim",
+        parser=S.count_option("--dim"),
+        help="With --randomizer only: its dimension (or domain size); default 2.",
+    ),
 ]
 #: --dim when --randomizer is given without it.
 DEFAULT_DIM = 2
@@ -91,20 +99,28 @@ SamplingOpt = Annotated[
 ]
 
 
-def _sampling(n: int | None, population: int | None, sample_size: int | None, sampling: str | None) -> tuple[int, dict | None]:
+def _sampling(
+    n: int | None, population: int | None, sample_size: int | None, sampling: str | None
+) -> tuple[int, dict | None]:
     """The reports per round and the sampling description (None without --population), checking the options together."""
     if population is None:
         if sample_size is not None or sampling is not None:
-            raise PrivacyParameterError("--sample-size and --sampling need --population (the users each round samples from)")
+            raise PrivacyParameterError(
+                "--sample-size and --sampling need --population (the users each round samples from)"
+            )
         if n is None:
-            raise PrivacyParameterError("--n is required (reports shuffled per round), unless --population and --sample-size are given")
+            raise PrivacyParameterError(
+                "--n is required (reports shuffled per round), unless --population and --sample-size are given"
+            )
         return n, None
     if sample_size is None:
         raise PrivacyParameterError(f"--population {population} needs --sample-size (users sampled per round)")
     if sample_size > population:
         raise PrivacyParameterError(f"--sample-size must be at most --population {population}, got {sample_size}")
     if n is not None and n != sample_size:
-        raise PrivacyParameterError(f"--n must equal --sample-size {sample_size} (the sample's reports are shuffled), got {n}")
+        raise PrivacyParameterError(
+            f"--n must equal --sample-size {sample_size} (the sample's reports are shuffled), got {n}"
+        )
     scheme = sampling or "fixed-size"
     relation = "substitution" if scheme == "fixed-size" else "add/remove"
     condition = (
@@ -116,8 +132,14 @@ def _sampling(n: int | None, population: int | None, sample_size: int | None, sa
             "the server must not learn who was sampled: every user sends a report each round (unsampled users a dummy "
             "it cannot tell from a real one), so the number of reports does not depend on the sample"
         )
-    return sample_size, {"population": population, "sample_size": sample_size, "scheme": scheme,
-                         "neighbours": relation, "rate": sample_size / population, "condition": condition}
+    return sample_size, {
+        "population": population,
+        "sample_size": sample_size,
+        "scheme": scheme,
+        "neighbours": relation,
+        "rate": sample_size / population,
+        "condition": condition,
+    }
 
 
 def _print_sampling(sample: dict | None) -> None:
@@ -139,7 +161,9 @@ def _dimension(randomizer: str | None, dim: int | None) -> int | None:
         return None
     return DEFAULT_DIM if dim is None else dim
 
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of a table.")]
+
 
 def _randomizer(name: str, eps0: float, dim: int) -> Any:
     """The randomizer ``name`` at ``eps0``; its errors name the options that built it."""
@@ -188,7 +212,9 @@ def _unsupported_is_none(compute: Callable[[], float]) -> float | None:
         return None
 
 
-def _timed(results: dict[str, dict[str, float | None]], kind: str, name: str, compute: Callable[[], float | None]) -> float | None:
+def _timed(
+    results: dict[str, dict[str, float | None]], kind: str, name: str, compute: Callable[[], float | None]
+) -> float | None:
     start = time.perf_counter()
     value = compute()
     results[kind][name] = value
@@ -234,16 +260,28 @@ def amplify_cmd(
         for i, (name, m) in enumerate(methods.items(), start=1):
             spinner.update(f"computing {name} ({i}/{len(methods)}), n={n}")
             kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
-            compute = partial(shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower, n, delta, method=name, **kwargs)
-            value = _timed(results, m.kind, name, compute if m.kind == "upper" else partial(_unsupported_is_none, compute))
+            compute = partial(
+                shuffle_epsilon if m.kind == "upper" else shuffle_epsilon_lower, n, delta, method=name, **kwargs
+            )
+            value = _timed(
+                results, m.kind, name, compute if m.kind == "upper" else partial(_unsupported_is_none, compute)
+            )
             rows.append((name, m.kind, _bound_source(m, randomizer, params), value, results["seconds"][name]))
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
         emit_json({"inputs": inputs, **results})
         return
     rows = [
-        (name, kind, source, "n/a" if value is None else value if math.isfinite(value) else "n/a (regime)", number(seconds, 3))
-        for name, kind, source, value, seconds in sorted(rows, key=lambda r: (r[1] != "upper", math.inf if r[3] is None else r[3]))
+        (
+            name,
+            kind,
+            source,
+            "n/a" if value is None else value if math.isfinite(value) else "n/a (regime)",
+            number(seconds, 3),
+        )
+        for name, kind, source, value, seconds in sorted(
+            rows, key=lambda r: (r[1] != "upper", math.inf if r[3] is None else r[3])
+        )
     ]
     table(("method", "kind", "parameters", "epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
 
@@ -267,7 +305,8 @@ _LIMIT_NOTES = {
 @app.command("local-budget", cls=S.OneLineCommand)
 def local_budget_cmd(
     target: Annotated[
-        float, typer.Option("--target", parser=S.epsilon_option("--target"), help="Target central epsilon after shuffling.")
+        float,
+        typer.Option("--target", parser=S.epsilon_option("--target"), help="Target central epsilon after shuffling."),
     ],
     delta: DeltaOpt,
     n: OptionalReportsOpt = None,
@@ -282,7 +321,12 @@ def local_budget_cmd(
         ),
     ] = "variation-ratio",
     rounds: Annotated[
-        int, typer.Option("--rounds", parser=S.count_option("--rounds"), help="Rounds sharing the target (fresh keys each round, PIC §8).")
+        int,
+        typer.Option(
+            "--rounds",
+            parser=S.count_option("--rounds"),
+            help="Rounds sharing the target (fresh keys each round, PIC §8).",
+        ),
     ] = 1,
     composition: Annotated[
         str,
@@ -323,13 +367,26 @@ def local_budget_cmd(
     n, sample = _sampling(n, population, sample_size, sampling)
     if sample is not None:
         if method != "variation-ratio":
-            raise PrivacyParameterError(f"a sampled round is priced by the variation-ratio profile transform: --method must be variation-ratio, got {method}")
+            raise PrivacyParameterError(
+                f"a sampled round is priced by the variation-ratio profile transform: --method must be variation-ratio, got {method}"
+            )
         over = {"population": population, "sampling": sample["scheme"]}
-        solver = partial(composed_local_epsilon, target, n, delta, rounds, family=family,
-                         method="basic" if rounds == 1 else composition, **over)
+        solver = partial(
+            composed_local_epsilon,
+            target,
+            n,
+            delta,
+            rounds,
+            family=family,
+            method="basic" if rounds == 1 else composition,
+            **over,
+        )
         amplified = lambda eps0: composed_shuffle_epsilon(  # noqa: E731
-            n, delta, rounds, params=params_of(eps0), method="basic" if rounds == 1 else composition, **over)
-        label = f"{sample['scheme']}-sampled " + ("round" if rounds == 1 else f"{composition} composition of {rounds} rounds")
+            n, delta, rounds, params=params_of(eps0), method="basic" if rounds == 1 else composition, **over
+        )
+        label = f"{sample['scheme']}-sampled " + (
+            "round" if rounds == 1 else f"{composition} composition of {rounds} rounds"
+        )
     elif rounds == 1:
         solver: Callable[..., float] = partial(local_epsilon, target, n, delta, family=family, method=method)
         amplified = lambda eps0: shuffle_epsilon(n, delta, params=params_of(eps0), method=method)  # noqa: E731
@@ -362,7 +419,13 @@ def local_budget_cmd(
             "composition": composition,
             "max_epsilon": cap,
         }
-        results = {"local_epsilon": value, "achieved_epsilon": achieved, "method": label, "randomizer": who, "limited_by": limited_by}
+        results = {
+            "local_epsilon": value,
+            "achieved_epsilon": achieved,
+            "method": label,
+            "randomizer": who,
+            "limited_by": limited_by,
+        }
         if sample is not None:  # only with --population: the output without it is unchanged
             inputs.update(population=population, sample_size=sample_size, sampling=sample["scheme"])
             results["sampling"] = sample
@@ -381,7 +444,10 @@ def compose_cmd(
     eps0: Eps0Opt,
     delta: DeltaOpt,
     rounds: Annotated[
-        int, typer.Option("--rounds", parser=S.count_option("--rounds"), help="Number of rounds (fresh keys each round, PIC §8).")
+        int,
+        typer.Option(
+            "--rounds", parser=S.count_option("--rounds"), help="Number of rounds (fresh keys each round, PIC §8)."
+        ),
     ],
     randomizer: RandomizerOpt = None,
     dim: DimOpt = None,
@@ -437,7 +503,15 @@ def compose_cmd(
         )
     best = min(finite, key=finite.__getitem__)
     if as_json:
-        inputs = {"eps0": eps0, "n": n, "delta": delta, "rounds": rounds, "randomizer": randomizer, "dim": dim, "method": method}
+        inputs = {
+            "eps0": eps0,
+            "n": n,
+            "delta": delta,
+            "rounds": rounds,
+            "randomizer": randomizer,
+            "dim": dim,
+            "method": method,
+        }
         extra = {}
         if sample is not None:  # only with --population: the output without it is unchanged
             inputs.update(population=population, sample_size=sample_size, sampling=sample["scheme"])
@@ -445,11 +519,18 @@ def compose_cmd(
         emit_json({"inputs": inputs, **results, "best": best, "reasons": reasons, **extra})
         return
     rows = [
-        (name, number(value) + (" (best)" if name == best else "") if math.isfinite(value) else "certifies nothing",
-         number(results["seconds"][name], 3))
+        (
+            name,
+            number(value) + (" (best)" if name == best else "") if math.isfinite(value) else "certifies nothing",
+            number(results["seconds"][name], 3),
+        )
         for name, value in results["epsilon"].items()
     ]
-    table(("composition", "total epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}")
+    table(
+        ("composition", "total epsilon", "seconds"),
+        rows,
+        title=f"eps0={eps0:g}, n={n}, rounds={rounds}, delta={delta:g}",
+    )
     for name, reason in reasons.items():
         console.print(f"{name}: {reason}")
     _print_sampling(sample)

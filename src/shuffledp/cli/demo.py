@@ -27,13 +27,39 @@ app = typer.Typer(help="A PIC round over HTTP on loopback.", cls=S.OneLineGroup)
 
 @app.command("demo", cls=S.OneLineCommand)
 def demo_cmd(
-    db: Annotated[str | None, typer.Option("--db", help="Database URL for the services (postgresql://...); default: SQLite files in a temporary folder.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder for keys, databases and logs; default: a temporary folder.")] = None,
-    instance: Annotated[int, typer.Option("--instance", help="gMission instance, 0-9.", parser=S.count_option("--instance", 0, 9))] = 0,
-    epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help="Target central epsilon of each group.")] = 1.0,
-    data_root: Annotated[Path | None, typer.Option("--data-root", help="Folder holding spatial_crowdsourcing/ (default: ../shared/data).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the simulated clients' noise (default: fresh).", parser=S.seed_option("--seed"))] = None,
-    keep_serving: Annotated[bool, typer.Option("--keep-serving", help="Keep the services (and the viewer) running until Ctrl-C.")] = False,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="Database URL for the services (postgresql://...); default: SQLite files in a temporary folder.",
+        ),
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Folder for keys, databases and logs; default: a temporary folder."),
+    ] = None,
+    instance: Annotated[
+        int, typer.Option("--instance", help="gMission instance, 0-9.", parser=S.count_option("--instance", 0, 9))
+    ] = 0,
+    epsilon_c: Annotated[
+        float,
+        typer.Option(
+            "--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help="Target central epsilon of each group."
+        ),
+    ] = 1.0,
+    data_root: Annotated[
+        Path | None,
+        typer.Option("--data-root", help="Folder holding spatial_crowdsourcing/ (default: ../shared/data)."),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed", help="Seed of the simulated clients' noise (default: fresh).", parser=S.seed_option("--seed")
+        ),
+    ] = None,
+    keep_serving: Annotated[
+        bool, typer.Option("--keep-serving", help="Keep the services (and the viewer) running until Ctrl-C.")
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
     """Run a taxi-hailing round (gMission, min-weight matching, Minkowski Response) over HTTP."""
@@ -55,7 +81,12 @@ def demo_cmd(
     try:
         err.print(f"services ready after {time.perf_counter() - start:.1f} s: shuffler {services.url('shuffler')}, "
                   f"server {services.url('server')}, board {services.url('bulletin')}")  # fmt: skip
-        spec = {"task": {"name": "min-weight"}, "randomizer": "minkowski", "epsilon_c": epsilon_c, "ttl_seconds": 3600.0}
+        spec = {
+            "task": {"name": "min-weight"},
+            "randomizer": "minkowski",
+            "epsilon_c": epsilon_c,
+            "ttl_seconds": 3600.0,
+        }
 
         async def go():  # noqa: ANN202
             async with AsyncPicServiceClient(services.url("shuffler"), server_url=services.url("server"),

@@ -17,14 +17,22 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, table
 
 #: ``shuffledp experiment ...``
-group = typer.Typer(help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup)
+group = typer.Typer(
+    help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup
+)
 #: Root-level commands (``shuffledp reproduce``).
 app = typer.Typer()
 
 QuickOpt = Annotated[bool, typer.Option("--quick", help="Fewer repetitions, for a fast look.")]
-OutOpt = Annotated[Path, typer.Option("--out", parser=S.directory_option("--out"), help="Directory for the artefacts (created if needed).")]
+OutOpt = Annotated[
+    Path,
+    typer.Option("--out", parser=S.directory_option("--out"), help="Directory for the artefacts (created if needed)."),
+]
 SeedOpt = Annotated[
-    int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams, in [0, 2^64 - 1].")
+    int,
+    typer.Option(
+        "--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams, in [0, 2^64 - 1]."
+    ),
 ]
 
 
@@ -57,7 +65,9 @@ def reproduce_cmd(
     seed: SeedOpt = 0,
     only: Annotated[
         list[str] | None,
-        typer.Option("--only", metavar="NAME", help="Run only this experiment (repeatable); see `shuffledp experiment list`."),
+        typer.Option(
+            "--only", metavar="NAME", help="Run only this experiment (repeatable); see `shuffledp experiment list`."
+        ),
     ] = None,
 ) -> None:
     """Run every experiment (or those given with --only) and write one report, REPORT.md."""

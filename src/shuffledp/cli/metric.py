@@ -23,7 +23,9 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, emit_json, number, status, table
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
-app = typer.Typer(help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup)
+app = typer.Typer(
+    help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup
+)
 
 MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 #: The options each mechanism takes (beyond --n and --delta).
@@ -50,6 +52,8 @@ DeltaOpt = Annotated[
     float, typer.Option("--delta", parser=S.delta_option(), help=f"delta of the guarantee, in {S.DELTA_RANGE[2]}.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
+
+
 def _method_option(methods: list[str], help_text: str) -> Any:
     """The --method option of both commands (one parser: unknown values name the option and point to --help)."""
     return typer.Option("--method", parser=S.choice_option("--method", lambda: methods, "method"), help=help_text)
@@ -91,7 +95,9 @@ def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> Non
     if as_json:
         emit_json({"inputs": inputs, **results})
         return
-    numbers = [(key, value) for key, value in results.items() if key not in _TEXT_RESULTS and not key.endswith("_reason")]
+    numbers = [
+        (key, value) for key, value in results.items() if key not in _TEXT_RESULTS and not key.endswith("_reason")
+    ]
     table(("quantity", "value"), numbers)
     for key, value in results.items():
         if value is not None and (key in _TEXT_RESULTS or key.endswith("_reason")):  # a null reason: nothing fell back
@@ -113,13 +119,20 @@ def _check_options(mechanism: str, given: dict[str, Any]) -> None:
 def _certificate(cert: Any) -> tuple[float, str, str]:
     """(epsilon, source, reason) of a `shuffledp.accounting.metric.CertifiedEpsilon`: the source says whether the
     shuffle analysis certified the value or the fallback bound was reported, the reason says why."""
-    source = "certified (every pair of datasets)" if cert.certified else "fallback bound (valid for every pair; no shuffle gain certified)"
+    source = (
+        "certified (every pair of datasets)"
+        if cert.certified
+        else "fallback bound (valid for every pair; no shuffle gain certified)"
+    )
     return cert.epsilon, source, cert.reason
 
 
 def _named(option: str, error: ValidityConditionError) -> ValidityConditionError:
     return ValidityConditionError(
-        f"{option}: {error}", minimum_n=error.minimum_n, maximum_epsilon=error.maximum_epsilon, minimum_p=error.minimum_p
+        f"{option}: {error}",
+        minimum_n=error.minimum_n,
+        maximum_epsilon=error.maximum_epsilon,
+        minimum_p=error.minimum_p,
     )
 
 
@@ -144,12 +157,14 @@ def epsilon_cmd(
         ),
     ] = None,
     p: Annotated[
-        float | None, typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
+        float | None,
+        typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit."),
     ] = None,
     k: Annotated[
         int | None,
         typer.Option(
-            "--k", parser=S.count_option("--k"),
+            "--k",
+            parser=S.count_option("--k"),
             help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it (Geo-Shuffle also "
             "adds the variation-ratio epsilon, d = 1).",
         ),
@@ -157,7 +172,8 @@ def epsilon_cmd(
     eps: Annotated[
         float | None,
         typer.Option(
-            "--eps", parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
+            "--eps",
+            parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
             help=f"SGDL-Shuffle: target epsilon (at most {MAX_NOISE_EPSILON:g}).",
         ),
     ] = None,
@@ -183,7 +199,16 @@ def epsilon_cmd(
 
 
 def _epsilon_results(
-    M: Any, mechanism: str, n: int, delta: float, eps_geo: Any, p: Any, k: Any, eps: Any, max_distance: int, method: str,
+    M: Any,
+    mechanism: str,
+    n: int,
+    delta: float,
+    eps_geo: Any,
+    p: Any,
+    k: Any,
+    eps: Any,
+    max_distance: int,
+    method: str,
     inputs: dict[str, Any],
 ) -> dict[str, Any]:
     """The results of ``metric epsilon`` (``inputs`` gains the options used)."""
@@ -261,12 +286,16 @@ def _epsilon_results(
 @app.command("local-epsilon", cls=S.OneLineCommand)
 def local_epsilon_cmd(
     target: Annotated[
-        float, typer.Option("--target", parser=S.epsilon_option("--target"), help="Target shuffle-model epsilon of Geo-Shuffle.")
+        float,
+        typer.Option(
+            "--target", parser=S.epsilon_option("--target"), help="Target shuffle-model epsilon of Geo-Shuffle."
+        ),
     ],
     n: UsersOpt,
     delta: DeltaOpt,
     k: Annotated[
-        int | None, typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it).")
+        int | None,
+        typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it)."),
     ] = None,
     max_distance: MaxDistanceOpt = None,
     method: GeoMethodOpt = "certified",
@@ -308,7 +337,9 @@ def _profile_rows(prof: Any) -> list[int]:
     """Indices of the curve shown in the table: a geometric grid of distances, the theorem's limit included."""
     import numpy as np
 
-    picks = np.unique(np.round(np.geomspace(1, prof.distances.size, num=min(_PROFILE_ROWS, prof.distances.size))).astype(int) - 1)
+    picks = np.unique(
+        np.round(np.geomspace(1, prof.distances.size, num=min(_PROFILE_ROWS, prof.distances.size))).astype(int) - 1
+    )
     extra = np.flatnonzero(prof.distances == prof.theorem_holds_up_to)
     return sorted({*picks.tolist(), *extra.tolist()})
 
@@ -330,7 +361,13 @@ def _profile_plot(prof: Any, path: Path) -> None:
     if prof.theorem is not None:
         ax.axhline(prof.theorem, color="tab:red", linestyle="--", label=f"{prof.theorem_name}: {prof.theorem:.4g}")
         if prof.theorem_holds_up_to:
-            ax.axvspan(1, prof.theorem_holds_up_to, color="tab:red", alpha=0.08, label=f"{prof.theorem_name} holds (d <= {prof.theorem_holds_up_to})")
+            ax.axvspan(
+                1,
+                prof.theorem_holds_up_to,
+                color="tab:red",
+                alpha=0.08,
+                label=f"{prof.theorem_name} holds (d <= {prof.theorem_holds_up_to})",
+            )
     ax.set_xscale("log")
     ax.set_xlabel("distance d between datasets (Manhattan)")
     ax.set_ylabel("epsilon")
@@ -363,18 +400,24 @@ def profile_cmd(
         ),
     ] = None,
     p: Annotated[
-        float | None, typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit.")
+        float | None,
+        typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit."),
     ] = None,
     eps: Annotated[
         float | None,
         typer.Option(
-            "--eps", parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
+            "--eps",
+            parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
             help=f"SGDL-Shuffle: its epsilon parameter (at most {MAX_NOISE_EPSILON:g}).",
         ),
     ] = None,
     target: Annotated[
         float | None,
-        typer.Option("--target", parser=S.epsilon_option("--target"), help="Also report the distance up to which this epsilon holds."),
+        typer.Option(
+            "--target",
+            parser=S.epsilon_option("--target"),
+            help="Also report the distance up to which this epsilon holds.",
+        ),
     ] = None,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write the curve as a small PNG here (default: metric-profile.png).")
@@ -397,7 +440,16 @@ def profile_cmd(
     reach = prof.reach(target) if target is not None else None
     if plot is not None:
         _profile_plot(prof, plot)
-    inputs = {"mechanism": mechanism, "n": n, "delta": delta, "k": k, "eps_geo": eps_geo, "p": p, "eps": eps, "target": target}
+    inputs = {
+        "mechanism": mechanism,
+        "n": n,
+        "delta": delta,
+        "k": k,
+        "eps_geo": eps_geo,
+        "p": p,
+        "eps": eps,
+        "target": target,
+    }
     results = {
         "distances": prof.distances.tolist(),
         "epsilons": prof.epsilons.tolist(),

@@ -40,9 +40,10 @@ from shuffledp.errors import DataError, PrivacyParameterError
 
 app = typer.Typer(
     help="Personalized budgets: per-user central epsilon after shuffling. binary-rr and k-rr budgets are rounded up "
-         "to --step (sound); laplace budgets are used as given (for laplace a more conservative user can get a worse "
-         "guarantee than a more liberal one).",
-    cls=S.OneLineGroup)
+    "to --step (sound); laplace budgets are used as given (for laplace a more conservative user can get a worse "
+    "guarantee than a more liberal one).",
+    cls=S.OneLineGroup,
+)
 
 FAMILY_CHOICES = ["binary-rr", "k-rr", "laplace"]
 #: Families whose budgets are rounded up to --step (sound for randomized response only).
@@ -67,12 +68,16 @@ def _check_distinct(budgets: np.ndarray, source: str, family: str) -> None:
         check_distinct_budgets(budgets, source)
     except PrivacyParameterError:
         count = np.unique(budgets).size
-        advice = ("use a larger --step" if family in ROUNDED_FAMILIES else
-                  "--family laplace prices the budgets as given (rounding them is not sound for laplace): "
-                  "give fewer distinct budgets")
+        advice = (
+            "use a larger --step"
+            if family in ROUNDED_FAMILIES
+            else "--family laplace prices the budgets as given (rounding them is not sound for laplace): "
+            "give fewer distinct budgets"
+        )
         raise PrivacyParameterError(
             f"{source}: {count:,} distinct budgets{' after rounding' if family in ROUNDED_FAMILIES else ''}; "
-            f"at most {MAX_DISTINCT_BUDGETS:,} are priced in one run: {advice}") from None
+            f"at most {MAX_DISTINCT_BUDGETS:,} are priced in one run: {advice}"
+        ) from None
 
 
 def _rounded(given: np.ndarray, step: float | None) -> np.ndarray:
@@ -103,7 +108,11 @@ def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: 
     with status("personalized: upper bounds") as spinner:
         upper = P.personalized_shuffle_epsilons(budgets, delta, family, k=k)[1]
         spinner.update("personalized: lower bounds")
-        lower = P.personalized_shuffle_epsilons_lower(budgets, delta)[1] if family == "binary-rr" else np.full(values.size, np.nan)
+        lower = (
+            P.personalized_shuffle_epsilons_lower(budgets, delta)[1]
+            if family == "binary-rr"
+            else np.full(values.size, np.nan)
+        )
         spinner.update("personalized: E-APES")
         eapes = eapes_by_victim(budgets, delta, first)
         spinner.update("personalized: weakest-budget baseline")
@@ -115,10 +124,18 @@ def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: 
     weakest = min(weakest, float(budgets.max()))
     lower = np.minimum(lower, upper)
     return [
-        dict(budget=float(v), given_min=float(g0), given_max=float(g1), count=int(c), upper=float(u),
-             lower=None if math.isnan(lo) else float(lo), eapes=float(e),
-             eapes_below_lower=None if math.isnan(lo) else bool(e < lo), eapes_above_budget=bool(e > v),
-             weakest_budget=weakest)
+        dict(
+            budget=float(v),
+            given_min=float(g0),
+            given_max=float(g1),
+            count=int(c),
+            upper=float(u),
+            lower=None if math.isnan(lo) else float(lo),
+            eapes=float(e),
+            eapes_below_lower=None if math.isnan(lo) else bool(e < lo),
+            eapes_above_budget=bool(e > v),
+            weakest_budget=weakest,
+        )
         for v, g0, g1, c, u, lo, e in zip(values, given_min, given_max, count, upper, lower, eapes)
     ]
 
@@ -127,50 +144,83 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
     def cell(value: Any) -> str:
         return f"{number(value, 5):>10s}"
 
-    typer.echo(f"{'budget':>9s} {'given max':>9s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s}  {'weakest':>10s}")
+    typer.echo(
+        f"{'budget':>9s} {'given max':>9s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s}  {'weakest':>10s}"
+    )
     for r in rows:
         flag = "*" if r["eapes_below_lower"] else "^" if r["eapes_above_budget"] else " "
-        typer.echo(f"{r['budget']:9.6g} {r['given_max']:9.6g} {r['count']:7d} {cell(r['upper'])} {cell(r['lower'])} "
-                   f"{cell(r['eapes'])}{flag} {cell(r['weakest_budget'])}")
+        typer.echo(
+            f"{r['budget']:9.6g} {r['given_max']:9.6g} {r['count']:7d} {cell(r['upper'])} {cell(r['lower'])} "
+            f"{cell(r['eapes'])}{flag} {cell(r['weakest_budget'])}"
+        )
     if step is not None:
-        typer.echo(f"budget: given budgets rounded up to --step {step:g} (sound for {family}); upper: every user of the row,\n"
-                   "capped at its largest given budget; lower (at most upper), E-APES: a user at the row's budget.")
+        typer.echo(
+            f"budget: given budgets rounded up to --step {step:g} (sound for {family}); upper: every user of the row,\n"
+            "capped at its largest given budget; lower (at most upper), E-APES: a user at the row's budget."
+        )
     else:
-        typer.echo("budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee).\n"
-                   "weakest: the bound at the largest budget, not proven for laplace users below it (same reason).")
+        typer.echo(
+            "budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee).\n"
+            "weakest: the bound at the largest budget, not proven for laplace users below it (same reason)."
+        )
     if family != "binary-rr":
         typer.echo("lower: - (computed for binary-rr only).")
     if any(r["eapes_below_lower"] for r in rows):
-        typer.echo("* E-APES (a CLT approximation) is below our certified lower bound: it understates the privacy loss.")
+        typer.echo(
+            "* E-APES (a CLT approximation) is below our certified lower bound: it understates the privacy loss."
+        )
     if any(r["eapes_above_budget"] for r in rows):
         typer.echo("^ E-APES is above the row's own local budget, which alone already bounds the central epsilon.")
 
 
 @app.callback(invoke_without_command=True)
 def personalized_cmd(
-    delta: Annotated[float, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]}.")],
+    delta: Annotated[
+        float, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]}.")
+    ],
     family: Annotated[
-        str, typer.Option("--family", parser=S.choice_option("--family", lambda: FAMILY_CHOICES, "family"),
-                          help="Randomizer family: binary-rr and k-rr budgets are rounded up to --step; laplace budgets are "
-                               "used as given (a more conservative laplace user can get a worse guarantee than a more "
-                               "liberal one, whose light tails cannot imitate it, so rounding is not sound).")
+        str,
+        typer.Option(
+            "--family",
+            parser=S.choice_option("--family", lambda: FAMILY_CHOICES, "family"),
+            help="Randomizer family: binary-rr and k-rr budgets are rounded up to --step; laplace budgets are "
+            "used as given (a more conservative laplace user can get a worse guarantee than a more "
+            "liberal one, whose light tails cannot imitate it, so rounding is not sound).",
+        ),
     ] = "binary-rr",
     budgets_file: Annotated[
         str | None,
-        typer.Option("--budgets", metavar="FILE",
-                     help="File of local budgets: one per line (text/CSV) or a 1-D .npy array."),
+        typer.Option(
+            "--budgets", metavar="FILE", help="File of local budgets: one per line (text/CSV) or a 1-D .npy array."
+        ),
     ] = None,
     distribution: Annotated[
         str | None,
-        typer.Option("--distribution", parser=S.choice_option("--distribution", lambda: ["uniform1", "uniform2", "gauss1", "gauss2", "gauss3"], "distribution"),
-                     help="Table 3 budget distribution (instead of --budgets)."),
+        typer.Option(
+            "--distribution",
+            parser=S.choice_option(
+                "--distribution", lambda: ["uniform1", "uniform2", "gauss1", "gauss2", "gauss3"], "distribution"
+            ),
+            help="Table 3 budget distribution (instead of --budgets).",
+        ),
     ] = None,
-    n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2, 10**7), help="Number of users (with --distribution).")] = None,
+    n: Annotated[
+        int | None,
+        typer.Option("--n", parser=S.count_option("--n", 2, 10**7), help="Number of users (with --distribution)."),
+    ] = None,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 2), help="Alphabet size for k-rr.")] = 3,
-    step: Annotated[float, typer.Option("--step", parser=S.epsilon_option("--step"),
-                                        help="binary-rr and k-rr: budgets rounded up to this grid (not used for laplace).")] = 0.01,
+    step: Annotated[
+        float,
+        typer.Option(
+            "--step",
+            parser=S.epsilon_option("--step"),
+            help="binary-rr and k-rr: budgets rounded up to this grid (not used for laplace).",
+        ),
+    ] = 0.01,
     seed: Annotated[int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the population.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (strict: no lower bound is null, an infinite E-APES \"inf\").")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print JSON (strict: no lower bound is null, an infinite E-APES "inf").')
+    ] = False,
 ) -> None:
     """Per distinct budget: our upper bound, lower bound (binary RR), E-APES and the weakest-budget baseline.
 
@@ -194,13 +244,25 @@ def personalized_cmd(
         n = given.size
         source = f"--budgets {budgets_file}"
         if n < 2:
-            raise PrivacyParameterError(f"--budgets: the file must hold at least 2 budgets (a victim and one other user), got {n}")
+            raise PrivacyParameterError(
+                f"--budgets: the file must hold at least 2 budgets (a victim and one other user), got {n}"
+            )
     rounding = step if family in ROUNDED_FAMILIES else None
     budgets = _rounded(given, rounding)
     _check_distinct(budgets, source, family)
     rows = _rows(given, budgets, delta, family, k if family == "k-rr" else None)
     if as_json:
-        emit_json(dict(distribution=distribution, budgets=budgets_file, n=n, delta=delta, family=family, step=rounding,
-                       seed=None if distribution is None else seed, rows=rows))
+        emit_json(
+            dict(
+                distribution=distribution,
+                budgets=budgets_file,
+                n=n,
+                delta=delta,
+                family=family,
+                step=rounding,
+                seed=None if distribution is None else seed,
+                rows=rows,
+            )
+        )
         return
     _print_table(rows, family, rounding)

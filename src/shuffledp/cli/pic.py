@@ -18,13 +18,24 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
 
-app = typer.Typer(help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup)
+app = typer.Typer(
+    help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup
+)
 
 _DATASETS = ("gmission", "everysender", "synthetic")
 _SUITES = ("x25519", "pq-hybrid")
 _TASKS = ("min-weight", "max-matching", "neighbors")
 #: Randomizers of 2-D locations in [-1,1]^2 (the categorical ones take other inputs).
-_LOCATION_RANDOMIZERS = ("minkowski", "laplace", "planar_laplace", "staircase", "square_wave", "privunit", "privunit_g", "privhs")
+_LOCATION_RANDOMIZERS = (
+    "minkowski",
+    "laplace",
+    "planar_laplace",
+    "staircase",
+    "square_wave",
+    "privunit",
+    "privunit_g",
+    "privhs",
+)
 
 
 def _choices(values: tuple[str, ...]) -> Any:
@@ -53,21 +64,99 @@ _WHY_MAX = {
 @app.command("simulate", cls=S.OneLineCommand)
 def simulate_cmd(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Option("--dataset", parser=S.choice_option("--dataset", _choices(_DATASETS), "data set"), help="gmission, everysender or synthetic.")],
-    task: Annotated[str, typer.Option("--task", parser=S.choice_option("--task", _choices(_TASKS), "task"), help="min-weight, max-matching or neighbors.")],
-    randomizer: Annotated[str, typer.Option("--randomizer", parser=S.choice_option("--randomizer", _choices(_LOCATION_RANDOMIZERS), "location randomizer"), help="Randomizer of every group: " + ", ".join(_LOCATION_RANDOMIZERS) + ".")],
-    epsilon_c: Annotated[float, typer.Option("--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help=f"Target central epsilon of every group; each group's local epsilon is searched up to {LOCAL_EPSILON_CAP:g} (a target that allows more gets {LOCAL_EPSILON_CAP:g}, and the output says so).")],
-    out: Annotated[Path, typer.Option("--out", parser=S.directory_option("--out"), help="Directory for round.json (created if needed).")],
-    instance: Annotated[int, typer.Option("--instance", parser=S.count_option("--instance", 0, 9), help="Instance 0..9 of a real data set.")] = 0,
-    n: Annotated[int | None, typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted.")] = None,
-    delta: Annotated[float | None, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n_i per group, §7).")] = None,
-    suite: Annotated[str, typer.Option("--suite", parser=S.choice_option("--suite", _choices(_SUITES), "suite"), help="HPKE suite: x25519 or pq-hybrid.")] = "x25519",
-    corrupted: Annotated[int, typer.Option("--corrupted", parser=S.count_option("--corrupted", 0), help="Users per group assumed to collude with the server, |C|.")] = 0,
-    k: Annotated[int, typer.Option("--k", parser=S.count_option("--k", 1, 1000), help="neighbors: neighbours per user.")] = 5,
-    bucket_bits: Annotated[int, typer.Option("--bucket-bits", parser=S.count_option("--bucket-bits", 0, 16), help="Remark 2: clients download only their board bucket; at most this many bits (0: whole board).")] = 0,
-    min_bucket_size: Annotated[int, typer.Option("--min-bucket-size", parser=S.count_option("--min-bucket-size", 1), help="Fewest entries in any board bucket (signed; the board uses fewer bits if needed).")] = 10,
-    ideal: Annotated[bool, typer.Option("--ideal", help="Run the ideal functionality F_PIC (no cryptography).")] = False,
-    seed: Annotated[int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the data and randomization streams.")] = 0,
+    dataset: Annotated[
+        str,
+        typer.Option(
+            "--dataset",
+            parser=S.choice_option("--dataset", _choices(_DATASETS), "data set"),
+            help="gmission, everysender or synthetic.",
+        ),
+    ],
+    task: Annotated[
+        str,
+        typer.Option(
+            "--task",
+            parser=S.choice_option("--task", _choices(_TASKS), "task"),
+            help="min-weight, max-matching or neighbors.",
+        ),
+    ],
+    randomizer: Annotated[
+        str,
+        typer.Option(
+            "--randomizer",
+            parser=S.choice_option("--randomizer", _choices(_LOCATION_RANDOMIZERS), "location randomizer"),
+            help="Randomizer of every group: " + ", ".join(_LOCATION_RANDOMIZERS) + ".",
+        ),
+    ],
+    epsilon_c: Annotated[
+        float,
+        typer.Option(
+            "--epsilon-c",
+            parser=S.epsilon_option("--epsilon-c"),
+            help=f"Target central epsilon of every group; each group's local epsilon is searched up to {LOCAL_EPSILON_CAP:g} (a target that allows more gets {LOCAL_EPSILON_CAP:g}, and the output says so).",
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", parser=S.directory_option("--out"), help="Directory for round.json (created if needed)."),
+    ],
+    instance: Annotated[
+        int,
+        typer.Option("--instance", parser=S.count_option("--instance", 0, 9), help="Instance 0..9 of a real data set."),
+    ] = 0,
+    n: Annotated[
+        int | None,
+        typer.Option("--n", parser=S.count_option("--n", 2), help="Synthetic only: users per group; 1e4 is accepted."),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            "--delta",
+            parser=S.delta_option(),
+            help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n_i per group, §7).",
+        ),
+    ] = None,
+    suite: Annotated[
+        str,
+        typer.Option(
+            "--suite",
+            parser=S.choice_option("--suite", _choices(_SUITES), "suite"),
+            help="HPKE suite: x25519 or pq-hybrid.",
+        ),
+    ] = "x25519",
+    corrupted: Annotated[
+        int,
+        typer.Option(
+            "--corrupted",
+            parser=S.count_option("--corrupted", 0),
+            help="Users per group assumed to collude with the server, |C|.",
+        ),
+    ] = 0,
+    k: Annotated[
+        int, typer.Option("--k", parser=S.count_option("--k", 1, 1000), help="neighbors: neighbours per user.")
+    ] = 5,
+    bucket_bits: Annotated[
+        int,
+        typer.Option(
+            "--bucket-bits",
+            parser=S.count_option("--bucket-bits", 0, 16),
+            help="Remark 2: clients download only their board bucket; at most this many bits (0: whole board).",
+        ),
+    ] = 0,
+    min_bucket_size: Annotated[
+        int,
+        typer.Option(
+            "--min-bucket-size",
+            parser=S.count_option("--min-bucket-size", 1),
+            help="Fewest entries in any board bucket (signed; the board uses fewer bits if needed).",
+        ),
+    ] = 10,
+    ideal: Annotated[
+        bool, typer.Option("--ideal", help="Run the ideal functionality F_PIC (no cryptography).")
+    ] = False,
+    seed: Annotated[
+        int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the data and randomization streams.")
+    ] = 0,
 ) -> None:
     """Run one full PIC round in process; print privacy and utility; write DIR/round.json."""
     import numpy as np
@@ -88,7 +177,9 @@ def simulate_cmd(
     if dataset == "synthetic" and instance != 0:
         raise _bad(ctx, "instance", "applies to gmission and everysender only")
     if n is not None and n > _MAX_USERS[task]:
-        raise _bad(ctx, "n", f"must be at most {_MAX_USERS[task]:,} per group for --task {task} ({_WHY_MAX[task]}), got {n}")
+        raise _bad(
+            ctx, "n", f"must be at most {_MAX_USERS[task]:,} per group for --task {task} ({_WHY_MAX[task]}), got {n}"
+        )
     from shuffledp.experiments.runner import writable_directory
 
     out = writable_directory(out, "--out")  # checked before the round runs
@@ -148,9 +239,17 @@ def _print(report: dict[str, Any]) -> None:
     mode = "F_PIC (ideal)" if report["ideal"] else f"real protocol, suite {report['suite']}"
     console.print(f"PIC round: {report['dataset']}, task {report['task']}, randomizer {report['randomizer']}, {mode}")
     rows = [
-        (p["name"], p["n_i"], p["valid_reports"], p["n_prime"], number(p["delta"], 2), number(p["local_epsilon"], 4),
-         number(p["epsilon_c"], 4), "n/a" if p["epsilon_c_pic_eq1"] is None else number(p["epsilon_c_pic_eq1"], 4),
-         "yes" if p["target_met"] else "NO")
+        (
+            p["name"],
+            p["n_i"],
+            p["valid_reports"],
+            p["n_prime"],
+            number(p["delta"], 2),
+            number(p["local_epsilon"], 4),
+            number(p["epsilon_c"], 4),
+            "n/a" if p["epsilon_c_pic_eq1"] is None else number(p["epsilon_c_pic_eq1"], 4),
+            "yes" if p["target_met"] else "NO",
+        )
         for p in report["privacy"]
     ]
     table(("group", "n_i", "valid", "n'", "delta", "local eps", "eps_c", "Eq. 1", "met"), rows)
@@ -163,11 +262,15 @@ def _print(report: dict[str, Any]) -> None:
             f"on delta at eps_c is {number(check, 2)} (<= delta {number(p['delta'], 2)})"
         )
         console.print(f"{p['name']}: eps_c by the {p['method']}; {verdict}")
-    console.print("eps_c: the bound proven for the randomizer's parameters (docs/which-bound.md); Eq. 1: PIC Theorem 5.2 (n/a outside its regime)")
+    console.print(
+        "eps_c: the bound proven for the randomizer's parameters (docs/which-bound.md); Eq. 1: PIC Theorem 5.2 (n/a outside its regime)"
+    )
     for p in report["privacy"]:
         if not p["target_met"]:  # say why: the round's n' fell below the one the local epsilon was planned for
-            console.print(f"warning: {p['name']} misses --epsilon-c {report['epsilon_c_target']:g}: its local epsilon was "
-                          f"planned for n' = {p['n_prime_planned']}, the round gave n' = {p['n_prime']} ({p['n_prime_rule']})")
+            console.print(
+                f"warning: {p['name']} misses --epsilon-c {report['epsilon_c_target']:g}: its local epsilon was "
+                f"planned for n' = {p['n_prime_planned']}, the round gave n' = {p['n_prime']} ({p['n_prime_rule']})"
+            )
     capped = [p["name"] for p in report["privacy"] if p["local_epsilon_capped"]]
     if capped:
         console.print(
@@ -182,5 +285,7 @@ def _print(report: dict[str, Any]) -> None:
             f"{report['client_prepare_us']:.0f} us, shuffler {report['shuffler_unwrap_us_per_envelope']:.0f} us/envelope, "
             f"server decrypt {report['server_decrypt_us_per_message']:.0f} us/report, f(L) {report['task_ms']:.1f} ms"
         )
-        console.print(f"outputs verified against F_PIC on the clients' own reports: {report['outputs_verified']}; "
-                      f"posts verified: {report['posts_verified']}")
+        console.print(
+            f"outputs verified against F_PIC on the clients' own reports: {report['outputs_verified']}; "
+            f"posts verified: {report['posts_verified']}"
+        )

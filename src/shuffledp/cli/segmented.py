@@ -17,7 +17,9 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import emit_json, status
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShuffleDPError
 
-app = typer.Typer(help="Segmented multi-message shuffle protocol (hidden privacy levels).", no_args_is_help=True, cls=S.OneLineGroup)
+app = typer.Typer(
+    help="Segmented multi-message shuffle protocol (hidden privacy levels).", no_args_is_help=True, cls=S.OneLineGroup
+)
 
 
 def _number_list(name: str, convert: Callable[[str], Any], what: str) -> Callable[[Any], Any]:
@@ -57,15 +59,30 @@ def _blanket_rate(value: Any) -> Any:
 
 
 LevelsOpt = Annotated[
-    list, typer.Option("--levels", parser=_number_list("--levels", float, "increasing epsilons > 0"), help="Privacy levels E_1 < ... < E_K, e.g. 0.5,1,2.")
+    list,
+    typer.Option(
+        "--levels",
+        parser=_number_list("--levels", float, "increasing epsilons > 0"),
+        help="Privacy levels E_1 < ... < E_K, e.g. 0.5,1,2.",
+    ),
 ]
 CountsOpt = Annotated[
-    list, typer.Option("--counts", parser=_number_list("--counts", _count, "integer counts in [1, 2^40]"), help="Users per level, e.g. 1250,2500,1250.")
+    list,
+    typer.Option(
+        "--counts",
+        parser=_number_list("--counts", _count, "integer counts in [1, 2^40]"),
+        help="Users per level, e.g. 1250,2500,1250.",
+    ),
 ]
 DOpt = Annotated[int, typer.Option("--d", parser=S.count_option("--d", minimum=2), help="Item domain size d.")]
 SOpt = Annotated[int, typer.Option("--s", parser=S.count_option("--s"), help="Items per user s.")]
-MOpt = Annotated[float | None, typer.Option("--m", parser=_blanket_rate, help="Blanket messages per user (default: optimised).")]
-DeltaOpt = Annotated[float | None, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n).")]
+MOpt = Annotated[
+    float | None, typer.Option("--m", parser=_blanket_rate, help="Blanket messages per user (default: optimised).")
+]
+DeltaOpt = Annotated[
+    float | None,
+    typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n)."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
 
 
@@ -90,7 +107,9 @@ def optimize(
         raise PrivacyParameterError(f"--s must be at most --d={d}, got {s}")
     n = sum(counts)
     delta = 0.01 / n if delta is None else delta
-    with status("segmented: optimising the blanket rate m and the sampling rates" if m is None else "segmented: sampling rates"):
+    with status(
+        "segmented: optimising the blanket rate m and the sampling rates" if m is None else "segmented: sampling rates"
+    ):
         result = optimize_parameters(levels, delta, counts, d, s, m)
     if as_json:
         inputs = {"levels": levels, "counts": counts, "d": d, "s": s, "m": m, "delta": delta}

@@ -30,12 +30,28 @@ def configure_logging(level: str = "INFO") -> None:
 
 @app.command("serve", cls=S.OneLineCommand)
 def serve_cmd(
-    role: Annotated[str, typer.Argument(parser=S.choice_option("ROLE", lambda: list(_ROLES), "role"), help="shuffler, server, bulletin or all (the three in one process).")],
+    role: Annotated[
+        str,
+        typer.Argument(
+            parser=S.choice_option("ROLE", lambda: list(_ROLES), "role"),
+            help="shuffler, server, bulletin or all (the three in one process).",
+        ),
+    ],
     host: Annotated[str, typer.Option("--host", help="Address to listen on (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port.", parser=S.count_option("--port", 1, 65535))] = 8700,
-    db: Annotated[str | None, typer.Option("--db", help="SQLAlchemy URL (postgresql://...); default: a SQLite file under --data-dir.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder of keys (0700/0600) and the default database.")] = None,
-    dask_scheduler: Annotated[str | None, typer.Option("--dask-scheduler", help="Run unwrap/decrypt/seal on this Dask scheduler (needs shuffledp\\[scale]).")] = None,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="SQLAlchemy URL (postgresql://...); default: a SQLite file under --data-dir."),
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Folder of keys (0700/0600) and the default database.")
+    ] = None,
+    dask_scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--dask-scheduler", help="Run unwrap/decrypt/seal on this Dask scheduler (needs shuffledp\\[scale])."
+        ),
+    ] = None,
     shuffler_url: Annotated[str | None, typer.Option("--shuffler-url", help="Where the shuffler listens.")] = None,
     server_url: Annotated[str | None, typer.Option("--server-url", help="Where the server listens.")] = None,
     board_url: Annotated[str | None, typer.Option("--board-url", help="Where the bulletin board listens.")] = None,
@@ -51,5 +67,14 @@ def serve_cmd(
     settings = ServiceSettings(**{k: v for k, v in given.items() if v is not None})
     configure_logging(settings.log_level)
     app_ = create(role, settings)
-    uvicorn.run(app_, host=host, port=port, access_log=False, log_level="warning", timeout_graceful_shutdown=5, timeout_keep_alive=75,
-                loop="auto", http="auto")  # uvloop and httptools when installed (they are dependencies)
+    uvicorn.run(
+        app_,
+        host=host,
+        port=port,
+        access_log=False,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        timeout_keep_alive=75,
+        loop="auto",
+        http="auto",
+    )  # uvloop and httptools when installed (they are dependencies)

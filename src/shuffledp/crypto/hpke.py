@@ -87,7 +87,9 @@ class HpkeContext:
         if g is not None and (isinstance(g, bool) or not isinstance(g, int) or not 0 <= g < 2**32):
             raise CryptoError(f"HpkeContext group_id must be None or an integer in [0, 2**32), got {g!r}")
         if not isinstance(self.binding, bytes) or len(self.binding) > 2**16:
-            raise CryptoError(f"HpkeContext binding must be bytes of length <= 65536, got {type(self.binding).__name__}")
+            raise CryptoError(
+                f"HpkeContext binding must be bytes of length <= 65536, got {type(self.binding).__name__}"
+            )
         group = b"" if g is None else g.to_bytes(4, "big")
         info = length_prefixed(
             _INFO_LABEL,

@@ -108,7 +108,9 @@ def _check_box(box: tuple[float, float, float, float] | None) -> None:
     except (TypeError, ValueError):
         raise DataError(f"box must be (lat_min, lat_max, lon_min, lon_max), got {box!r}") from None
     if not (-90 <= lat_lo < lat_hi <= 90 and -180 <= lon_lo < lon_hi <= 180):
-        raise DataError(f"box must be (lat_min, lat_max, lon_min, lon_max) with min < max inside [-90, 90] x [-180, 180], got {box!r}")
+        raise DataError(
+            f"box must be (lat_min, lat_max, lon_min, lon_max) with min < max inside [-90, 90] x [-180, 180], got {box!r}"
+        )
 
 
 def _parse(
@@ -132,7 +134,9 @@ def _parse(
         lats.append(fields[lat_col])
         lons.append(fields[lon_col])
     latlon = np.empty((len(lats), 2))
-    for col, (values, label, limit, index) in enumerate(((lats, "latitude", 90.0, lat_col), (lons, "longitude", 180.0, lon_col))):
+    for col, (values, label, limit, index) in enumerate(
+        ((lats, "latitude", 90.0, lat_col), (lons, "longitude", 180.0, lon_col))
+    ):
         try:
             latlon[:, col] = np.array(values, dtype=np.float64) if values else []
             bad = ~(np.abs(latlon[:, col]) <= limit)  # also NaN
@@ -242,7 +246,9 @@ def read_foursquare(path: str | os.PathLike[str], *, box: tuple[float, float, fl
     return _parse(file, "foursquare", 8, layout, 0, 4, 5, "userid", box)
 
 
-def austin_checkins(path: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None) -> CheckIns:
+def austin_checkins(
+    path: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None
+) -> CheckIns:
     """The stand-in for the check-in data sets: each Austin address as one check-in of its own user.
 
     Parameters

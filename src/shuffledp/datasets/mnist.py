@@ -119,7 +119,9 @@ def read_idx(path: str | os.PathLike[str]) -> np.ndarray:
     ndim = magic[3]
     header = 4 + 4 * ndim
     if len(data) < header:
-        raise DataError(f"{file}: the header announces {ndim} dimensions ({header} bytes), the file has {len(data)} bytes")
+        raise DataError(
+            f"{file}: the header announces {ndim} dimensions ({header} bytes), the file has {len(data)} bytes"
+        )
     shape = tuple(int(x) for x in np.frombuffer(data, ">u4", count=ndim, offset=4))
     dtype = np.dtype(IDX_TYPES[magic[2]])
     expected = int(np.prod(shape, dtype=object)) * dtype.itemsize
@@ -180,8 +182,12 @@ def load_mnist(images_path: str | os.PathLike[str], labels_path: str | os.PathLi
         raise DataError(f"{images_path} holds {len(images)} images but {labels_path} holds {len(labels)} labels")
     bad = np.flatnonzero(labels > 9)
     if bad.size:
-        raise DataError(f"{labels_path}: label {int(bad[0])} is {int(labels[bad[0]])}; allowed: 0..9 ({bad.size} labels out of range)")
-    return ImageData("mnist", images.astype(np.float64) / 255.0, labels.astype(np.int64), f"{images_path}, {labels_path}")
+        raise DataError(
+            f"{labels_path}: label {int(bad[0])} is {int(labels[bad[0]])}; allowed: 0..9 ({bad.size} labels out of range)"
+        )
+    return ImageData(
+        "mnist", images.astype(np.float64) / 255.0, labels.astype(np.int64), f"{images_path}, {labels_path}"
+    )
 
 
 def mnist_paths(split: str = "train", root: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
@@ -201,7 +207,9 @@ def load_digits_substitute() -> ImageData:
     from sklearn.datasets import load_digits
 
     data = load_digits()
-    return ImageData(DIGITS_SUBSTITUTE_NAME, data.images / 16.0, data.target.astype(np.int64), "sklearn.datasets.load_digits")
+    return ImageData(
+        DIGITS_SUBSTITUTE_NAME, data.images / 16.0, data.target.astype(np.int64), "sklearn.datasets.load_digits"
+    )
 
 
 def mnist_or_digits(

@@ -210,9 +210,7 @@ def read_msnbc(path: str | os.PathLike[str]) -> MSNBCData:
                 raise DataError(f"{path}:{number}: a session must list category numbers, got {text!r}")
             visits = [int(tok) for tok in tokens]  # parsing: one line per session
             if min(visits) < 1 or max(visits) > len(categories):  # before int64: no overflow
-                raise DataError(
-                    f"{path}:{number}: category numbers must lie in [1, {len(categories)}], got {text!r}"
-                )
+                raise DataError(f"{path}:{number}: category numbers must lie in [1, {len(categories)}], got {text!r}")
             sets.append(np.unique(np.array(visits, dtype=np.int64)) - 1)
     if categories is None or not sets:
         raise DataError(f"{path}: no category line or no sessions found (UCI msnbc990928.seq format)")
@@ -254,8 +252,9 @@ def load_msnbc(path: str | os.PathLike[str] | None = None, *, root: str | os.Pat
     return read_msnbc(msnbc_path(root) if path is None else path)
 
 
-def fix_set_size(sets: list[np.ndarray] | tuple[np.ndarray, ...], d: int, s: int,
-                 rng: np.random.Generator | None = None) -> np.ndarray:
+def fix_set_size(
+    sets: list[np.ndarray] | tuple[np.ndarray, ...], d: int, s: int, rng: np.random.Generator | None = None
+) -> np.ndarray:
     """Exactly ``s`` items per user (§6): a larger set keeps a uniform random s-subset; a smaller
     one is padded with distinct items drawn uniformly from the items it lacks.
 
@@ -317,8 +316,9 @@ def _pad_or_sample(held: np.ndarray, s: int, rng: np.random.Generator) -> np.nda
     return np.argsort(keys, axis=1)[:, :s].astype(np.int64)
 
 
-def msnbc_like_sets(n: int, rng: np.random.Generator | None = None, *, s: int = 4,
-                    d: int = MSNBC_CATEGORIES) -> np.ndarray:
+def msnbc_like_sets(
+    n: int, rng: np.random.Generator | None = None, *, s: int = 4, d: int = MSNBC_CATEGORIES
+) -> np.ndarray:
     """MSNBC-like users (`MSNBC_LIKE_NAME`): sessions over ``d`` = 17 categories, fixed to ``s`` items.
 
     Category j (0-based) has popularity proportional to 1 / (j + 1) (Zipf, exponent 1); a
@@ -417,7 +417,9 @@ def check_item_sets(items: Any, d: int, s: int) -> np.ndarray:
         arr = np.asarray(items)
     except ValueError:  # ragged rows: numpy cannot form an array
         lengths = sorted({len(row) for row in items}) if all(hasattr(row, "__len__") for row in items) else "mixed"
-        raise ShapeError(f"items must be an (n_users, s) array with s={s} items in every row, got rows of lengths {lengths}") from None
+        raise ShapeError(
+            f"items must be an (n_users, s) array with s={s} items in every row, got rows of lengths {lengths}"
+        ) from None
     if arr.ndim != 2:
         raise ShapeError(f"items must be an (n_users, s) array of item ids, got shape {arr.shape}")
     if arr.shape[1] != s:
@@ -483,7 +485,9 @@ def item_frequencies(items: np.ndarray, d: int) -> np.ndarray:
     try:
         arr = np.asarray(items)
     except ValueError:  # ragged rows: numpy cannot form an array
-        raise ShapeError("items must be an (n, s) array of item ids with s >= 1, got rows of different lengths") from None
+        raise ShapeError(
+            "items must be an (n, s) array of item ids with s >= 1, got rows of different lengths"
+        ) from None
     if arr.ndim != 2 or arr.shape[1] == 0:
         raise ShapeError(f"items must be an (n, s) array of item ids with s >= 1, got shape {arr.shape}")
     arr = check_item_sets(arr, d, arr.shape[1])

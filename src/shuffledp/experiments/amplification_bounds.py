@@ -96,7 +96,10 @@ def _summary(rows: list[dict[str, Any]], kinds: dict[str, str]) -> str:
     lb = {(r["eps0"], r["n"]): r["epsilon"] for r in rows if r["method"] == "variation-ratio-lower"}
     if ub and lb:
         gap = max((r["epsilon"] - lb[(r["eps0"], r["n"])]) / r["epsilon"] for r in ub if math.isfinite(r["epsilon"]))
-        lines += ["", f"Largest relative gap between the variation-ratio upper and lower bounds over the run: {gap:.2g}."]
+        lines += [
+            "",
+            f"Largest relative gap between the variation-ratio upper and lower bounds over the run: {gap:.2g}.",
+        ]
     lines += ["", "![central epsilon vs n](figure.png)", "", f"*Figure.* {caption(rows, kinds)}"]
     return "\n".join(lines)
 
@@ -177,7 +180,7 @@ def _figure(rows: list[dict[str, Any]], kinds: dict[str, str]):
             ax.set_xlabel("n (reports shuffled)")
         for ax in axes[:, 0]:
             ax.set_ylabel("central $\\varepsilon$")
-        for ax in axes.flat[len(EPS0):]:
+        for ax in axes.flat[len(EPS0) :]:
             ax.set_visible(False)
         legend_and_caption(fig, list(handles.values()), list(handles), ncol=2, caption=caption(rows, kinds))
     return fig

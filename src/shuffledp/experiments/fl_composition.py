@@ -92,27 +92,76 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     rows: list[dict[str, Any]] = []
     for analysis, method, value in ctx.progress.track(cases, "fl-composition"):
         if analysis == "total-epsilon":
-            total, seconds = _timed(partial(composed_shuffle_epsilon, USERS_PER_ROUND, DELTA, ROUNDS, eps0=value, method=method))
-            rows.append({"analysis": analysis, "composition": method, "pair": "generic", **base, "population": USERS_PER_ROUND,
-                         "eps0": value, "total_epsilon": total, "seconds": seconds})
+            total, seconds = _timed(
+                partial(composed_shuffle_epsilon, USERS_PER_ROUND, DELTA, ROUNDS, eps0=value, method=method)
+            )
+            rows.append(
+                {
+                    "analysis": analysis,
+                    "composition": method,
+                    "pair": "generic",
+                    **base,
+                    "population": USERS_PER_ROUND,
+                    "eps0": value,
+                    "total_epsilon": total,
+                    "seconds": seconds,
+                }
+            )
         elif analysis == "local-budget":
-            eps0, seconds = _timed(partial(composed_local_epsilon, value, USERS_PER_ROUND, DELTA, ROUNDS, method=method))
-            rows.append({"analysis": analysis, "composition": method, "pair": "generic", **base, "population": USERS_PER_ROUND,
-                         "eps0": eps0, "total_epsilon": value, "seconds": seconds})
+            eps0, seconds = _timed(
+                partial(composed_local_epsilon, value, USERS_PER_ROUND, DELTA, ROUNDS, method=method)
+            )
+            rows.append(
+                {
+                    "analysis": analysis,
+                    "composition": method,
+                    "pair": "generic",
+                    **base,
+                    "population": USERS_PER_ROUND,
+                    "eps0": eps0,
+                    "total_epsilon": value,
+                    "seconds": seconds,
+                }
+            )
         else:
             population = POPULATION if analysis == "sampled-budget" else None
-            solve = partial(composed_local_epsilon, value, USERS_PER_ROUND, DELTA, ROUNDS, family=_family(method),
-                            method="tight", population=population)
+            solve = partial(
+                composed_local_epsilon,
+                value,
+                USERS_PER_ROUND,
+                DELTA,
+                ROUNDS,
+                family=_family(method),
+                method="tight",
+                population=population,
+            )
             eps0, seconds = _timed(solve)
-            rows.append({"analysis": analysis, "composition": "tight", "pair": method, **base,
-                         "population": population or USERS_PER_ROUND, "eps0": eps0, "total_epsilon": value, "seconds": seconds})
+            rows.append(
+                {
+                    "analysis": analysis,
+                    "composition": "tight",
+                    "pair": method,
+                    **base,
+                    "population": population or USERS_PER_ROUND,
+                    "eps0": eps0,
+                    "total_epsilon": value,
+                    "seconds": seconds,
+                }
+            )
     return ExperimentOutput(
         columns=COLUMNS,
         rows=rows,
         summary_markdown=_summary(rows),
         figure=_figure(rows),
-        parameters={**base, "population": POPULATION, "fl_dim": FL_DIM, "eps0": list(eps_grid), "targets": list(TARGETS),
-                    "compositions": list(COMPOSITION_METHODS), "pairs": list(PAIRS)},
+        parameters={
+            **base,
+            "population": POPULATION,
+            "fl_dim": FL_DIM,
+            "eps0": list(eps_grid),
+            "targets": list(TARGETS),
+            "compositions": list(COMPOSITION_METHODS),
+            "pairs": list(PAIRS),
+        },
         claims=_claims(rows),
         findings=_findings(rows),
     )
@@ -134,21 +183,33 @@ def _claims(rows: list[dict[str, Any]]) -> list[Claim]:
         budgets = _sampled(rows, "sampled-budget", pair)
         inside = sum(0.95 * low <= b <= 1.05 * high for b in budgets)
         verdict = "held" if inside == len(budgets) else "partly" if inside else "not"
-        who = "any eps0-LDP randomizer" if pair == "generic" else f"Minkowski Response (dim {FL_DIM}) by its own decomposition"
-        claims.append(Claim(
-            f"§7.3: with amplification the per-round local budget is {low:g}-{high:g} for global (1, 0.01/N) and "
-            f"(3, 0.01/N) over {ROUNDS} rounds of s = {USERS_PER_ROUND:,} sampled of N = {POPULATION:,}",
-            f"{who}, fixed-size secret sample, tight composition: "
-            + ", ".join(f"{b:.3g} (target {t:g})" for b, t in zip(budgets, TARGETS)),
-            verdict,
-        ))
+        who = (
+            "any eps0-LDP randomizer"
+            if pair == "generic"
+            else f"Minkowski Response (dim {FL_DIM}) by its own decomposition"
+        )
+        claims.append(
+            Claim(
+                f"§7.3: with amplification the per-round local budget is {low:g}-{high:g} for global (1, 0.01/N) and "
+                f"(3, 0.01/N) over {ROUNDS} rounds of s = {USERS_PER_ROUND:,} sampled of N = {POPULATION:,}",
+                f"{who}, fixed-size secret sample, tight composition: "
+                + ", ".join(f"{b:.3g} (target {t:g})" for b, t in zip(budgets, TARGETS)),
+                verdict,
+            )
+        )
     return claims
 
 
 def _findings(rows: list[dict[str, Any]]) -> str:
     generic = _sampled(rows, "sampled-budget", "generic")
-    unsampled = [next(r["eps0"] for r in rows if r["analysis"] == "local-budget" and r["composition"] == "tight"
-                      and r["total_epsilon"] == t) for t in TARGETS]
+    unsampled = [
+        next(
+            r["eps0"]
+            for r in rows
+            if r["analysis"] == "local-budget" and r["composition"] == "tight" and r["total_epsilon"] == t
+        )
+        for t in TARGETS
+    ]
     return (
         f"Crediting the secret sample of {USERS_PER_ROUND:,} of {POPULATION:,} users, the per-round budgets are "
         f"{generic[0]:.3g} / {generic[-1]:.3g} (generic pair) against {unsampled[0]:.3g} / {unsampled[-1]:.3g} "
@@ -189,9 +250,12 @@ def _summary(rows: list[dict[str, Any]]) -> str:
         "",
         "| dominating pair | " + " | ".join(f"target eps = {t:g}" for t in TARGETS) + " |",
         "|---|" + "---|" * len(TARGETS),
-        "| generic (any eps0-LDP randomizer), sampled | " + " | ".join(f"{sampled[('generic', t)]:.4g}" for t in TARGETS) + " |",
+        "| generic (any eps0-LDP randomizer), sampled | "
+        + " | ".join(f"{sampled[('generic', t)]:.4g}" for t in TARGETS)
+        + " |",
         f"| Minkowski Response (dim {FL_DIM}, linf), own decomposition, sampled | "
-        + " | ".join(f"{sampled[('minkowski', t)]:.4g}" for t in TARGETS) + " |",
+        + " | ".join(f"{sampled[('minkowski', t)]:.4g}" for t in TARGETS)
+        + " |",
         "| generic, unsampled (tight row above) | " + " | ".join(f"{budget[('tight', t)]:.4g}" for t in TARGETS) + " |",
         "| Minkowski Response, unsampled | " + " | ".join(f"{unsampled[('minkowski', t)]:.4g}" for t in TARGETS) + " |",
         f"| paper (§7.3, PIC model) | {low:g} to {high:g} over both targets |  |",
@@ -215,9 +279,20 @@ def _figure(rows: list[dict[str, Any]]):
         width = 0.8 / len(COMPOSITION_METHODS)
         handles = []
         for i, method in enumerate(COMPOSITION_METHODS):
-            pts = sorted((r["eps0"], r["total_epsilon"]) for r in rows if r["analysis"] == "total-epsilon" and r["composition"] == method)
+            pts = sorted(
+                (r["eps0"], r["total_epsilon"])
+                for r in rows
+                if r["analysis"] == "total-epsilon" and r["composition"] == method
+            )
             (line,) = left.plot(*zip(*pts), **series_style(i))
-            budgets = [next(r["eps0"] for r in rows if r["analysis"] == "local-budget" and r["composition"] == method and r["total_epsilon"] == t) for t in TARGETS]
+            budgets = [
+                next(
+                    r["eps0"]
+                    for r in rows
+                    if r["analysis"] == "local-budget" and r["composition"] == method and r["total_epsilon"] == t
+                )
+                for t in TARGETS
+            ]
             offset = width * (i - (len(COMPOSITION_METHODS) - 1) / 2)
             bars = right.bar([j + offset for j in range(len(TARGETS))], budgets, width=width, **bar_style(i))
             right.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
@@ -231,7 +306,10 @@ def _figure(rows: list[dict[str, Any]]):
         right.set_ylabel("largest per-round local $\\varepsilon_0$")
         right.grid(False, axis="x")
         legend_and_caption(
-            fig, [h for h, _ in handles], [label for _, label in handles], ncol=len(handles),
+            fig,
+            [h for h, _ in handles],
+            [label for _, label in handles],
+            ncol=len(handles),
             caption=f"{ROUNDS} rounds of n = {USERS_PER_ROUND} shuffled generic eps0-LDP reports, global delta = {DELTA:g}. "
             "Left: global epsilon for a per-round eps0 (log scale); right: the per-round eps0 each composition allows "
             "for the global targets of Tables 5-6.",

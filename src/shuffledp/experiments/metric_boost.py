@@ -36,17 +36,33 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     for eps_geo in ctx.progress.track(EPS_GEO, NAME):
         for n in ns:
             base = {"experiment": NAME, "n": n, "eps_geo": eps_geo, "delta": DELTA}
-            rows.append({**base, "method": "theorem-4.1", "k": None,
-                         "epsilon": geo_shuffle_epsilon(eps_geo, DELTA, n, method="theorem-4.1")})
+            rows.append(
+                {
+                    **base,
+                    "method": "theorem-4.1",
+                    "k": None,
+                    "epsilon": geo_shuffle_epsilon(eps_geo, DELTA, n, method="theorem-4.1"),
+                }
+            )
             for label, k, n_max in CERTIFIED:
                 if n <= (min(n_max, QUICK_SMALL_DOMAIN_N) if ctx.quick and k < 1000 else n_max):
                     rows.append({**base, "method": label, "k": k, "epsilon": geo_shuffle_epsilon(eps_geo, DELTA, n, k)})
             if n in (PROFILE_N[:1] if ctx.quick else PROFILE_N):
                 prof = metric_profile("geo-shuffle", DELTA, n, 1000, eps_geo=eps_geo)
-                rows.append({**base, "method": "profile at distance 1, k = 1000", "k": 1000,
-                             "epsilon": prof.epsilon_at(1), "theorem_holds_up_to": prof.theorem_holds_up_to})
+                rows.append(
+                    {
+                        **base,
+                        "method": "profile at distance 1, k = 1000",
+                        "k": 1000,
+                        "epsilon": prof.epsilon_at(1),
+                        "theorem_holds_up_to": prof.theorem_holds_up_to,
+                    }
+                )
     return ExperimentOutput(
-        columns=COLUMNS, rows=rows, summary_markdown=_summary(rows), figure=_figure(rows),
+        columns=COLUMNS,
+        rows=rows,
+        summary_markdown=_summary(rows),
+        figure=_figure(rows),
         parameters={"delta": DELTA, "eps_geo": list(EPS_GEO), "n": list(ns)},
     )
 
@@ -58,7 +74,10 @@ def _value(rows, eps_geo, n, method):
 def _summary(rows: list[dict[str, Any]]) -> str:
     methods = ["theorem-4.1"] + [label for label, _, _ in CERTIFIED]
     ns = sorted({r["n"] for r in rows})
-    lines = [f"Shuffle-model epsilon of Geo-Shuffle(eps_geo, delta = {DELTA:g}, n); the paper's Figure 3 has no numbers.", ""]
+    lines = [
+        f"Shuffle-model epsilon of Geo-Shuffle(eps_geo, delta = {DELTA:g}, n); the paper's Figure 3 has no numbers.",
+        "",
+    ]
     for eps_geo in EPS_GEO:
         lines += [f"eps_geo = {eps_geo:g}:", "", "| n | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
         for n in ns:
@@ -84,7 +103,9 @@ def _summary(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         if r["method"].startswith("profile"):
             thm = _value(rows, r["eps_geo"], r["n"], "theorem-4.1")
-            lines.append(f"| {r['eps_geo']:g} | {r['n']} | {thm:.4g} | {r['epsilon']:.4g} | {r['theorem_holds_up_to']} |")
+            lines.append(
+                f"| {r['eps_geo']:g} | {r['n']} | {thm:.4g} | {r['epsilon']:.4g} | {r['theorem_holds_up_to']} |"
+            )
     lines += [
         "",
         "Claim held only partly: Figure 3's boost is real for datasets within that radius, and absent for every pair.",
@@ -110,7 +131,10 @@ def _figure(rows):
             log_ticks(ax, "y")
         axes[0].set_ylabel("shuffle-model epsilon")
         legend_and_caption(
-            fig, list(handles.values()), list(handles), ncol=len(handles),
+            fig,
+            list(handles.values()),
+            list(handles),
+            ncol=len(handles),
             caption=f"Figure 3 setting, delta = {DELTA:g}. Dotted: eps_geo (no boost). Theorem 4.1 as printed is not a valid "
             "bound for datasets far apart; the certified curves hold for every pair of datasets with values in {0..k}.",
         )

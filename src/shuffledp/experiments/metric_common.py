@@ -144,7 +144,9 @@ def tuned_mechanisms(epsilon: float, delta: float, n: int, k: int) -> dict[str, 
         rr_paper = exc
     extra = {
         "rr-shuffle-paper-tuning": rr_paper,
-        "geo-shuffle-paper-tuning": GeoShuffle(paper_tuned_eps_geo(epsilon, delta, n), delta, n, k, method="theorem-4.1"),
+        "geo-shuffle-paper-tuning": GeoShuffle(
+            paper_tuned_eps_geo(epsilon, delta, n), delta, n, k, method="theorem-4.1"
+        ),
         "geo-shuffle-certified": GeoShuffle.for_epsilon(epsilon, delta, n, k, method="certified"),
     }
     merged = {**ours, **extra}
@@ -229,16 +231,22 @@ def _reason(column: str, model: ErrorModel, ref: float, n: int, epsilon: float, 
     if column == "geo-shuffle":
         eps_geo, implied = implied_geo_guarantee(model, ref, epsilon, delta, n)
         tail = "" if implied > eps_axis else " (the paper's value is worse than its own theorem allows)"
-        return (f"the paper's value needs eps_geo = {eps_geo:.3g}, which Theorem 4.1 (d = 1) rates at eps = "
-                f"{implied:.3g} = {implied / eps_axis:.2g}x the target{tail}")
+        return (
+            f"the paper's value needs eps_geo = {eps_geo:.3g}, which Theorem 4.1 (d = 1) rates at eps = "
+            f"{implied:.3g} = {implied / eps_axis:.2g}x the target{tail}"
+        )
     implied = implied_rr_guarantee(model, ref, epsilon, delta, n)
     if implied is None:
         return "the paper's value needs fewer random bits than Theorem 3.1 admits at all"
     tail = "" if implied > eps_axis else " (the paper's value is worse than its own theorem allows)"
-    return f"the paper's value needs p with Theorem 3.1 eps = {implied:.3g} = {implied / eps_axis:.2g}x the target{tail}"
+    return (
+        f"the paper's value needs p with Theorem 3.1 eps = {implied:.3g} = {implied / eps_axis:.2g}x the target{tail}"
+    )
 
 
-def verdict(column: str, ours: float | None, ref: float, n: int, epsilon: float, delta: float, model: ErrorModel) -> str:
+def verdict(
+    column: str, ours: float | None, ref: float, n: int, epsilon: float, delta: float, model: ErrorModel
+) -> str:
     """One cell: "ours (paper, ratio): within 2x" or "... : not within 2x, <why>"."""
     if ours is None:
         return f"n/a ({ref:g}): RR-Shuffle outside Theorem 3.1 under this tuning"
@@ -249,8 +257,12 @@ def verdict(column: str, ours: float | None, ref: float, n: int, epsilon: float,
     return head + ": NOT within 2x, " + _reason(column, model, ref, n, epsilon, delta)
 
 
-def comparison_lines(mean: dict[tuple[int, float, str], float], table: dict[tuple[int, float], tuple[float, ...]],
-                     delta: float, model: ErrorModel) -> list[str]:
+def comparison_lines(
+    mean: dict[tuple[int, float, str], float],
+    table: dict[tuple[int, float], tuple[float, ...]],
+    delta: float,
+    model: ErrorModel,
+) -> list[str]:
     """Markdown: per (n, eps) of the paper's table and per paper column, our matched variant against it."""
     lines = [
         f"Matched setting (the paper's tuning, `{'`, `'.join(MATCHED[c] for c in PAPER_COLUMNS)}`) against the paper, "
@@ -262,7 +274,10 @@ def comparison_lines(mean: dict[tuple[int, float, str], float], table: dict[tupl
     for (n, eps), paper in table.items():
         if not any(key[:2] == (n, eps) for key in mean):
             continue
-        cells = [verdict(c, mean.get((n, eps, MATCHED[c])), ref, n, eps, delta, model) for c, ref in zip(PAPER_COLUMNS, paper)]
+        cells = [
+            verdict(c, mean.get((n, eps, MATCHED[c])), ref, n, eps, delta, model)
+            for c, ref in zip(PAPER_COLUMNS, paper)
+        ]
         lines.append(f"| {n} | {eps:g} | " + " | ".join(cells) + " |")
     return lines
 

@@ -35,11 +35,18 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     for n in ctx.progress.track(ns, NAME):
         paper = compromised_local_epsilons(EPS_S, DELTA, n, K, geo_method="theorem-4.1", rr_method="theorem-3.1")
         certified = compromised_local_epsilons(EPS_S, DELTA, n, K, geo_method="certified", rr_method="certified")
-        values = {**paper, "rr-shuffle-certified": certified["rr-shuffle"], "geo-shuffle-certified": certified["geo-shuffle"]}
+        values = {
+            **paper,
+            "rr-shuffle-certified": certified["rr-shuffle"],
+            "geo-shuffle-certified": certified["geo-shuffle"],
+        }
         base = {"experiment": NAME, "n": n, "epsilon_s": EPS_S, "delta": DELTA}
         rows += [{**base, "mechanism": m, "local_epsilon": values[m]} for m in MECHANISMS]
     return ExperimentOutput(
-        columns=COLUMNS, rows=rows, summary_markdown=_summary(rows), figure=_figure(rows),
+        columns=COLUMNS,
+        rows=rows,
+        summary_markdown=_summary(rows),
+        figure=_figure(rows),
         parameters={"epsilon_s": EPS_S, "delta": DELTA, "k": K, "n": list(ns)},
     )
 
@@ -51,15 +58,25 @@ def local_table(rows: list[dict[str, Any]]) -> dict[tuple[int, str], float | Non
 def _summary(rows: list[dict[str, Any]]) -> str:
     table = local_table(rows)
     ns = sorted({n for n, _ in table})
-    lines = [f"eps_L at eps_S = {EPS_S:g}, delta = {DELTA:g}, k = {K} (- : RR-Shuffle's conditions fail).", "",
-             "| n | " + " | ".join(MECHANISMS) + " | SGDL / Geo-Shuffle |", "|---|" + "---|" * (len(MECHANISMS) + 1)]
+    lines = [
+        f"eps_L at eps_S = {EPS_S:g}, delta = {DELTA:g}, k = {K} (- : RR-Shuffle's conditions fail).",
+        "",
+        "| n | " + " | ".join(MECHANISMS) + " | SGDL / Geo-Shuffle |",
+        "|---|" + "---|" * (len(MECHANISMS) + 1),
+    ]
     for n in ns:
         vals = [table[(n, m)] for m in MECHANISMS]
         ratio = table[(n, "sgdl-shuffle")] / table[(n, "geo-shuffle")]
         lines.append(f"| {n} | " + " | ".join("-" if v is None else f"{v:.3g}" for v in vals) + f" | {ratio:.3g} |")
     if 150 in ns:
-        lines += ["", "At n = 150 (the paper's example): " + ", ".join(
-            f"{m} ours {table[(150, m)]:.3g}, paper about {ref:g} (ratio {table[(150, m)] / ref:.2g})" for m, ref in PAPER_AT_150.items())]
+        lines += [
+            "",
+            "At n = 150 (the paper's example): "
+            + ", ".join(
+                f"{m} ours {table[(150, m)]:.3g}, paper about {ref:g} (ratio {table[(150, m)] / ref:.2g})"
+                for m, ref in PAPER_AT_150.items()
+            ),
+        ]
     lines += [
         "",
         "Figure 6's finding holds: Geo-Shuffle keeps a far smaller local epsilon than SGDL-Shuffle at the same eps_S. "
@@ -91,7 +108,10 @@ def _figure(rows):
         log_ticks(ax, "x")
         log_ticks(ax, "y")
         legend_and_caption(
-            fig, [h for h, _ in handles], [m for _, m in handles], ncol=2,
+            fig,
+            [h for h, _ in handles],
+            [m for _, m in handles],
+            ncol=2,
             caption=f"Figure 6 setting: eps_S = {EPS_S:g}, delta = {DELTA:g}, k = {K}. geo-shuffle: eps_geo from Theorem 4.1 "
             "(as in the paper); geo-shuffle-certified: from the bound valid for every pair of datasets.",
         )

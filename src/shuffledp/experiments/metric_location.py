@@ -111,7 +111,11 @@ def centroid_errors(mechanism: Any, cells: np.ndarray, runs: int, rng: np.random
     return SQUARE_M * np.hypot(*(est - cells.mean(axis=0)).T)
 
 
-@register(NAME, "Metric privacy, Austin centroid: error in metres (Table 3, Figures 5 and 29)", "metric paper §6.3, Table 3, Figures 5, 29")
+@register(
+    NAME,
+    "Metric privacy, Austin centroid: error in metres (Table 3, Figures 5 and 29)",
+    "metric paper §6.3, Table 3, Figures 5, 29",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     runs = 100 if ctx.quick else 300
     settings = sorted(set(TABLE3) | {(n, FIGURE_EPSILON) for n in FIGURE_N})
@@ -134,15 +138,29 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
                 invalid.setdefault(name, []).append((n, eps))
                 continue
             errors = centroid_errors(mechanism, users, runs, ctx.rng(index, 1 + m_index))
-            base = {"experiment": NAME, "n": n, "epsilon": eps, "delta": DELTA, "mechanism": name, "error_metric": "euclidean_m"}
+            base = {
+                "experiment": NAME,
+                "n": n,
+                "epsilon": eps,
+                "delta": DELTA,
+                "mechanism": name,
+                "error_metric": "euclidean_m",
+            }
             rows += [{**base, "value": float(v), "run": r} for r, v in enumerate(errors)]
     return ExperimentOutput(
         columns=COLUMNS,
         rows=rows,
         summary_markdown=_summary(rows, invalid, runs, outside, cells_all.shape[0]),
         figure=_figure(rows),
-        parameters={"k": K, "delta": DELTA, "runs": runs, "radius_squares": RADIUS_SQUARES, "settings": [list(s) for s in settings],
-                    "addresses_in_rectangle": int(cells_all.shape[0]), "addresses_outside": outside},
+        parameters={
+            "k": K,
+            "delta": DELTA,
+            "runs": runs,
+            "radius_squares": RADIUS_SQUARES,
+            "settings": [list(s) for s in settings],
+            "addresses_in_rectangle": int(cells_all.shape[0]),
+            "addresses_outside": outside,
+        },
     )
 
 
@@ -173,7 +191,9 @@ def published_code_shifts() -> dict[str, Any]:
             out["geo_4000"] = theirs
         try:
             code = ERROR_MODEL.rr(rr_shuffle_probability(1.1 * eps_run, 1e-3, K, n, method="theorem-3.1"), n)
-            variant = ERROR_MODEL.rr(rr_shuffle_probability(RR_PAPER_OVERSHOOT * eps_run, delta_axis, K, n, method="theorem-3.1"), n)
+            variant = ERROR_MODEL.rr(
+                rr_shuffle_probability(RR_PAPER_OVERSHOOT * eps_run, delta_axis, K, n, method="theorem-3.1"), n
+            )
         except ValidityConditionError:
             continue
         out["rr_vs_variant"] = max(out["rr_vs_variant"], abs(code / variant - 1))
@@ -248,7 +268,11 @@ def _summary(rows, invalid, runs, outside, inside) -> str:
         "Theorem 3.1 (RR-Shuffle) and Theorem 5.1 (SGDL-Shuffle, through truncation) do not hold for datasets far apart.",
     ]
     for name, cells in sorted(invalid.items()):
-        lines += ["", f"{name} omitted (Theorem 3.1's condition): " + "; ".join(f"n = {n}, eps = {eps:g}" for n, eps in sorted(cells))]
+        lines += [
+            "",
+            f"{name} omitted (Theorem 3.1's condition): "
+            + "; ".join(f"n = {n}, eps = {eps:g}" for n, eps in sorted(cells)),
+        ]
     return "\n".join(lines)
 
 
@@ -279,7 +303,10 @@ def _figure(rows):
         ax.set_xlabel("number of users n")
         ax.set_ylabel("centroid error (m)")
         legend_and_caption(
-            fig, handles, list(MECHANISMS), ncol=len(MECHANISMS),
+            fig,
+            handles,
+            list(MECHANISMS),
+            ncol=len(MECHANISMS),
             caption=f"Figure 5 / 29 setting: eps = {FIGURE_EPSILON:g} at 600 m, delta = {DELTA:g}, suburban Austin "
             "addresses on the paper's 100 m grid. geo-shuffle: Theorem 4.1 maximised over d (ours); *-paper-tuning: the "
             "paper's tuning (see summary); geo-shuffle-certified: the bound valid for every pair of datasets. "

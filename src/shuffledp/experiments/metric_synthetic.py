@@ -58,7 +58,11 @@ def absolute_errors(mechanism: Any, x: np.ndarray, runs: int, rng: np.random.Gen
     return np.abs(mechanism.estimate_sum(x, rng, runs) / x.size - x.mean())
 
 
-@register(NAME, "Metric privacy, synthetic data: MAE of the average (Table 2, Figure 4)", "metric paper §6.2, Table 2, Figure 4")
+@register(
+    NAME,
+    "Metric privacy, synthetic data: MAE of the average (Table 2, Figure 4)",
+    "metric paper §6.2, Table 2, Figure 4",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     runs = 300 if ctx.quick else 1000
     settings = sorted(set(TABLE2) | {(n, FIGURE_EPSILON) for n in (FIGURE_N_QUICK if ctx.quick else FIGURE_N)})
@@ -71,7 +75,14 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
                 invalid.setdefault(name, []).append((n, eps))
                 continue
             errors = absolute_errors(mechanism, x, runs, ctx.rng(index, 1 + m_index))
-            base = {"experiment": NAME, "n": n, "epsilon": eps, "delta": DELTA, "mechanism": name, "error_metric": "absolute_error"}
+            base = {
+                "experiment": NAME,
+                "n": n,
+                "epsilon": eps,
+                "delta": DELTA,
+                "mechanism": name,
+                "error_metric": "absolute_error",
+            }
             rows += [{**base, "value": float(v), "run": r} for r, v in enumerate(errors)]
     return ExperimentOutput(
         columns=COLUMNS,
@@ -101,7 +112,12 @@ ERROR_MODEL = ErrorModel(
     unit="MAE of the average",
 )
 #: The paper's column -> our column tuned our way (its default, ``geo-shuffle`` maximised over d).
-OURS = {"geo-local": "geo-local", "rr-shuffle": "rr-shuffle", "geo-shuffle": "geo-shuffle", "sgdl-shuffle": "sgdl-shuffle"}
+OURS = {
+    "geo-local": "geo-local",
+    "rr-shuffle": "rr-shuffle",
+    "geo-shuffle": "geo-shuffle",
+    "sgdl-shuffle": "sgdl-shuffle",
+}
 
 
 def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, float]]], runs: int) -> str:
@@ -110,7 +126,9 @@ def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, floa
         f"MAE of the average of n uniform integers in {{0..{K}}}, delta = {DELTA:g}, {runs} runs per cell. "
         "Our tuning; in brackets the paper's Table 2 value and the ratio ours/paper where the paper has the column.",
         "",
-        "| n | eps | " + " | ".join(MECHANISMS) + " | SGDL < Geo-Shuffle < RR, Geo-Local | RR vs Geo-Local as in paper |",
+        "| n | eps | "
+        + " | ".join(MECHANISMS)
+        + " | SGDL < Geo-Shuffle < RR, Geo-Local | RR vs Geo-Local as in paper |",
         "|---|---|" + "---|" * (len(MECHANISMS) + 2),
     ]
     paper_of = {ours: i for i, ours in enumerate(OURS.values())}
@@ -162,7 +180,11 @@ def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, floa
         "gain over Geo-Local (it is Geo-Local plus padding).",
     ]
     for name, cells in sorted(invalid.items()):
-        lines += ["", f"{name} omitted (Theorem 3.1's condition): " + "; ".join(f"n = {n}, eps = {eps:g}" for n, eps in sorted(cells))]
+        lines += [
+            "",
+            f"{name} omitted (Theorem 3.1's condition): "
+            + "; ".join(f"n = {n}, eps = {eps:g}" for n, eps in sorted(cells)),
+        ]
     return "\n".join(lines)
 
 
@@ -173,7 +195,9 @@ def tuning_shifts(delta: float = DELTA) -> dict[str, float]:
     for n, eps in TABLE2:
         ours = geo_shuffle_local_epsilon(eps, delta, n, method="theorem-4.1")
         out["d=1"] = max(out["d=1"], abs(paper_tuned_eps_geo(eps, delta, n) / ours - 1))
-        out["delta=1e-3"] = max(out["delta=1e-3"], abs(geo_shuffle_local_epsilon(eps, 1e-3, n, method="theorem-4.1") / ours - 1))
+        out["delta=1e-3"] = max(
+            out["delta=1e-3"], abs(geo_shuffle_local_epsilon(eps, 1e-3, n, method="theorem-4.1") / ours - 1)
+        )
     return out
 
 
@@ -198,7 +222,10 @@ def _figure(rows: list[dict[str, Any]]):
         log_ticks(ax, "x")
         log_ticks(ax, "y")
         legend_and_caption(
-            fig, [h for h, _ in handles], [label for _, label in handles], ncol=min(4, len(handles)),
+            fig,
+            [h for h, _ in handles],
+            [label for _, label in handles],
+            ncol=min(4, len(handles)),
             caption=f"Figure 4 setting: eps = {FIGURE_EPSILON:g}, delta = {DELTA:g}, values uniform in {{0..{K}}}. "
             "RR-Shuffle starts where Theorem 3.1 allows it; *-paper-tuning: the paper's tuning (see summary).",
         )

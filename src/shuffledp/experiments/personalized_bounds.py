@@ -23,13 +23,25 @@ from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, 
 from shuffledp.protocols.personalized import TABLE3, table3_budgets
 
 NAME = "personalized-bounds"
-COLUMNS = ["distribution", "n", "victim_eps", "eapes", "upper", "lower", "worst_inputs", "weakest_budget", "gap",
-           "eapes_below_lower"]
+COLUMNS = [
+    "distribution",
+    "n",
+    "victim_eps",
+    "eapes",
+    "upper",
+    "lower",
+    "worst_inputs",
+    "weakest_budget",
+    "gap",
+    "eapes_below_lower",
+]
 FRACTIONS = (0.1, 0.25, 0.5, 0.75, 0.9)  # share of the others holding 1 (lowest or highest budgets first)
 RANDOM_ASSIGNMENTS = 3
 
 
-@register(NAME, "Personalized budgets: central epsilon vs n (Figure 4)", "personalized-shuffle-eapes §4.1 Table 3, Figure 4")
+@register(
+    NAME, "Personalized budgets: central epsilon vs n (Figure 4)", "personalized-shuffle-eapes §4.1 Table 3, Figure 4"
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     sizes = [1_000, 10_000] if ctx.quick else [1_000, 10_000, 100_000, 1_000_000]
     settings = [(name, n) for name in TABLE3 for n in sizes]
@@ -41,13 +53,31 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         upper = P.personalized_shuffle_epsilon(victim, others, delta)
         lower, worst = _largest_lower(victim, others, delta, ctx.rng(index, 1))
         eapes = P.eapes_epsilon(others, delta)
-        rows.append(dict(distribution=name, n=n, victim_eps=victim, eapes=eapes, upper=upper, lower=lower,
-                         worst_inputs=worst, weakest_budget=P.weakest_budget_epsilon(n, budgets, delta), gap=upper / lower - 1.0,
-                         eapes_below_lower=bool(eapes < lower)))
+        rows.append(
+            dict(
+                distribution=name,
+                n=n,
+                victim_eps=victim,
+                eapes=eapes,
+                upper=upper,
+                lower=lower,
+                worst_inputs=worst,
+                weakest_budget=P.weakest_budget_epsilon(n, budgets, delta),
+                gap=upper / lower - 1.0,
+                eapes_below_lower=bool(eapes < lower),
+            )
+        )
     stride = 100 if ctx.quick else 1
-    equal = [_equal_budget_gap(eps, 10_000, stride) for eps in ctx.progress.track((0.5, 1.0, 2.0), "equal budgets, k sweep")]
-    return ExperimentOutput(COLUMNS, rows, _summary(rows, equal), figure=_figure(rows),
-                            parameters=dict(sizes=sizes, delta="1/n", family="binary-rr"))
+    equal = [
+        _equal_budget_gap(eps, 10_000, stride) for eps in ctx.progress.track((0.5, 1.0, 2.0), "equal budgets, k sweep")
+    ]
+    return ExperimentOutput(
+        COLUMNS,
+        rows,
+        _summary(rows, equal),
+        figure=_figure(rows),
+        parameters=dict(sizes=sizes, delta="1/n", family="binary-rr"),
+    )
 
 
 def _assignments(others: np.ndarray, rng: np.random.Generator):
@@ -65,8 +95,10 @@ def _assignments(others: np.ndarray, rng: np.random.Generator):
 
 def _largest_lower(victim: float, others: np.ndarray, delta: float, rng: np.random.Generator) -> tuple[float, str]:
     """Largest certified lower bound over `_assignments` (each is one concrete pair), with its label."""
-    found = [(P.personalized_shuffle_epsilon_lower(victim, others, delta, others_inputs=x), label)
-             for label, x in _assignments(others, rng)]
+    found = [
+        (P.personalized_shuffle_epsilon_lower(victim, others, delta, others_inputs=x), label)
+        for label, x in _assignments(others, rng)
+    ]
     return max(found, key=lambda item: item[0])
 
 
@@ -99,26 +131,32 @@ def _summary(rows: list[dict[str, Any]], equal: list[tuple[float, int, int, int,
     ]
     for r in rows:
         flag = " (below lower!)" if r["eapes_below_lower"] else ""
-        lines.append(f"| {r['distribution']} | {r['n']} | {r['victim_eps']:.3f} | {r['eapes']:.5f}{flag} | {r['upper']:.5f} | "
-                     f"{r['lower']:.5f} | {r['worst_inputs']} | {100 * r['gap']:.1f}% | {r['weakest_budget']:.5f} |")
-    lines += ["", f"E-APES below our rigorous lower bound (not a valid bound) at {len(bad)} of {len(rows)} points"
-              + (f"; by up to {max(1 - r['eapes'] / r['lower'] for r in bad):.1%}." if bad else "."),
-              f"Upper/lower gap: {min(r['gap'] for r in rows):.1%} to {max(r['gap'] for r in rows):.1%} "
-              "(issue 10 asks for at most 10% at n >= 10^4: not met).",
-              "",
-              f"Where the gap comes from. Of the {tried} input assignments tried, all inputs 0 gave the largest "
-              f"divergence at {all_zero} of {len(rows)} points. With equal budgets (n = {n_eq:,}), sweeping the "
-              f"number k of others holding 1 over {sweep}, the worst k is "
-              + ", ".join(f"{k} at eps = {e:g}" for e, _, k, _, _ in equal)
-              + (" -- with every k swept that is the exact worst case over all inputs" if stride == 1 else "")
-              + "; the upper bound lies above that worst case by "
-              + ", ".join(f"{g:.1%} (eps = {e:g})" for e, _, _, _, g in equal) + ". "
-              "So the gap is the upper bound's, not the lower bound's: for binary RR the clone pair (equal here to "
-              "the variation-ratio bound of `accounting`) reveals the number C of clones, while the real output, the "
-              "count of ones, hides it; that costs about sqrt(1 + Var C / E C) in epsilon. Closing it needs a "
-              "certified bound on the worst case over the other users' inputs that does not reveal C, which no "
-              "decomposition (clone or blanket) bound gives; the all-0 inputs are not always the worst for tiny n "
-              "(brute force, n = 4), so the lower bound cannot simply be promoted."]
+        lines.append(
+            f"| {r['distribution']} | {r['n']} | {r['victim_eps']:.3f} | {r['eapes']:.5f}{flag} | {r['upper']:.5f} | "
+            f"{r['lower']:.5f} | {r['worst_inputs']} | {100 * r['gap']:.1f}% | {r['weakest_budget']:.5f} |"
+        )
+    lines += [
+        "",
+        f"E-APES below our rigorous lower bound (not a valid bound) at {len(bad)} of {len(rows)} points"
+        + (f"; by up to {max(1 - r['eapes'] / r['lower'] for r in bad):.1%}." if bad else "."),
+        f"Upper/lower gap: {min(r['gap'] for r in rows):.1%} to {max(r['gap'] for r in rows):.1%} "
+        "(issue 10 asks for at most 10% at n >= 10^4: not met).",
+        "",
+        f"Where the gap comes from. Of the {tried} input assignments tried, all inputs 0 gave the largest "
+        f"divergence at {all_zero} of {len(rows)} points. With equal budgets (n = {n_eq:,}), sweeping the "
+        f"number k of others holding 1 over {sweep}, the worst k is "
+        + ", ".join(f"{k} at eps = {e:g}" for e, _, k, _, _ in equal)
+        + (" -- with every k swept that is the exact worst case over all inputs" if stride == 1 else "")
+        + "; the upper bound lies above that worst case by "
+        + ", ".join(f"{g:.1%} (eps = {e:g})" for e, _, _, _, g in equal)
+        + ". "
+        "So the gap is the upper bound's, not the lower bound's: for binary RR the clone pair (equal here to "
+        "the variation-ratio bound of `accounting`) reveals the number C of clones, while the real output, the "
+        "count of ones, hides it; that costs about sqrt(1 + Var C / E C) in epsilon. Closing it needs a "
+        "certified bound on the worst case over the other users' inputs that does not reveal C, which no "
+        "decomposition (clone or blanket) bound gives; the all-0 inputs are not always the worst for tiny n "
+        "(brute force, n = 4), so the lower bound cannot simply be promoted.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -131,7 +169,14 @@ def _figure(rows: list[dict[str, Any]]):
             sub = [r for r in rows if r["distribution"] == name]
             n = [r["n"] for r in sub]
             handles = []
-            for j, (key, label) in enumerate([("eapes", "E-APES"), ("upper", "ours (upper)"), ("lower", "ours (lower)"), ("weakest_budget", "weakest budget")]):
+            for j, (key, label) in enumerate(
+                [
+                    ("eapes", "E-APES"),
+                    ("upper", "ours (upper)"),
+                    ("lower", "ours (lower)"),
+                    ("weakest_budget", "weakest budget"),
+                ]
+            ):
                 (line,) = ax.plot(n, [r[key] for r in sub], **series_style(j))
                 handles.append((line, label))
             ax.set_title(name)
@@ -140,6 +185,11 @@ def _figure(rows: list[dict[str, Any]]):
             log_ticks(ax, "x", plain=False)  # decade ticks only: 1000 2000 5000 10000 ran together in the narrow panels
             ax.set_xlabel("n")
         axes[0].set_ylabel("central epsilon (delta = 1/n)")
-        legend_and_caption(fig, [h for h, _ in handles], [label for _, label in handles], ncol=len(handles),
-                           caption="Median-budget victim, binary RR. Upper and lower bounds are certified; E-APES is a CLT approximation.")
+        legend_and_caption(
+            fig,
+            [h for h, _ in handles],
+            [label for _, label in handles],
+            ncol=len(handles),
+            caption="Median-budget victim, binary RR. Upper and lower bounds are certified; E-APES is a CLT approximation.",
+        )
     return fig

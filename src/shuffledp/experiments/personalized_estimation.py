@@ -41,7 +41,11 @@ def amplified_factor(targets: np.ndarray, delta: float, family: str) -> float:
     return lo
 
 
-@register(NAME, "Personalized average and frequency: error vs f_c and eps_c (Figures 6-7)", "personalized-shuffle-eapes §4.2, Figures 6-7")
+@register(
+    NAME,
+    "Personalized average and frequency: error vs f_c and eps_c (Figures 6-7)",
+    "personalized-shuffle-eapes §4.2, Figures 6-7",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     n, reps = 10_000, (100 if ctx.quick else 1_000)
     delta = 1.0 / n
@@ -57,15 +61,36 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
             for label, scale in (("ldp", 1.0), ("shuffle", lam)):
                 budgets = targets * scale
                 if task == "average":
-                    err = [abs(personalized_average(x_avg, budgets, 20.0, 80.0, rng).estimate - x_avg.mean()) for _ in range(reps)]
+                    err = [
+                        abs(personalized_average(x_avg, budgets, 20.0, 80.0, rng).estimate - x_avg.mean())
+                        for _ in range(reps)
+                    ]
                 else:
-                    err = [abs(personalized_frequency(x_bit, budgets, rng).estimate - x_bit.mean()) for _ in range(reps)]
+                    err = [
+                        abs(personalized_frequency(x_bit, budgets, rng).estimate - x_bit.mean()) for _ in range(reps)
+                    ]
                 err = np.asarray(err)
-                rows.append(dict(sweep=sweep, f_c=f_c, eps_c=eps_c, task=task, budgets=label, **{"lambda": scale},
-                                 mae=float(err.mean()), mae_se=float(err.std(ddof=1) / np.sqrt(reps))))
+                rows.append(
+                    dict(
+                        sweep=sweep,
+                        f_c=f_c,
+                        eps_c=eps_c,
+                        task=task,
+                        budgets=label,
+                        **{"lambda": scale},
+                        mae=float(err.mean()),
+                        mae_se=float(err.std(ddof=1) / np.sqrt(reps)),
+                    )
+                )
     claims = _claims(rows)
-    return ExperimentOutput(COLUMNS, rows, _summary(rows, reps, claims), figure=_figure(rows), parameters=dict(n=n, reps=reps, delta=delta),
-                            claims=claims)
+    return ExperimentOutput(
+        COLUMNS,
+        rows,
+        _summary(rows, reps, claims),
+        figure=_figure(rows),
+        parameters=dict(n=n, reps=reps, delta=delta),
+        claims=claims,
+    )
 
 
 def _verdict(held: int, total: int) -> str:
@@ -76,32 +101,59 @@ def _claims(rows: list[dict[str, Any]]) -> list[Claim]:
     """§4.2: "due to the presence of a shuffler, the privacy of users can be further enhanced, allowing for smaller noise
     to be added in LDP" (Figures 6-7 plot the errors; the text states no numbers)."""
     shuffle = [r for r in rows if r["budgets"] == "shuffle"]
-    better = [r for r in shuffle if r["mae"] < next(q["mae"] for q in rows if q["budgets"] == "ldp" and q["task"] == r["task"]
-                                                     and q["f_c"] == r["f_c"] and q["eps_c"] == r["eps_c"])]
-    claims = [Claim("Shuffling lets users add less noise: the error is below LDP's at the same privacy targets (§4.2, Figures 6-7)",
-                    f"shuffle error below LDP's in {len(better)} of {len(shuffle)} settings (average and frequency)",
-                    _verdict(len(better), len(shuffle)))]
+    better = [
+        r
+        for r in shuffle
+        if r["mae"]
+        < next(
+            q["mae"]
+            for q in rows
+            if q["budgets"] == "ldp" and q["task"] == r["task"] and q["f_c"] == r["f_c"] and q["eps_c"] == r["eps_c"]
+        )
+    ]
+    claims = [
+        Claim(
+            "Shuffling lets users add less noise: the error is below LDP's at the same privacy targets (§4.2, Figures 6-7)",
+            f"shuffle error below LDP's in {len(better)} of {len(shuffle)} settings (average and frequency)",
+            _verdict(len(better), len(shuffle)),
+        )
+    ]
     return claims
 
 
 def _summary(rows: list[dict[str, Any]], reps: int, claims: list[Claim]) -> str:
-    lines = ["The paper's setting (§4.2) beside ours:", "",
-             "| parameter | paper | here |", "|---|---|---|",
-             "| n | 10,000 | 10,000 |", f"| repetitions | 1,000 | {reps} |",
-             "| data | N(50, sigma^2) clipped to [20, 80]; bits with density c = 0.3 | N(50, 10^2) clipped to [20, 80]; c = 0.3 |",
-             f"| f_l, eps_M, eps_L | 0.09, 0.5, 1 | {F_L}, {EPS_M}, {EPS_L:g} |",
-             "| f_c sweep (Fig. 6) | 0.01 to 0.5 (eps_C = 0.1) | 0.01, 0.1, 0.3, 0.5 (eps_C = 0.1) |",
-             "| eps_C sweep (Fig. 7) | varied, f_c = 0.54 | 0.05, 0.1, 0.2, 0.4 (f_c = 0.54) |",
-             "| shuffle guarantee | E-APES (mu-GDP, Corollaries 1-2; an approximation) | our rigorous upper bound |", "",
-             "The paper gives Figures 6-7 without numbers in the text; its claim is checked in the table above.", "",
-             f"n = 10,000, {reps} repetitions, delta = 1/n; shuffle budgets = lambda x targets, lambda the largest common factor "
-             "keeping every user's certified central epsilon <= their target.", "",
-             "| sweep | f_c | eps_c | task | lambda | MAE (LDP) | MAE (shuffle) |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "The paper's setting (§4.2) beside ours:",
+        "",
+        "| parameter | paper | here |",
+        "|---|---|---|",
+        "| n | 10,000 | 10,000 |",
+        f"| repetitions | 1,000 | {reps} |",
+        "| data | N(50, sigma^2) clipped to [20, 80]; bits with density c = 0.3 | N(50, 10^2) clipped to [20, 80]; c = 0.3 |",
+        f"| f_l, eps_M, eps_L | 0.09, 0.5, 1 | {F_L}, {EPS_M}, {EPS_L:g} |",
+        "| f_c sweep (Fig. 6) | 0.01 to 0.5 (eps_C = 0.1) | 0.01, 0.1, 0.3, 0.5 (eps_C = 0.1) |",
+        "| eps_C sweep (Fig. 7) | varied, f_c = 0.54 | 0.05, 0.1, 0.2, 0.4 (f_c = 0.54) |",
+        "| shuffle guarantee | E-APES (mu-GDP, Corollaries 1-2; an approximation) | our rigorous upper bound |",
+        "",
+        "The paper gives Figures 6-7 without numbers in the text; its claim is checked in the table above.",
+        "",
+        f"n = 10,000, {reps} repetitions, delta = 1/n; shuffle budgets = lambda x targets, lambda the largest common factor "
+        "keeping every user's certified central epsilon <= their target.",
+        "",
+        "| sweep | f_c | eps_c | task | lambda | MAE (LDP) | MAE (shuffle) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if r["budgets"] != "shuffle":
             continue
-        ldp = next(q for q in rows if q["budgets"] == "ldp" and q["task"] == r["task"] and q["f_c"] == r["f_c"] and q["eps_c"] == r["eps_c"])
-        lines.append(f"| {r['sweep']} | {r['f_c']} | {r['eps_c']} | {r['task']} | {r['lambda']:.2f} | {ldp['mae']:.4g} | {r['mae']:.4g} |")
+        ldp = next(
+            q
+            for q in rows
+            if q["budgets"] == "ldp" and q["task"] == r["task"] and q["f_c"] == r["f_c"] and q["eps_c"] == r["eps_c"]
+        )
+        lines.append(
+            f"| {r['sweep']} | {r['f_c']} | {r['eps_c']} | {r['task']} | {r['lambda']:.2f} | {ldp['mae']:.4g} | {r['mae']:.4g} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -109,7 +161,9 @@ def _figure(rows: list[dict[str, Any]]):
     with page_style() as plt:
         fig, axes = plt.subplots(1, 4, figsize=(PAGE_WIDTH, 2.6))
         handles = []
-        for ax, (sweep, task) in zip(axes, [("f_c", "average"), ("eps_c", "average"), ("f_c", "frequency"), ("eps_c", "frequency")]):
+        for ax, (sweep, task) in zip(
+            axes, [("f_c", "average"), ("eps_c", "average"), ("f_c", "frequency"), ("eps_c", "frequency")]
+        ):
             handles = []
             for j, label in enumerate(("ldp", "shuffle")):
                 sub = [r for r in rows if r["sweep"] == sweep and r["task"] == task and r["budgets"] == label]
@@ -119,6 +173,11 @@ def _figure(rows: list[dict[str, Any]]):
             ax.set_xlabel(sweep)
             ax.set_title(task)
         axes[0].set_ylabel("mean absolute error")
-        legend_and_caption(fig, [h for h, _ in handles], ["LDP budgets", "budgets raised by amplification"], ncol=2,
-                           caption="Raised budgets keep every user's certified central epsilon at or below their target.")
+        legend_and_caption(
+            fig,
+            [h for h, _ in handles],
+            ["LDP budgets", "budgets raised by amplification"],
+            ncol=2,
+            caption="Raised budgets keep every user's certified central epsilon at or below their target.",
+        )
     return fig

@@ -30,7 +30,17 @@ from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentO
 from shuffledp.protocols.personalized import TABLE3, personalized_sgd, table3_budgets
 
 NAME = "personalized-sgd"
-COLUMNS = ["budgets", "epochs", "rep", "train_accuracy", "test_accuracy", "eps_min", "eps_median", "eps_max", "eapes_epoch_epsilon"]
+COLUMNS = [
+    "budgets",
+    "epochs",
+    "rep",
+    "train_accuracy",
+    "test_accuracy",
+    "eps_min",
+    "eps_median",
+    "eps_max",
+    "eapes_epoch_epsilon",
+]
 N_TRAIN, CLIENTS, CLIP, LR, DELTA0, CENTRAL_DELTA = 1500, 100, 2.0, 0.05, 1e-5, 1e-4
 REFERENCE = "reference"
 REFERENCE_EPS = MAX_BUDGET  # the largest accepted budget: noise sd 1/700 of its eps = 1 scale
@@ -51,7 +61,11 @@ def _accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.argmax(X @ theta, axis=1) == y))
 
 
-@register(NAME, "Personalized shuffled SGD on digits under Table 3 budgets (Figure 5)", "personalized-shuffle-eapes §4.1, Algorithm 1, Table 2, Figure 5")
+@register(
+    NAME,
+    "Personalized shuffled SGD on digits under Table 3 budgets (Figure 5)",
+    "personalized-shuffle-eapes §4.1, Algorithm 1, Table 2, Figure 5",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     epochs_grid, reps = ((2, 5), 1) if ctx.quick else ((5, 10, 25, 50), 3)
     X, y, X_test, y_test = digits_split(ctx.rng(0))
@@ -60,17 +74,51 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     for index, (name, T, rep) in enumerate(ctx.progress.track(settings, NAME)):
         rng = ctx.rng(1, index)
         eps = np.full(CLIENTS, REFERENCE_EPS) if name == REFERENCE else table3_budgets(name, CLIENTS, rng)
-        result = personalized_sgd(X, y, eps, np.full(CLIENTS, DELTA0), rng, epochs=T, lr=LR, clip=CLIP,
-                                  central_delta=None if name == REFERENCE else CENTRAL_DELTA)
+        result = personalized_sgd(
+            X,
+            y,
+            eps,
+            np.full(CLIENTS, DELTA0),
+            rng,
+            epochs=T,
+            lr=LR,
+            clip=CLIP,
+            central_delta=None if name == REFERENCE else CENTRAL_DELTA,
+        )
         theta = result.theta
         eapes = np.nan if name == REFERENCE else result.eapes[int(np.argsort(eps)[CLIENTS // 2])]  # the median client
-        rows.append(dict(budgets=name, epochs=T, rep=rep, train_accuracy=_accuracy(theta, X, y), test_accuracy=_accuracy(theta, X_test, y_test),
-                         eps_min=float(eps.min()), eps_median=float(np.median(eps)), eps_max=float(eps.max()),
-                         eapes_epoch_epsilon=float(eapes)))
-    params = dict(n_train=N_TRAIN, n_test=int(y_test.size), clients=CLIENTS, clip=CLIP, lr=LR, delta0=DELTA0,
-                  central_delta=CENTRAL_DELTA, epochs=list(epochs_grid), reps=reps)
-    return ExperimentOutput(COLUMNS, rows, _summary(rows, params), figure=_figure(rows, epochs_grid), parameters=params,
-                            claims=_claims(rows, params))
+        rows.append(
+            dict(
+                budgets=name,
+                epochs=T,
+                rep=rep,
+                train_accuracy=_accuracy(theta, X, y),
+                test_accuracy=_accuracy(theta, X_test, y_test),
+                eps_min=float(eps.min()),
+                eps_median=float(np.median(eps)),
+                eps_max=float(eps.max()),
+                eapes_epoch_epsilon=float(eapes),
+            )
+        )
+    params = dict(
+        n_train=N_TRAIN,
+        n_test=int(y_test.size),
+        clients=CLIENTS,
+        clip=CLIP,
+        lr=LR,
+        delta0=DELTA0,
+        central_delta=CENTRAL_DELTA,
+        epochs=list(epochs_grid),
+        reps=reps,
+    )
+    return ExperimentOutput(
+        COLUMNS,
+        rows,
+        _summary(rows, params),
+        figure=_figure(rows, epochs_grid),
+        parameters=params,
+        claims=_claims(rows, params),
+    )
 
 
 #: The paper's headline (§4.1, "Parameter Selection"): test accuracy after about 50 epochs, eps_0 in [0.05, 1].
@@ -86,14 +134,22 @@ def _claims(rows: list[dict[str, Any]], p: dict[str, Any]) -> list[Claim]:
     T = max(p["epochs"])
     table2 = _mean(rows, "uniform1", T, "test_accuracy")  # Table 2's eps_0 range [0.05, 1] is Uniform 1's
     reference = _mean(rows, REFERENCE, T, "test_accuracy")
-    verdict = "held" if table2 >= PAPER_TEST_ACCURACY - 0.05 else "partly" if reference >= PAPER_TEST_ACCURACY - 0.05 else "not"
-    return [Claim(
-        f"Algorithm 1 reaches {PAPER_TEST_ACCURACY:.2%} test accuracy on MNIST after about 50 epochs with eps_0 in [0.05, 1] "
-        "(§4.1, Table 2)",
-        f"digits, T = {T}: {table2:.3f} with Uniform 1 budgets ([0.05, 1]); {reference:.3f} nearly noiseless (the model "
-        "itself is as good); the gap is Algorithm 1's noise, see the summary",
-        verdict,
-    )]
+    verdict = (
+        "held"
+        if table2 >= PAPER_TEST_ACCURACY - 0.05
+        else "partly"
+        if reference >= PAPER_TEST_ACCURACY - 0.05
+        else "not"
+    )
+    return [
+        Claim(
+            f"Algorithm 1 reaches {PAPER_TEST_ACCURACY:.2%} test accuracy on MNIST after about 50 epochs with eps_0 in [0.05, 1] "
+            "(§4.1, Table 2)",
+            f"digits, T = {T}: {table2:.3f} with Uniform 1 budgets ([0.05, 1]); {reference:.3f} nearly noiseless (the model "
+            "itself is as good); the gap is Algorithm 1's noise, see the summary",
+            verdict,
+        )
+    ]
 
 
 def _mean(rows: list[dict[str, Any]], name: str, T: int, key: str) -> float:
@@ -103,23 +159,32 @@ def _mean(rows: list[dict[str, Any]], name: str, T: int, key: str) -> float:
 def _summary(rows: list[dict[str, Any]], p: dict[str, Any]) -> str:
     T = max(p["epochs"])
     lines = [
-        "Table 2 adapted to scikit-learn's digits (stated; the paper uses MNIST):", "",
-        "| parameter | paper (MNIST) | here (digits) |", "|---|---|---|",
-        "| C (clipping bound) | 2 | 2 |", "| delta_0 | 1e-5 | 1e-5 |",
-        "| eps_0 | [0.05, 1] | each client from a Table 3 distribution |", "| eta | 0.05 | 0.05 |",
-        f"| m (clients) | 100 | {p['clients']} |", f"| n (training samples) | 60,000 | {p['n_train']} ({p['n_test']} held out) |",
+        "Table 2 adapted to scikit-learn's digits (stated; the paper uses MNIST):",
+        "",
+        "| parameter | paper (MNIST) | here (digits) |",
+        "|---|---|---|",
+        "| C (clipping bound) | 2 | 2 |",
+        "| delta_0 | 1e-5 | 1e-5 |",
+        "| eps_0 | [0.05, 1] | each client from a Table 3 distribution |",
+        "| eta | 0.05 | 0.05 |",
+        f"| m (clients) | 100 | {p['clients']} |",
+        f"| n (training samples) | 60,000 | {p['n_train']} ({p['n_test']} held out) |",
         f"| T (epochs) | 50 | {', '.join(map(str, p['epochs']))} |",
-        "| model | PCA-60 + feed-forward ReLU net | logistic regression on 64 pixels / 16 + constant |", "",
+        "| model | PCA-60 + feed-forward ReLU net | logistic regression on 64 pixels / 16 + constant |",
+        "",
         f"Mean over {p['reps']} repetition(s) at T = {T}. 'reference': every client at eps_0 = {REFERENCE_EPS:g}, the largest accepted budget (noise 1/700 of the eps = 1 scale). "
         f"E-APES eps (delta = {p['central_delta']:g}) is for one epoch and the median client: an approximation, not a bound; "
-        "the Gaussian mechanism has no rigorous clone bound, and the T epochs compose on top of it.", "",
+        "the Gaussian mechanism has no rigorous clone bound, and the T epochs compose on top of it.",
+        "",
         "| budgets | smallest eps_0 | its noise sd | train accuracy | test accuracy | E-APES eps per epoch |",
         "|---|---|---|---|---|---|",
     ]
     for name in dict.fromkeys(r["budgets"] for r in rows):
         eps_min = _mean(rows, name, T, "eps_min")
-        lines.append(f"| {name} | {eps_min:.3g} | {noise_sd(eps_min):.3g} | {_mean(rows, name, T, 'train_accuracy'):.3f} "
-                     f"| {_mean(rows, name, T, 'test_accuracy'):.3f} | {_eapes_cell(_mean(rows, name, T, 'eapes_epoch_epsilon'))} |")
+        lines.append(
+            f"| {name} | {eps_min:.3g} | {noise_sd(eps_min):.3g} | {_mean(rows, name, T, 'train_accuracy'):.3f} "
+            f"| {_mean(rows, name, T, 'test_accuracy'):.3f} | {_eapes_cell(_mean(rows, name, T, 'eapes_epoch_epsilon'))} |"
+        )
     lines += [
         "",
         f"**The paper's numbers beside ours.** The paper reports {PAPER_TEST_ACCURACY:.2%} test accuracy on MNIST after about "
@@ -151,10 +216,14 @@ def _figure(rows: list[dict[str, Any]], epochs_grid: tuple[int, ...]):
         fig, ax = plt.subplots(figsize=(PAGE_WIDTH / 2, 2.8))
         handles, labels = [], []
         for j, name in enumerate(dict.fromkeys(r["budgets"] for r in rows)):
-            (line,) = ax.plot(epochs_grid, [_mean(rows, name, T, "train_accuracy") for T in epochs_grid], **series_style(j))
+            (line,) = ax.plot(
+                epochs_grid, [_mean(rows, name, T, "train_accuracy") for T in epochs_grid], **series_style(j)
+            )
             handles.append(line)
             labels.append(name)
         ax.set_xlabel("epochs T")
         ax.set_ylabel("training accuracy")
-        legend_and_caption(fig, handles, labels, ncol=3, caption="Algorithm 1 on digits, m = 100 clients, budgets from Table 3.")
+        legend_and_caption(
+            fig, handles, labels, ncol=3, caption="Algorithm 1 on digits, m = 100 clients, budgets from Table 3."
+        )
     return fig

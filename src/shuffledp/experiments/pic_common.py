@@ -69,7 +69,9 @@ def population_fraction(n: int, fraction: float) -> float:
     return (target - 0.5) / n
 
 
-def randomize_groups(groups: Sequence[GroupParams], X: Sequence[np.ndarray], rng: np.random.Generator) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def randomize_groups(
+    groups: Sequence[GroupParams], X: Sequence[np.ndarray], rng: np.random.Generator
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(reports x', the server's estimates) of each group with its R_i, as a round's clients and server compute them."""
     reports = [group_randomizer(g).randomize(x, rng) for g, x in zip(groups, X, strict=True)]
     estimates = [np.asarray(group_randomizer(g).estimate(y)) for g, y in zip(groups, reports, strict=True)]
@@ -77,7 +79,11 @@ def randomize_groups(groups: Sequence[GroupParams], X: Sequence[np.ndarray], rng
 
 
 def ideal_partners(
-    task: PicTask, groups: Sequence[GroupParams], reports: Sequence[np.ndarray], rng: np.random.Generator, suite: str = "x25519"
+    task: PicTask,
+    groups: Sequence[GroupParams],
+    reports: Sequence[np.ndarray],
+    rng: np.random.Generator,
+    suite: str = "x25519",
 ) -> list[np.ndarray]:
     """Run F_PIC (`ideal_pic`) on already randomized reports; per group, each user's partner index (NO_MATCH if none).
 

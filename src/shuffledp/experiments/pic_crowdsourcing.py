@@ -73,7 +73,11 @@ def _rows_for(base: dict[str, Any], local_eps: float, metrics: dict[str, float])
 
 def _errors(true: list[np.ndarray], estimates: list[np.ndarray]) -> dict[str, float]:
     per = [np.linalg.norm(e - x, axis=1) for x, e in zip(true, estimates, strict=True)]
-    return {"l2_error": float(np.concatenate(per).mean()), "l2_error_users": float(per[0].mean()), "l2_error_workers": float(per[1].mean())}
+    return {
+        "l2_error": float(np.concatenate(per).mean()),
+        "l2_error_users": float(per[0].mean()),
+        "l2_error_workers": float(per[1].mean()),
+    }
 
 
 def run_instance(
@@ -90,7 +94,9 @@ def run_instance(
         "travel_cost": travel_cost(min_weight_matching(A, B), A, B),
         "success_ratio": success_ratio(radius_matching(A, B, RADIUS), A, B, RADIUS),
     }
-    rows += _rows_for({**base, "model": NON_PRIVATE, "randomizer": NON_PRIVATE, "epsilon": math.nan}, math.nan, reference)
+    rows += _rows_for(
+        {**base, "model": NON_PRIVATE, "randomizer": NON_PRIVATE, "epsilon": math.nan}, math.nan, reference
+    )
     for r, (label, name) in enumerate(randomizers):
         for e, eps in enumerate(epsilons):
             # LDP model: local epsilon = x, the server matches the estimates (no shuffling)
@@ -110,7 +116,9 @@ def run_instance(
             metrics["travel_cost"] = travel_cost(_matching(pa, A, B), A, B)
             pa = ideal_partners(MAX_MATCHING, groups, reports, rng)[0]
             metrics["success_ratio"] = success_ratio(_matching(pa, A, B), A, B, RADIUS)
-            pic = _rows_for({**base, "model": PIC, "randomizer": label, "epsilon": eps}, privacy[0].local_epsilon, metrics)
+            pic = _rows_for(
+                {**base, "model": PIC, "randomizer": label, "epsilon": eps}, privacy[0].local_epsilon, metrics
+            )
             for row in pic:
                 if row["metric"] == "l2_error_workers":
                     row["local_epsilon"] = privacy[1].local_epsilon
@@ -118,7 +126,11 @@ def run_instance(
     return rows
 
 
-@register(NAME, "PIC Figs 5-7: spatial crowdsourcing (single-report error, min-weight travel cost, max-matching success ratio)", "PIC §7.1, Figs 5-7; full version Appendix B")
+@register(
+    NAME,
+    "PIC Figs 5-7: spatial crowdsourcing (single-report error, min-weight travel cost, max-matching success ratio)",
+    "PIC §7.1, Figs 5-7; full version Appendix B",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     instances = INSTANCES_QUICK if ctx.quick else INSTANCES_FULL
     cases = [(d, dataset, i) for d, (dataset, _) in enumerate(DATASETS) for i in instances]
@@ -131,9 +143,13 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         summary_markdown=_summary(rows, instances),
         figure=_figure(rows),
         parameters={
-            "datasets": [label for _, label in DATASETS], "instances": list(instances), "epsilons": list(EPSILONS),
-            "randomizers": [label for label, _ in RANDOMIZERS], "serving_radius": RADIUS,
-            "pic_delta": "0.01 / n_i per group", "pic_population": "n' = n_i (plan_groups, no corrupted user)",
+            "datasets": [label for _, label in DATASETS],
+            "instances": list(instances),
+            "epsilons": list(EPSILONS),
+            "randomizers": [label for label, _ in RANDOMIZERS],
+            "serving_radius": RADIUS,
+            "pic_delta": "0.01 / n_i per group",
+            "pic_population": "n' = n_i (plan_groups, no corrupted user)",
             "rounds": "F_PIC (ideal_pic), one round per task on the same reports",
         },  # fmt: skip
         findings=findings_line(claims(rows)),
@@ -141,6 +157,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
 
 
 # --- summary -------------------------------------------------------------------------------------
+
 
 def _table(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, float, str], np.ndarray]:
     """(dataset, model, randomizer, epsilon, metric) -> values over instances."""
@@ -171,7 +188,9 @@ def claims(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 
     # 1. PIC beats LDP for every randomizer (same x), on every metric
     cells = [(d, lab, e, m) for d in datasets for lab in labels for e in EPSILONS for m in METRICS]
-    wins = [c for c in cells if better(_mean(t, c[0], PIC, c[1], c[2], c[3]), _mean(t, c[0], LDP, c[1], c[2], c[3]), c[3])]
+    wins = [
+        c for c in cells if better(_mean(t, c[0], PIC, c[1], c[2], c[3]), _mean(t, c[0], LDP, c[1], c[2], c[3]), c[3])
+    ]
     losses = [c for c in cells if c not in wins]
     out.append(("PIC model beats the LDP model for every randomizer (same x, every metric)", _verdict(len(wins), len(cells)),
                 f"{len(wins)} of {len(cells)} (dataset, randomizer, x, metric) cells"
@@ -199,9 +218,26 @@ def claims(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
             scores = {lab: _mean(t, d, LDP, lab, e, "l2_error") for lab in labels}
             total += 1
             ok += min(scores, key=scores.get) == "Minkowski"
-    out.append(("LDP model: Minkowski has the lowest single-report error for epsilon >= 2", _verdict(ok, total), f"lowest in {ok} of {total} cells"))
+    out.append(
+        (
+            "LDP model: Minkowski has the lowest single-report error for epsilon >= 2",
+            _verdict(ok, total),
+            f"lowest in {ok} of {total} cells",
+        )
+    )
     # 6. the non-private matching ratio is 100%
-    ratios = [float(np.mean([r["value"] for r in rows if r["dataset"] == d and r["model"] == NON_PRIVATE and r["metric"] == "success_ratio"])) for d in datasets]
+    ratios = [
+        float(
+            np.mean(
+                [
+                    r["value"]
+                    for r in rows
+                    if r["dataset"] == d and r["model"] == NON_PRIVATE and r["metric"] == "success_ratio"
+                ]
+            )
+        )
+        for d in datasets
+    ]
     out.append(("The matching ratio over clear data is 100%", _verdict(sum(r == 1.0 for r in ratios), len(ratios)),
                 ", ".join(f"{d}: {r:.4g}" for d, r in zip(datasets, ratios, strict=True))))  # fmt: skip
     return out
@@ -252,7 +288,18 @@ def _summary(rows: list[dict[str, Any]], instances: tuple[int, ...]) -> str:
                         cell += f" (eps0 {le:.2f})"
                     cells.append(cell)
                 lines.append(f"| {lab} | " + " | ".join(cells) + " |")
-            ref = [float(np.mean([r["value"] for r in rows if r["dataset"] == d and r["model"] == NON_PRIVATE and r["metric"] == m])) for m in METRICS]
+            ref = [
+                float(
+                    np.mean(
+                        [
+                            r["value"]
+                            for r in rows
+                            if r["dataset"] == d and r["model"] == NON_PRIVATE and r["metric"] == m
+                        ]
+                    )
+                )
+                for m in METRICS
+            ]
             lines += ["| non-private | " + " | ".join(" / ".join(fmt_num(v) for v in ref) for _ in EPSILONS) + " |", ""]
     lines += ["### LDP-model single-report error beside Table 7 (paper, uniform inputs on [-1,1]^2)", "",
               "| randomizer | " + " | ".join(f"eps={e:g}" for e in EPSILONS if e in TABLE7_EPSILONS) + " |",
@@ -266,15 +313,22 @@ def _summary(rows: list[dict[str, Any]], instances: tuple[int, ...]) -> str:
             ref = paper[lab][e]
             cells.append(f"{ours:.3g} vs {ref:g} ({ours / ref:.2f}x)")
         lines.append(f"| {lab} | " + " | ".join(cells) + " |")
-    lines += ["", "Cells: ours (mean over both data sets) vs Table 7 (ratio). Cell entries of the per-data-set tables: "
-              "l2 error / travel cost / success ratio; PIC cells add the users' local epsilon eps0 from the round's plan."]
+    lines += [
+        "",
+        "Cells: ours (mean over both data sets) vs Table 7 (ratio). Cell entries of the per-data-set tables: "
+        "l2 error / travel cost / success ratio; PIC cells add the users' local epsilon eps0 from the round's plan.",
+    ]
     return "\n".join(lines)
 
 
 def _figure(rows: list[dict[str, Any]]):
     t = _table(rows)
     labels = [label for label, _ in RANDOMIZERS]
-    titles = {"l2_error": "mean $\\ell_2$ error", "travel_cost": "travel cost (min-weight)", "success_ratio": "success ratio (max matching)"}
+    titles = {
+        "l2_error": "mean $\\ell_2$ error",
+        "travel_cost": "travel cost (min-weight)",
+        "success_ratio": "success ratio (max matching)",
+    }
     with page_style() as plt:
         fig, axes = plt.subplots(3, 4, figsize=(PAGE_WIDTH, 7.2), sharex=True, sharey="row")
         handles = {}
@@ -286,8 +340,19 @@ def _figure(rows: list[dict[str, Any]]):
                     mean = [float(v.mean()) for v in vals]
                     (handles[lab],) = ax.plot(EPSILONS, mean, **series_style(k))
                     if len(vals[0]) > 1:
-                        ax.fill_between(EPSILONS, [v.min() for v in vals], [v.max() for v in vals], color=series_style(k)["color"], alpha=0.15, lw=0)
-                ref = [r["value"] for r in rows if r["dataset"] == d and r["model"] == NON_PRIVATE and r["metric"] == metric]
+                        ax.fill_between(
+                            EPSILONS,
+                            [v.min() for v in vals],
+                            [v.max() for v in vals],
+                            color=series_style(k)["color"],
+                            alpha=0.15,
+                            lw=0,
+                        )
+                ref = [
+                    r["value"]
+                    for r in rows
+                    if r["dataset"] == d and r["model"] == NON_PRIVATE and r["metric"] == metric
+                ]
                 if metric != "l2_error":
                     handles["non-private"] = ax.axhline(float(np.mean(ref)), color="black", lw=1.0, ls="--")
                 if metric != "success_ratio":
@@ -300,7 +365,10 @@ def _figure(rows: list[dict[str, Any]]):
                 if col == 0:
                     ax.set_ylabel(titles[metric])
         legend_and_caption(
-            fig, list(handles.values()), list(handles), ncol=4,
+            fig,
+            list(handles.values()),
+            list(handles),
+            ncol=4,
             caption="PIC Figs 5-7 on gMission and EverySender: mean over instances (band: min to max). LDP model: x is the "
             "local epsilon; PIC model: x is the target epsilon_c of each group (local epsilon from the round's plan, "
             "delta = 0.01/n_i), rounds through F_PIC. Tasks run on the estimates; utility on the true locations.",

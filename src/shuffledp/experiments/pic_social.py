@@ -69,7 +69,12 @@ EPSILONS_QUICK = (1.0, 3.0)
 NEIGHBORS = PicTask("neighbors", k=1)
 COLUMNS = ["dataset", "n", "tau", "model", "randomizer", "epsilon", "local_epsilon", "population", "metric", "value"]
 #: §7.2 / Appendix D: F1 of Minkowski Response, PIC model, large group: (tau, epsilon_c) -> paper's value.
-PAPER_F1 = {(0.2, 1.0): (0.9, "about 0.9"), (0.2, 3.0): (1.0, "nearly 1"), (0.1, 1.0): (0.75, "0.75"), (0.1, 3.0): (0.80, "over 0.80")}
+PAPER_F1 = {
+    (0.2, 1.0): (0.9, "about 0.9"),
+    (0.2, 3.0): (1.0, "nearly 1"),
+    (0.1, 1.0): (0.75, "0.75"),
+    (0.1, 3.0): (0.80, "over 0.80"),
+}
 
 
 def checkin_sources(root: str | Path | None = None) -> list[tuple[str, np.ndarray]]:
@@ -91,7 +96,9 @@ def checkin_sources(root: str | Path | None = None) -> list[tuple[str, np.ndarra
         sources.append(("austin", austin_checkins(root=root).unit_box()))
     for name, X in sources:
         if len(X) < SUBSET:
-            raise ExperimentError(f"{name}: pic-social needs at least {SUBSET} check-ins (the small group), got {len(X)}")
+            raise ExperimentError(
+                f"{name}: pic-social needs at least {SUBSET} check-ins (the small group), got {len(X)}"
+            )
     return sources
 
 
@@ -115,7 +122,9 @@ def run_group(
     true_pairs: dict = {}
     base = {"dataset": dataset, "n": n}
 
-    def emit(tau: float, model: str, label: str, eps: float, local: float, population: int, metrics: dict[str, float]) -> None:
+    def emit(
+        tau: float, model: str, label: str, eps: float, local: float, population: int, metrics: dict[str, float]
+    ) -> None:
         for metric, value in metrics.items():
             rows.append({**base, "tau": tau, "model": model, "randomizer": label, "epsilon": eps, "local_epsilon": local,
                          "population": population, "metric": metric, "value": value})  # fmt: skip
@@ -136,12 +145,19 @@ def run_group(
                     raise ExperimentError(f"plan gave n' = {population}, expected floor({fraction} * {n})")
                 R = group_randomizer(groups[0])
                 est = np.asarray(R.estimate(R.randomize(X, rng)))
-                metrics = {"l2_error": float(np.linalg.norm(est - X, axis=1).mean()), **_scores(est, X, tau, rng, true_pairs)}
+                metrics = {
+                    "l2_error": float(np.linalg.norm(est - X, axis=1).mean()),
+                    **_scores(est, X, tau, rng, true_pairs),
+                }
                 emit(tau, PIC, label, eps, privacy[0].local_epsilon, population, metrics)
     return rows
 
 
-@register(NAME, "PIC Figs 8-14: radius nearest neighbours in location-based social systems (tau = 0.2 and 0.1)", "PIC §7.2, Figs 8-11; full version Appendix D, Figs 12-14")
+@register(
+    NAME,
+    "PIC Figs 8-14: radius nearest neighbours in location-based social systems (tau = 0.2 and 0.1)",
+    "PIC §7.2, Figs 8-11; full version Appendix D, Figs 12-14",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     epsilons = EPSILONS_QUICK if ctx.quick else EPSILONS
     sources = checkin_sources()
@@ -159,9 +175,13 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         summary_markdown=_summary(rows, epsilons, names),
         figure=_figure(rows, epsilons, names),
         parameters={
-            "datasets": names, "group_sizes": sorted({r["n"] for r in rows}), "taus": list(TAUS),
-            "population_fraction": {str(t): f for t, f in TAUS.items()}, "epsilons": list(epsilons),
-            "randomizers": [label for label, _ in RANDOMIZERS], "pic_delta": "0.01 / n",
+            "datasets": names,
+            "group_sizes": sorted({r["n"] for r in rows}),
+            "taus": list(TAUS),
+            "population_fraction": {str(t): f for t, f in TAUS.items()},
+            "epsilons": list(epsilons),
+            "randomizers": [label for label, _ in RANDOMIZERS],
+            "pic_delta": "0.01 / n",
             "scores": "pair counts with k-d trees; hits sampled (2e6 pairs) above 2e6 pairs",
         },  # fmt: skip
         findings=findings_line(claims(rows, epsilons)),
@@ -169,6 +189,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
 
 
 # --- summary -------------------------------------------------------------------------------------
+
 
 def _value(rows: list[dict[str, Any]], **key: Any) -> float:
     vals = [r["value"] for r in rows if all(r[k] == v for k, v in key.items())]
@@ -194,8 +215,16 @@ def claims(rows: list[dict[str, Any]], epsilons: tuple[float, ...]) -> list[tupl
                     k = {"dataset": d, "n": n, "tau": tau, "randomizer": lab, "epsilon": e}
                     total += 2
                     ok += _value(rows, model=PIC, metric="f1", **k) > _value(rows, model=LDP, metric="f1", **k)
-                    ok += _value(rows, model=PIC, metric="l2_error", **k) < _value(rows, model=LDP, metric="l2_error", **k)
-    out.append(("PIC beats LDP (higher F1, lower single-report error), every randomizer", verdict(ok, total), f"{ok} of {total} comparisons"))
+                    ok += _value(rows, model=PIC, metric="l2_error", **k) < _value(
+                        rows, model=LDP, metric="l2_error", **k
+                    )
+    out.append(
+        (
+            "PIC beats LDP (higher F1, lower single-report error), every randomizer",
+            verdict(ok, total),
+            f"{ok} of {total} comparisons",
+        )
+    )
     # Minkowski has the lowest single-report error in every setting (§7.2: "consistently performs the best")
     for model in (LDP, PIC):
         ok, total, misses = 0, 0, []
@@ -223,7 +252,13 @@ def claims(rows: list[dict[str, Any]], epsilons: tuple[float, ...]) -> list[tupl
                 ok += best == "Minkowski"
                 if best != "Minkowski":
                     misses.append(f"n={n} tau={tau:g} x={e:g}: {best} {scores[best]:.3f} vs {scores['Minkowski']:.3f}")
-    out.append(("PIC model: Minkowski has the best F1", verdict(ok, total), f"{ok} of {total}" + (f"; otherwise {'; '.join(misses[:3])}" if misses else "")))
+    out.append(
+        (
+            "PIC model: Minkowski has the best F1",
+            verdict(ok, total),
+            f"{ok} of {total}" + (f"; otherwise {'; '.join(misses[:3])}" if misses else ""),
+        )
+    )
     # LDP F1 is low even at large epsilon
     worst = max(_value(rows, model=LDP, metric="f1", randomizer=lab, dataset=d, n=n, tau=tau, epsilon=max(epsilons))
                 for lab in labels for d, n in groups for tau in TAUS)  # fmt: skip
@@ -245,10 +280,15 @@ def _summary(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dic
     labels = [label for label, _ in RANDOMIZERS]
     groups = sorted({(r["dataset"], r["n"]) for r in rows})
     sampled = sum(1 for r in rows if r["metric"] == "hits_relative_stderr")
-    worst_se = max((r["value"] for r in rows if r["metric"] == "hits_relative_stderr" and math.isfinite(r["value"])), default=0.0)
+    worst_se = max(
+        (r["value"] for r in rows if r["metric"] == "hits_relative_stderr" and math.isfinite(r["value"])), default=0.0
+    )
     lines = [
-        "Data: " + "; ".join(f"`{k}` = {v}" for k, v in names.items()) + ". Groups: "
-        + ", ".join(f"{d} n = {n:,}" for d, n in groups) + ". PIC budgets from the round's plan (delta = 0.01/n, "
+        "Data: "
+        + "; ".join(f"`{k}` = {v}" for k, v in names.items())
+        + ". Groups: "
+        + ", ".join(f"{d} n = {n:,}" for d, n in groups)
+        + ". PIC budgets from the round's plan (delta = 0.01/n, "
         "n' = floor(0.9 n) at tau = 0.2, floor(0.98 n) at tau = 0.1).",
         "",
     ]
@@ -263,8 +303,12 @@ def _summary(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dic
         ]
     lines += ["## The paper's claims", "", "| claim (§7.2, Appendix D) | verdict | evidence |", "|---|---|---|"]
     lines += [f"| {c} | {v} | {ev} |" for c, v, ev in claims(rows, epsilons)]
-    lines += ["", "Paper values quoted in the text are the F1 rows above; the figures' other values are not in the "
-              "paper's text, so they are not read here.", ""]
+    lines += [
+        "",
+        "Paper values quoted in the text are the F1 rows above; the figures' other values are not in the "
+        "paper's text, so they are not read here.",
+        "",
+    ]
     for d, n in groups:
         for tau in TAUS:
             for model in (LDP, PIC):
@@ -283,8 +327,10 @@ def _summary(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dic
                         cells.append(cell)
                     lines.append(f"| {lab} | " + " | ".join(cells) + " |")
                 lines.append("")
-    lines.append(f"Hits were estimated from 2e6 random pairs in {sampled} of the scored settings (relative standard "
-                 f"error at most {worst_se:.2%}); elsewhere counted exactly.")
+    lines.append(
+        f"Hits were estimated from 2e6 random pairs in {sampled} of the scored settings (relative standard "
+        f"error at most {worst_se:.2%}); elsewhere counted exactly."
+    )
     return "\n".join(lines)
 
 
@@ -293,13 +339,23 @@ def _figure(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dict
     groups = sorted({(r["dataset"], r["n"]) for r in rows})
     panels = [(d, n, tau, model) for d, n in groups for tau in TAUS for model in (LDP, PIC)]
     with page_style() as plt:
-        fig, axes = plt.subplots(2, len(panels), figsize=(PAGE_WIDTH * max(1.0, len(panels) / 8), 4.4), sharex=True, sharey="row", squeeze=False)
+        fig, axes = plt.subplots(
+            2,
+            len(panels),
+            figsize=(PAGE_WIDTH * max(1.0, len(panels) / 8), 4.4),
+            sharex=True,
+            sharey="row",
+            squeeze=False,
+        )
         handles = {}
         for col, (d, n, tau, model) in enumerate(panels):
             for row, metric in enumerate(("l2_error", "f1")):
                 ax = axes[row, col]
                 for k, lab in enumerate(labels):
-                    ys = [_value(rows, dataset=d, n=n, tau=tau, model=model, randomizer=lab, epsilon=e, metric=metric) for e in epsilons]
+                    ys = [
+                        _value(rows, dataset=d, n=n, tau=tau, model=model, randomizer=lab, epsilon=e, metric=metric)
+                        for e in epsilons
+                    ]
                     (handles[lab],) = ax.plot(epsilons, ys, **series_style(k))
                 ax.set_xticks([e for e in (1.0, 3.0, 5.0) if min(epsilons) <= e <= max(epsilons)])
                 if row == 0:
@@ -312,7 +368,10 @@ def _figure(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dict
                     ax.set_ylabel("mean $\\ell_2$ error" if metric == "l2_error" else "F1")
         data = "; ".join(v for v in names.values())
         legend_and_caption(
-            fig, list(handles.values()), list(handles), ncol=4,
+            fig,
+            list(handles.values()),
+            list(handles),
+            ncol=4,
             caption=f"PIC Figs 8-14 on {data}: single-report l2 error (top) and F1 of radius-tau neighbours (bottom) in the "
             "LDP model (x = local epsilon) and the PIC model (x = epsilon_c; local epsilon from the round's plan for "
             "n' = floor(0.9 n) at tau = 0.2, floor(0.98 n) at tau = 0.1, delta = 0.01/n).",

@@ -78,7 +78,9 @@ def page_style() -> Iterator[Any]:
         yield plt
 
 
-def legend_and_caption(fig: Any, handles: Sequence[Any], labels: Sequence[str], *, ncol: int, caption: str = "") -> None:
+def legend_and_caption(
+    fig: Any, handles: Sequence[Any], labels: Sequence[str], *, ncol: int, caption: str = ""
+) -> None:
     """Lay the panels out, then put one legend centred below all of them and the caption under it.
 
     Both sit outside the axes (never over data); save with ``bbox_inches="tight"`` to keep them.
@@ -91,7 +93,12 @@ def legend_and_caption(fig: Any, handles: Sequence[Any], labels: Sequence[str], 
     to_fig = fig.transFigure.inverted()
     bottom = min(ax.get_tightbbox(renderer).transformed(to_fig).y0 for ax in fig.axes)
     legend = fig.legend(
-        handles, labels, loc="upper center", bbox_to_anchor=(0.5, bottom - 0.005), ncol=ncol, frameon=False,
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, bottom - 0.005),
+        ncol=ncol,
+        frameon=False,
         handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)},
     )
     if caption:

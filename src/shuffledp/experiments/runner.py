@@ -32,7 +32,9 @@ def _write_csv(path: Path, output: ExperimentOutput) -> None:
         writer = csv.DictWriter(fh, fieldnames=output.columns, extrasaction="raise")
         writer.writeheader()
         for row in output.rows:
-            writer.writerow({k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in row.items()})
+            writer.writerow(
+                {k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in row.items()}
+            )
 
 
 def check_seed(seed: int) -> int:
@@ -52,14 +54,18 @@ def writable_directory(path: Path, name: str = "out") -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ExperimentError(f"{name} must be a writable directory: cannot create {str(path)!r} ({exc.strerror or exc})") from None
+        raise ExperimentError(
+            f"{name} must be a writable directory: cannot create {str(path)!r} ({exc.strerror or exc})"
+        ) from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise ExperimentError(f"{name} must be a writable directory: {str(path)!r} is not writable")
     try:  # os.access trusts the mode bits; a file system may still refuse (e.g. /sys for root)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:
-        raise ExperimentError(f"{name} must be a writable directory: cannot write in {str(path)!r} ({exc.strerror or exc})") from None
+        raise ExperimentError(
+            f"{name} must be a writable directory: cannot write in {str(path)!r} ({exc.strerror or exc})"
+        ) from None
     return path
 
 
@@ -73,7 +79,9 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
     output = experiment.run(ctx)
     wall = time.perf_counter() - started
     _write_csv(target / "results.csv", output)
-    header = f"# {experiment.title}\n\nPaper: {experiment.paper}. Mode: {'quick' if quick else 'full'}, seed {seed}.\n\n"
+    header = (
+        f"# {experiment.title}\n\nPaper: {experiment.paper}. Mode: {'quick' if quick else 'full'}, seed {seed}.\n\n"
+    )
     body = output.summary_markdown.strip()
     if output.claims:  # the paper's claims beside ours, first
         body = _claims_markdown(output.claims) + "\n\n" + body
@@ -122,7 +130,9 @@ def reproduce(
             raise ExperimentError("only must name at least one experiment")
         unknown = [name for name in names if name not in experiments]
         if unknown:
-            raise ExperimentError(f"only: unknown experiment(s) {', '.join(map(repr, unknown))}; available: {', '.join(experiments)}")
+            raise ExperimentError(
+                f"only: unknown experiment(s) {', '.join(map(repr, unknown))}; available: {', '.join(experiments)}"
+            )
         experiments = {name: experiments[name] for name in names}
     out = writable_directory(Path(out))
     selection = "" if only is None else f" Only: {', '.join(experiments)}."
@@ -131,7 +141,9 @@ def reproduce(
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
         link = f"[{name}]({name}/summary.md)"
-        for c in meta["claims"] or [{"claim": "(no claim recorded in structured form)", "ours": "see the summary", "verdict": "-"}]:
+        for c in meta["claims"] or [
+            {"claim": "(no claim recorded in structured form)", "ours": "see the summary", "verdict": "-"}
+        ]:
             claims.append(f"| {link} | {_cell(c['claim'])} | {_cell(c['ours'])} | {c['verdict']} |")
         findings = f" — {meta['findings']}" if meta.get("findings") else ""
         runs.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s{findings}")
@@ -153,4 +165,6 @@ def _cell(text: str) -> str:
 
 def _claims_markdown(claims: list[Claim]) -> str:
     rows = [f"| {_cell(c.claim)} | {_cell(c.ours)} | {c.verdict} |" for c in claims]
-    return "\n".join(["## The paper's claims beside ours", "", "| the paper's claim | ours | held? |", "|---|---|---|", *rows])
+    return "\n".join(
+        ["## The paper's claims beside ours", "", "| the paper's claim | ours | held? |", "|---|---|---|", *rows]
+    )

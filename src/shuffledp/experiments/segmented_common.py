@@ -39,7 +39,11 @@ from shuffledp.protocols.segmented.messages import user_messages
 from shuffledp.protocols.segmented.optimizer import max_sampling_rate, optimize_parameters
 
 LEVELS = (0.5, 1.0, 2.0)
-SETTINGS: dict[str, tuple[float, float, float]] = {"S1": (0.25, 0.5, 0.25), "S2": (0.5, 0.25, 0.25), "S3": (0.25, 0.25, 0.5)}
+SETTINGS: dict[str, tuple[float, float, float]] = {
+    "S1": (0.25, 0.5, 0.25),
+    "S2": (0.5, 0.25, 0.25),
+    "S3": (0.25, 0.25, 0.5),
+}
 N_VALUES = (5_000, 50_000)
 M_GRID = tuple(float(m) for m in np.geomspace(0.1, 10.0, 9))
 COLUMNS = ["dataset", "n", "s", "setting", "m", "method", "mse", "mse_ci_low", "mse_ci_high", "repeats"]
@@ -73,8 +77,15 @@ def summarize(errors: np.ndarray) -> dict[str, float]:
     return {"mse": mean, "mse_ci_low": mean - half, "mse_ci_high": mean + half, "repeats": int(errors.size)}
 
 
-def ours_errors(items: np.ndarray, truth: np.ndarray, assignment: np.ndarray, lambdas: tuple[float, ...], m: float,
-                repeats: int, rng: np.random.Generator) -> np.ndarray:
+def ours_errors(
+    items: np.ndarray,
+    truth: np.ndarray,
+    assignment: np.ndarray,
+    lambdas: tuple[float, ...],
+    m: float,
+    repeats: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """Squared errors of Algorithm 2 (lines 8-21) over ``repeats`` runs, levels re-assigned each run."""
     d, n = truth.size, items.shape[0]
     counts = np.bincount(assignment, minlength=len(lambdas)).astype(np.float64)
@@ -129,11 +140,15 @@ def run_design(ctx: ExperimentContext, name: str, design: Design) -> tuple[list[
         truth = item_frequencies(items, d)
         base = {"dataset": design.dataset, "n": n, "s": s}
         full = (n, s) not in design.optimum_only
-        shared = {
-            "subexp-local": SubsetExponentialBaseline.calibrated("local", LOCAL_EPSILON, d, s, n),
-            "subexp-shuffle": SubsetExponentialBaseline.calibrated("shuffle", UNIFORM_EPSILON, d, s, n, delta),
-            "mm-shuffle": BallsIntoBins.calibrated(UNIFORM_EPSILON, delta, d, s, n),
-        } if full else {}
+        shared = (
+            {
+                "subexp-local": SubsetExponentialBaseline.calibrated("local", LOCAL_EPSILON, d, s, n),
+                "subexp-shuffle": SubsetExponentialBaseline.calibrated("shuffle", UNIFORM_EPSILON, d, s, n, delta),
+                "mm-shuffle": BallsIntoBins.calibrated(UNIFORM_EPSILON, delta, d, s, n),
+            }
+            if full
+            else {}
+        )
         shared_stats = {}
         for k, (method, mech) in enumerate(shared.items()):
             rng = ctx.rng(n, s, 1, k)
@@ -181,8 +196,12 @@ def comparisons(rows: list[dict[str, Any]]) -> dict[tuple[int, int, str], dict[s
         ratio = float(ours["mse"]) / float(best["mse"])
         rel = [(float(r["mse_ci_high"]) - float(r["mse"])) / 1.96 / float(r["mse"]) for r in (ours, best)]
         out[key] = {
-            "m": float(ours["m"]), "ours": float(ours["mse"]), "best": best["method"], "best_mse": float(best["mse"]),
-            "reduction": 1.0 - ratio, "reduction_se": ratio * math.hypot(*rel),
+            "m": float(ours["m"]),
+            "ours": float(ours["mse"]),
+            "best": best["method"],
+            "best_mse": float(best["mse"]),
+            "reduction": 1.0 - ratio,
+            "reduction_se": ratio * math.hypot(*rel),
         }
     return out
 
@@ -191,8 +210,11 @@ def optimal_m_trend(rows: list[dict[str, Any]]) -> dict[tuple[int, str], tuple[f
     """(s, setting) -> (m* at the smallest n, m* at the largest n) chosen by the optimizer."""
     found = {_key(r): float(r["m"]) for r in rows if r["method"] == OURS_OPT}
     small, large = min(N_VALUES), max(N_VALUES)
-    return {(s, st): (found[(small, s, st)], found[(large, s, st)])
-            for (n, s, st) in found if n == small and (large, s, st) in found}
+    return {
+        (s, st): (found[(small, s, st)], found[(large, s, st)])
+        for (n, s, st) in found
+        if n == small and (large, s, st) in found
+    }
 
 
 def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, note: str, findings: str = "") -> str:
@@ -217,28 +239,46 @@ def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, n
             f"| {n} | {s} | {st} | {c['m']:.3g} | {c['ours']:.3g} | {c['best']} | {c['best_mse']:.3g} | "
             f"{c['reduction']:.0%} (± {2 * c['reduction_se']:.0%}) | {ok} |"
         )
-    lines += ["", "## The optimizer's m as n grows (§6.2: it decreases)", "", f"Paper: {paper_m}", "",
-              f"| s | setting | m* at n = {min(N_VALUES):,} | m* at n = {max(N_VALUES):,} | decreases |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## The optimizer's m as n grows (§6.2: it decreases)",
+        "",
+        f"Paper: {paper_m}",
+        "",
+        f"| s | setting | m* at n = {min(N_VALUES):,} | m* at n = {max(N_VALUES):,} | decreases |",
+        "|---|---|---|---|---|",
+    ]
     for (s, st), (a, b) in sorted(optimal_m_trend(rows).items()):
         lines.append(f"| {s} | {st} | {a:.3g} | {b:.3g} | {'yes' if b < a else '**no**'} |")
     lines += ["", "## Other claims of §6", ""]
     for n, s in sorted({(k[0], k[1]) for k in comp}):
         if (n, s, "S2") in comp and (n, s, "S3") in comp:
             gap2, gap3 = comp[(n, s, "S2")]["reduction"], comp[(n, s, "S3")]["reduction"]
-            lines.append(f"- §6.3, n = {n:,}, s = {s}: the advantage is larger in S3 than in S2 "
-                         f"({gap3:.0%} vs {gap2:.0%}): {'yes' if gap3 > gap2 else '**no**'}.")
+            lines.append(
+                f"- §6.3, n = {n:,}, s = {s}: the advantage is larger in S3 than in S2 "
+                f"({gap3:.0%} vs {gap2:.0%}): {'yes' if gap3 > gap2 else '**no**'}."
+            )
     least = _least_mse(rows)
     for s in sorted({k[0] for k in least}):
         if (s, min(N_VALUES)) in least and (s, max(N_VALUES)) in least:
             ratio = least[(s, max(N_VALUES))] / least[(s, min(N_VALUES))]
-            lines.append(f"- §6.2, s = {s}: least MSE of ours (any m, any setting) at n = {max(N_VALUES):,} is "
-                         f"{ratio:.3g} of that at n = {min(N_VALUES):,} (paper, MSNBC: about 1/30).")
+            lines.append(
+                f"- §6.2, s = {s}: least MSE of ours (any m, any setting) at n = {max(N_VALUES):,} is "
+                f"{ratio:.3g} of that at n = {min(N_VALUES):,} (paper, MSNBC: about 1/30)."
+            )
     grid_best = _grid_minima(rows)
     if grid_best:
-        lines += ["", "## Best m on the grid (simulated MSE) beside the optimizer's m", "",
-                  "| n | s | setting | grid argmin m | its MSE | optimizer m | MSE there |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Best m on the grid (simulated MSE) beside the optimizer's m",
+            "",
+            "| n | s | setting | grid argmin m | its MSE | optimizer m | MSE there |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for key, (m, mse) in grid_best.items():
-            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {m:.3g} | {mse:.3g} | {comp[key]['m']:.3g} | {comp[key]['ours']:.3g} |")
+            lines.append(
+                f"| {key[0]} | {key[1]} | {key[2]} | {m:.3g} | {mse:.3g} | {comp[key]['m']:.3g} | {comp[key]['ours']:.3g} |"
+            )
     if findings:
         lines += ["", findings.strip()]
     return "\n".join(lines)
@@ -265,9 +305,13 @@ def _grid_minima(rows: list[dict[str, Any]]) -> dict[tuple[int, int, str], tuple
 
 
 LABELS = {
-    OURS: "ours (optimizer's lambdas at m)", OURS_OPT: "ours at the optimizer's m",
-    "subexp-local": "Subexp, local (eps=2)", "subexp-shuffle": "Subexp, shuffle", "mm-shuffle": "MM, shuffle",
-    "sepmm-shuffle": "SepMM, shuffle", "weighted-sepmm-shuffle": "Weighted SepMM, shuffle",
+    OURS: "ours (optimizer's lambdas at m)",
+    OURS_OPT: "ours at the optimizer's m",
+    "subexp-local": "Subexp, local (eps=2)",
+    "subexp-shuffle": "Subexp, shuffle",
+    "mm-shuffle": "MM, shuffle",
+    "sepmm-shuffle": "SepMM, shuffle",
+    "weighted-sepmm-shuffle": "Weighted SepMM, shuffle",
 }
 
 
@@ -279,29 +323,50 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
     with page_style() as plt:
         from matplotlib.ticker import NullFormatter
 
-        fig, axes = plt.subplots(len(settings), len(cols), figsize=(PAGE_WIDTH, 1.9 * len(settings) + 0.4), squeeze=False)
+        fig, axes = plt.subplots(
+            len(settings), len(cols), figsize=(PAGE_WIDTH, 1.9 * len(settings) + 0.4), squeeze=False
+        )
         handles: dict[str, Any] = {}
         for i, st in enumerate(settings):
             for j, (s, n) in enumerate(cols):
                 ax = axes[i][j]
                 ax.set_title(f"{st}, s={s}, n={n:,}")
                 if (n, s) in design.skip:  # say why the panel is empty
-                    ax.text(0.5, 0.5, design.skip_reason, transform=ax.transAxes, ha="center", va="center", fontsize="small")
+                    ax.text(
+                        0.5, 0.5, design.skip_reason, transform=ax.transAxes, ha="center", va="center", fontsize="small"
+                    )
                     ax.set_xticks([])
                     ax.set_yticks([])
                     continue
                 cell = [r for r in rows if (int(r["n"]), int(r["s"]), r["setting"]) == (n, s, st)]
                 if (n, s) in design.optimum_only:
-                    ax.text(0.5, 0.04, "only the optimizer's m run", transform=ax.transAxes, ha="center", va="bottom",
-                            fontsize="x-small")
+                    ax.text(
+                        0.5,
+                        0.04,
+                        "only the optimizer's m run",
+                        transform=ax.transAxes,
+                        ha="center",
+                        va="bottom",
+                        fontsize="x-small",
+                    )
                 for k, method in enumerate(order):
-                    pts = sorted((float(r["m"]), float(r["mse"])) for r in cell if r["method"] == method and r["m"] is not None)
+                    pts = sorted(
+                        (float(r["m"]), float(r["mse"])) for r in cell if r["method"] == method and r["m"] is not None
+                    )
                     style = series_style(k)
                     if method == OURS and pts:
                         (h,) = ax.plot(*zip(*pts), **style)
                     elif method == OURS_OPT and pts:
-                        (h,) = ax.plot(*zip(*pts), linestyle="none", marker="*", markersize=11, color=style["color"],
-                                       markeredgecolor="black", markeredgewidth=0.5, zorder=5)
+                        (h,) = ax.plot(
+                            *zip(*pts),
+                            linestyle="none",
+                            marker="*",
+                            markersize=11,
+                            color=style["color"],
+                            markeredgecolor="black",
+                            markeredgewidth=0.5,
+                            zorder=5,
+                        )
                     else:
                         vals = [float(r["mse"]) for r in cell if r["method"] == method]
                         if not vals:
@@ -310,7 +375,9 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
                     handles.setdefault(method, h)
                 ms = [float(r["m"]) for r in cell if r["m"] is not None]
                 ax.set_xscale("log")
-                ax.set_xlim(0.08, max([12.5, *(2.0 * m for m in ms)]))  # the optimizer's m may exceed 10: keep it off the edge
+                ax.set_xlim(
+                    0.08, max([12.5, *(2.0 * m for m in ms)])
+                )  # the optimizer's m may exceed 10: keep it off the edge
                 ax.set_xticks([0.1, 1.0, 10.0], ["0.1", "1", "10"])
                 ax.xaxis.set_minor_formatter(NullFormatter())
                 ax.margins(y=0.15)  # a star at the lowest MSE is not cut by the frame
@@ -324,8 +391,15 @@ def figure(rows: list[dict[str, Any]], design: Design, caption: str):
     return fig
 
 
-def output(ctx: ExperimentContext, name: str, design: Design, paper_m: str, note: str, caption: str,
-           findings: Callable[[ExperimentContext, list[dict[str, Any]]], str] | None = None) -> ExperimentOutput:
+def output(
+    ctx: ExperimentContext,
+    name: str,
+    design: Design,
+    paper_m: str,
+    note: str,
+    caption: str,
+    findings: Callable[[ExperimentContext, list[dict[str, Any]]], str] | None = None,
+) -> ExperimentOutput:
     """Run the design; ``findings(ctx, rows)`` may add a computed section to the summary."""
     rows, optima = run_design(ctx, name, design)
     return ExperimentOutput(
@@ -333,7 +407,16 @@ def output(ctx: ExperimentContext, name: str, design: Design, paper_m: str, note
         rows=rows,
         summary_markdown=summary_markdown(rows, design, paper_m, note, findings(ctx, rows) if findings else ""),
         figure=figure(rows, design, caption),
-        parameters={"dataset": design.dataset, "d": design.d, "s": list(design.s_values), "levels": list(LEVELS),
-                    "settings": {k: list(v) for k, v in SETTINGS.items()}, "n": list(N_VALUES), "delta": "0.01/n",
-                    "m_grid": list(design.m_grid), "repeats": design.repeats, "optimizer": optima},
+        parameters={
+            "dataset": design.dataset,
+            "d": design.d,
+            "s": list(design.s_values),
+            "levels": list(LEVELS),
+            "settings": {k: list(v) for k, v in SETTINGS.items()},
+            "n": list(N_VALUES),
+            "delta": "0.01/n",
+            "m_grid": list(design.m_grid),
+            "repeats": design.repeats,
+            "optimizer": optima,
+        },
     )

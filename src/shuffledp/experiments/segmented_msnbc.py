@@ -31,11 +31,15 @@ from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, 
 
 NAME = "segmented-msnbc"
 S = 4
-PAPER_M = ("m* around 2.0 at n = 5,000 and around 0.3 at n = 50,000 (§6.1-6.2); the least error at n = 50,000 "
-           "is about 1/30 of that at n = 5,000.")
+PAPER_M = (
+    "m* around 2.0 at n = 5,000 and around 0.3 at n = 50,000 (§6.1-6.2); the least error at n = 50,000 "
+    "is about 1/30 of that at n = 5,000."
+)
 
 
-def data_source(min_sessions: int = max(common.N_VALUES)) -> tuple[str, Callable[[int, int, np.random.Generator], np.ndarray]]:
+def data_source(
+    min_sessions: int = max(common.N_VALUES),
+) -> tuple[str, Callable[[int, int, np.random.Generator], np.ndarray]]:
     """The real file when present, else the MSNBC-like generator; (dataset name, make_items).
 
     Only a missing file (or no data root) selects the stand-in.  A present file must parse
@@ -79,16 +83,34 @@ def _expected_path() -> str:
         return "no data root"
 
 
-@register(NAME, "Segmented shuffle, MSNBC set-valued data: MSE vs blanket messages (Figs 2, 4)",
-          "segmented paper §6, Figs 2, 4")
+@register(
+    NAME,
+    "Segmented shuffle, MSNBC set-valued data: MSE vs blanket messages (Figs 2, 4)",
+    "segmented paper §6, Figs 2, 4",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     dataset, make_items = data_source()
-    design = common.Design(dataset=dataset, d=MSNBC_CATEGORIES, s_values=(S,), make_items=make_items,
-                           repeats=50 if ctx.quick else 100, m_grid=() if ctx.quick else common.M_GRID,
-                           optimum_only=((50_000, S),) if ctx.quick else ())
-    note = (f"The UCI file was not found ({_expected_path()}): this is the MSNBC-like synthetic stand-in (17 categories, Zipf popularity, "
-            "mean raw set size 2, padded or sampled to 4), not the MSNBC data." if dataset == MSNBC_LIKE_NAME
-            else "Real MSNBC sessions, padded or sampled to 4 categories.")
-    return common.output(ctx, NAME, design, PAPER_M, note=note,
-                         caption=f"{dataset}: s = {S} of {MSNBC_CATEGORIES} categories, E = {{0.5, 1, 2}}, delta = 0.01/n. "
-                         "m: blanket messages per user. Stars: our protocol at the optimizer's m; horizontal lines: competitors (independent of m).")
+    design = common.Design(
+        dataset=dataset,
+        d=MSNBC_CATEGORIES,
+        s_values=(S,),
+        make_items=make_items,
+        repeats=50 if ctx.quick else 100,
+        m_grid=() if ctx.quick else common.M_GRID,
+        optimum_only=((50_000, S),) if ctx.quick else (),
+    )
+    note = (
+        f"The UCI file was not found ({_expected_path()}): this is the MSNBC-like synthetic stand-in (17 categories, Zipf popularity, "
+        "mean raw set size 2, padded or sampled to 4), not the MSNBC data."
+        if dataset == MSNBC_LIKE_NAME
+        else "Real MSNBC sessions, padded or sampled to 4 categories."
+    )
+    return common.output(
+        ctx,
+        NAME,
+        design,
+        PAPER_M,
+        note=note,
+        caption=f"{dataset}: s = {S} of {MSNBC_CATEGORIES} categories, E = {{0.5, 1, 2}}, delta = 0.01/n. "
+        "m: blanket messages per user. Stars: our protocol at the optimizer's m; horizontal lines: competitors (independent of m).",
+    )

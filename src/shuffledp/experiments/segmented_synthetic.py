@@ -43,31 +43,56 @@ def shortfall_check(ctx: ExperimentContext, rows: list[dict[str, Any]]) -> str:
     truth = item_frequencies(items, D)
     assignment = np.repeat(np.arange(len(common.LEVELS)), counts)
     best = optimize_parameters(common.LEVELS, delta, counts, D, 8)
-    lines = [f"## s = 8, {setting}: the optimizer's m against its multiples (computed, n = {n:,})", "",
-             f"Our protocol at multiples of the optimizer's m* = {best.m:.3g} ({_check_repeats(ctx)} repetitions each), "
-             "against §5.2's MSE bound (minus s/n: the error here is measured against the users' own frequencies).", "",
-             "| m / m* | lambdas | measured MSE (95% half-width) | bound - s/n |", "|---|---|---|---|"]
+    lines = [
+        f"## s = 8, {setting}: the optimizer's m against its multiples (computed, n = {n:,})",
+        "",
+        f"Our protocol at multiples of the optimizer's m* = {best.m:.3g} ({_check_repeats(ctx)} repetitions each), "
+        "against §5.2's MSE bound (minus s/n: the error here is measured against the users' own frequencies).",
+        "",
+        "| m / m* | lambdas | measured MSE (95% half-width) | bound - s/n |",
+        "|---|---|---|---|",
+    ]
     measured = {}
     for i, f in enumerate(sorted((*CHECK_FACTORS[ctx.quick], 1.0))):
         p = best if f == 1.0 else optimize_parameters(common.LEVELS, delta, counts, D, 8, m=f * best.m)
-        stats = (cell[(8, common.OURS_OPT)] if f == 1.0 else
-                 common.summarize(common.ours_errors(items, truth, assignment, p.lambdas, p.m, _check_repeats(ctx), ctx.rng(n, 8, 9, i))))
+        stats = (
+            cell[(8, common.OURS_OPT)]
+            if f == 1.0
+            else common.summarize(
+                common.ours_errors(items, truth, assignment, p.lambdas, p.m, _check_repeats(ctx), ctx.rng(n, 8, 9, i))
+            )
+        )
         measured[f] = stats["mse"]
-        lines.append(f"| {f:g} | {', '.join(f'{x:.2f}' for x in p.lambdas)} | {stats['mse']:.4g} (± {stats['mse_ci_high'] - stats['mse']:.1g}) "
-                     f"| {p.mse_bound - 8 / n:.4g} |")
+        lines.append(
+            f"| {f:g} | {', '.join(f'{x:.2f}' for x in p.lambdas)} | {stats['mse']:.4g} (± {stats['mse_ci_high'] - stats['mse']:.1g}) "
+            f"| {p.mse_bound - 8 / n:.4g} |"
+        )
     ours4, ours8 = cell.get((4, common.OURS_OPT)), cell[(8, common.OURS_OPT)]
     sub4, sub8 = cell.get((4, "subexp-shuffle")), cell[(8, "subexp-shuffle")]
-    local = {s: SubsetExponentialBaseline.calibrated("shuffle", common.UNIFORM_EPSILON, D, s, n, delta).local_epsilon for s in (4, 8)}
+    local = {
+        s: SubsetExponentialBaseline.calibrated("shuffle", common.UNIFORM_EPSILON, D, s, n, delta).local_epsilon
+        for s in (4, 8)
+    }
     optimal = min(measured, key=measured.get) == 1.0
-    lines += ["", ("m* gives the least measured MSE of these. " if optimal else
-                   "m* does NOT give the least measured MSE of these: the optimizer's bound misleads here. ")
-              + "Subexp-shuffle's local budget "
-              f"is calibrated by the variation-ratio accountant to central {common.UNIFORM_EPSILON:g} (local eps0 {local[4]:.3g} at s = 4, "
-              f"{local[8]:.3g} at s = 8): its single whole-set report barely feels s"
-              + (f", its MSE grows {sub8['mse'] / sub4['mse']:.2g}x from s = 4 to 8 while ours grows {ours8['mse'] / ours4['mse']:.2g}x"
-                 if ours4 and sub4 else "")
-              + ". Theorem 3 prices a user's s items by group privacy (E/s per item at delta/(s e^E)), which is what "
-              "grows with s; S2 puts half the users at E = 0.5, where the per-item budget 0.5/8 is smallest.", ""]
+    lines += [
+        "",
+        (
+            "m* gives the least measured MSE of these. "
+            if optimal
+            else "m* does NOT give the least measured MSE of these: the optimizer's bound misleads here. "
+        )
+        + "Subexp-shuffle's local budget "
+        f"is calibrated by the variation-ratio accountant to central {common.UNIFORM_EPSILON:g} (local eps0 {local[4]:.3g} at s = 4, "
+        f"{local[8]:.3g} at s = 8): its single whole-set report barely feels s"
+        + (
+            f", its MSE grows {sub8['mse'] / sub4['mse']:.2g}x from s = 4 to 8 while ours grows {ours8['mse'] / ours4['mse']:.2g}x"
+            if ours4 and sub4
+            else ""
+        )
+        + ". Theorem 3 prices a user's s items by group privacy (E/s per item at delta/(s e^E)), which is what "
+        "grows with s; S2 puts half the users at E = 0.5, where the per-item budget 0.5/8 is smallest.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -77,17 +102,28 @@ def _check_repeats(ctx: ExperimentContext) -> int:
 
 def design(quick: bool) -> common.Design:
     return common.Design(
-        dataset=DATASET, d=D, s_values=S_VALUES, make_items=lambda n, s, rng: uniform_item_sets(n, D, s, rng),
-        repeats=QUICK_REPEATS if quick else 100, m_grid=() if quick else common.M_GRID,
-        optimum_only=((50_000, 4),) if quick else (), skip=((50_000, 8),) if quick else (),
+        dataset=DATASET,
+        d=D,
+        s_values=S_VALUES,
+        make_items=lambda n, s, rng: uniform_item_sets(n, D, s, rng),
+        repeats=QUICK_REPEATS if quick else 100,
+        m_grid=() if quick else common.M_GRID,
+        optimum_only=((50_000, 4),) if quick else (),
+        skip=((50_000, 8),) if quick else (),
     )
 
 
-@register(NAME, "Segmented shuffle, synthetic set-valued data: MSE vs blanket messages (Figs 3, 5, 6)",
-          "segmented paper §6, Figs 3, 5, 6")
+@register(
+    NAME,
+    "Segmented shuffle, synthetic set-valued data: MSE vs blanket messages (Figs 3, 5, 6)",
+    "segmented paper §6, Figs 3, 5, 6",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     return common.output(
-        ctx, NAME, design(ctx.quick), PAPER_M,
+        ctx,
+        NAME,
+        design(ctx.quick),
+        PAPER_M,
         note="Uniform items over T = 128 (§6).",
         caption=f"{DATASET}: s items per user uniform over {D} items, E = {{0.5, 1, 2}}, delta = 0.01/n. "
         "m: blanket messages per user. Stars: our protocol at the optimizer's m; horizontal lines: competitors (independent of m).",

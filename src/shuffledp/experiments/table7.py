@@ -41,7 +41,12 @@ TABLE7: tuple[tuple[str, str, dict[str, Any], tuple[float, ...]], ...] = (
     ("SquareWave", "square_wave", {}, (11.87, 5.72, 2.65, 1.68, 0.92, 0.53, 0.42)),
     # Appendix B: cap of the l-inf norm (q = +inf) and a numerical radius search; the
     # radius minimising the mean l2 error reproduces the table (see minkowski.py).
-    ("MinkowskiResponse", "minkowski", {"norm": "linf", "radius": "optimal_l2"}, (10.42, 4.50, 1.78, 0.98, 0.39, 0.14, 0.074)),
+    (
+        "MinkowskiResponse",
+        "minkowski",
+        {"norm": "linf", "radius": "optimal_l2"},
+        (10.42, 4.50, 1.78, 0.98, 0.39, 0.14, 0.074),
+    ),
 )
 
 
@@ -62,11 +67,17 @@ def microseconds_per_report(R: LocalRandomizer, rng: np.random.Generator) -> flo
     return best / TIMING_BATCH * 1e6
 
 
-@register("table7", "Table 7: mean l2 error and time per report of eps-LDP randomizers on [-1,1]^2", "PIC full version, Appendix C")
+@register(
+    "table7",
+    "Table 7: mean l2 error and time per report of eps-LDP randomizers on [-1,1]^2",
+    "PIC full version, Appendix C",
+)
 def run(ctx: ExperimentContext) -> ExperimentOutput:
     repetitions = 100 if ctx.quick else 1000
     rows: list[dict[str, Any]] = []
-    cases = [(label, name, kw, eps, paper) for label, name, kw, papers in TABLE7 for eps, paper in zip(EPSILONS, papers)]
+    cases = [
+        (label, name, kw, eps, paper) for label, name, kw, papers in TABLE7 for eps, paper in zip(EPSILONS, papers)
+    ]
     for i, (label, name, kw, eps, paper) in enumerate(ctx.progress.track(cases, "table7")):
         R = make_randomizer(name, eps, dim=2, **kw)
         reps = mean_l2_errors(R, repetitions, ctx.rng(i))
@@ -83,11 +94,24 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
             }
         )
     return ExperimentOutput(
-        columns=["randomizer", "epsilon", "mean_l2_error", "ci95_low", "ci95_high", "us_per_report", "paper_mean_l2_error"],
+        columns=[
+            "randomizer",
+            "epsilon",
+            "mean_l2_error",
+            "ci95_low",
+            "ci95_high",
+            "us_per_report",
+            "paper_mean_l2_error",
+        ],
         rows=rows,
         summary_markdown=_summary(rows, repetitions),
         figure=_figure(rows),
-        parameters={"epsilons": list(EPSILONS), "repetitions": repetitions, "batch": BATCH, "timing_batch": TIMING_BATCH},
+        parameters={
+            "epsilons": list(EPSILONS),
+            "repetitions": repetitions,
+            "batch": BATCH,
+            "timing_batch": TIMING_BATCH,
+        },
     )
 
 
@@ -104,7 +128,9 @@ def _summary(rows: list[dict[str, Any]], repetitions: int) -> str:
         for eps in EPSILONS:
             row = next(r for r in rows if r["randomizer"] == label and r["epsilon"] == eps)
             ratio = row["mean_l2_error"] / row["paper_mean_l2_error"]
-            cells.append(f"{row['mean_l2_error']:.3g} vs {row['paper_mean_l2_error']:g} ({ratio:.2f}x; {row['us_per_report']:.2g} us)")
+            cells.append(
+                f"{row['mean_l2_error']:.3g} vs {row['paper_mean_l2_error']:g} ({ratio:.2f}x; {row['us_per_report']:.2g} us)"
+            )
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "Cells: ours vs paper (ratio; our time per report)."]
     return "\n".join(lines)
@@ -138,7 +164,10 @@ def _figure(rows: list[dict[str, Any]]):
         ratios.set_ylabel("ours / paper")
         ratios.set_title("ratio to the paper's row")
         legend_and_caption(
-            fig, list(handles.values()), list(handles), ncol=3,
+            fig,
+            list(handles.values()),
+            list(handles),
+            ncol=3,
             caption="Mean l2 error of eps-LDP randomizers on [-1,1]^2 (PIC Table 7). PrivUnit (paper's "
             "recipe) and PrivUnit-exact (our exact calibration) are both compared to the paper's single PrivUnit row.",
         )

@@ -455,7 +455,9 @@ class MinkowskiResponse(LocalRandomizer):
                     f"{radius} cap radius {r:.3g} is below 2^-32, where float64 cannot resolve the cap noise; allowed: "
                     f"epsilon <= {_largest_epsilon(dim, norm, radius):.4g} here, or a float radius >= 2^-32"
                 )
-            raise PrivacyParameterError(f"radius must be >= 2^-32 ~ {MIN_RADIUS:.3g} (float64 resolution), got {radius!r}")
+            raise PrivacyParameterError(
+                f"radius must be >= 2^-32 ~ {MIN_RADIUS:.3g} (float64 resolution), got {radius!r}"
+            )
         self.radius = r
         self.cap_probability = drawable_cap_probability(self.epsilon, r, self.dim)
         if self.cap_probability <= 0.0:

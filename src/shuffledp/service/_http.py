@@ -69,7 +69,10 @@ class ProblemModel(BaseModel):
 
 def problems(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` entries for the documented error statuses of an operation."""
-    return {c: {"model": ProblemModel, "content": {PROBLEM: {}}, "description": _STATUS_TEXT.get(c, "refused")} for c in codes}
+    return {
+        c: {"model": ProblemModel, "content": {PROBLEM: {}}, "description": _STATUS_TEXT.get(c, "refused")}
+        for c in codes
+    }
 
 
 _STATUS_TEXT = {
@@ -182,7 +185,9 @@ class BodyLimit:
                 self.metrics.requests.labels(route, str(status[0])).inc()
                 self.metrics.latency.labels(route).observe(elapsed)
                 if log.isEnabledFor(logging.DEBUG):
-                    log.debug("%s %s %s %s %.1fms", self.metrics.service, scope["method"], route, status[0], 1e3 * elapsed)
+                    log.debug(
+                        "%s %s %s %s %.1fms", self.metrics.service, scope["method"], route, status[0], 1e3 * elapsed
+                    )
 
     async def _limited(self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
         limit = self.limit_for(scope["path"])
@@ -221,7 +226,9 @@ class _TooBig(Exception):
     pass
 
 
-def install(app: FastAPI, metrics: Metrics, ready: Callable[[], Awaitable[bool]], limit_for: Callable[[str], int]) -> None:
+def install(
+    app: FastAPI, metrics: Metrics, ready: Callable[[], Awaitable[bool]], limit_for: Callable[[str], int]
+) -> None:
     """Problem handlers, /healthz, /readyz, /metrics, the size limit and the request log line."""
 
     @app.exception_handler(Problem)
@@ -260,7 +267,9 @@ def install(app: FastAPI, metrics: Metrics, ready: Callable[[], Awaitable[bool]]
              responses=problems(503))  # fmt: skip
     async def readyz() -> dict[str, str]:
         if not await ready():
-            raise Problem(503, "not-ready", "the service is starting or cannot reach its database", headers={"Retry-After": "1"})
+            raise Problem(
+                503, "not-ready", "the service is starting or cannot reach its database", headers={"Retry-After": "1"}
+            )
         return {"status": "ready"}
 
     @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=Response,

@@ -26,7 +26,9 @@ class Peers:
             base = self.urls[name]
             transport = self.transports.get(name)
             limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)  # keep-alive for all of them
-            self._clients[name] = httpx.AsyncClient(base_url=base, timeout=self.timeout, transport=transport, limits=limits)
+            self._clients[name] = httpx.AsyncClient(
+                base_url=base, timeout=self.timeout, transport=transport, limits=limits
+            )
         return self._clients[name]
 
     async def aclose(self) -> None:

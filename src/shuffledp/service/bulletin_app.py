@@ -119,7 +119,9 @@ class BoardService:
 
     def _board(self) -> BulletinBoard:
         if self.board is None:
-            raise Problem(503, "not-ready", "the board is starting (pinning the server key)", headers={"Retry-After": "1"})
+            raise Problem(
+                503, "not-ready", "the board is starting (pinning the server key)", headers={"Retry-After": "1"}
+            )
         return self.board
 
     async def add_round(self, signed: bytes, view: bytes) -> int:
@@ -127,7 +129,9 @@ class BoardService:
         try:
             params = SignedRoundParams.from_bytes(signed, server_key=self.server_key).params  # type: ignore[arg-type]
         except (CryptoError, MessageFormatError) as exc:
-            raise Problem(403, "signature", f"round parameters do not verify under the pinned server key: {exc}") from None
+            raise Problem(
+                403, "signature", f"round parameters do not verify under the pinned server key: {exc}"
+            ) from None
         try:
             announced = ViewAnnouncement.from_bytes(view, shuffler_key=params.shuffler_verify_key)
         except (CryptoError, MessageFormatError) as exc:
@@ -196,7 +200,9 @@ class BoardService:
         try:
             await asyncio.wrap_future(fut)
         except Exception:  # noqa: BLE001
-            raise Problem(503, "not-processed", "the post could not be stored; resend it", headers={"Retry-After": "1"}) from None
+            raise Problem(
+                503, "not-processed", "the post could not be stored; resend it", headers={"Retry-After": "1"}
+            ) from None
         finally:
             self._inflight.pop(post_id, None)
         return post_id.hex(), 201
@@ -271,7 +277,9 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
         yield
         await svc.stop()
 
-    app = FastAPI(title="shuffledp PIC bulletin board", version="1", lifespan=lifespan, description=__doc__.split("\n\n")[0])
+    app = FastAPI(
+        title="shuffledp PIC bulletin board", version="1", lifespan=lifespan, description=__doc__.split("\n\n")[0]
+    )
     app.state.service = svc
 
     async def ready() -> bool:
@@ -280,7 +288,12 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
         except Exception:  # noqa: BLE001
             return False
 
-    install(app, svc.metrics, ready, lambda path: settings.max_bulk_bytes if path.endswith("/board") else settings.max_body_bytes)
+    install(
+        app,
+        svc.metrics,
+        ready,
+        lambda path: settings.max_bulk_bytes if path.endswith("/board") else settings.max_body_bytes,
+    )
 
     def known(round_id: str) -> bytes:
         rid = parse_round_id(round_id)

@@ -261,7 +261,9 @@ class PicServiceClient(_Calls):
     def round_info(self, round_id: bytes) -> dict[str, Any]:
         return self._do(self._round(round_id))
 
-    def wait_round(self, round_id: bytes, states: tuple[str, ...] = ("published", "failed"), timeout: float = 120.0) -> dict[str, Any]:
+    def wait_round(
+        self, round_id: bytes, states: tuple[str, ...] = ("published", "failed"), timeout: float = 120.0
+    ) -> dict[str, Any]:
         """Poll the server until the round reaches one of ``states``."""
         end = time.monotonic() + timeout
         while True:
@@ -279,7 +281,9 @@ class AsyncPicServiceClient(_Calls):
     def __init__(self, *args: Any, timeout: float = 60.0, http: httpx.AsyncClient | None = None, **kw: Any) -> None:
         super().__init__(*args, **kw)
         # a few pooled keep-alive connections: httpcore's pool slows down sharply past a few dozen (130 req/s at 64)
-        self.http = http or httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=32, max_keepalive_connections=32))
+        self.http = http or httpx.AsyncClient(
+            timeout=timeout, limits=httpx.Limits(max_connections=32, max_keepalive_connections=32)
+        )
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -357,7 +361,9 @@ class AsyncPicServiceClient(_Calls):
     async def round_info(self, round_id: bytes) -> dict[str, Any]:
         return await self._do(self._round(round_id))
 
-    async def wait_round(self, round_id: bytes, states: tuple[str, ...] = ("published", "failed"), timeout: float = 120.0) -> dict[str, Any]:
+    async def wait_round(
+        self, round_id: bytes, states: tuple[str, ...] = ("published", "failed"), timeout: float = 120.0
+    ) -> dict[str, Any]:
         end = time.monotonic() + timeout
         while True:
             info = await self.round_info(round_id)

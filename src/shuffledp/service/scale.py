@@ -89,7 +89,13 @@ def attach_server(server: Any, client: Any, chunk: int | None = None) -> None:
     chunk = int(chunk or os.environ.get("SHUFFLEDP_DASK_CHUNK") or CHUNK)
 
     def dask_open(group_id: int, envelopes: Sequence[bytes]) -> tuple[list[bytes], Counter[str]]:
-        args = (server.signed_params(), server.verify_key.to_bytes(), server.params.suite, server._kem.secret_bytes(), group_id)
+        args = (
+            server.signed_params(),
+            server.verify_key.to_bytes(),
+            server.params.suite,
+            server._kem.secret_bytes(),
+            group_id,
+        )
         parts = [list(envelopes[i : i + chunk]) for i in range(0, len(envelopes), chunk)] or [[]]
         futures = [client.submit(_open_chunk, *args, part, pure=False) for part in parts]
         results = client.gather(futures)

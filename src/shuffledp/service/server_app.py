@@ -202,9 +202,17 @@ class ServerService:
                                  spec.min_fraction, spec.dim, bucket_bits=spec.bucket_bits,
                                  min_bucket_size=spec.min_bucket_size)  # fmt: skip
             groups, plans = await asyncio.to_thread(plan_groups, config, [(g.name, g.size) for g in spec.groups])
-        except ShuffleDPError as exc:  # RoundConfig names the field first ("delta must ..."); the plan speaks of epsilon
+        except (
+            ShuffleDPError
+        ) as exc:  # RoundConfig names the field first ("delta must ..."); the plan speaks of epsilon
             first = str(exc).split(" ", 1)[0]
-            field = first if first in RoundConfig.__dataclass_fields__ else "epsilon_c" if "epsilon" in str(exc) else "groups"
+            field = (
+                first
+                if first in RoundConfig.__dataclass_fields__
+                else "epsilon_c"
+                if "epsilon" in str(exc)
+                else "groups"
+            )
             raise Problem(422, "invalid-field", str(exc), field=field, allowed=str(exc)) from None
         r = await self.peers.client("shuffler").post("/v1/round-keys", json={"suite": spec.suite},
                                                      headers={"authorization": f"Bearer {self.service_token}"})  # fmt: skip
@@ -236,7 +244,9 @@ class ServerService:
         try:
             await self.announce(row)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - the background step retries
-            log.warning("announcing round %s failed (%s); retrying in the background", rid.hex()[:8], type(exc).__name__)
+            log.warning(
+                "announcing round %s failed (%s); retrying in the background", rid.hex()[:8], type(exc).__name__
+            )
         log.info("server opened round %s", rid.hex()[:8])
         return await self.info(rid)
 
@@ -249,12 +259,16 @@ class ServerService:
         if r.status_code not in (200, 201):
             raise RuntimeError(f"shuffler refused to open the round: {r.status_code}")
         view = r.json()["view"]
-        b = await self.peers.client("board").post("/v1/rounds", json={"signed_params": b64(row["signed_params"]), "view": view})
+        b = await self.peers.client("board").post(
+            "/v1/rounds", json={"signed_params": b64(row["signed_params"]), "view": view}
+        )
         if b.status_code not in (200, 201):
             raise RuntimeError(f"board refused the round: {b.status_code}")
         import base64
 
-        await asyncio.to_thread(self.store.update_round, ROLE, rid, view=base64.b64decode(view), info={"announced": True})
+        await asyncio.to_thread(
+            self.store.update_round, ROLE, rid, view=base64.b64decode(view), info={"announced": True}
+        )
 
     async def close(self, rid: bytes) -> dict[str, Any]:
         row = await self._row(rid)
@@ -273,7 +287,9 @@ class ServerService:
     async def receive(self, rid: bytes, data: bytes) -> tuple[dict[str, Any], int]:
         row = await self._row(rid, code=422)
         if len(data) < 75:
-            raise Problem(400, "malformed-batch", f"a signed batch has at least 75 bytes, got {len(data)}", field="body")
+            raise Problem(
+                400, "malformed-batch", f"a signed batch has at least 75 bytes, got {len(data)}", field="body"
+            )
         if data[5:21] != rid:
             raise Problem(422, "wrong-round", "the batch is for another round than the path's", field="body",
                           allowed=f"a batch of round {rid.hex()}")  # fmt: skip
@@ -323,7 +339,11 @@ class ServerService:
                 rec = GroupPrivacy(**{k: v for k, v in plan.items() if k in GroupPrivacy.__dataclass_fields__})
                 rec.target_epsilon = float(rec.target_epsilon)
                 d = server._received[g.group_id]
-                smallest = min(Counter(bucket_of(p.to_bytes(), bits) for p in d.pseudonyms).values(), default=0) if bits else None
+                smallest = (
+                    min(Counter(bucket_of(p.to_bytes(), bits) for p in d.pseudonyms).values(), default=0)
+                    if bits
+                    else None
+                )
                 rec.settle(d.received, d.valid, d.rejected, bits, smallest)
                 privacy.append(rec.to_json())
         self.store.update_round(ROLE, rid, state="computed", board=board,
@@ -357,7 +377,10 @@ class ServerService:
         stored = await asyncio.to_thread(self.store.batches_of, ROLE, rid)
         groups = [{"group_id": g.group_id, "name": g.name, "threshold": g.threshold, "local_epsilon": g.local_epsilon,
                    "delta": g.delta, "randomizer": g.randomizer} for g in params.groups]  # fmt: skip
-        batches = {str(g): {"batch_id": bid.hex(), "envelopes": int.from_bytes(d[71:75], "big")} for g, (bid, d) in stored.items()}
+        batches = {
+            str(g): {"batch_id": bid.hex(), "envelopes": int.from_bytes(d[71:75], "big")}
+            for g, (bid, d) in stored.items()
+        }
         return {"round_id": rid.hex(), "state": row["state"], "params_hash": params.digest.hex(), "deadline": row["deadline"],
                 "announced": bool(row["info"].get("announced")), "groups": groups, "batches": batches,
                 "privacy": row["info"].get("privacy"), "error": row["info"].get("error")}  # fmt: skip
@@ -416,7 +439,9 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
              "the signed round parameters (message type 2)"), **problems(404, 422)})  # fmt: skip
     async def params(round_id: str) -> Response:
         row = await svc._row(parse_round_id(round_id))
-        return Response(row["signed_params"], media_type=OCTETS, headers={"Cache-Control": "public, max-age=31536000, immutable"})
+        return Response(
+            row["signed_params"], media_type=OCTETS, headers={"Cache-Control": "public, max-age=31536000, immutable"}
+        )
 
     @app.post("/v1/rounds/{round_id}/close", response_model=RoundInfo, status_code=202, tags=["operator"],
               responses={200: {"model": RoundInfo, "description": "already published or failed"}, **problems(401, 404, 422)},

@@ -26,7 +26,9 @@ class ServiceSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SHUFFLEDP_", extra="forbid")
 
-    data_dir: Path = Field(Path("pic-data"), description="folder of the keys (mode 0700, files 0600) and the default SQLite file")
+    data_dir: Path = Field(
+        Path("pic-data"), description="folder of the keys (mode 0700, files 0600) and the default SQLite file"
+    )
     db_url: str | None = Field(None, description="SQLAlchemy URL; None: sqlite:///<data_dir>/pic.sqlite3 (WAL)")
     shuffler_url: str = "http://127.0.0.1:8701"
     server_url: str = "http://127.0.0.1:8702"

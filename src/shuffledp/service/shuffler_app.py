@@ -125,7 +125,9 @@ class EnrolBody(StrictModel):
 
 
 class EnrolAnswer(StrictModel):
-    credentials: list[str] = Field(description="32-byte credentials, standard base64; the shuffler keeps only their SHA-256")
+    credentials: list[str] = Field(
+        description="32-byte credentials, standard base64; the shuffler keeps only their SHA-256"
+    )
 
 
 class RoundKeyAnswer(StrictModel):
@@ -256,9 +258,13 @@ class ShufflerService:
     async def open(self, signed: bytes, deadline: float | None) -> OpenAnswer:
         server_key = await self.server_key()
         try:
-            params = SignedRoundParams.from_bytes(signed, server_key=server_key, shuffler_key=self.identity.verify_key).params
+            params = SignedRoundParams.from_bytes(
+                signed, server_key=server_key, shuffler_key=self.identity.verify_key
+            ).params
         except (CryptoError, MessageFormatError) as exc:
-            raise Problem(403, "signature", f"round parameters do not verify under the pinned server key: {exc}") from None
+            raise Problem(
+                403, "signature", f"round parameters do not verify under the pinned server key: {exc}"
+            ) from None
         rid = params.round_id
         async with self.lock:
             row = await asyncio.to_thread(self.store.get_round, ROLE, rid)
@@ -297,14 +303,18 @@ class ShufflerService:
         if row is None:
             return Problem(422, "wrong-round", f"round {rid.hex()} is not open at this shuffler", field="round_id",
                            allowed="the id of an open round (GET /v1/key-config)")  # fmt: skip
-        return Problem(410, "round-closed", f"round {rid.hex()} is {row['state']}; refetch GET /v1/key-config for open rounds")
+        return Problem(
+            410, "round-closed", f"round {rid.hex()} is {row['state']}; refetch GET /v1/key-config for open rounds"
+        )
 
     async def submit(self, rid: bytes, data: bytes) -> tuple[str, int]:
         r = self.rounds.get(rid)
         if r is None:
             raise await self._gone(rid)
         if r.closed:
-            raise Problem(410, "round-closed", f"round {rid.hex()} is closed; refetch GET /v1/key-config for open rounds")
+            raise Problem(
+                410, "round-closed", f"round {rid.hex()} is closed; refetch GET /v1/key-config for open rounds"
+            )
         if r.deadline is not None and time.time() >= r.deadline:
             raise Problem(410, "expired", f"round {rid.hex()} passed its deadline; submissions are refused")
         if data[5:21] != rid and len(data) >= 21:
@@ -313,8 +323,12 @@ class ShufflerService:
         try:
             status = r.shuffler.submit(data)
         except RateLimited as exc:
-            raise Problem(429, "rate-limited", "too many submission attempts for this enrolled user",
-                          headers={"Retry-After": str(max(1, round(exc.retry_after)))}) from None
+            raise Problem(
+                429,
+                "rate-limited",
+                "too many submission attempts for this enrolled user",
+                headers={"Retry-After": str(max(1, round(exc.retry_after)))},
+            ) from None
         except MessageFormatError as exc:
             status_code, code = _REASONS.get(exc.reason, (400, "malformed-submission"))
             raise Problem(status_code, code, str(exc), field="submission" if status_code != 410 else None) from None
@@ -354,11 +368,15 @@ class ShufflerService:
                 if row["state"] == "open":
                     await asyncio.to_thread(self.store.update_round, ROLE, rid, state="closed", expect="open")
                 if r.inflight:
-                    await asyncio.gather(*(asyncio.wrap_future(f) for f in list(r.inflight.values())), return_exceptions=True)
+                    await asyncio.gather(
+                        *(asyncio.wrap_future(f) for f in list(r.inflight.values())), return_exceptions=True
+                    )
                 try:
                     released = await asyncio.to_thread(self._release, rid, r)
                 except AnonymityThresholdError as exc:
-                    await asyncio.to_thread(self.store.update_round, ROLE, rid, state="failed", info={"error": str(exc)})
+                    await asyncio.to_thread(
+                        self.store.update_round, ROLE, rid, state="failed", info={"error": str(exc)}
+                    )
                     self.rounds.pop(rid, None)
                     self.keys.drop_kem(f"shuffler-round-{rid.hex()}")
                     log.info("shuffler round %s failed: threshold not met", rid.hex()[:8])
@@ -451,7 +469,9 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
     async def submit(round_id: str, body: SubmissionBody) -> Response:
         rid = parse_round_id(round_id)
         status, code = await svc.submit(rid, body.submission)
-        return Response(_ANSWERS[status], status_code=code, media_type="application/json")  # the hot path: no re-validation
+        return Response(
+            _ANSWERS[status], status_code=code, media_type="application/json"
+        )  # the hot path: no re-validation
 
     install(app, svc.metrics, ready, lambda path: settings.max_body_bytes)  # after the hot route: matched first
 
@@ -467,10 +487,17 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
         rid = parse_round_id(round_id)
         r = svc.rounds.get(rid)
         if r is None or r.closed:
-            raise await svc._gone(rid) if r is None else Problem(410, "outdated-config", "the round is closed; its key is retired")
+            raise (
+                await svc._gone(rid)
+                if r is None
+                else Problem(410, "outdated-config", "the round is closed; its key is retired")
+            )
         response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
-        return {"round_id": round_id, "suite": r.shuffler.params.suite,  # type: ignore[union-attr]
-                "kem_public_key": r.shuffler.kem_public_key.to_bytes().hex()}
+        return {
+            "round_id": round_id,
+            "suite": r.shuffler.params.suite,  # type: ignore[union-attr]
+            "kem_public_key": r.shuffler.kem_public_key.to_bytes().hex(),
+        }
 
     @app.post("/v1/enrolments", response_model=EnrolAnswer, status_code=201, tags=["operator"],
               responses=problems(401, 422), summary="issue enrolment credentials (operator token)")  # fmt: skip

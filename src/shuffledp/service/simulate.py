@@ -91,7 +91,9 @@ async def run_http_round(
     for gid, (_, X) in enumerate(groups):
         row = []
         for x in X:
-            c = Client(server_key, gid, shuffler_key=shuffler_key, credential=next(creds), policy=policy, downloads=downloads)
+            c = Client(
+                server_key, gid, shuffler_key=shuffler_key, credential=next(creds), policy=policy, downloads=downloads
+            )
             c.join(signed, view)
             submissions.append((c, c.prepare(x, rng)))
             row.append(c)

@@ -170,7 +170,9 @@ class Store:
             conn.execute(sa.insert(rounds).values(role=role, round_id=round_id, state=state, created_at=now,
                                                   updated_at=now, info=json.dumps(info), **fields))  # fmt: skip
 
-    def update_round(self, role: str, round_id: bytes, *, expect: str | Sequence[str] | None = None, **fields: Any) -> bool:
+    def update_round(
+        self, role: str, round_id: bytes, *, expect: str | Sequence[str] | None = None, **fields: Any
+    ) -> bool:
         """Update a round's row (``info`` is merged); with ``expect``, only from those states. True if updated."""
         with self.engine.begin() as conn:
             row = conn.execute(sa.select(rounds.c.state, rounds.c.info).where(
@@ -203,7 +205,11 @@ class Store:
         with self.engine.begin() as conn:
             ids = []
             for h in hashes:
-                ids.append(conn.execute(sa.insert(enrolments).values(credential_hash=h, created_at=now)).inserted_primary_key[0])
+                ids.append(
+                    conn.execute(sa.insert(enrolments).values(credential_hash=h, created_at=now)).inserted_primary_key[
+                        0
+                    ]
+                )
         return ids
 
     def enrolled(self) -> dict[bytes, int]:
@@ -226,7 +232,9 @@ class Store:
             return {bytes(r.submission_id) for r in conn.execute(q)}
 
     # ---------------------------------------------------------------- batches
-    def put_batches(self, role: str, round_id: bytes, items: Sequence[tuple[int, bytes, bytes]], **round_fields: Any) -> None:
+    def put_batches(
+        self, role: str, round_id: bytes, items: Sequence[tuple[int, bytes, bytes]], **round_fields: Any
+    ) -> None:
         """Store batches ``(group_id, batch_id, data)`` and (optionally) move the round, in one transaction."""
         now = time.time()
         with self.engine.begin() as conn:
@@ -322,7 +330,11 @@ class GroupCommitter:
             stop = False
             while len(items) < self.max_rows:
                 try:
-                    nxt = self._queue.get(timeout=max(0.0, deadline - time.monotonic())) if self.wait else self._queue.get_nowait()
+                    nxt = (
+                        self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                        if self.wait
+                        else self._queue.get_nowait()
+                    )
                 except queue.Empty:
                     break
                 if nxt is None:

@@ -125,7 +125,9 @@ BLOCK_SIZE = 2000
 REFINE_PASSES = 2
 
 
-def min_weight_matching(group_a: Any, group_b: Any, *, method: str = "auto", candidates: int = SPARSE_CANDIDATES) -> Matching:
+def min_weight_matching(
+    group_a: Any, group_b: Any, *, method: str = "auto", candidates: int = SPARSE_CANDIDATES
+) -> Matching:
     """Minimum weighted full matching (§7.1, [54]) of two groups of reports in R^d.
 
     Every report of the smaller group is matched to a distinct report of the

@@ -283,7 +283,9 @@ def shapley_error(estimated: Any, true: Any) -> float:
     a = np.asarray(estimated, dtype=np.float64)
     b = np.asarray(true, dtype=np.float64)
     if a.ndim != 1 or a.shape != b.shape:
-        raise ShapeError(f"estimated and true must be 1-d arrays of the same length, got shapes {a.shape} and {b.shape}")
+        raise ShapeError(
+            f"estimated and true must be 1-d arrays of the same length, got shapes {a.shape} and {b.shape}"
+        )
     X = as_reports(b[:, None], "true") if b.size else b[:, None]
     Y = as_reports(a[:, None], "estimated") if a.size else a[:, None]
     return float(np.abs(Y - X).mean()) if a.size else float("nan")

@@ -222,7 +222,11 @@ def exact_shapley(gradients: Any, validation: Any) -> np.ndarray:
 
 
 def _check_permutations(n_permutations: Any) -> int:
-    if isinstance(n_permutations, (bool, np.bool_)) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
+    if (
+        isinstance(n_permutations, (bool, np.bool_))
+        or not isinstance(n_permutations, (int, np.integer))
+        or n_permutations < 1
+    ):
         raise DomainError(f"n_permutations must be an integer >= 1, got {n_permutations!r}")
     return int(n_permutations)
 

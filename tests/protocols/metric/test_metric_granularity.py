@@ -85,7 +85,9 @@ def test_granularity_one_is_the_paper_protocol_draw_for_draw():
     assert np.array_equal(geo.randomize(X, np.random.default_rng(3)), expected)
     rr = RRShuffle(1e-4, 0.4, K, 8)
     flips = bernoulli(0.2, (8, K), np.random.default_rng(3))
-    assert np.array_equal(rr.randomize(X, np.random.default_rng(3)), (thermometer_encode(X, K).view(bool) ^ flips).view(np.int8))
+    assert np.array_equal(
+        rr.randomize(X, np.random.default_rng(3)), (thermometer_encode(X, K).view(bool) ^ flips).view(np.int8)
+    )
     geo = GeoShuffle(0.5, 1e-4, 8, K)
     assert geo.width == K + 2 * geo.c and RRShuffle(1e-4, 0.4, K, 8).width == K
 

@@ -148,7 +148,9 @@ def test_rr_shuffle_count_law():
 # --- bad input ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("proto", _protocols(len(X_SMALL), K_SMALL) + [GeoLocal(0.5, K_SMALL), GeoCentral(0.5, K_SMALL)])
+@pytest.mark.parametrize(
+    "proto", _protocols(len(X_SMALL), K_SMALL) + [GeoLocal(0.5, K_SMALL), GeoCentral(0.5, K_SMALL)]
+)
 def test_values_outside_the_domain_are_named(proto):
     rng = np.random.default_rng(0)
     with pytest.raises(DomainError, match=r"x must hold integers in \{0, ..., 16\}, got x\[1\]=17"):
@@ -183,6 +185,7 @@ def test_rr_shuffle_outside_theorem_3_1_names_minimum_n():
 
 def test_constructors_refuse_noise_epsilons_beyond_the_maximum():
     from shuffledp.accounting.metric import MAX_EPSILON
+
     assert MAX_EPSILON == 100.0
     for make in (
         lambda e: SGDLShuffle(e, 1e-4, 1000, 10),
@@ -198,7 +201,11 @@ def test_constructors_refuse_noise_epsilons_beyond_the_maximum():
 
 
 def test_noise_epsilon_must_be_a_number():
-    for make in (lambda e: GeoShuffle(e, 1e-4, 100, 10), lambda e: SGDLShuffle(e, 1e-4, 100, 10), lambda e: GeoLocal(e, 10)):
+    for make in (
+        lambda e: GeoShuffle(e, 1e-4, 100, 10),
+        lambda e: SGDLShuffle(e, 1e-4, 100, 10),
+        lambda e: GeoLocal(e, 10),
+    ):
         with pytest.raises(PrivacyParameterError, match="must be a number"):
             make("0.5")
     with pytest.raises(PrivacyParameterError, match="n"):

@@ -46,7 +46,13 @@ def test_guarantees_side_by_side():
 
 def test_table3():
     rng = np.random.default_rng(0)
-    for name, lo, hi in [("uniform1", 0.05, 1), ("uniform2", 0.01, 2), ("gauss1", 0.05, 1), ("gauss2", 0.01, 2), ("gauss3", 0.01, 2)]:
+    for name, lo, hi in [
+        ("uniform1", 0.05, 1),
+        ("uniform2", 0.01, 2),
+        ("gauss1", 0.05, 1),
+        ("gauss2", 0.01, 2),
+        ("gauss3", 0.01, 2),
+    ]:
         b = table3_budgets(name, 20_000, rng)
         assert b.min() >= lo and b.max() <= hi
     g3 = table3_budgets("gauss3", 100_000, rng)
@@ -73,8 +79,10 @@ def test_bad_input():
 
 def test_empty_string_and_rng_none_input():
     rng = np.random.default_rng(0)
-    for run in (lambda: personalized_average(np.zeros(0), np.zeros(0), 0.0, 1.0, rng),
-                lambda: personalized_frequency(np.zeros(0, int), np.zeros(0), rng)):
+    for run in (
+        lambda: personalized_average(np.zeros(0), np.zeros(0), 0.0, 1.0, rng),
+        lambda: personalized_frequency(np.zeros(0, int), np.zeros(0), rng),
+    ):
         with pytest.raises(ShapeError, match="budgets must hold at least one user"):
             run()
     with pytest.raises(DataError, match="data must be numbers"):

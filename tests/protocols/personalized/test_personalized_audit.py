@@ -76,7 +76,9 @@ def test_algorithm3_control_same_code_at_the_declared_budget_passes():
 
 @pytest.mark.parametrize("eps", [min(BUDGETS), 0.5, 1.0, max(BUDGETS)])
 def test_algorithm2_randomizer_passes_the_continuous_audit(eps):
-    result = audit_continuous(_ProtocolLaplace(eps), n_samples=200_000, bins_per_dim=16, coords=1, rng=np.random.default_rng(2))
+    result = audit_continuous(
+        _ProtocolLaplace(eps), n_samples=200_000, bins_per_dim=16, coords=1, rng=np.random.default_rng(2)
+    )
     assert result.passed, result
     if eps >= 0.5:  # the audit has power: it sees most of the loss
         assert result.epsilon_lower > 0.5 * eps, result
@@ -84,8 +86,13 @@ def test_algorithm2_randomizer_passes_the_continuous_audit(eps):
 
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_algorithm2_user_reporting_above_the_declared_budget_is_caught(eps):
-    result = audit_continuous(_ProtocolLaplace(eps, reported=2 * eps), n_samples=200_000, bins_per_dim=16, coords=1,
-                              rng=np.random.default_rng(2))
+    result = audit_continuous(
+        _ProtocolLaplace(eps, reported=2 * eps),
+        n_samples=200_000,
+        bins_per_dim=16,
+        coords=1,
+        rng=np.random.default_rng(2),
+    )
     assert not result.passed, result
 
 

@@ -64,7 +64,9 @@ def test_returns_the_clients_eapes_beside_theta_and_no_rigorous_bound():
     run = personalized_sgd(X, y, eps, delta, rng, epochs=1, central_delta=1e-3)
     assert run.theta.shape == (2, 3) and run.eps.tolist() == eps.tolist() and run.delta.tolist() == delta.tolist()
     expected = [eapes_epsilon(np.delete(eps, i), 1e-3, others_deltas=np.delete(delta, i)) for i in range(6)]
-    assert np.allclose(run.eapes, expected, rtol=1e-12, atol=0) and run.central_delta == 1e-3  # same (eps, delta): same value
+    assert (
+        np.allclose(run.eapes, expected, rtol=1e-12, atol=0) and run.central_delta == 1e-3
+    )  # same (eps, delta): same value
     assert run.upper is None and "not pure-DP" in run.upper_unavailable
     assert personalized_sgd(X, y, eps, delta, rng, epochs=1).eapes.size == 0  # asked for only with central_delta
     lone = personalized_sgd(X, y, np.ones(1), np.full(1, 1e-5), rng, epochs=1, central_delta=1e-3)

@@ -43,6 +43,7 @@ def _params(suite, server_kem, server_sig, groups, output_size, post_size):
                          post_size, shuffler_kem.public_key, shuffler_sig.verify_key, TASK)  # fmt: skip
     return params, shuffler_kem
 
+
 N_USERS = 40
 BITS = 2
 

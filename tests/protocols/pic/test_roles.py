@@ -35,10 +35,15 @@ class World:
 
     def __init__(self, threshold=N, suite="x25519", task=None):
         task = PicTask("min-weight") if task is None else task
-        groups = [GroupParams(g, name, "minkowski", 3.0, LOC, threshold, 1e-3, {"dim": 2}) for g, name in enumerate(("a", "b"))]
+        groups = [
+            GroupParams(g, name, "minkowski", 3.0, LOC, threshold, 1e-3, {"dim": 2})
+            for g, name in enumerate(("a", "b"))
+        ]
         identity = SigningIdentity.ephemeral()
         self.shuffler = Shuffler(identity.verify_key, suite=suite)
-        self.server = Server(suite, groups, task, (self.shuffler.kem_public_key, self.shuffler.verify_key), identity=identity)
+        self.server = Server(
+            suite, groups, task, (self.shuffler.kem_public_key, self.shuffler.verify_key), identity=identity
+        )
         self.params = self.server.params
         self.signed = self.server.signed_params()
         self.view = self.shuffler.open(self.signed)
@@ -50,7 +55,9 @@ class World:
         return c
 
     def clients(self, rng, n=N):
-        return {g: [(c, c.prepare(rng.uniform(-1, 1, 2), rng)) for c in (self.client(g) for _ in range(n))] for g in (0, 1)}
+        return {
+            g: [(c, c.prepare(rng.uniform(-1, 1, 2), rng)) for c in (self.client(g) for _ in range(n))] for g in (0, 1)
+        }
 
     def submit_all(self, clients):
         for row in clients.values():
@@ -128,7 +135,9 @@ def test_refused_submissions_are_counted_and_the_round_completes():
 def _submit_plaintext(w, g, plaintext):
     """An enrolled (malicious) user's submission around an arbitrary report plaintext."""
     inner = seal_report(w.params, g, plaintext)
-    w.shuffler.submit(Submission.seal(w.params, g, w.shuffler.enrolment.enroll(), secrets.token_bytes(16), inner).to_bytes())
+    w.shuffler.submit(
+        Submission.seal(w.params, g, w.shuffler.enrolment.enroll(), secrets.token_bytes(16), inner).to_bytes()
+    )
 
 
 def test_server_counts_bad_reports_by_reason_and_refuses_to_publish_below_threshold():
@@ -175,7 +184,9 @@ def test_group_below_threshold_is_not_released():
     w = World(threshold=N)
     for _, sub in w.clients(rng)[0][:-1]:
         w.shuffler.submit(sub)
-    with pytest.raises(AnonymityThresholdError, match=f"{N - 1} distinct enrolled users, below its anonymity threshold {N}"):
+    with pytest.raises(
+        AnonymityThresholdError, match=f"{N - 1} distinct enrolled users, below its anonymity threshold {N}"
+    ):
         w.shuffler.release(0)
 
 

@@ -30,7 +30,9 @@ def test_real_round_matches_the_ideal_functionality(task):
     ideal = run_round(groups2[: task.n_groups], config, rng2, ideal=True)
     assert ideal.identity_outputs == real.identity_outputs  # every user, partner by partner
     assert ideal.outputs_digest() == real.outputs_digest()
-    assert all(len(user) == (task.k if task.name == "neighbors" else user and 1 or 0) for user in real.identity_outputs[0])
+    assert all(
+        len(user) == (task.k if task.name == "neighbors" else user and 1 or 0) for user in real.identity_outputs[0]
+    )
 
 
 def test_matching_outputs_are_mutual_and_the_pairs_are_the_task_s():
@@ -39,7 +41,7 @@ def test_matching_outputs_are_mutual_and_the_pairs_are_the_task_s():
     users, workers = real.identity_outputs
     assert sum(1 for u in users if u) == len(workers)  # the smaller group is fully matched
     for j, recs in enumerate(workers):
-        (g, i, _), = recs
+        ((g, i, _),) = recs
         assert g == 0 and users[i][0][:2] == (1, j)
 
 
@@ -103,12 +105,20 @@ def test_too_few_users_for_k_neighbours_is_named():
         plan_groups(RoundConfig(PicTask("neighbors", k=5), "minkowski", 1.0), [("users", 5)])
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("epsilon_c", math.nan, "epsilon_c must be a finite number > 0"), ("epsilon_c", -1.0, "epsilon_c must be"),
-    ("delta", 0.0, "delta must lie in"), ("suite", "foo", "suite must be one of"),
-    ("randomizer", "foo", "randomizer must be one of"), ("corrupted", -1, "corrupted"),
-    ("bucket_bits", 17, "bucket_bits"), ("min_bucket_size", 0, "min_bucket_size"), ("min_fraction", 0.0, "min_fraction"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("epsilon_c", math.nan, "epsilon_c must be a finite number > 0"),
+        ("epsilon_c", -1.0, "epsilon_c must be"),
+        ("delta", 0.0, "delta must lie in"),
+        ("suite", "foo", "suite must be one of"),
+        ("randomizer", "foo", "randomizer must be one of"),
+        ("corrupted", -1, "corrupted"),
+        ("bucket_bits", 17, "bucket_bits"),
+        ("min_bucket_size", 0, "min_bucket_size"),
+        ("min_fraction", 0.0, "min_fraction"),
+    ],
+)
 def test_a_bad_round_config_is_refused_by_field_name(field, value, message):
     from shuffledp.errors import ShuffleDPError
 
@@ -132,7 +142,9 @@ def test_no_secret_key_or_report_in_logs_or_round_json(monkeypatch, caplog):
 
     keys, server_keys = [], []
     real_generate = messages.OneTimeKeys.generate.__func__
-    monkeypatch.setattr(messages.OneTimeKeys, "generate", classmethod(lambda cls, s: keys.append(real_generate(cls, s)) or keys[-1]))
+    monkeypatch.setattr(
+        messages.OneTimeKeys, "generate", classmethod(lambda cls, s: keys.append(real_generate(cls, s)) or keys[-1])
+    )
     real_init = server.Server.__init__
 
     def init(self, *a, **kw):

@@ -45,7 +45,9 @@ def test_a_deployed_client_draws_noise_from_the_secure_generator(monkeypatch):
     ident = SigningIdentity.ephemeral()
     shuffler = Shuffler(ident.verify_key)
     group = GroupParams(0, "u", "laplace", 1.0, ReportFormat("float64", 2), 2, 1e-3, {"dim": 2})
-    server = Server("x25519", [group], PicTask("neighbors"), (shuffler.kem_public_key, shuffler.verify_key), identity=ident)
+    server = Server(
+        "x25519", [group], PicTask("neighbors"), (shuffler.kem_public_key, shuffler.verify_key), identity=ident
+    )
     view = shuffler.open(server.signed_params())
     c = Client(server.verify_key, 0, shuffler_key=shuffler.verify_key, credential=shuffler.enrolment.enroll(),
                policy=ClientPolicy.permissive())  # fmt: skip

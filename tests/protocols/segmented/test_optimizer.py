@@ -148,10 +148,15 @@ def test_a_level_no_rate_meets_is_a_clear_error():
     # lambda (1 - 2/d)^20 >= 0.86 lambda, above delta = 1e-12 for every lambda >= 1e-9
     from shuffledp.protocols.segmented.optimizer import max_sampling_rate
 
-    with pytest.raises(PrivacyParameterError, match=r"no sampling rate lambda in \[1e-09, 1\] meets level 0\.05 "
-                       r"\(m=1, n_users=20, d=128, s=1, delta=1e-12; .*an integer m makes the message count public"):
+    with pytest.raises(
+        PrivacyParameterError,
+        match=r"no sampling rate lambda in \[1e-09, 1\] meets level 0\.05 "
+        r"\(m=1, n_users=20, d=128, s=1, delta=1e-12; .*an integer m makes the message count public",
+    ):
         max_sampling_rate(0.05, 1e-12, 128, 20, 1.0, 1)
-    with pytest.raises(PrivacyParameterError, match="level 0.05 cannot be met at delta=1e-12 .* not even lambda=1e-09 with m=1"):
+    with pytest.raises(
+        PrivacyParameterError, match="level 0.05 cannot be met at delta=1e-12 .* not even lambda=1e-09 with m=1"
+    ):
         optimize_parameters((0.05, 0.5), 1e-12, (10, 10), 128, 1, m=1.0)
     assert max_sampling_rate(0.05, 1e-12, 128, 20, 1.5, 1) > 1e-9  # a non-integer m hides the count
 

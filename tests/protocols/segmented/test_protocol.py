@@ -117,7 +117,9 @@ def test_given_parameters_are_repriced():
     items = SETS[rng.choice(len(SETS), N, p=PROBS)]
     # rates far above what level 0.5 allows with m = 0.8 at n = 600: the claimed epsilons (0) are not trusted
     with pytest.raises(PrivacyParameterError, match="parameters break level 0.5"):
-        run_segmented(items, rng.choice(LEVELS, N), LEVELS, DELTA, D, S, parameters=_params(lambdas=(0.9, 0.9, 0.9)), rng=rng)
+        run_segmented(
+            items, rng.choice(LEVELS, N), LEVELS, DELTA, D, S, parameters=_params(lambdas=(0.9, 0.9, 0.9)), rng=rng
+        )
 
 
 @pytest.mark.parametrize(
@@ -172,7 +174,6 @@ def test_empirical_mse_is_below_the_bound():
     bound = mse_bound(1.3, params.lambdas, [N / 3] * 3, N, S)
     assert np.mean(errors) <= bound
     assert np.mean(errors) >= 0.3 * bound  # the bound is not vacuous here
-
 
 
 def test_the_ledger_records_the_re_priced_epsilons_never_the_given_ones():

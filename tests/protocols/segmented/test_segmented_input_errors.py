@@ -110,8 +110,14 @@ def test_fix_set_size_does_not_truncate_float_items():
 
 
 def _estimate(**kw):
-    args = {"messages": np.array([0, 1, 1]), "d": 4, "level_counts": [2.0, 3.0], "lambdas": [0.5, 1.0],
-            "n_users": 5, "m": 1.0} | kw
+    args = {
+        "messages": np.array([0, 1, 1]),
+        "d": 4,
+        "level_counts": [2.0, 3.0],
+        "lambdas": [0.5, 1.0],
+        "n_users": 5,
+        "m": 1.0,
+    } | kw
     return estimate_frequencies(**args)
 
 
@@ -125,11 +131,19 @@ def _estimate(**kw):
         ({"level_counts": [2.0, math.nan]}, PrivacyLevelError, r"level_counts\[1\] must be a finite number, got nan"),
         ({"level_counts": [2.0]}, PrivacyLevelError, r"one count per level \(2, as lambdas\), got shape \(1,\)"),
         ({"level_counts": [-4.0, 1.0]}, PrivacyLevelError, r"denominator\) must be > 0, got -1\.0"),
-        ({"lambdas": [0.5, 1.5]}, PrivacyParameterError, r"lambdas\[1\] \(Poisson sampling rate\) must lie in \(0, 1\], got 1\.5"),
+        (
+            {"lambdas": [0.5, 1.5]},
+            PrivacyParameterError,
+            r"lambdas\[1\] \(Poisson sampling rate\) must lie in \(0, 1\], got 1\.5",
+        ),
         ({"lambdas": [0.5, math.nan]}, PrivacyParameterError, r"lambdas\[1\] .* got nan"),
         ({"d": 1}, PrivacyParameterError, "^d must be an integer >= 2, got 1"),
         ({"n_users": 0}, PrivacyParameterError, "^n_users must be an integer >= 1, got 0"),
-        ({"m": -1.0}, PrivacyParameterError, r"^m \(blanket messages per user\) must lie in \[1e-06, 10000\], got -1\.0"),
+        (
+            {"m": -1.0},
+            PrivacyParameterError,
+            r"^m \(blanket messages per user\) must lie in \[1e-06, 10000\], got -1\.0",
+        ),
     ],
 )
 def test_estimate_frequencies_bad_input(change, error, pattern):
@@ -147,24 +161,46 @@ def test_estimate_frequencies_accepts_noisy_counts_and_no_messages():
 
 
 def _messages(**kw):
-    args = {"items": np.tile([0, 1], (4, 1)), "level_index": np.array([0, 1, 0, 1]), "lambdas": np.array([0.5, 1.0]),
-            "m": 1.0, "d": 4, "rng": np.random.default_rng(0)} | kw
+    args = {
+        "items": np.tile([0, 1], (4, 1)),
+        "level_index": np.array([0, 1, 0, 1]),
+        "lambdas": np.array([0.5, 1.0]),
+        "m": 1.0,
+        "d": 4,
+        "rng": np.random.default_rng(0),
+    } | kw
     return user_messages(**args)
 
 
 @pytest.mark.parametrize(
     "change,error,pattern",
     [
-        ({"level_index": np.array([0, 2, 0, 1])}, DomainError, r"level_index\[1\]=2 is outside the level indices \[0, 1\]"),
+        (
+            {"level_index": np.array([0, 2, 0, 1])},
+            DomainError,
+            r"level_index\[1\]=2 is outside the level indices \[0, 1\]",
+        ),
         ({"level_index": np.array([0, -1, 0, 1])}, DomainError, r"level_index\[1\]=-1 is outside"),
-        ({"level_index": np.array([0.0, 1.0, 0.0, 1.0])}, ShapeError, "integer level indices in \\[0, 1\\], got dtype float64"),
+        (
+            {"level_index": np.array([0.0, 1.0, 0.0, 1.0])},
+            ShapeError,
+            "integer level indices in \\[0, 1\\], got dtype float64",
+        ),
         ({"level_index": np.array([0, 1])}, ShapeError, r"one level per user \(4\), got 2"),
         ({"items": np.tile([0, 4], (4, 1))}, DomainError, r"items\[0, 1\]=4 is outside the item domain \[0, 3\]"),
         ({"items": np.tile([2, 2], (4, 1))}, DataError, "repeats an item"),
         ({"items": np.array([0, 1, 2, 3])}, ShapeError, r"\(n_users, s\) array .* got shape \(4,\)"),
-        ({"lambdas": np.array([0.0, 1.0])}, PrivacyParameterError, r"lambdas\[0\] \(Poisson sampling rate\) must lie in \(0, 1\], got 0\.0"),
+        (
+            {"lambdas": np.array([0.0, 1.0])},
+            PrivacyParameterError,
+            r"lambdas\[0\] \(Poisson sampling rate\) must lie in \(0, 1\], got 0\.0",
+        ),
         ({"lambdas": np.array([[0.5, 1.0]])}, ShapeError, r"one rate per level, got shape \(1, 2\)"),
-        ({"m": math.inf}, PrivacyParameterError, r"^m \(blanket messages per user\) must lie in \[1e-06, 10000\], got inf"),
+        (
+            {"m": math.inf},
+            PrivacyParameterError,
+            r"^m \(blanket messages per user\) must lie in \[1e-06, 10000\], got inf",
+        ),
         ({"d": 1.5}, PrivacyParameterError, "^d must be an integer >= 2, got 1.5"),
     ],
 )
@@ -186,7 +222,12 @@ def test_shuffle_bad_input():
 @pytest.mark.parametrize(
     "user_levels,menu,error,pattern",
     [
-        ([1.0, math.nan], LEVELS, PrivacyLevelError, r"user_levels\[1\]=nan is not a privacy level on the menu; allowed: \[0\.5, 1\.0, 2\.0\]"),
+        (
+            [1.0, math.nan],
+            LEVELS,
+            PrivacyLevelError,
+            r"user_levels\[1\]=nan is not a privacy level on the menu; allowed: \[0\.5, 1\.0, 2\.0\]",
+        ),
         ([[1.0, 2.0]], LEVELS, ShapeError, r"1-d array with one level per user, got shape \(1, 2\)"),
         (["1.0"], LEVELS, ShapeError, "numeric privacy levels, got dtype <U3"),
         ([], LEVELS, PrivacyLevelError, "got none"),
@@ -301,7 +342,9 @@ def test_epsilon_p_at_the_maximum_is_met_not_capped():
 def test_subexp_shuffle_refuses_a_large_epsilon(epsilon):
     from shuffledp.protocols.segmented.baselines import SubsetExponentialBaseline
 
-    with pytest.raises(PrivacyParameterError, match=rf"epsilon must lie in \(0, 20\] for Subexp, shuffle .*got {epsilon}"):
+    with pytest.raises(
+        PrivacyParameterError, match=rf"epsilon must lie in \(0, 20\] for Subexp, shuffle .*got {epsilon}"
+    ):
         SubsetExponentialBaseline.calibrated("shuffle", epsilon, 128, 4, 5000, 2e-6)
     assert SubsetExponentialBaseline.calibrated("shuffle", 20, 128, 4, 5000, 2e-6).local_epsilon >= 20
 

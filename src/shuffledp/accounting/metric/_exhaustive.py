@@ -152,7 +152,9 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
 
 
 @functools.lru_cache(maxsize=64)
-def cached_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: int) -> tuple[np.ndarray, tuple[tuple[int, ...], tuple[int, ...]]]:
+def cached_profile(
+    kind: str, epsilon: float, delta: float, n: int, k: int, c: int
+) -> tuple[np.ndarray, tuple[tuple[int, ...], tuple[int, ...]]]:
     """`exhaustive_profile` of Geo-Shuffle (``kind="geo"``, epsilon = eps_geo) or SGDL-Shuffle (``kind="sgdl"``),
     cached; the profile is read-only."""
     laws = geo_user_laws(epsilon, k, c) if kind == "geo" else sgdl_user_laws(epsilon, n, k, c)

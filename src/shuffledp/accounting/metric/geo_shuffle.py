@@ -124,7 +124,9 @@ def geo_shuffle_alpha(eps_geo: float, delta: float, n: int) -> float:
     return (math.log(4.0 / delta) + log_sgdl_mgf(t, n, math.exp(-eps_geo))) / t
 
 
-def geo_shuffle_epsilons_by_distance(eps_geo: float, delta: float, n: int, max_distance: int = DEFAULT_MAX_DISTANCE) -> np.ndarray:
+def geo_shuffle_epsilons_by_distance(
+    eps_geo: float, delta: float, n: int, max_distance: int = DEFAULT_MAX_DISTANCE
+) -> np.ndarray:
     """ln g(-alpha, d, e^-eps_geo, n) / d for d = 1, ..., max_distance (the terms of Theorem 4.1's maximum).
 
     Parameters
@@ -163,7 +165,9 @@ def geo_shuffle_epsilons_by_distance(eps_geo: float, delta: float, n: int, max_d
     return _distance_epsilons(lambda r: _relative_log_pmf(r, n, p), -alpha, _distances(max_distance))
 
 
-def geo_shuffle_epsilon_paper(eps_geo: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE) -> float:
+def geo_shuffle_epsilon_paper(
+    eps_geo: float, delta: float, n: int, *, max_distance: int = DEFAULT_MAX_DISTANCE
+) -> float:
     """Theorem 4.1 as printed, eps = max_d ln g(-alpha, d)/d: NOT a valid (eps, delta)-d_X bound in general.
 
     It certifies sums that differ by a few standard deviations of SGDL(n, e^-eps_geo) only (see below and
@@ -372,12 +376,16 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
         exact = float(profile.max())
         if exact < eps_geo:
             return CertifiedEpsilon(
-                exact, True, f"exact: every pair of datasets enumerated on the clamped laws (worst {list(worst_a)} vs "
-                f"{list(worst_b)})"
+                exact,
+                True,
+                f"exact: every pair of datasets enumerated on the clamped laws (worst {list(worst_a)} vs "
+                f"{list(worst_b)})",
             )
         return CertifiedEpsilon(eps_geo, False, f"exact over every pair of datasets: no gain below eps_geo: {fallback}")
     if n * k > 2 * n * c:
-        return CertifiedEpsilon(eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
+        return CertifiedEpsilon(
+            eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}"
+        )
     costly = _too_costly(c, n, k, fallback)
     if costly is not None:
         return CertifiedEpsilon(eps_geo, False, costly)

@@ -100,7 +100,9 @@ def _rr_profile(delta: float, p: float, k: int, n: int) -> tuple[np.ndarray, np.
     total = n * k
     grid = _grid(total, RR_PROFILE_POINTS)
     local = rr_local(p)
-    eps = np.array([min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local) for d in grid])
+    eps = np.array(
+        [min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local) for d in grid]
+    )
     return grid, np.maximum.accumulate(eps), float(eps[-1]), "block covers of every pair of sums at distance <= d"
 
 
@@ -118,9 +120,19 @@ def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: 
     if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
         by_distance, _ = cached_profile(kind, epsilon, delta, n, k, c)
         distances = np.arange(1, n * k + 1)
-        return distances, np.minimum(np.maximum.accumulate(by_distance), fallback), True, "exact: every pair of datasets"
+        return (
+            distances,
+            np.minimum(np.maximum.accumulate(by_distance), fallback),
+            True,
+            "exact: every pair of datasets",
+        )
     if convolution_work(c, n) > MAX_CONVOLUTION_WORK:
-        return np.array([n * k]), np.array([fallback]), False, "conditioned noise too costly to convolve: per-report bound"
+        return (
+            np.array([n * k]),
+            np.array([fallback]),
+            False,
+            "conditioned noise too costly to convolve: per-report bound",
+        )
     if kind == "geo":
         pmf, inside = geo_shuffle_conditioned_noise(epsilon, c, n)
         budget = (delta - (1.0 - inside)) / inside

@@ -366,7 +366,9 @@ def _log_two_binomials(
     if a == 0 or b == 0:
         return la if b == 0 else lb
     ya, yb, y = np.arange(a + 1.0), np.arange(b + 1.0), np.arange(a + b + 1.0)
-    means = a * special.expit(qa[0] - qa[1] + _TILT_GRID) + b * special.expit(qb[0] - qb[1] + _TILT_GRID)  # the tilted mean, increasing in theta
+    means = a * special.expit(qa[0] - qa[1] + _TILT_GRID) + b * special.expit(
+        qb[0] - qb[1] + _TILT_GRID
+    )  # the tilted mean, increasing in theta
     out = np.full(a + b + 1, -np.inf)
     for theta in (0.0, *np.interp(centers, means, _TILT_GRID)):
         ta, tb = la + theta * ya, lb + theta * yb
@@ -514,8 +516,10 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
         how = f"exact over every pair of sums among n k = {total} bits"
     elif q0 < _COVER_MIN_Q0:
         return CertifiedEpsilon(
-            local, False, f"not attempted: p={p:g} below {2 * _COVER_MIN_Q0:g} (1 - p/2 rounds to 1 in the covers) and "
-            f"n k = {total} beyond the exhaustive search (n k <= 1335): {fallback}"
+            local,
+            False,
+            f"not attempted: p={p:g} below {2 * _COVER_MIN_Q0:g} (1 - p/2 rounds to 1 in the covers) and "
+            f"n k = {total} beyond the exhaustive search (n k <= 1335): {fallback}",
         )
     else:
         search = rr_certified_search(delta, p, total)
@@ -695,6 +699,7 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
         return hi
     if total <= _SMALL_EXACT_BITS:
         return _solve_log_p(lambda p_: rr_shuffle_certified_epsilon(delta, p_, k, n), epsilon, hi)
+
     # the all-0 vs all-k value is the certified one wherever the covers close (they do beyond a few hundred bits):
     # solve on it (one binomial pair per step), then certify the answer, nudging p up if a cover did not close
     def worst_pair(p_: float) -> float:

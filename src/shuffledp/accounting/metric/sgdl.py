@@ -70,7 +70,9 @@ def _as_offsets(r: Any) -> tuple[np.ndarray, np.ndarray]:
     ):
         raise PrivacyParameterError(f"r (SGDL outcome) must hold integers, got {r!r}")
     size = np.abs(arr.astype(np.float64))
-    return np.where(size > MAX_SGDL_OUTCOME, 0, np.abs(np.where(size > MAX_SGDL_OUTCOME, 0, arr))).astype(np.int64), size
+    return np.where(size > MAX_SGDL_OUTCOME, 0, np.abs(np.where(size > MAX_SGDL_OUTCOME, 0, arr))).astype(
+        np.int64
+    ), size
 
 
 def _log_pmf_integer(m: np.ndarray, n: int, p: float, widths: float = 14.0) -> np.ndarray:
@@ -90,7 +92,12 @@ def _log_pmf_integer(m: np.ndarray, n: int, p: float, widths: float = 14.0) -> n
         b = mf[:, 0] + 2.0 + q
         disc = b * b - 4.0 * (1.0 + q) * (mf[:, 0] + 1.0 - q * n * (n - 1.0))
         peak = np.clip((-b + np.sqrt(np.maximum(disc, 0.0))) / (2.0 * (1.0 + q)), 0.0, n - 1.0)
-        curv = 1.0 / np.maximum(n - 1.0 - peak, 1.0) + 1.0 / (peak + 1.0) - 1.0 / (n + peak) + 1.0 / (mf[:, 0] + 1.0 + peak)
+        curv = (
+            1.0 / np.maximum(n - 1.0 - peak, 1.0)
+            + 1.0 / (peak + 1.0)
+            - 1.0 / (n + peak)
+            + 1.0 / (mf[:, 0] + 1.0 + peak)
+        )
         half = np.ceil(widths / np.sqrt(curv) + 40.0)
         width = int(min(2.0 * half.max() + 1.0, n))
         start = np.clip(np.floor(peak - half), 0.0, n - width)[:, None]
@@ -198,7 +205,11 @@ def _log_ratios_integer(m: np.ndarray, n: int, p: float) -> np.ndarray:
     for start in range(0, mf.size, rows):
         block = mf[start : start + rows, None]
         log_terms = (
-            -special.gammaln(j + 1.0) - special.gammaln(n - j) + special.gammaln(n + j) - special.gammaln(block + j + 1.0) + j * log_q
+            -special.gammaln(j + 1.0)
+            - special.gammaln(n - j)
+            + special.gammaln(n + j)
+            - special.gammaln(block + j + 1.0)
+            + j * log_q
         )
         log_terms -= log_terms.max(axis=1, keepdims=True)  # O(1) sums: their difference keeps its digits
         out[start : start + block.shape[0]] = (
@@ -273,7 +284,9 @@ def log_sgdl_pmf(r: Any, beta: Any, p: float) -> np.ndarray:
     unique, inverse = np.unique(flat, return_inverse=True)
     if isinstance(beta, int) or beta == 1.0:
         rows = max(1, _MAX_CELLS // min(int(beta), _MAX_CELLS))  # outcomes per block: bounded memory
-        values = np.concatenate([_log_pmf_integer(unique[i : i + rows], int(beta), p) for i in range(0, unique.size, rows)] or [np.empty(0)])
+        values = np.concatenate(
+            [_log_pmf_integer(unique[i : i + rows], int(beta), p) for i in range(0, unique.size, rows)] or [np.empty(0)]
+        )
     else:
         values = _log_pmf_series(unique, beta, p)
     return np.where(huge, -np.inf, values[inverse].reshape(m.shape))

@@ -274,7 +274,9 @@ def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.n
     return pmf, delta_1
 
 
-def sgdl_shuffle_certified_epsilon(epsilon: float, delta: float, n: int, k: int | None, *, c: int | None = None) -> float:
+def sgdl_shuffle_certified_epsilon(
+    epsilon: float, delta: float, n: int, k: int | None, *, c: int | None = None
+) -> float:
     """The privacy-conservative SGDL-Shuffle epsilon: (eps, delta)-d_X-private for *every* pair of datasets.
 
     The smallest eps <= eps_u (`sgdl_shuffle_report_epsilon`) with delta_1 + D_{e^(eps D)}(T + D || T) <= delta at
@@ -323,7 +325,9 @@ def sgdl_shuffle_certified_epsilon(epsilon: float, delta: float, n: int, k: int 
     return sgdl_shuffle_certificate(epsilon, delta, n, k, c=c).epsilon
 
 
-def sgdl_shuffle_certificate(epsilon: float, delta: float, n: int, k: int | None, *, c: int | None = None) -> CertifiedEpsilon:
+def sgdl_shuffle_certificate(
+    epsilon: float, delta: float, n: int, k: int | None, *, c: int | None = None
+) -> CertifiedEpsilon:
     """`sgdl_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
 
     ``certified`` is False when ``epsilon`` is the per-report eps_u (`sgdl_shuffle_report_epsilon`): values
@@ -373,8 +377,10 @@ def sgdl_shuffle_certificate(epsilon: float, delta: float, n: int, k: int | None
         exact = float(profile.max())
         if exact < report:
             return CertifiedEpsilon(
-                exact, True, f"exact: every pair of datasets enumerated on the clamped laws (worst {list(worst_a)} vs "
-                f"{list(worst_b)})"
+                exact,
+                True,
+                f"exact: every pair of datasets enumerated on the clamped laws (worst {list(worst_a)} vs "
+                f"{list(worst_b)})",
             )
         return CertifiedEpsilon(report, False, f"exact over every pair of datasets: no gain below eps_u: {fallback}")
     if n * k > 2 * n * c:
@@ -385,7 +391,9 @@ def sgdl_shuffle_certificate(epsilon: float, delta: float, n: int, k: int | None
     pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
     budget = delta - delta_1  # Pr[H] <= 1 multiplies the divergence
     if not budget > 0.0:
-        return CertifiedEpsilon(report, False, f"delta_1 = {delta_1:.3g} (some noise beyond c) leaves no delta: {fallback}")
+        return CertifiedEpsilon(
+            report, False, f"delta_1 = {delta_1:.3g} (some noise beyond c) leaves no delta: {fallback}"
+        )
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
     shifts = np.arange(1, n * k + 1)

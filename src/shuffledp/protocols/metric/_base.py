@@ -30,8 +30,10 @@ MAX_DRAWS = 10**8
 def check_draws(count: int, what: str) -> None:
     """ShapeError if ``count`` draws exceed `MAX_DRAWS` (checked before anything is allocated)."""
     if count > MAX_DRAWS:
-        raise ShapeError(f"{what} needs {count:,} random draws, above the limit MAX_DRAWS = {MAX_DRAWS:,} (int64 arrays "
-                         f"of 0.8 GB each at the cap): split the call")
+        raise ShapeError(
+            f"{what} needs {count:,} random draws, above the limit MAX_DRAWS = {MAX_DRAWS:,} (int64 arrays "
+            f"of 0.8 GB each at the cap): split the call"
+        )
 
 
 def check_values(x: Any, k: int, n: int | None = None) -> np.ndarray:
@@ -101,7 +103,9 @@ def check_bits(bits: Any, name: str) -> np.ndarray:
     shuffledp.errors.DomainError: shuffled must hold bits (0 or 1), got 7 at index (1,)
     """
     arr = np.asarray(bits)
-    if arr.size and not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.floating)):
+    if arr.size and not (
+        np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.floating)
+    ):
         raise DomainError(f"{name} must hold bits (0 or 1), got dtype {arr.dtype}")
     bad = np.argwhere(~((arr == 0) | (arr == 1)))
     if bad.size:
@@ -124,10 +128,18 @@ def check_counts(ones: Any, bits: int) -> np.ndarray:
     """
     arr = np.asarray(ones)
     numeric = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    if not numeric or arr.dtype == np.bool_ or not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)) or np.any(
-        (arr < 0) | (arr > bits)
+    if (
+        not numeric
+        or arr.dtype == np.bool_
+        or not np.all(np.isfinite(arr))
+        or not np.all(arr == np.round(arr))
+        or np.any((arr < 0) | (arr > bits))
     ):
-        shown = ones if not numeric else arr[~(np.isfinite(arr) & (arr == np.round(arr)) & (arr >= 0) & (arr <= bits))].reshape(-1)[0].item()
+        shown = (
+            ones
+            if not numeric
+            else arr[~(np.isfinite(arr) & (arr == np.round(arr)) & (arr >= 0) & (arr <= bits))].reshape(-1)[0].item()
+        )
         raise DomainError(f"ones (a count of ones) must be integers in [0, {bits}], got {shown!r}")
     return arr.astype(np.int64)
 
@@ -338,7 +350,9 @@ class UnaryShuffleProtocol(ABC):
         """The analyst on the shuffled bit vector: sum, then debias."""
         shuffled = np.asarray(shuffled)
         if shuffled.shape != (self.n * self.width,):
-            raise ShapeError(f"shuffled must be a vector of n * width = {self.n * self.width} bits, got shape {shuffled.shape}")
+            raise ShapeError(
+                f"shuffled must be a vector of n * width = {self.n * self.width} bits, got shape {shuffled.shape}"
+            )
         check_bits(shuffled, "shuffled")
         return float(self.debias(int(shuffled.sum(dtype=np.int64))))
 

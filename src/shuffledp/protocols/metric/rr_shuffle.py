@@ -83,7 +83,9 @@ class RRShuffle(UnaryShuffleProtocol):
     (True, True, True)
     """
 
-    def __init__(self, delta: float, p: float, k: int, n: int, *, method: str = "certified", granularity: int = 1) -> None:
+    def __init__(
+        self, delta: float, p: float, k: int, n: int, *, method: str = "certified", granularity: int = 1
+    ) -> None:
         super().__init__(n, k)
         if method not in RR_SHUFFLE_METHODS:
             raise PrivacyParameterError(f"method must be one of {', '.join(RR_SHUFFLE_METHODS)}, got {method!r}")

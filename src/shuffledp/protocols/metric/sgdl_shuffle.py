@@ -68,7 +68,9 @@ def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndar
     >>> bool(abs(draws.mean()) < 4 * np.sqrt(var / 1e5)), bool(abs(draws.var() / var - 1) < 0.05)
     (True, True)
     """
-    if isinstance(beta, (bool, str, bytes)) or not (isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0):
+    if isinstance(beta, (bool, str, bytes)) or not (
+        isinstance(beta, numbers.Real) and math.isfinite(beta) and beta > 0
+    ):
         raise PrivacyParameterError(f"beta (SGDL shape) must be a finite number > 0, got {beta!r}")
     p = check_probability(p, "p (SGDL parameter e^-eps)")
     dims = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
@@ -147,7 +149,9 @@ class SGDLShuffle(PaddedUnaryProtocol):
         self.method = method
         self.epsilon = check_noise_epsilon(epsilon, "epsilon")
         self.delta = check_delta(delta)
-        self.c = sgdl_shuffle_c(self.epsilon, self.delta, self.n) if c is None else check_positive_int(c, "c", minimum=0)
+        self.c = (
+            sgdl_shuffle_c(self.epsilon, self.delta, self.n) if c is None else check_positive_int(c, "c", minimum=0)
+        )
 
     @property
     def shuffle_epsilon(self) -> float:
@@ -170,5 +174,6 @@ class SGDLShuffle(PaddedUnaryProtocol):
     def __repr__(self) -> str:
         return (
             f"SGDLShuffle(epsilon={self.epsilon:g}, delta={self.delta:g}, n={self.n}, k={self.k}, "
-            f"method={self.method!r}, c={self.c}" + (f", granularity={self.granularity})" if self.granularity > 1 else ")")
+            f"method={self.method!r}, c={self.c}"
+            + (f", granularity={self.granularity})" if self.granularity > 1 else ")")
         )

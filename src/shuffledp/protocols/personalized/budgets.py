@@ -69,7 +69,9 @@ def table3_budgets(name: str, n: int, rng: np.random.Generator) -> np.ndarray:
     return np.clip(draw, lo, hi)
 
 
-def group_budgets(n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, eps_l: float, rng: np.random.Generator) -> np.ndarray:
+def group_budgets(
+    n: int, f_c: float, f_m: float, eps_c: float, eps_m: float, eps_l: float, rng: np.random.Generator
+) -> np.ndarray:
     """Conservative / moderate / liberal users in fractions f_c, f_m, 1 - f_c - f_m, randomly placed (§4.2).
 
     Parameters
@@ -140,7 +142,9 @@ def read_budgets(path: str | Path) -> np.ndarray:
         try:
             values = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError):  # text, pickles, truncated files: numpy's messages speak of pickling
-            raise DataError(f"{path}: not a valid .npy array file (expected a 1-D numeric array saved by numpy.save)") from None
+            raise DataError(
+                f"{path}: not a valid .npy array file (expected a 1-D numeric array saved by numpy.save)"
+            ) from None
         if values.ndim != 1 or values.dtype.kind not in "iuf":
             raise DataError(f"{path}: expected a 1-D numeric array, got shape {values.shape} dtype {values.dtype}")
         label, numbers, values = "index", np.arange(values.size), values.astype(float)
@@ -164,6 +168,8 @@ def read_budgets(path: str | Path) -> np.ndarray:
     bad = np.flatnonzero(~(np.isfinite(values) & (values >= MIN_BUDGET) & (values <= MAX_BUDGET)))
     if bad.size:
         i = int(bad[0])
-        raise DataError(f"{path}: {label} {numbers[i]}: a budget must be a finite number in "
-                        f"[{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {str(texts[i])!r}")
+        raise DataError(
+            f"{path}: {label} {numbers[i]}: a budget must be a finite number in "
+            f"[{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {str(texts[i])!r}"
+        )
     return values

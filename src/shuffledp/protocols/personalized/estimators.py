@@ -78,7 +78,12 @@ def _guarantees(budgets: np.ndarray, delta: float | None, family: str) -> tuple[
 
 
 def personalized_average(
-    x: np.ndarray, budgets: np.ndarray, low: float, high: float, rng: np.random.Generator | None = None, delta: float | None = None
+    x: np.ndarray,
+    budgets: np.ndarray,
+    low: float,
+    high: float,
+    rng: np.random.Generator | None = None,
+    delta: float | None = None,
 ) -> PersonalizedRun:
     """Algorithm 2: y_i = x_i + Lap((high - low)/eps_i), shuffled, z = mean(y) (unbiased).
 

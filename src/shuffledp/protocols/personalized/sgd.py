@@ -28,8 +28,10 @@ from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
 from shuffledp.protocols.personalized._guarantees import check_population, check_target_delta, eapes_by_victim
 
 #: Why `PersonalizedSGDRun` carries no rigorous central bound.
-NO_RIGOROUS_BOUND = ("the Gaussian mechanism is not pure-DP, so no clone capacity applies: "
-                     "no rigorous shuffle bound, E-APES (an approximation) only")
+NO_RIGOROUS_BOUND = (
+    "the Gaussian mechanism is not pure-DP, so no clone capacity applies: "
+    "no rigorous shuffle bound, E-APES (an approximation) only"
+)
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,9 @@ def personalized_sgd(
         raise ShapeError(f"the number of samples ({X.shape[0]}) must be a multiple of the number of clients ({m})")
     if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
         raise DataError("y must hold integer labels 0..K-1")
-    if not (math.isfinite(lr) and lr > 0 and math.isfinite(clip) and clip > 0 and int(epochs) == epochs and epochs >= 1):
+    if not (
+        math.isfinite(lr) and lr > 0 and math.isfinite(clip) and clip > 0 and int(epochs) == epochs and epochs >= 1
+    ):
         raise PrivacyParameterError(f"epochs >= 1, lr > 0 and clip > 0 are required, got {epochs!r}, {lr!r}, {clip!r}")
     classes = int(y.max()) + 1
     clients = np.split(rng.permutation(X.shape[0]), m)  # line 1: disjoint subsets of size n/m

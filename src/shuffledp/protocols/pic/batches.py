@@ -109,7 +109,9 @@ class SignedBatch:
         signature = r.take(SIGNATURE_SIZE, "signature")
         rest = r.data[r.pos :]
         if inner_size == 0 or len(rest) % inner_size:
-            raise MessageFormatError("length", f"batch body of {len(rest)} bytes is not a whole number of {inner_size}-byte envelopes")
+            raise MessageFormatError(
+                "length", f"batch body of {len(rest)} bytes is not a whole number of {inner_size}-byte envelopes"
+            )
         envelopes = tuple(rest[i : i + inner_size] for i in range(0, len(rest), inner_size))
         return cls(round_id, group_id, params_hash, batch_id, envelopes, inner_size, digest, count, signature)
 
@@ -146,7 +148,9 @@ class ViewAnnouncement:
     def from_bytes(cls, data: bytes, *, shuffler_key: VerifyKey) -> ViewAnnouncement:
         """Parse and verify under the shuffler key the caller trusts."""
         r = Reader(data, MessageType.VIEW)
-        view = cls(r.take(ROUND_ID_SIZE, "round_id"), r.take(HASH_SIZE, "params_hash"), r.take(SIGNATURE_SIZE, "signature"))
+        view = cls(
+            r.take(ROUND_ID_SIZE, "round_id"), r.take(HASH_SIZE, "params_hash"), r.take(SIGNATURE_SIZE, "signature")
+        )
         r.done()
-        shuffler_key.verify(view.signature, r.data[: -SIGNATURE_SIZE], context=_VIEW_CONTEXT)
+        shuffler_key.verify(view.signature, r.data[:-SIGNATURE_SIZE], context=_VIEW_CONTEXT)
         return view

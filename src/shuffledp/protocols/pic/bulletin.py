@@ -131,7 +131,9 @@ def bucket_of(pseudonym: bytes, bucket_bits: int) -> int:
     return int.from_bytes(hashlib.sha256(pseudonym).digest()[:4], "big") >> (32 - bucket_bits)
 
 
-def choose_bucket_bits(pseudonyms: Sequence[bytes], max_bits: int, min_size: int, groups: Sequence[int] | None = None) -> int:
+def choose_bucket_bits(
+    pseudonyms: Sequence[bytes], max_bits: int, min_size: int, groups: Sequence[int] | None = None
+) -> int:
     """The largest b <= ``max_bits`` for which every group's share of every bucket is empty or holds at least
     ``min_size`` entries (0 if none).
 

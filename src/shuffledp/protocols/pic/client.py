@@ -77,9 +77,18 @@ class ClientPolicy:
         unknown = [t for t in self.tasks if t not in TASK_NAMES]
         if isinstance(self.tasks, str) or not self.tasks or unknown:
             raise DomainError(f"tasks must be a non-empty tuple of {list(TASK_NAMES)}, got {self.tasks!r}")
-        for name, low, high in (("min_threshold", 1, None), ("max_bucket_bits", 0, MAX_BUCKET_BITS), ("min_bucket_size", 1, None)):
+        for name, low, high in (
+            ("min_threshold", 1, None),
+            ("max_bucket_bits", 0, MAX_BUCKET_BITS),
+            ("min_bucket_size", 1, None),
+        ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or value < low
+                or (high is not None and value > high)
+            ):
                 allowed = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
                 raise DomainError(f"{name} must be {allowed}, got {value!r}")
 
@@ -100,7 +109,9 @@ class ClientPolicy:
         if params.task["name"] not in self.tasks:
             raise PolicyError("task", f"task {params.task['name']!r} is not among this client's {list(self.tasks)}")
         if params.bucket_bits > self.max_bucket_bits:
-            raise PolicyError("bucket-bits", f"bucket_bits {params.bucket_bits} exceeds this client's {self.max_bucket_bits}")
+            raise PolicyError(
+                "bucket-bits", f"bucket_bits {params.bucket_bits} exceeds this client's {self.max_bucket_bits}"
+            )
         if params.min_bucket_size < self.min_bucket_size:
             raise PolicyError("min-bucket-size", f"min_bucket_size {params.min_bucket_size} is below this client's "
                               f"{self.min_bucket_size}")  # fmt: skip
@@ -163,9 +174,7 @@ class Client:
         self._credential = as_bytes(credential, "credential")
         if len(self._credential) != CREDENTIAL_SIZE:
             raise MessageFormatError("field", f"credential must be {CREDENTIAL_SIZE} bytes")
-        shared = (
-            downloads is not None and downloads.server_key == server_key and downloads.shuffler_key == shuffler_key
-        )
+        shared = downloads is not None and downloads.server_key == server_key and downloads.shuffler_key == shuffler_key
         self._downloads = downloads if shared else VerifiedDownloads(server_key, shuffler_key)
         self.params: RoundParams | None = None
         self._keys: OneTimeKeys | None = None
@@ -247,9 +256,17 @@ class Client:
         if head.round_id != params.round_id:
             raise MessageFormatError("round", "the board head is for another round")
         if head.bucket_bits > params.bucket_bits:
-            raise MessageFormatError("bucket", f"the board uses {head.bucket_bits} bucket bits; the round signed at most {params.bucket_bits}")
-        if head.bucket_bits and min((c for c in head.counts if c), default=params.min_bucket_size) < params.min_bucket_size:
-            raise MessageFormatError("bucket", f"a board bucket holds fewer than the signed minimum {params.min_bucket_size} entries")
+            raise MessageFormatError(
+                "bucket",
+                f"the board uses {head.bucket_bits} bucket bits; the round signed at most {params.bucket_bits}",
+            )
+        if (
+            head.bucket_bits
+            and min((c for c in head.counts if c), default=params.min_bucket_size) < params.min_bucket_size
+        ):
+            raise MessageFormatError(
+                "bucket", f"a board bucket holds fewer than the signed minimum {params.min_bucket_size} entries"
+            )
 
     def retrieve(self, download: bytes) -> bytes:
         """Step 6: verify the board download (whole board or this pseudonym's bucket), find the entry, decrypt y."""
@@ -296,4 +313,3 @@ class Client:
             raise MessageFormatError("replay", "this post was already read")
         self._posts_seen.add(post_id)
         return sender.to_bytes(), message
-

@@ -108,7 +108,9 @@ class PicTask:
         Post-processing of released reports (privacy unchanged); with it every task runs on
         any report the server accepts (module docstring).
         """
-        out = np.nan_to_num(np.asarray(estimates, dtype=np.float64), nan=0.0, posinf=ESTIMATE_BOUND, neginf=-ESTIMATE_BOUND)
+        out = np.nan_to_num(
+            np.asarray(estimates, dtype=np.float64), nan=0.0, posinf=ESTIMATE_BOUND, neginf=-ESTIMATE_BOUND
+        )
         return np.clip(out, -ESTIMATE_BOUND, ESTIMATE_BOUND)
 
     def partners(self, points: Sequence[np.ndarray]) -> list[np.ndarray]:

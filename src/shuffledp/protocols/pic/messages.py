@@ -169,7 +169,9 @@ def output_context(round_id: bytes, group_id: int, params_hash: bytes = b"") -> 
 def post_context(round_id: bytes, sender: bytes, recipient: bytes, params_hash: bytes = b"") -> HpkeContext:
     """Context of a post (Remark 3): binds the round, the parameter hash, and the sender's and the
     recipient's pseudonyms, so a ciphertext cannot be re-attributed to another sender."""
-    return HpkeContext(PROTOCOL, VERSION, "post", round_id, None, sized(params_hash, 1) + sized(sender, 2) + sized(recipient, 2))
+    return HpkeContext(
+        PROTOCOL, VERSION, "post", round_id, None, sized(params_hash, 1) + sized(sender, 2) + sized(recipient, 2)
+    )
 
 
 # ---------------------------------------------------------------- pseudonyms and keys

@@ -35,7 +35,9 @@ def group_randomizer(group: GroupParams) -> LocalRandomizer:
 
 def report_format(randomizer: LocalRandomizer) -> ReportFormat:
     """The wire format of R's reports: float64 vectors of R's output length (one probe draw)."""
-    probe = randomizer.randomize(randomizer.domain.sample_uniform(1, np.random.default_rng(0)), np.random.default_rng(0))
+    probe = randomizer.randomize(
+        randomizer.domain.sample_uniform(1, np.random.default_rng(0)), np.random.default_rng(0)
+    )
     return ReportFormat("float64", int(np.asarray(probe).reshape(1, -1).shape[1]))
 
 

@@ -123,7 +123,12 @@ class GroupPrivacy:
     admission: str = ADMISSION_RULE
 
     def settle(
-        self, received: int, valid: int, invalid: dict[str, int], bucket_bits: int = 0, smallest_bucket: int | None = None
+        self,
+        received: int,
+        valid: int,
+        invalid: dict[str, int],
+        bucket_bits: int = 0,
+        smallest_bucket: int | None = None,
     ) -> None:
         """Record the round's counts and price the group at the population that stayed valid.
 
@@ -132,7 +137,9 @@ class GroupPrivacy:
         """
         self.received, self.valid_reports, self.invalid_reports = received, valid, dict(invalid)
         self.bucket_bits, self.smallest_bucket = bucket_bits, smallest_bucket
-        self.n_prime, self.n_prime_rule = anonymous_count(valid, self.corrupted, self.exposure, bucket_bits, smallest_bucket)
+        self.n_prime, self.n_prime_rule = anonymous_count(
+            valid, self.corrupted, self.exposure, bucket_bits, smallest_bucket
+        )
         R = make_randomizer(self.randomizer, self.local_epsilon, **self.randomizer_params)
         params = R.amplification_parameters()
         self.method = bound_name(params)
@@ -187,7 +194,9 @@ class RoundConfig:
         object.__setattr__(self, "corrupted", check_positive_int(self.corrupted, "corrupted", minimum=0))
         object.__setattr__(self, "dim", check_positive_int(self.dim, "dim"))
         object.__setattr__(self, "workers", check_positive_int(self.workers, "workers"))
-        object.__setattr__(self, "bucket_bits", check_positive_int(self.bucket_bits, "bucket_bits", minimum=0, maximum=MAX_BUCKET_BITS))
+        object.__setattr__(
+            self, "bucket_bits", check_positive_int(self.bucket_bits, "bucket_bits", minimum=0, maximum=MAX_BUCKET_BITS)
+        )
         object.__setattr__(self, "min_bucket_size", check_positive_int(self.min_bucket_size, "min_bucket_size"))
         if not (isinstance(self.min_fraction, (int, float)) and 0.0 < self.min_fraction <= 1.0):
             raise PrivacyParameterError(f"min_fraction must lie in (0, 1], got {self.min_fraction!r}")
@@ -237,10 +246,19 @@ class RoundResult:
         for p in self.privacy:
             R = make_randomizer(p.randomizer, p.local_epsilon, **p.randomizer_params)
             ledger.record(
-                round_id=round_id, group=p.name, randomizer=p.randomizer, local_epsilon=p.local_epsilon,
-                params=R.amplification_parameters(), received=p.received, valid=p.valid_reports,
-                corrupted=p.corrupted, exposed=p.exposure, delta=p.delta, invalid=p.invalid_reports,
-                bucket_bits=p.bucket_bits, smallest_bucket=p.smallest_bucket,
+                round_id=round_id,
+                group=p.name,
+                randomizer=p.randomizer,
+                local_epsilon=p.local_epsilon,
+                params=R.amplification_parameters(),
+                received=p.received,
+                valid=p.valid_reports,
+                corrupted=p.corrupted,
+                exposed=p.exposure,
+                delta=p.delta,
+                invalid=p.invalid_reports,
+                bucket_bits=p.bucket_bits,
+                smallest_bucket=p.smallest_bucket,
             )
         return ledger
 
@@ -274,9 +292,20 @@ def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
     report = {
         **inputs,
         "n_per_group": by_group("n_i"),
-        **{key: m.get(key) for key in ("message_bytes", "inner_envelope_bytes", "board_bytes", "client_prepare_us",
-                                       "shuffler_unwrap_us_per_envelope", "server_decrypt_us_per_message", "task_ms",
-                                       "board_bucket_bits", "refused")},  # fmt: skip
+        **{
+            key: m.get(key)
+            for key in (
+                "message_bytes",
+                "inner_envelope_bytes",
+                "board_bytes",
+                "client_prepare_us",
+                "shuffler_unwrap_us_per_envelope",
+                "server_decrypt_us_per_message",
+                "task_ms",
+                "board_bucket_bits",
+                "refused",
+            )
+        },  # fmt: skip
         "local_epsilon": by_group("local_epsilon"),
         "epsilon_c": by_group("epsilon_c"),
         "delta": by_group("delta"),
@@ -335,7 +364,9 @@ def run_round(
         params = _ideal_params(config, param_groups)
         P = Pseudonym.size(config.suite)
         pseudonyms = [[secrets.token_bytes(P) for _ in X] for X in reports]
-        inputs = {g.group_id: (_as_rows(ps, P), Xp) for g, ps, Xp in zip(param_groups, pseudonyms, reports, strict=True)}
+        inputs = {
+            g.group_id: (_as_rows(ps, P), Xp) for g, ps, Xp in zip(param_groups, pseudonyms, reports, strict=True)
+        }
         result = _timed(t, "round_s", lambda: ideal_pic(params, task, inputs, randomized=True))
         outputs = [result.outputs[g.group_id] for g in param_groups]
         for rec, Xp in zip(privacy, reports, strict=True):
@@ -448,7 +479,9 @@ def _ideal_params(config: RoundConfig, param_groups: list[GroupParams]) -> Round
 
     kem = KemKeyPair.generate(config.suite).public_key
     a, b = SigningIdentity.ephemeral().verify_key, SigningIdentity.ephemeral().verify_key
-    return RoundParams(bytes(16), config.suite, kem, a, tuple(param_groups), 0, POST_SIZE, kem, b, config.task.to_json())
+    return RoundParams(
+        bytes(16), config.suite, kem, a, tuple(param_groups), 0, POST_SIZE, kem, b, config.task.to_json()
+    )
 
 
 def _smallest_bucket(d: Any, bits: int) -> int:
@@ -490,7 +523,9 @@ def _as_rows(pseudonyms: list[bytes], size: int) -> np.ndarray:
     return np.frombuffer(b"".join(pseudonyms), dtype=np.uint8).reshape(len(pseudonyms), size)
 
 
-def _exchange_posts(clients: list[list[Client]], board: BulletinBoard, round_id: bytes, progress: ProgressReporter) -> bool:
+def _exchange_posts(
+    clients: list[list[Client]], board: BulletinBoard, round_id: bytes, progress: ProgressReporter
+) -> bool:
     """Remark 3: each served user posts a fresh token to each mutual partner (the only ones its
     client lets it contact); each recipient decrypts, verifies the signature and the token."""
     sent: dict[tuple[bytes, bytes], bytes] = {}
@@ -531,7 +566,9 @@ def _finish(
     return result
 
 
-def utility(task: PicTask, true: Sequence[np.ndarray], identity: list[list[list[tuple[int, int, bytes]]]]) -> dict[str, float]:
+def utility(
+    task: PicTask, true: Sequence[np.ndarray], identity: list[list[list[tuple[int, int, bytes]]]]
+) -> dict[str, float]:
     """Utility of the users' outputs on the true inputs, beside the non-private computation (§7.1-7.2)."""
     if task.n_groups == 1:
         n, k = len(true[0]), task.k
@@ -550,7 +587,11 @@ def utility(task: PicTask, true: Sequence[np.ndarray], identity: list[list[list[
     if task.name == "min-weight":
         reference = min_weight_matching(A, B)
         cost, best = travel_cost(private, A, B), travel_cost(reference, A, B)
-        return {"travel_cost": cost, "travel_cost_non_private": best, "travel_cost_ratio": cost / best if best else math.nan}
+        return {
+            "travel_cost": cost,
+            "travel_cost_non_private": best,
+            "travel_cost_ratio": cost / best if best else math.nan,
+        }
     reference = radius_matching(A, B, task.radius)
     return {
         "success_ratio": success_ratio(private, A, B, task.radius),

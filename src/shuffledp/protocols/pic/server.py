@@ -208,7 +208,9 @@ class Server:
             raise self._refuse("closed", f"group {b.group_id} already has its batch")
         group = params.group(b.group_id)
         if b.count < group.threshold:
-            raise self._refuse("short", f"batch of {b.count} envelopes for group {group.name}, below its threshold {group.threshold}")
+            raise self._refuse(
+                "short", f"batch of {b.count} envelopes for group {group.name}, below its threshold {group.threshold}"
+            )
         self._batch_ids.add(b.batch_id)
         decrypted = self.decrypt(b.group_id, list(b.envelopes))
         self._received[b.group_id] = decrypted
@@ -223,7 +225,9 @@ class Server:
             parts = list(pool.map(_worker_open, [group_id] * len(chunks), chunks))
         return [p for part, _ in parts for p in part], sum((r for _, r in parts), Counter())
 
-    def _seal(self, group_id: int, pseudonyms: Sequence[Pseudonym], outputs: Sequence[bytes]) -> tuple[list[BoardEntry], np.ndarray]:
+    def _seal(
+        self, group_id: int, pseudonyms: Sequence[Pseudonym], outputs: Sequence[bytes]
+    ) -> tuple[list[BoardEntry], np.ndarray]:
         """Board sealing of one group (in process; a service may route it elsewhere, `shuffledp.service.scale`)."""
         return _seal_all(self.params, group_id, pseudonyms, outputs)
 
@@ -287,8 +291,12 @@ class Server:
             for g, ok in unusable.items():
                 decrypted[g].keep(ok, "pseudonym")
         self.view = (L, outputs)
-        bits = choose_bucket_bits([e.pseudonym for e in entries], self.params.bucket_bits, self.params.min_bucket_size,
-                                  [e.group_id for e in entries])
+        bits = choose_bucket_bits(
+            [e.pseudonym for e in entries],
+            self.params.bucket_bits,
+            self.params.min_bucket_size,
+            [e.group_id for e in entries],
+        )
         self.board_bucket_bits = bits
         head = BoardHead.sign(self.params.round_id, entries, bits, self.identity.signing_key)
         self.timings["seal_s"] = time.perf_counter() - start - self.timings["task_s"]

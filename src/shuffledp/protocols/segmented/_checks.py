@@ -18,7 +18,14 @@ from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting.segmented import check_sampling_rate
 from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterError, ShapeError
 
-__all__ = ["EPSILON_P_MAX", "check_epsilon_p", "check_lambdas", "check_level_counts", "check_level_index", "check_levels"]
+__all__ = [
+    "EPSILON_P_MAX",
+    "check_epsilon_p",
+    "check_lambdas",
+    "check_level_counts",
+    "check_level_index",
+    "check_levels",
+]
 
 #: Largest epsilon_p of a DP level histogram.  Shuffled k-RR at a local epsilon e costs about e
 #: once e is large (no amplification left), and at local epsilon 40 a report is wrong with
@@ -143,9 +150,7 @@ def check_level_counts(level_counts: Sequence[float], k: int) -> tuple[float, ..
         raise PrivacyLevelError(f"level_counts must have one count per level ({k}), got {len(counts)}")
     for i, c in enumerate(counts):
         if not (math.isfinite(c) and c > 0.0):
-            raise PrivacyLevelError(
-                f"level_counts[{i}] must be > 0 (an empty level: leave it off the menu), got {c:g}"
-            )
+            raise PrivacyLevelError(f"level_counts[{i}] must be > 0 (an empty level: leave it off the menu), got {c:g}")
     return counts
 
 

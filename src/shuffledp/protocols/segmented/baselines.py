@@ -98,7 +98,7 @@ def membership(items: np.ndarray, d: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SubsetExponentialBaseline:
-    """"Subexp, local" / "Subexp, shuffle": every user reports once with PrivSet's subset exponential mechanism.
+    """ "Subexp, local" / "Subexp, shuffle": every user reports once with PrivSet's subset exponential mechanism.
 
     Build it with `SubsetExponentialBaseline.calibrated`.
 
@@ -143,8 +143,9 @@ class SubsetExponentialBaseline:
     local_epsilon: float
 
     @classmethod
-    def calibrated(cls, model: str, epsilon: float, d: int, s: int, n_users: int,
-                   delta: float | None = None) -> SubsetExponentialBaseline:
+    def calibrated(
+        cls, model: str, epsilon: float, d: int, s: int, n_users: int, delta: float | None = None
+    ) -> SubsetExponentialBaseline:
         """Local: local_epsilon = epsilon.  Shuffle: the largest local budget whose n shuffled reports meet (epsilon, delta)."""
         if model not in MODELS:
             raise ProtocolError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
@@ -163,7 +164,9 @@ class SubsetExponentialBaseline:
             )
         local = calibrate(
             lambda e: ShuffleEvent(SubsetExponential(e, d, s).amplification_parameters(), n_users),
-            target, delta, bracket=(target, _LOCAL_BRACKET_MAX),
+            target,
+            delta,
+            bracket=(target, _LOCAL_BRACKET_MAX),
             context=f"for Subexp, shuffle with n_users={n_users}, d={d}, s={s}",
         )
         if local >= _LOCAL_BRACKET_MAX:  # calibrate returns the top when even it meets the target: never cap
@@ -201,7 +204,7 @@ def _check_users(items: np.ndarray, d: int, s: int, n_users: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BallsIntoBins:
-    """"MM, shuffle": true balls plus mu uniform dummy balls per user (module docstring), (epsilon, delta)-DP.
+    """ "MM, shuffle": true balls plus mu uniform dummy balls per user (module docstring), (epsilon, delta)-DP.
 
     Build it with `BallsIntoBins.calibrated`.
 
@@ -271,7 +274,9 @@ class BallsIntoBins:
     def run(self, items: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """Throw the balls (vectorised) and return (C_j - n mu / d) / n, unbiased for the item frequencies."""
         sets = _check_users(items, self.d, self.s, self.n_users)
-        balls, dummies = user_messages(sets, np.zeros(sets.shape[0], np.int64), np.ones(1), self.mu, self.d, check_rng(rng))
+        balls, dummies = user_messages(
+            sets, np.zeros(sets.shape[0], np.int64), np.ones(1), self.mu, self.d, check_rng(rng)
+        )
         messages = np.concatenate([balls, dummies])  # the shuffler's permutation leaves bin counts unchanged
         return estimate_frequencies(messages, self.d, [float(self.n_users)], [1.0], self.n_users, self.mu)
 
@@ -327,7 +332,7 @@ def bound_weights(levels: Sequence[float], level_counts: Sequence[float], delta:
 
 @dataclass(frozen=True)
 class SeparatedBallsIntoBins:
-    """"SepMM, shuffle" (equal weights) and "Weighted SepMM, shuffle": one balls-into-bins run per level.
+    """ "SepMM, shuffle" (equal weights) and "Weighted SepMM, shuffle": one balls-into-bins run per level.
 
     Build it with `SeparatedBallsIntoBins.calibrated`.
 
@@ -360,8 +365,9 @@ class SeparatedBallsIntoBins:
     weighted: bool
 
     @classmethod
-    def calibrated(cls, levels: Sequence[float], level_counts: Sequence[int], delta: float, d: int, s: int,
-                   *, weighted: bool) -> SeparatedBallsIntoBins:
+    def calibrated(
+        cls, levels: Sequence[float], level_counts: Sequence[int], delta: float, d: int, s: int, *, weighted: bool
+    ) -> SeparatedBallsIntoBins:
         """Level k's n_k users run balls-into-bins at (E_k, delta) among themselves (their own dummies only)."""
         E = check_levels(levels)
         counts = tuple(check_positive_int(c, "level_counts") for c in level_counts)

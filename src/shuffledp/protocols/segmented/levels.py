@@ -127,7 +127,6 @@ def project_counts(counts: Any, n: int) -> np.ndarray:
     return np.maximum(y - theta, 0.0) + 1.0
 
 
-
 def level_indices(user_levels: Any, levels: Sequence[float]) -> np.ndarray:
     """Each user's level as an index of the menu ``levels``; a value not on the menu is a named error.
 
@@ -319,4 +318,13 @@ def aggregate_levels(
     return LevelHistogram(counts, n, epsilon_p, delta_p, local)
 
 
-__all__ = ["EPSILON_P_MAX", "LevelHistogram", "aggregate_levels", "check_epsilon_p", "project_counts", "check_level_index", "level_indices", "level_local_epsilon"]
+__all__ = [
+    "EPSILON_P_MAX",
+    "LevelHistogram",
+    "aggregate_levels",
+    "check_epsilon_p",
+    "project_counts",
+    "check_level_index",
+    "level_indices",
+    "level_local_epsilon",
+]

@@ -125,7 +125,9 @@ def shuffle(*batches: np.ndarray, rng: np.random.Generator | None = None) -> np.
     arrays = [np.asarray(b) for b in batches]
     for i, arr in enumerate(arrays):
         if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-            raise ShapeError(f"batches[{i}] must be a 1-d integer array of item ids, got shape {arr.shape}, dtype {arr.dtype}")
+            raise ShapeError(
+                f"batches[{i}] must be a 1-d integer array of item ids, got shape {arr.shape}, dtype {arr.dtype}"
+            )
     return check_rng(rng).permutation(np.concatenate(arrays))
 
 

@@ -259,7 +259,9 @@ def clear_caches() -> None:
     _full_rate_blankets.cache_clear()
 
 
-def _approximate_rate(level: float, delta: float, d: int, n_users: int, m: float, s: int, *, rtol: float = _RANK_RTOL) -> float:
+def _approximate_rate(
+    level: float, delta: float, d: int, n_users: int, m: float, s: int, *, rtol: float = _RANK_RTOL
+) -> float:
     """Largest lambda meeting Eq. 7 to a relative ``rtol``, by bisection in log lambda (a feasible lower end)."""
     ok = lambda lam: _constraint_met(lam, level, delta, d, n_users, m, s)  # noqa: E731
     if ok(1.0):
@@ -411,17 +413,22 @@ def optimize_parameters(
         raise PrivacyParameterError(f"s (items per user) must be at most d={d}, got s={s}")
     if n_users is None:
         if not all(c.is_integer() for c in counts):
-            raise PrivacyParameterError(f"level_counts are not integers ({list(counts)}): pass n_users, the number of users")
+            raise PrivacyParameterError(
+                f"level_counts are not integers ({list(counts)}): pass n_users, the number of users"
+            )
         n_users = int(sum(counts))
     n_users = check_positive_int(n_users, "n_users")
     if max(counts) > n_users:
         i = counts.index(max(counts))
-        raise PrivacyLevelError(f"level_counts[{i}]={counts[i]:g} exceeds n_users={n_users}: a level cannot hold more users than there are")
+        raise PrivacyLevelError(
+            f"level_counts[{i}]={counts[i]:g} exceeds n_users={n_users}: a level cannot hold more users than there are"
+        )
     most = largest_blanket_rate(n_users) if m is None else check_blanket_rate(m)
     if not _constraint_met(LAMBDA_MIN, levels[0], delta, d, n_users, most, s):  # fail fast: nothing below can meet it
         raise PrivacyParameterError(
             f"level {levels[0]:g} cannot be met at delta={delta:g} with n_users={n_users}, d={d}, s={s}: not even "
-            f"lambda={LAMBDA_MIN:g} with m={most:g} blankets per user" + (" (the most the search may use)" if m is None else "")
+            f"lambda={LAMBDA_MIN:g} with m={most:g} blankets per user"
+            + (" (the most the search may use)" if m is None else "")
             + "; more users, a larger delta or a larger level would"
         )
     m_range = None

@@ -68,15 +68,31 @@ class SegmentedRun:
         p, h = self.parameters, self.histogram
         used = h.usable_counts
         rows: list[dict[str, Any]] = [
-            {"step": "levels", "epsilon_p": h.epsilon_p, "delta_p": h.delta_p, "local_epsilon": h.local_epsilon,
-             "release": "anonymised levels" if h.epsilon_p is None else "shuffled k-RR histogram",
-             "raw_counts": h.counts.tolist(), "counts": used.tolist(),
-             "post_processing": None if h.epsilon_p is None else "projected onto counts >= 1 summing to n"}
+            {
+                "step": "levels",
+                "epsilon_p": h.epsilon_p,
+                "delta_p": h.delta_p,
+                "local_epsilon": h.local_epsilon,
+                "release": "anonymised levels" if h.epsilon_p is None else "shuffled k-RR histogram",
+                "raw_counts": h.counts.tolist(),
+                "counts": used.tolist(),
+                "post_processing": None if h.epsilon_p is None else "projected onto counts >= 1 summing to n",
+            }
         ]
         for level, raw, count, lam, eps, event in zip(p.levels, h.counts, used, p.lambdas, p.epsilons, self.events):
             rows.append(
-                {"step": "data", "level": level, "count": float(count), "raw_count": float(raw), "lambda": lam,
-                 "m": p.m, "delta": p.delta, "event": event_to_dict(event), "epsilon": eps, "within_level": eps <= level}
+                {
+                    "step": "data",
+                    "level": level,
+                    "count": float(count),
+                    "raw_count": float(raw),
+                    "lambda": lam,
+                    "m": p.m,
+                    "delta": p.delta,
+                    "event": event_to_dict(event),
+                    "epsilon": eps,
+                    "within_level": eps <= level,
+                }
             )
         return rows
 
@@ -181,7 +197,9 @@ def run_segmented(
     if m is not None:
         m = check_blanket_rate(m)
     if parameters is not None and not isinstance(parameters, SegmentedParameters):
-        raise ProtocolError(f"parameters must be a SegmentedParameters (from optimize_parameters) or None, got {type(parameters).__name__}")
+        raise ProtocolError(
+            f"parameters must be a SegmentedParameters (from optimize_parameters) or None, got {type(parameters).__name__}"
+        )
     sets = check_item_sets(items, d, s)
     index = level_indices(user_levels, levels)
     if index.size != sets.shape[0]:
@@ -192,14 +210,22 @@ def run_segmented(
     priced = parameters is None
     if parameters is None:
         parameters = optimize_parameters(levels, delta, counts, d, s, m, n_users=n)
-    elif (parameters.levels, parameters.d, parameters.s, parameters.n_users, parameters.delta) != (levels, d, s, n, delta):
+    elif (parameters.levels, parameters.d, parameters.s, parameters.n_users, parameters.delta) != (
+        levels,
+        d,
+        s,
+        n,
+        delta,
+    ):
         raise ProtocolError(
             f"parameters were optimised for levels={parameters.levels}, d={parameters.d}, s={parameters.s}, "
             f"n_users={parameters.n_users}, delta={parameters.delta!r}; this run has levels={levels}, d={d}, s={s}, "
             f"n_users={n}, delta={delta!r}"
         )
     elif m is not None and m != parameters.m:
-        raise ProtocolError(f"m={m!r} disagrees with parameters.m={parameters.m!r}: pass m=None to use the parameters' m")
+        raise ProtocolError(
+            f"m={m!r} disagrees with parameters.m={parameters.m!r}: pass m=None to use the parameters' m"
+        )
     mm = check_blanket_rate(parameters.m)
     lambdas = np.array([check_sampling_rate(v, "lambdas") for v in parameters.lambdas])
     events = tuple(user_event(lam, d, n, mm, s) for lam in lambdas)

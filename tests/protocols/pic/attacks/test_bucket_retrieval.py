@@ -51,8 +51,12 @@ def test_every_groups_share_of_a_bucket_meets_the_minimum(bits, minimum):
 
     inst = synthetic_instance(40, 40, np.random.default_rng(11))
     config = RoundConfig(PicTask("min-weight"), "minkowski", 2.0, bucket_bits=bits, min_bucket_size=minimum)
-    rows = run_round([("users", inst.users), ("workers", inst.workers)], config, np.random.default_rng(12)).ledger().rows
-    assert all(r.smallest_bucket is None or r.smallest_bucket >= minimum for r in rows), [r.smallest_bucket for r in rows]
+    rows = (
+        run_round([("users", inst.users), ("workers", inst.workers)], config, np.random.default_rng(12)).ledger().rows
+    )
+    assert all(r.smallest_bucket is None or r.smallest_bucket >= minimum for r in rows), [
+        r.smallest_bucket for r in rows
+    ]
     assert any(r.bucket_bits >= 1 for r in rows)
 
 

@@ -43,7 +43,9 @@ def test_a_hub_reaches_no_more_honest_users_than_the_exposure_rule_charges(k):
             reached += 1
         except ShuffleDPError:
             pass  # the client's rules keep it from contacting the hub
-    assert reached <= task.exposure(1), f"one corrupted user reached {reached} honest users, |U| charged {task.exposure(1)}"
+    assert reached <= task.exposure(1), (
+        f"one corrupted user reached {reached} honest users, |U| charged {task.exposure(1)}"
+    )
 
 
 def test_a_coalition_of_two_hubs_reaches_at_most_k_per_member():

@@ -55,9 +55,18 @@ def test_round_record_and_ledger_agree_when_few_reports_stay_anonymous():
     p = plans[0]
     p.settle(received=100, valid=5, invalid={"decrypt": 95})  # valid <= |C| + |U|
     R = make_randomizer("minkowski", p.local_epsilon, dim=2)
-    row = PrivacyLedger().record(round_id="r", group="users", randomizer="minkowski", local_epsilon=p.local_epsilon,
-                                 params=R.amplification_parameters(), received=100, valid=5, corrupted=3,
-                                 exposed=p.exposure, delta=p.delta)
+    row = PrivacyLedger().record(
+        round_id="r",
+        group="users",
+        randomizer="minkowski",
+        local_epsilon=p.local_epsilon,
+        params=R.amplification_parameters(),
+        received=100,
+        valid=5,
+        corrupted=3,
+        exposed=p.exposure,
+        delta=p.delta,
+    )
     assert p.n_prime == row.n_prime
     assert p.epsilon_c is not None and np.isfinite(p.epsilon_c)
 
@@ -91,7 +100,9 @@ def test_a_default_client_joins_a_round_of_a_default_server():
 
     identity_key = Rig(PicTask("min-weight"), n=2).server.verify_key
     shuffler = Shuffler(identity_key)
-    groups = [GroupParams(g, name, "laplace", 2.0, LOC, 10, 1e-3, {"dim": 2}) for g, name in enumerate(("users", "workers"))]
+    groups = [
+        GroupParams(g, name, "laplace", 2.0, LOC, 10, 1e-3, {"dim": 2}) for g, name in enumerate(("users", "workers"))
+    ]
     server = Server("x25519", groups, PicTask("min-weight"), (shuffler.kem_public_key, shuffler.verify_key))
     ClientPolicy().check(server.params, 0)  # raises PolicyError when the defaults disagree
 
@@ -110,9 +121,19 @@ def test_an_identity_file_others_can_read_is_refused(tmp_path):
     assert SigningIdentity.load(path).verify_key is not None
 
 
-@pytest.mark.parametrize("field, value", [("max_local_epsilon", -1.0), ("max_local_epsilon", float("nan")),
-                                          ("min_threshold", -5), ("min_threshold", 2.5), ("tasks", ("shapley",)),
-                                          ("tasks", "min-weight"), ("max_bucket_bits", 17), ("min_bucket_size", 0)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("max_local_epsilon", -1.0),
+        ("max_local_epsilon", float("nan")),
+        ("min_threshold", -5),
+        ("min_threshold", 2.5),
+        ("tasks", ("shapley",)),
+        ("tasks", "min-weight"),
+        ("max_bucket_bits", 17),
+        ("min_bucket_size", 0),
+    ],
+)
 def test_a_client_policy_that_means_nothing_is_refused(field, value):
     from shuffledp.errors import DomainError
     from shuffledp.protocols.pic.client import ClientPolicy
