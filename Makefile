@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_randomizers.py
 	$(PY) benchmarks/bench_minkowski.py
 	$(PY) benchmarks/bench_accounting.py
+	$(PY) benchmarks/bench_blanket.py
 	$(PY) benchmarks/bench_crypto.py
 	$(PY) benchmarks/bench_pic.py
 	$(PY) benchmarks/bench_segmented.py
