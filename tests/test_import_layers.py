@@ -38,7 +38,17 @@ ACCOUNTING_LAYERS = (
     ("engines", ("dominating_pair", "_binomial", "_count_law", "pld")),
     (
         "bounds",
-        ("variation_ratio", "clones", "closed_form", "personalized", "registry", "blanket", "release", "subsampling"),
+        (
+            "variation_ratio",
+            "clones",
+            "closed_form",
+            "personalized",
+            "registry",
+            "blanket",
+            "release",
+            "subsampling",
+            "exact_rr",
+        ),
     ),
     ("events", ("events",)),
     ("accountants", ("accountants",)),

@@ -4,7 +4,8 @@ Privacy events (`events`) describe what a protocol released;
 accountants (`VariationRatioAccountant`, `CloneAccountant`,
 `ClosedFormAccountant`, `PLDAccountant`) price them, and `calibrate` is
 the one inverse.  Bounds (`shuffle_epsilon`, `shuffle_epsilon_lower`, `available_methods`),
-their inverse (`local_epsilon`), composition over rounds (``composed_*``,
+their inverse (`local_epsilon`), the exact curve of shuffled binary RR
+(`binary_rr_exact_epsilon`), composition over rounds (``composed_*``,
 ``*_composition``, `shuffle_pld`) and the population left to hide among
 (`anonymous_population`, `matching_population`).  Modules are imported on
 first use (randomizers import `shuffledp.params` and never this package).
@@ -48,6 +49,8 @@ _EXPORTS = {
     "shuffle_epsilon": _BOUNDS,
     "shuffle_epsilon_lower": _BOUNDS,
     "local_epsilon": "shuffledp.accounting.inverse",
+    "binary_rr_exact_delta": "shuffledp.accounting.exact_rr",
+    "binary_rr_exact_epsilon": "shuffledp.accounting.exact_rr",
     "COMPOSITION_METHODS": _COMPOSITION,
     "PrivacyLossDistribution": _COMPOSITION,
     "advanced_composition": _COMPOSITION,
