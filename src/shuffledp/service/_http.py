@@ -6,17 +6,21 @@
 * request-size limits (`BodyLimit`: 413 before the body is read past the limit);
 * strict request models (`StrictModel`, base64 fields that must be canonical standard base64);
 * Prometheus metrics on a registry per service, and one DEBUG log line per request that names
-  the route template (never the path's values, a query string, a header or a body).
+  the route template (never the path's values, a query string, a header or a body);
+* the application of a role (`service_app`): its service started and stopped with it, ready
+  while the service is and its database answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,6 +29,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, WithJsonSchema
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from shuffledp.service.settings import ServiceSettings
 
 log = logging.getLogger("shuffledp.service")
 PROBLEM = "application/problem+json"
@@ -278,6 +284,71 @@ def install(
         return metrics.exposition()
 
     app.add_middleware(BodyLimit, limit_for=limit_for, metrics=metrics)
+
+
+class Pingable(Protocol):
+    """A store whose database can be asked whether it answers."""
+
+    def ping(self) -> bool: ...
+
+
+class RoleService(Protocol):
+    """What `service_app` needs of a role's service object (shuffler, server or board); read only."""
+
+    @property
+    def settings(self) -> ServiceSettings: ...
+
+    @property
+    def store(self) -> Pingable: ...
+
+    @property
+    def metrics(self) -> Metrics: ...
+
+    @property
+    def ready(self) -> bool: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def service_app(
+    svc: RoleService, title: str, doc: str, *, bulk_path: str | None = None,
+    routes_first: Callable[[FastAPI], None] | None = None,
+) -> FastAPI:  # fmt: skip
+    """The FastAPI application of one role, with `install`'s handlers, probes and limits.
+
+    ``doc``'s first paragraph is the OpenAPI description.  ``svc`` starts and stops with the
+    application (``app.state.service``); ``/readyz`` answers ready while ``svc.ready`` holds and
+    its store's ``ping()`` succeeds.  Bodies are limited to ``max_body_bytes``, or
+    ``max_bulk_bytes`` on paths ending in ``bulk_path``.  ``routes_first(app)`` adds routes before
+    the shared ones, so that they are matched first (a hot path).
+    """
+    settings, store = svc.settings, svc.store
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await svc.start()
+        yield
+        await svc.stop()
+
+    app = FastAPI(title=title, version="1", lifespan=lifespan, description=doc.split("\n\n")[0])
+    app.state.service = svc
+
+    async def ready() -> bool:
+        try:
+            return svc.ready and await asyncio.to_thread(store.ping)
+        except Exception:  # noqa: BLE001
+            return False
+
+    if routes_first is not None:
+        routes_first(app)
+
+    def limit_for(path: str) -> int:
+        return settings.max_bulk_bytes if bulk_path and path.endswith(bulk_path) else settings.max_body_bytes
+
+    install(app, svc.metrics, ready, limit_for)
+    return app
 
 
 def bearer(request: Request, token: str) -> None:

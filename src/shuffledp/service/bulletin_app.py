@@ -45,11 +45,11 @@ from shuffledp.service._http import (
     Problem,
     StrictModel,
     b64_field,
-    install,
     octets_body,
     octets_response,
     parse_round_id,
     problems,
+    service_app,
 )
 from shuffledp.service._peers import Peers, pinned_key
 from shuffledp.service.settings import ServiceSettings
@@ -265,35 +265,10 @@ def _ledger(params: RoundParams, rb: Any) -> list[dict[str, Any]]:
 
 def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: Peers | None = None) -> FastAPI:
     """The bulletin board's FastAPI application."""
-    from contextlib import asynccontextmanager
-
     store = store or Store(settings.database_url())
     peers = peers or Peers({"server": settings.server_url})
     svc = BoardService(settings, store, peers)
-
-    @asynccontextmanager
-    async def lifespan(_: FastAPI):  # noqa: ANN202
-        await svc.start()
-        yield
-        await svc.stop()
-
-    app = FastAPI(
-        title="shuffledp PIC bulletin board", version="1", lifespan=lifespan, description=__doc__.split("\n\n")[0]
-    )
-    app.state.service = svc
-
-    async def ready() -> bool:
-        try:
-            return svc.ready and await asyncio.to_thread(store.ping)
-        except Exception:  # noqa: BLE001
-            return False
-
-    install(
-        app,
-        svc.metrics,
-        ready,
-        lambda path: settings.max_bulk_bytes if path.endswith("/board") else settings.max_body_bytes,
-    )
+    app = service_app(svc, "shuffledp PIC bulletin board", __doc__, bulk_path="/board")
 
     def known(round_id: str) -> bytes:
         rid = parse_round_id(round_id)

@@ -40,11 +40,11 @@ from shuffledp.service._http import (
     StrictModel,
     b64,
     bearer,
-    install,
     octets_body,
     octets_response,
     parse_round_id,
     problems,
+    service_app,
 )
 from shuffledp.service._peers import Peers
 from shuffledp.service.keys import KeyStore
@@ -388,30 +388,11 @@ class ServerService:
 
 def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: Peers | None = None) -> FastAPI:
     """The server's FastAPI application."""
-    from contextlib import asynccontextmanager
-
     store = store or Store(settings.database_url())
     keys = KeyStore(settings.data_dir)
     peers = peers or Peers({"shuffler": settings.shuffler_url, "board": settings.board_url})
     svc = ServerService(settings, store, keys, peers)
-
-    @asynccontextmanager
-    async def lifespan(_: FastAPI):  # noqa: ANN202
-        await svc.start()
-        yield
-        await svc.stop()
-
-    app = FastAPI(title="shuffledp PIC server", version="1", lifespan=lifespan, description=__doc__.split("\n\n")[0])
-    app.state.service = svc
-
-    async def ready() -> bool:
-        try:
-            return svc.ready and await asyncio.to_thread(store.ping)
-        except Exception:  # noqa: BLE001
-            return False
-
-    install(app, svc.metrics, ready,
-            lambda path: settings.max_bulk_bytes if path.endswith("/batches") else settings.max_body_bytes)  # fmt: skip
+    app = service_app(svc, "shuffledp PIC server", __doc__, bulk_path="/batches")
 
     @app.get("/v1/key-config", response_model=KeyConfig, tags=["clients"], summary="the server's long-term verify key")
     async def key_config(response: Response) -> KeyConfig:

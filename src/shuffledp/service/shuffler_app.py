@@ -44,9 +44,9 @@ from shuffledp.service._http import (
     b64,
     b64_field,
     bearer,
-    install,
     parse_round_id,
     problems,
+    service_app,
 )
 from shuffledp.service._peers import Peers, pinned_key
 from shuffledp.service.keys import KeyStore
@@ -439,41 +439,32 @@ _ANSWERS = {status: SubmissionAnswer(status=status).model_dump_json().encode() f
 
 def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: Peers | None = None) -> FastAPI:
     """The shuffler's FastAPI application (routes below; the README lists them as a sequence of calls)."""
-    from contextlib import asynccontextmanager
-
     store = store or Store(settings.database_url())
     keys = KeyStore(settings.data_dir)
     peers = peers or Peers({"server": settings.server_url, "board": settings.board_url})
     svc = ShufflerService(settings, store, keys, peers)
 
-    @asynccontextmanager
-    async def lifespan(_: FastAPI):  # noqa: ANN202
-        await svc.start()
-        yield
-        await svc.stop()
+    def hot_route(app: FastAPI) -> None:
+        """The submission route, before the shared ones: matched first."""
 
-    app = FastAPI(title="shuffledp PIC shuffler", version="1", lifespan=lifespan,
-                  description=__doc__.split("\n\n")[0])  # fmt: skip
-    app.state.service = svc
+        duplicate = {"model": SubmissionAnswer, "description": "duplicate: this exact submission was admitted before"}
 
-    async def ready() -> bool:
-        try:
-            return svc.ready and await asyncio.to_thread(store.ping)
-        except Exception:  # noqa: BLE001
-            return False
+        @app.post(
+            "/v1/rounds/{round_id}/submissions",
+            response_model=SubmissionAnswer,
+            status_code=201,
+            tags=["clients"],
+            responses={200: duplicate, **problems(400, 403, 409, 410, 413, 422, 429, 503)},
+            summary="submit one two-layer envelope (idempotent: an exact resend answers 200 duplicate)",
+        )
+        async def submit(round_id: str, body: SubmissionBody) -> Response:
+            rid = parse_round_id(round_id)
+            status, code = await svc.submit(rid, body.submission)
+            return Response(
+                _ANSWERS[status], status_code=code, media_type="application/json"
+            )  # the hot path: no re-validation
 
-    @app.post("/v1/rounds/{round_id}/submissions", response_model=SubmissionAnswer, status_code=201, tags=["clients"],
-              responses={200: {"model": SubmissionAnswer, "description": "duplicate: this exact submission was admitted before"},
-                         **problems(400, 403, 409, 410, 413, 422, 429, 503)},
-              summary="submit one two-layer envelope (idempotent: an exact resend answers 200 duplicate)")  # fmt: skip
-    async def submit(round_id: str, body: SubmissionBody) -> Response:
-        rid = parse_round_id(round_id)
-        status, code = await svc.submit(rid, body.submission)
-        return Response(
-            _ANSWERS[status], status_code=code, media_type="application/json"
-        )  # the hot path: no re-validation
-
-    install(app, svc.metrics, ready, lambda path: settings.max_body_bytes)  # after the hot route: matched first
+    app = service_app(svc, "shuffledp PIC shuffler", __doc__, routes_first=hot_route)
 
     @app.get("/v1/key-config", response_model=KeyConfig, tags=["clients"],
              summary="the shuffler's long-term key and the KEM keys of open rounds")  # fmt: skip
