@@ -7,19 +7,21 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from shuffledp.experiments.amplification_bounds import EPS0, N_TABLE, _figure, caption, coinciding
+from shuffledp.experiments.amplification_bounds import EPS0, N_TABLE, _figure, caption, claims, coinciding
 
 NS = (1_000, N_TABLE, 100_000)
 KINDS = {"a": "upper", "b": "upper", "c": "upper", "low": "lower"}
 
 
-def _rows(scale: dict[str, float], missing: dict[str, tuple[float, int]] | None = None) -> list[dict]:
-    """Every method = scale[method] * (eps0 / sqrt(n)), inf at the (eps0, n) listed in ``missing``."""
+def _rows(
+    scale: dict[str, float], missing: dict[str, tuple[float, int]] | None = None, power: float = 0.5
+) -> list[dict]:
+    """Every method = scale[method] * (eps0 / n**power), inf at the (eps0, n) listed in ``missing``."""
     rows = []
     for m, s in scale.items():
         for eps0 in EPS0:
             for n in NS:
-                value = math.inf if (missing or {}).get(m) == (eps0, n) else s * eps0 / math.sqrt(n)
+                value = math.inf if (missing or {}).get(m) == (eps0, n) else s * eps0 / n**power
                 rows.append({"method": m, "eps0": eps0, "n": n, "delta": 0.01 / n, "epsilon": value, "seconds": 0.0})
     return rows
 
@@ -81,3 +83,19 @@ def test_missing_points_are_left_out_not_drawn_at_zero():
         assert sorted(map(len, xs)) == [len(NS) - 1, len(NS), len(NS)]
     finally:
         plt.close(fig)
+
+
+VR_KINDS = {"variation-ratio": "upper", "a": "upper", "variation-ratio-lower": "lower"}
+
+
+def test_claims_hold_for_a_tight_valid_bound_falling_as_one_over_sqrt_n():
+    found = claims(_rows({"variation-ratio": 1.0, "a": 2.0, "variation-ratio-lower": 0.999}), VR_KINDS)
+    assert [c.verdict for c in found] == ["held", "held", "held"]
+    assert found[0].ours == "largest (upper - lower) / upper over the run: 0.001"
+    assert "Eq. (1): -0.467; ours: -0.500 (eps0 0.25)" in found[1].ours
+
+
+def test_claims_fail_for_a_loose_bound_falling_as_one_over_n_and_a_bound_below_the_lower():
+    found = claims(_rows({"variation-ratio": 1.0, "a": 0.4, "variation-ratio-lower": 0.5}, power=1.0), VR_KINDS)
+    assert [c.verdict for c in found] == ["not", "not", "partly"]
+    assert found[2].ours.endswith("; below: a at 18 points")

@@ -67,3 +67,36 @@ def test_figure_x_ticks_are_decades_only():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def _bound_rows(power: float, eapes_scale: float, gauss2_scale: float) -> list[dict]:
+    """Rows with upper = n^-power, lower = 0.9 upper, E-APES = eapes_scale * upper; Gauss 2's bounds scaled."""
+    from shuffledp.protocols.personalized import TABLE3
+
+    rows = []
+    for name in TABLE3:
+        for n in (1_000, 100_000):
+            scale = gauss2_scale if name == "gauss2" else 1.0
+            upper = scale * n**-power
+            eapes = eapes_scale * upper
+            rows.append(dict(distribution=name, n=n, eapes=eapes, upper=upper, lower=0.9 * upper,
+                             eapes_below_lower=eapes < 0.9 * upper))  # fmt: skip
+    return rows
+
+
+def test_claims_hold_for_a_valid_eapes_at_the_sqrt_n_rate_alike_for_uniform2_and_gauss2():
+    from shuffledp.experiments.personalized_bounds import claims
+
+    found = claims(_bound_rows(power=0.5, eapes_scale=2.0, gauss2_scale=1.05))
+    assert [c.verdict for c in found] == ["held", "held", "held"]
+    assert found[0].ours == "E-APES below our lower bound at 0 of 10 points"
+    assert "upper bound: -0.50 to -0.50" in found[1].ours
+
+
+def test_claims_fail_for_eapes_below_the_lower_bound_a_slower_rate_and_gauss2_apart():
+    from shuffledp.experiments.personalized_bounds import claims
+
+    found = claims(_bound_rows(power=0.3, eapes_scale=0.5, gauss2_scale=1.5))
+    assert [c.verdict for c in found] == ["not", "partly", "not"]
+    assert found[0].ours == "E-APES below our lower bound at 10 of 10 points; by up to 44.4%"
+    assert "upper +50.0% (n = 100,000)" in found[2].ours

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from shuffledp.datasets import SpatialInstance, synthetic_instance
-from shuffledp.experiments.pic_common import COLUMNS, ideal_partners, plan, randomize_groups
+from shuffledp.experiments.pic_common import COLUMNS, findings_line, ideal_partners, plan, randomize_groups
 from shuffledp.experiments.pic_crowdsourcing import MAX_MATCHING, MIN_WEIGHT, claims, run_instance
 from shuffledp.experiments.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext
@@ -87,8 +87,12 @@ def test_claims_verdicts():
                              _row(d, model, label, e, "travel_cost", scale * (10 + bonus)),
                              _row(d, model, label, e, "success_ratio", (0.5 - bonus / 10) / scale)]  # fmt: skip
         rows += [_row(d, "non-private", "non-private", math.nan, "success_ratio", 1.0)]
-    verdicts = [v for _, v, _ in claims(rows)]
+    verdicts = [c.verdict for c in claims(rows)]
     assert verdicts == ["held"] * 6
+    assert findings_line(claims(rows)) == "paper's claims: 6 held, 0 partly held, 0 not held"
     rows = [dict(r, value=r["value"] * 3) if r["model"] == "PIC" and r["metric"] == "l2_error" else r for r in rows]
     first = claims(rows)[0]
-    assert first[1] == "partly held" and "exceptions" in first[2]
+    assert first.verdict == "partly" and "exceptions" in first.ours
+    assert findings_line(claims(rows)).startswith(
+        "paper's claims: 5 held, 1 partly held, 0 not held (not fully: PIC model"
+    )

@@ -113,3 +113,31 @@ def test_figure_draws_each_paper_row_once():
         assert [t.get_text() for t in legend.get_texts()].count("paper (Table 7)") == 1
     finally:
         plt.close(fig)
+
+
+def _table(error_scale: dict[str, float], microseconds: dict[str, float]) -> list[dict]:
+    """Rows holding the paper's Table 7 errors (times ``error_scale[label]``) and the given time per report."""
+    return [
+        {"randomizer": label, "epsilon": eps, "mean_l2_error": error_scale.get(label, 1.0) * paper_value,
+         "paper_mean_l2_error": paper_value, "us_per_report": microseconds.get(label, 10.0)}
+        for label, _, _, paper in TABLE7
+        for eps, paper_value in zip(EPSILONS, paper)
+    ]  # fmt: skip
+
+
+def test_claims_hold_on_the_papers_own_table():
+    from shuffledp.experiments.table7 import claims
+
+    found = claims(_table({}, {"MinkowskiResponse": 0.7, "PrivUnit": 49.0}))
+    assert [c.verdict for c in found] == ["held", "held", "held"]
+    assert found[0].ours.startswith("49 of 49 cells within 10%, ours / paper 1.00-1.00")
+
+
+def test_claims_fail_when_minkowski_is_noisier_and_slower():
+    from shuffledp.experiments.table7 import claims
+
+    found = claims(_table({"MinkowskiResponse": 1.5}, {"MinkowskiResponse": 2.0, "PrivUnit": 40.0}))
+    assert [c.verdict for c in found] == ["partly", "partly", "not"]
+    assert "outside: MinkowskiResponse eps=0.5 1.50x" in found[0].ours
+    assert "1.79x at 0.5" in found[1].ours and "0.62x at 10" in found[1].ours  # 15.6 vs 8.73; 0.111 vs 0.18
+    assert "at most 2 us" in found[2].ours and "20x" in found[2].ours

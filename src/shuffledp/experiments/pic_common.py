@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp.experiments.registry import VERDICTS, Claim
 from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.ideal import ideal_pic
 from shuffledp.protocols.pic.identity import SigningIdentity
@@ -119,9 +120,14 @@ def fmt_num(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def findings_line(verdicts: list[tuple[str, str, str]]) -> str:
+def share_verdict(ok: int, total: int) -> str:
+    """A claim checked on ``total`` cells that held on ``ok`` of them: held on all, not on none, else partly."""
+    return "held" if ok == total else ("not" if ok == 0 else "partly")
+
+
+def findings_line(claims: list[Claim]) -> str:
     """REPORT.md's line for an experiment: how many of the paper's claims held, partly held or not."""
-    counts = {v: sum(1 for _, verdict, _ in verdicts if verdict == v) for v in ("held", "partly held", "not held")}
-    missed = [c for c, v, _ in verdicts if v != "held"]
-    line = f"paper's claims: {counts['held']} held, {counts['partly held']} partly held, {counts['not held']} not held"
+    counts = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
+    missed = [c.claim for c in claims if c.verdict != "held"]
+    line = f"paper's claims: {counts['held']} held, {counts['partly']} partly held, {counts['not']} not held"
     return line + (f" (not fully: {'; '.join(missed)})" if missed else "")
