@@ -10,7 +10,7 @@ DOCS_STAMP := $(VENV)/.installed-docs
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,interop]'
 	touch $(STAMP)
 
 demo: $(STAMP)
