@@ -94,6 +94,8 @@ def test_mismatched_intervals_are_refused_then_regridded(shuffled):
     # ours refuses too, and the step= of from_dp_accounting moves theirs onto our grid
     with pytest.raises(PrivacyParameterError, match="share one loss step"):
         PrivacyLossDistribution.compose_all([(shuffled, 1), (PrivacyLossDistribution.from_dp_accounting(gauss), 1)])
+    with pytest.raises(PrivacyParameterError, match="coarser interval"):
+        shuffled.to_dp_accounting(value_discretization_interval=1e-12)
     moved = PrivacyLossDistribution.from_dp_accounting(gauss, step=shuffled.step)
     for eps in EPSILONS:
         assert moved.delta(eps) >= gauss.get_delta_for_epsilon(eps) - FLOAT

@@ -72,6 +72,8 @@ INSTALL_HINT = "pip install 'shuffledp[interop]'"
 #: Relative tolerance (of the new step) when moving a loss onto another grid; charged to the mass at infinity.
 _REGRID_TOL = 1e-9
 DIRECTIONS = ("remove", "add")
+#: Most cells of a re-gridded PLD (float64: 8 bytes each; dp-accounting's FFT needs a few times more).
+_MAX_CELLS = 2**26
 
 
 class DiscretePLD(Protocol):
@@ -117,6 +119,10 @@ def regrid(
     if new_step == step or pmf.size == 0:
         return int(offset), pmf, float(inf_mass)
     losses = (offset + np.arange(pmf.size)) * step
+    if (losses[-1] - losses[0]) / new_step > _MAX_CELLS:
+        raise PrivacyParameterError(
+            f"moving a PLD of step {step:g} onto {new_step:g} needs more than {_MAX_CELLS} cells: use a coarser interval"
+        )
     index = np.ceil(losses / new_step - _REGRID_TOL).astype(np.int64)
     base = int(index.min())
     new_pmf = np.bincount(index - base, weights=pmf)
