@@ -35,7 +35,7 @@ LAYERS = (
 #: Layers inside accounting/, lowest first (DESIGN.md, "Inside accounting/").
 ACCOUNTING_LAYERS = (
     ("primitives", ("_rounding", "_checks", "_solve", "population", "params")),
-    ("engines", ("dominating_pair", "_binomial", "_count_law", "pld")),
+    ("engines", ("dominating_pair", "_binomial", "_count_law", "pld", "interop")),
     (
         "bounds",
         (

@@ -186,6 +186,18 @@ class PolicyError(ProtocolError, ValueError):
         return (type(self), (self.reason, str(self)))
 
 
+class OptionalDependencyError(ShuffleDPError, ImportError):
+    """A feature needs an optional extra that is not installed; the message names the ``pip install`` line.
+
+    A subclass of ``ImportError``, as Python raises for a missing module.
+
+    Examples
+    --------
+    >>> issubclass(OptionalDependencyError, ImportError)
+    True
+    """
+
+
 class AuditError(ShuffleDPError):
     """A randomizer failed an audit: its sampler does not realize the law it declares."""
 

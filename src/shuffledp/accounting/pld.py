@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import fft as sp_fft
@@ -225,6 +226,42 @@ class PrivacyLossDistribution:
             inf_mass=1.0 - survive,
             roundoff=sum(c * pld.roundoff for pld, c in parts) + 2.0 * float(np.sum(allowance)),
         )
+
+    def to_dp_accounting(self, value_discretization_interval: float | None = None, *, add: Any = None) -> Any:
+        """This PLD as a symmetric ``dp_accounting`` PrivacyLossDistribution (needs ``shuffledp[interop]``).
+
+        Pessimistic: ``roundoff`` goes to the mass at infinity; another ``value_discretization_interval`` rounds
+        every loss up onto it.  ``add`` (ours) makes it asymmetric, this PLD then being the "remove" direction.
+        See `shuffledp.accounting.interop.to_dp_accounting` (directions, relations, an example).
+
+        Raises
+        ------
+        OptionalDependencyError
+            If dp-accounting is not installed.
+        """
+        from shuffledp.accounting.interop import to_dp_accounting
+
+        return to_dp_accounting(self, value_discretization_interval, add=add)
+
+    @classmethod
+    def from_dp_accounting(
+        cls, pld: Any, *, direction: str | None = None, step: float | None = None
+    ) -> PrivacyLossDistribution:
+        """A (pessimistic) ``dp_accounting`` PrivacyLossDistribution as ours (needs ``shuffledp[interop]``).
+
+        ``direction`` ("remove" or "add") is required when theirs is asymmetric; ``step`` re-grids (losses
+        rounded up).  See `shuffledp.accounting.interop.from_dp_accounting`.
+
+        Raises
+        ------
+        OptionalDependencyError
+            If dp-accounting is not installed.
+        PrivacyParameterError
+            For an asymmetric PLD without ``direction``, or an optimistic one.
+        """
+        from shuffledp.accounting.interop import from_dp_accounting
+
+        return from_dp_accounting(pld, cls, direction=direction, step=step)
 
     def delta(self, epsilon: float) -> float:
         """Upper bound on D_{e^eps}(P || Q) = E_P[(1 - e^(eps - L))_+] + P[L = inf], plus ``roundoff``.
