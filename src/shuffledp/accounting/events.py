@@ -142,10 +142,6 @@ class LinkedEvent:
             raise PrivacyParameterError(f"LinkedEvent links a ShuffleEvent, got {type(self.event).__name__}")
         object.__setattr__(self, "count", check_positive_int(self.count, "count"))
 
-    def parts(self) -> list[tuple[Event, int]]:
-        """The one repeated event as an (event, repetitions) pair."""
-        return [(self.event, self.count)]
-
     def as_shuffle_event(self) -> ShuffleEvent:
         """The single release of the count-fold product randomizer (`VariationRatio.linked`).
 
@@ -388,6 +384,10 @@ class SelfComposedEvent:
     def __post_init__(self) -> None:
         check_event(self.event, "SelfComposedEvent.event")
         object.__setattr__(self, "count", check_positive_int(self.count, "count"))
+
+    def parts(self) -> list[tuple[Event, int]]:
+        """The one repeated event as an (event, repetitions) pair."""
+        return [(self.event, self.count)]
 
 
 @dataclass(frozen=True)
