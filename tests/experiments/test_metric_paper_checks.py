@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
+from shuffledp.experiments import metric_common as C
 from shuffledp.experiments import metric_location as L
 from shuffledp.experiments import run_experiment
 
@@ -109,3 +110,16 @@ def test_figure3_boost_and_its_certified_counterpart(tmp_path):
         small = [r for r in rows if r["eps_geo"] == eps_geo and r["method"] == "certified, k = 2" and r["n"] >= 5]
         assert small and all(r["epsilon"] < eps_geo for r in small)
     assert (target / "figure.png").stat().st_size > 10_000
+
+
+def test_location_claims_follow_table3s_ordering_and_the_factor_2_rule():
+    mean = {}
+    for (n, eps), paper in L.TABLE3.items():
+        for column, value in zip(C.PAPER_COLUMNS, paper):
+            mean[(n, eps, column)] = mean[(n, eps, C.MATCHED[column])] = value
+    assert [c.verdict for c in L.claims(mean)] == ["held", "held"]
+    for m in ("rr-shuffle", "rr-shuffle-paper-tuning"):  # RR behind Geo-Local at one row, 10x off Table 3
+        mean[(1000, 0.15, m)] = 3000.0
+    ordering, table = L.claims(mean)
+    assert (ordering.verdict, table.verdict) == ("partly", "partly")
+    assert "not at n = 1000, eps = 0.15" in ordering.ours and "23 of 24 cells" in table.ours
