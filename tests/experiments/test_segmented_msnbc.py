@@ -85,4 +85,5 @@ def test_least_error_claim_checks_the_papers_one_thirtieth(least_at_50000, verdi
         for n, mse in ((5_000, 3.0), (50_000, least_at_50000))
         for k, st in enumerate(SETTINGS)
     ]
-    assert least_error_claim(rows).verdict == verdict
+    claim = least_error_claim(rows, MSNBC_LIKE_NAME)
+    assert claim.verdict == verdict and MSNBC_LIKE_NAME in claim.ours
