@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
+from shuffledp.experiments import metric_boost, metric_compromised, run_experiment
+from shuffledp.experiments import metric_common as C
 from shuffledp.experiments import metric_location as L
-from shuffledp.experiments import run_experiment
 
 
 def _rows(target, numeric):
@@ -109,3 +110,63 @@ def test_figure3_boost_and_its_certified_counterpart(tmp_path):
         small = [r for r in rows if r["eps_geo"] == eps_geo and r["method"] == "certified, k = 2" and r["n"] >= 5]
         assert small and all(r["epsilon"] < eps_geo for r in small)
     assert (target / "figure.png").stat().st_size > 10_000
+
+
+def test_location_claims_follow_table3s_ordering_and_the_factor_2_rule():
+    mean = {}
+    for (n, eps), paper in L.TABLE3.items():
+        for column, value in zip(C.PAPER_COLUMNS, paper):
+            mean[(n, eps, column)] = mean[(n, eps, C.MATCHED[column])] = value
+    assert [c.verdict for c in L.claims(mean)] == ["held", "held"]
+    for m in ("rr-shuffle", "rr-shuffle-paper-tuning"):  # RR behind Geo-Local at one row, 10x off Table 3
+        mean[(1000, 0.15, m)] = 3000.0
+    ordering, table = L.claims(mean)
+    assert (ordering.verdict, table.verdict) == ("partly", "partly")
+    assert "not at n = 1000, eps = 0.15" in ordering.ours and "23 of 24 cells" in table.ours
+
+
+def _compromised_rows(**at_150):
+    values = {"geo-shuffle": 1.0, "rr-shuffle": 2.0, "sgdl-shuffle": 5.0}
+    values |= {"geo-shuffle-certified": 0.2, "rr-shuffle-certified": 0.5}
+    return [
+        {"n": n, "mechanism": m, "local_epsilon": (at_150 if n == 150 else {}).get(m.replace("-", "_"), v)}
+        for n in (20, 150)
+        for m, v in values.items()
+    ]
+
+
+def test_compromised_claims_follow_figure6s_values_and_ordering():
+    assert [c.verdict for c in metric_compromised.claims(_compromised_rows())] == ["held", "held"]
+    values, ordering = metric_compromised.claims(_compromised_rows(sgdl_shuffle=12.0, rr_shuffle_certified=20.0))
+    assert (values.verdict, ordering.verdict) == ("partly", "partly")  # SGDL 12 is not about 5; certified RR > SGDL
+    assert "certified: at 1 of 2 n" in ordering.ours
+    values, ordering = metric_compromised.claims(_compromised_rows(sgdl_shuffle=0.5, geo_shuffle=3.0))
+    assert values.verdict == "not"
+
+
+def _boost_rows(certified: float, reach: int, rising: bool = False):
+    rows = []
+    for e in metric_boost.EPS_GEO:
+        base = {"eps_geo": e, "theorem_holds_up_to": None}
+        rows += [
+            {**base, "n": 1, "method": "theorem-4.1", "epsilon": e},
+            {**base, "n": 100, "method": "theorem-4.1", "epsilon": 2 * e if rising else e / 10},
+            {**base, "n": 1, "method": "certified, k = 1000", "epsilon": e},
+            {**base, "n": 100, "method": "certified, k = 1000", "epsilon": certified * e},
+            {
+                **base,
+                "n": 20,
+                "method": "profile at distance 1, k = 1000",
+                "epsilon": e / 2,
+                "theorem_holds_up_to": reach,
+            },
+        ]
+    return rows
+
+
+def test_boost_claims_say_whether_figure3s_boost_holds_for_every_pair():
+    shape, validity = metric_boost.claims(_boost_rows(certified=0.5, reach=10))
+    assert (shape.verdict, validity.verdict) == ("held", "held")
+    shape, validity = metric_boost.claims(_boost_rows(certified=1.0, reach=10, rising=True))
+    assert (shape.verdict, validity.verdict) == ("partly", "partly")  # no boost for every pair, only nearby
+    assert metric_boost.claims(_boost_rows(certified=1.0, reach=0))[1].verdict == "not"

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
+from shuffledp.experiments import metric_common as C
 from shuffledp.experiments import run_experiment
-from shuffledp.experiments.metric_synthetic import COLUMNS, TABLE2, mae_table
+from shuffledp.experiments.metric_synthetic import COLUMNS, FIGURE_EPSILON, TABLE2, claims, mae_table
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +73,30 @@ def test_table2_chain_and_factor_2_where_the_setting_is_the_papers(output):
         else:
             a = math.exp(-M.geo_shuffle_local_epsilon(eps, 1e-4, n, method="theorem-4.1"))
             assert geo == pytest.approx(math.sqrt(2 * n * a) / (1 - a) / n * math.sqrt(2 / math.pi), rel=0.25)
+
+
+def _table2_as_paper() -> dict:
+    """An MAE table equal to Table 2 in every column (ours and matched), and RR-Shuffle first at 23 users on Fig. 4's grid."""
+    mae = {}
+    for (n, eps), paper in TABLE2.items():
+        for column, value in zip(C.PAPER_COLUMNS, paper):
+            mae[(n, eps, column)] = mae[(n, eps, C.MATCHED[column])] = value
+    for n in (20, 23, 35):
+        mae[(n, FIGURE_EPSILON, "geo-local")] = 1.0
+        for m in ("rr-shuffle", "rr-shuffle-paper-tuning"):
+            if n >= 23:
+                mae[(n, FIGURE_EPSILON, m)] = 1.0
+    return mae
+
+
+def test_claims_follow_the_ordering_the_factor_2_rule_and_rrs_first_n():
+    assert [c.verdict for c in claims(_table2_as_paper())] == ["held", "held", "held"]
+    mae = _table2_as_paper()
+    for m in ("geo-shuffle", "geo-shuffle-paper-tuning"):  # behind Geo-Local in one row, and 2 / 0.52 off Table 2
+        mae[(50, 0.2, m)] = 2.0
+    del mae[(23, FIGURE_EPSILON, "rr-shuffle")]  # ours first at 35, only the paper's tuning at 23
+    ordering, table, rr = claims(mae)
+    assert (ordering.verdict, table.verdict, rr.verdict) == ("partly", "partly", "partly")
+    assert "not at n = 50, eps = 0.2" in ordering.ours and "23 of 24 cells" in table.ours and "35 (ours)" in rr.ours
+    del mae[(23, FIGURE_EPSILON, "rr-shuffle-paper-tuning")]
+    assert claims(mae)[2].verdict == "not"

@@ -8,7 +8,8 @@ import pytest
 from shuffledp.datasets.setvalued import MSNBC_LIKE_NAME
 from shuffledp.errors import DataError
 from shuffledp.experiments import get_experiment
-from shuffledp.experiments.segmented_msnbc import NAME, data_source
+from shuffledp.experiments.segmented_common import OURS_OPT, SETTINGS
+from shuffledp.experiments.segmented_msnbc import NAME, S, data_source, least_error_claim
 
 
 def test_falls_back_to_the_named_msnbc_like_generator(monkeypatch, tmp_path):
@@ -74,3 +75,15 @@ def test_a_file_with_too_few_sessions_says_how_many_are_needed(monkeypatch, tmp_
     _, make_items = data_source(min_sessions=100)
     with pytest.raises(DataError, match="n = 121 sessions requested, the file holds 120"):
         make_items(121, 4, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(("least_at_50000", "verdict"), [(0.1, "held"), (0.5, "partly"), (4.0, "not")])
+def test_least_error_claim_checks_the_papers_one_thirtieth(least_at_50000, verdict):
+    """Least MSE 3.0 at n = 5,000: 0.1 is 1/30 (held), 0.5 is 1/6 (falls, by another factor), 4.0 rises (not)."""
+    rows = [
+        {"n": n, "s": S, "setting": st, "method": OURS_OPT, "m": 1.0, "mse": mse + k}
+        for n, mse in ((5_000, 3.0), (50_000, least_at_50000))
+        for k, st in enumerate(SETTINGS)
+    ]
+    claim = least_error_claim(rows, MSNBC_LIKE_NAME)
+    assert claim.verdict == verdict and MSNBC_LIKE_NAME in claim.ours

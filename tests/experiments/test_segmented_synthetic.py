@@ -8,8 +8,8 @@ import math
 import pytest
 
 from shuffledp.experiments import run_experiment
-from shuffledp.experiments.segmented_common import COLUMNS, COMPETITORS, OURS_OPT, SETTINGS
-from shuffledp.experiments.segmented_synthetic import DATASET, QUICK_REPEATS
+from shuffledp.experiments.segmented_common import COLUMNS, COMPETITORS, N_VALUES, OURS_OPT, SETTINGS, claims
+from shuffledp.experiments.segmented_synthetic import DATASET, QUICK_REPEATS, optimizer_claim
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_optimal_m_decreases_from_5000_to_50000_users(output, setting):
 
 def test_quick_figure_says_why_panels_are_empty_and_shows_the_optimizers_m():
     # fabricated rows (no simulation): the figure's layout only
-    from shuffledp.experiments.segmented_common import N_VALUES, figure
+    from shuffledp.experiments.segmented_common import figure
     from shuffledp.experiments.segmented_synthetic import design
 
     quick = design(quick=True)
@@ -105,3 +105,29 @@ def test_summary_computes_whether_the_optimizers_m_is_best_at_s8_s2(output):
     section = text[text.index("## s = 8, S2: the optimizer's m against its multiples (computed") :]
     assert "| 0.5 |" in section and "| 1 |" in section and "| 2 |" in section
     assert "m* gives the least measured MSE of these" in section
+
+
+def _rows(ours: dict[str, float], m_star: tuple[float, float]) -> list[dict]:
+    """Ours at the optimizer's m (MSE per setting, m* at the smaller and the larger n) against one competitor at 1.0."""
+    rows = []
+    for n, m in zip(N_VALUES, m_star):
+        for st in SETTINGS:
+            base = {"n": n, "s": 4, "setting": st}
+            rows.append({**base, "m": m, "method": OURS_OPT, "mse": ours[st], "mse_ci_high": 1.01 * ours[st]})
+            rows.append({**base, "m": None, "method": "mm-shuffle", "mse": 1.0, "mse_ci_high": 1.01})
+    return rows
+
+
+def test_claims_count_the_reduction_the_trend_of_m_star_and_s3_over_s2():
+    good = claims(_rows({"S1": 0.3, "S2": 0.5, "S3": 0.4}, (4.0, 1.0)), "paper's m*")
+    assert [c.verdict for c in good] == ["held", "held", "held"]
+    assert "50% to 70%" in good[0].ours and "paper's m*" in good[1].claim
+    bad = claims(_rows({"S1": 0.3, "S2": 0.5, "S3": 0.7}, (1.0, 4.0)), "")
+    assert [c.verdict for c in bad] == ["partly", "not", "not"]  # S3 misses 40% and trails S2; m* grows with n
+    assert ">= 40% in 4 of 6 cells" in bad[0].ours
+
+
+def test_optimizer_claim_holds_only_when_m_star_has_the_least_mse():
+    assert optimizer_claim({0.5: 2.0, 1.0: 1.0, 2.0: 1.5}, 5_000, "S2").verdict == "held"
+    missed = optimizer_claim({0.5: 2.0, 1.0: 1.0, 2.0: 0.9}, 5_000, "S2")
+    assert missed.verdict == "not" and "least 0.9 at 2 m*" in missed.ours

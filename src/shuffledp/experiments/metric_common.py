@@ -46,6 +46,7 @@ from shuffledp.accounting.metric import (
     sgdl_pmf,
 )
 from shuffledp.errors import ValidityConditionError
+from shuffledp.experiments.registry import Claim
 from shuffledp.protocols.metric import GeoShuffle, RRShuffle, calibrated_mechanisms
 
 #: The factor on eps at which the paper's reported minimum n for RR-Shuffle is reproduced (see module docstring).
@@ -250,11 +251,55 @@ def verdict(
     """One cell: "ours (paper, ratio): within 2x" or "... : not within 2x, <why>"."""
     if ours is None:
         return f"n/a ({ref:g}): RR-Shuffle outside Theorem 3.1 under this tuning"
-    ratio = ours / ref
-    head = f"{ours:.3g} ({ref:g}, {ratio:.2g})"
-    if 0.5 <= ratio <= 2.0:
+    head = f"{ours:.3g} ({ref:g}, {ours / ref:.2g})"
+    if within_factor_2(ours, ref):
         return head + ": within 2x"
     return head + ": NOT within 2x, " + _reason(column, model, ref, n, epsilon, delta)
+
+
+def within_factor_2(ours: float, ref: float) -> bool:
+    """The comparison's rule for one cell: ours / paper in [1/2, 2]."""
+    return 0.5 <= ours / ref <= 2.0
+
+
+def count_verdict(held: int, total: int) -> str:
+    """A claim checked case by case: held if it holds in every case, partly if in some, not if in none."""
+    return "held" if total and held == total else "partly" if held else "not"
+
+
+def ordering_claim(
+    claim: str, cells: list[tuple[int, float]], holds: Callable[[int, float], bool], table: str
+) -> Claim:
+    """``claim`` (an ordering of the mechanisms) checked row by row: ``holds(n, eps)`` on each of ``cells``."""
+    broken = [f"n = {n}, eps = {eps:g}" for n, eps in cells if not holds(n, eps)]
+    return Claim(
+        claim,
+        f"ordering in {len(cells) - len(broken)} of {len(cells)} rows of {table}"
+        + (f"; not at {'; '.join(broken)}" if broken else ""),
+        count_verdict(len(cells) - len(broken), len(cells)),
+    )
+
+
+def table_claim(
+    mean: dict[tuple[int, float, str], float], table: dict[tuple[int, float], tuple[float, ...]], label: str
+) -> Claim:
+    """The paper's values (``table``, named ``label``) against our matched variants (`MATCHED`), cell by cell:
+    how many of the cells we ran lie within a factor 2 (`within_factor_2`; a cell our variant omits counts as not)."""
+    pairs = [
+        (mean.get((n, eps, MATCHED[c])), ref)
+        for (n, eps), paper in table.items()
+        if any(key[:2] == (n, eps) for key in mean)
+        for c, ref in zip(PAPER_COLUMNS, paper)
+    ]
+    ratios = [ours / ref for ours, ref in pairs if ours is not None]
+    held = sum(within_factor_2(ours, ref) for ours, ref in pairs if ours is not None)
+    span = f" (ours / paper {min(ratios):.2g} to {max(ratios):.2g})" if ratios else ""
+    return Claim(
+        f"{label}: the paper's values of the four mechanisms (held: every cell within a factor 2 of ours under the "
+        "paper's tuning; partly: some cells)",
+        f"{held} of {len(pairs)} cells we ran within a factor 2{span}; the summary says why the others are not",
+        count_verdict(held, len(pairs)),
+    )
 
 
 def comparison_lines(

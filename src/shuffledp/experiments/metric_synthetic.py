@@ -25,13 +25,15 @@ from shuffledp.experiments.metric_common import (
     RR_PAPER_OVERSHOOT,
     ErrorModel,
     comparison_lines,
+    ordering_claim,
     paper_tuned_eps_geo,
     rr_sum_variance,
     sgdl_abs_mean,
+    table_claim,
     tuned_mechanisms,
 )
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
 
 NAME = "metric-synthetic"
 K = 1000
@@ -49,7 +51,9 @@ TABLE2: dict[tuple[int, float], tuple[float, float, float, float]] = {
 FIGURE_EPSILON = 0.1
 #: 23: the paper's first n for RR-Shuffle at eps = 0.1 (rr-shuffle-paper-tuning starts there; ours at 35).
 FIGURE_N = (10, 20, 23, 35, 50, 70, 100, 150, 200, 300, 500, 1000)
-FIGURE_N_QUICK = (20, 50, 100, 200)
+FIGURE_N_QUICK = (20, 23, 50, 100, 200)  # 23: the paper's minimum n for RR-Shuffle, which `claims` checks
+#: §6.2 / Figure 4: "RR-Shuffle needs at least 23 users for eps = 0.1".
+PAPER_RR_MIN_N = 23
 COLUMNS = ["experiment", "n", "epsilon", "delta", "mechanism", "error_metric", "value", "run"]
 
 
@@ -90,6 +94,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         summary_markdown=_summary(rows, invalid, runs),
         figure=_figure(rows),
         parameters={"k": K, "delta": DELTA, "runs": runs, "settings": [list(s) for s in settings]},
+        claims=claims(mae_table(rows)),
     )
 
 
@@ -120,6 +125,43 @@ OURS = {
 }
 
 
+def ordering_holds(mae: dict[tuple[int, float, str], float], n: int, eps: float) -> bool:
+    """Table 2's ordering in one row: SGDL < Geo-Shuffle < the better of RR-Shuffle (where it runs) and Geo-Local."""
+    local, rr, geo, sgdl = (mae.get((n, eps, m)) for m in OURS.values())
+    return sgdl < geo < min(v for v in (rr, local) if v is not None)
+
+
+def claims(mae: dict[tuple[int, float, str], float]) -> list[Claim]:
+    """§6's summary of findings (ordering, `ordering_holds`), Table 2's values (`table_claim`), Figure 4's minimum n."""
+    rows = [(n, eps) for n, eps in TABLE2 if (n, eps, "geo-local") in mae]
+    grid = sorted({n for n, eps, _ in mae if eps == FIGURE_EPSILON})
+    first = {
+        m: min((n for n in grid if (n, FIGURE_EPSILON, m) in mae), default=None)
+        for m in ("rr-shuffle", "rr-shuffle-paper-tuning")
+    }
+    return [
+        ordering_claim(
+            "SGDL-Shuffle has the least error, Geo-Shuffle the second, RR-Shuffle and Geo-Local more (§6, Table 2; "
+            "held: SGDL < Geo-Shuffle < min(RR, Geo-Local) in every row we ran, partly: in some)",
+            rows,
+            lambda n, eps: ordering_holds(mae, n, eps),
+            "Table 2",
+        ),
+        table_claim(mae, TABLE2, "Table 2 (MAE of the average)"),
+        Claim(
+            f"RR-Shuffle needs at least {PAPER_RR_MIN_N} users at eps = {FIGURE_EPSILON:g} (§6.2, Figure 4; held: ours "
+            f"(Theorem 3.1) first runs at n = {PAPER_RR_MIN_N} of our grid, partly: only the paper's tuning does)",
+            f"first n of the grid {', '.join(map(str, grid))} where RR-Shuffle runs: {first['rr-shuffle']} (ours), "
+            f"{first['rr-shuffle-paper-tuning']} (paper's tuning, Theorem 3.1 at {RR_PAPER_OVERSHOOT} eps)",
+            "held"
+            if first["rr-shuffle"] == PAPER_RR_MIN_N
+            else "partly"
+            if first["rr-shuffle-paper-tuning"] == PAPER_RR_MIN_N
+            else "not",
+        ),
+    ]
+
+
 def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, float]]], runs: int) -> str:
     mae = mae_table(rows)
     lines = [
@@ -143,8 +185,8 @@ def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, floa
                 cells.append(f"{value:.3g} ({ref:g}, {value / ref:.2g})")
             else:
                 cells.append(f"{value:.3g}")
-        local, rr, geo, sgdl = (mae.get((n, eps, m)) for m in OURS.values())
-        holds = sgdl < geo < min(v for v in (rr, local) if v is not None)
+        local, rr = mae.get((n, eps, "geo-local")), mae.get((n, eps, "rr-shuffle"))
+        holds = ordering_holds(mae, n, eps)
         same = "n/a" if rr is None else "yes" if (rr < local) == (paper[1] < paper[0]) else "no"
         lines.append(f"| {n} | {eps:g} | " + " | ".join(cells) + f" | {'yes' if holds else 'no'} | {same} |")
     lines += ["", *comparison_lines(mae, TABLE2, DELTA, ERROR_MODEL), ""]

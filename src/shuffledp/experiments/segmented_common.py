@@ -31,8 +31,9 @@ import numpy as np
 from shuffledp._util.validation import check_positive_int
 from shuffledp.datasets.setvalued import item_frequencies
 from shuffledp.errors import ExperimentError
+from shuffledp.experiments.metric_common import count_verdict  # held / partly / not from a count of cases
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import ExperimentContext, ExperimentOutput
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
 from shuffledp.protocols.segmented.baselines import BallsIntoBins, SeparatedBallsIntoBins, SubsetExponentialBaseline
 from shuffledp.protocols.segmented.messages import user_messages
@@ -206,6 +207,76 @@ def comparisons(rows: list[dict[str, Any]]) -> dict[tuple[int, int, str], dict[s
     return out
 
 
+def meets_reduction(comparison: dict[str, Any]) -> bool:
+    """One cell of `comparisons` meets the acceptance: ours at least `REQUIRED_REDUCTION` below the best competitor."""
+    return comparison["reduction"] >= REQUIRED_REDUCTION
+
+
+def setting_gaps(comp: dict[tuple[int, int, str], dict[str, Any]]) -> dict[tuple[int, int], tuple[float, float]]:
+    """(n, s) -> (reduction in S2, reduction in S3), where both settings have competitors."""
+    return {
+        (n, s): (comp[(n, s, "S2")]["reduction"], comp[(n, s, "S3")]["reduction"])
+        for n, s in sorted({(k[0], k[1]) for k in comp})
+        if (n, s, "S2") in comp and (n, s, "S3") in comp
+    }
+
+
+def m_star_decreases(pair: tuple[float, float]) -> bool:
+    """§6.2's trend for one (s, setting) of `optimal_m_trend`: m* at the largest n below m* at the smallest."""
+    return pair[1] < pair[0]
+
+
+def s3_advantage_larger(gaps: tuple[float, float]) -> bool:
+    """§6.3 for one (n, s) of `setting_gaps`: our reduction larger in S3 than in S2."""
+    return gaps[1] > gaps[0]
+
+
+def least_mse_ratio(rows: list[dict[str, Any]], s: int) -> float | None:
+    """Least MSE of ours (any m, any setting) at the largest n over that at the smallest (None: one is missing)."""
+    least = _least_mse(rows)
+    small, large = (s, min(N_VALUES)), (s, max(N_VALUES))
+    return least[large] / least[small] if small in least and large in least else None
+
+
+def claims(rows: list[dict[str, Any]], paper_m: str) -> list[Claim]:
+    """§6's claims shared by both data sets, each by the summary's own rule: the reduction (`meets_reduction`), the
+    trend of m* in n, and the larger advantage in S3 than in S2 (`setting_gaps`); each counted over the cells run."""
+    comp = comparisons(rows)
+    met = [c for c in comp.values() if meets_reduction(c)]
+    s1 = [c["reduction"] for (_, _, st), c in comp.items() if st == "S1"]
+    trend = optimal_m_trend(rows)
+    gaps = setting_gaps(comp)
+    return [
+        Claim(
+            "Error about 50% below the best competitor's, about 70% in S1 (§6.1, §6.4; held: at least "
+            f"{REQUIRED_REDUCTION:.0%} below, the issue's acceptance, in every cell run, partly: in some)",
+            f"reduction at the optimizer's m {_span([c['reduction'] for c in comp.values()])} (S1: {_span(s1)}); "
+            f">= {REQUIRED_REDUCTION:.0%} in {len(met)} of {len(comp)} cells",
+            count_verdict(len(met), len(comp)),
+        ),
+        Claim(
+            f"The optimal m decreases as n grows (§6.2). {paper_m}",
+            f"m* from n = {min(N_VALUES):,} to {max(N_VALUES):,}: "
+            + "; ".join(f"s = {s}, {st}: {a:.3g} to {b:.3g}" for (s, st), (a, b) in sorted(trend.items())),
+            count_verdict(sum(map(m_star_decreases, trend.values())), len(trend)),
+        ),
+        Claim(
+            "Our advantage over the competitors is larger in S3 (more liberal users) than in S2 (§6.3)",
+            "; ".join(f"n = {n:,}, s = {s}: {g3:.0%} in S3 vs {g2:.0%} in S2" for (n, s), (g2, g3) in gaps.items())
+            or "S2 and S3 not both run",
+            count_verdict(sum(map(s3_advantage_larger, gaps.values())), len(gaps)),
+        ),
+    ]
+
+
+def _span(fractions: list[float]) -> str:
+    """'lo to hi' in percent ('lo' alone when they print alike; 'none run' when empty)."""
+    if not fractions:
+        return "none run"
+    lo, hi = f"{min(fractions):.0%}", f"{max(fractions):.0%}"
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
 def optimal_m_trend(rows: list[dict[str, Any]]) -> dict[tuple[int, str], tuple[float, float]]:
     """(s, setting) -> (m* at the smallest n, m* at the largest n) chosen by the optimizer."""
     found = {_key(r): float(r["m"]) for r in rows if r["method"] == OURS_OPT}
@@ -234,7 +305,7 @@ def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, n
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for (n, s, st), c in comp.items():
-        ok = "yes" if c["reduction"] >= REQUIRED_REDUCTION else "**no**"
+        ok = "yes" if meets_reduction(c) else "**no**"
         lines.append(
             f"| {n} | {s} | {st} | {c['m']:.3g} | {c['ours']:.3g} | {c['best']} | {c['best_mse']:.3g} | "
             f"{c['reduction']:.0%} (± {2 * c['reduction_se']:.0%}) | {ok} |"
@@ -248,20 +319,19 @@ def summary_markdown(rows: list[dict[str, Any]], design: Design, paper_m: str, n
         f"| s | setting | m* at n = {min(N_VALUES):,} | m* at n = {max(N_VALUES):,} | decreases |",
         "|---|---|---|---|---|",
     ]
-    for (s, st), (a, b) in sorted(optimal_m_trend(rows).items()):
-        lines.append(f"| {s} | {st} | {a:.3g} | {b:.3g} | {'yes' if b < a else '**no**'} |")
+    for (s, st), pair in sorted(optimal_m_trend(rows).items()):
+        lines.append(
+            f"| {s} | {st} | {pair[0]:.3g} | {pair[1]:.3g} | {'yes' if m_star_decreases(pair) else '**no**'} |"
+        )
     lines += ["", "## Other claims of §6", ""]
-    for n, s in sorted({(k[0], k[1]) for k in comp}):
-        if (n, s, "S2") in comp and (n, s, "S3") in comp:
-            gap2, gap3 = comp[(n, s, "S2")]["reduction"], comp[(n, s, "S3")]["reduction"]
-            lines.append(
-                f"- §6.3, n = {n:,}, s = {s}: the advantage is larger in S3 than in S2 "
-                f"({gap3:.0%} vs {gap2:.0%}): {'yes' if gap3 > gap2 else '**no**'}."
-            )
-    least = _least_mse(rows)
-    for s in sorted({k[0] for k in least}):
-        if (s, min(N_VALUES)) in least and (s, max(N_VALUES)) in least:
-            ratio = least[(s, max(N_VALUES))] / least[(s, min(N_VALUES))]
+    for (n, s), gaps in setting_gaps(comp).items():
+        lines.append(
+            f"- §6.3, n = {n:,}, s = {s}: the advantage is larger in S3 than in S2 "
+            f"({gaps[1]:.0%} vs {gaps[0]:.0%}): {'yes' if s3_advantage_larger(gaps) else '**no**'}."
+        )
+    for s in design.s_values:
+        ratio = least_mse_ratio(rows, s)
+        if ratio is not None:
             lines.append(
                 f"- §6.2, s = {s}: least MSE of ours (any m, any setting) at n = {max(N_VALUES):,} is "
                 f"{ratio:.3g} of that at n = {min(N_VALUES):,} (paper, MSNBC: about 1/30)."
@@ -398,14 +468,15 @@ def output(
     paper_m: str,
     note: str,
     caption: str,
-    findings: Callable[[ExperimentContext, list[dict[str, Any]]], str] | None = None,
+    findings: Callable[[ExperimentContext, list[dict[str, Any]]], tuple[str, list[Claim]]] | None = None,
 ) -> ExperimentOutput:
-    """Run the design; ``findings(ctx, rows)`` may add a computed section to the summary."""
+    """Run the design; ``findings(ctx, rows)`` may add a computed section to the summary and claims after `claims`."""
     rows, optima = run_design(ctx, name, design)
+    section, extra = findings(ctx, rows) if findings else ("", [])
     return ExperimentOutput(
         columns=COLUMNS,
         rows=rows,
-        summary_markdown=summary_markdown(rows, design, paper_m, note, findings(ctx, rows) if findings else ""),
+        summary_markdown=summary_markdown(rows, design, paper_m, note, section),
         figure=figure(rows, design, caption),
         parameters={
             "dataset": design.dataset,
@@ -419,4 +490,5 @@ def output(
             "repeats": design.repeats,
             "optimizer": optima,
         },
+        claims=[*claims(rows, paper_m), *extra],
     )
