@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
-from shuffledp.experiments.pic_common import share_verdict
 from shuffledp.experiments.plotting import (
     PAGE_WIDTH,
     legend_and_caption,
@@ -27,7 +26,7 @@ from shuffledp.experiments.plotting import (
     page_style,
     series_style,
 )
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 
 EPS0 = (0.25, 0.5, 1.0, 2.0, 4.0, 6.0)
 N_FULL = tuple(int(round(10**e)) for e in np.arange(3.0, 8.01, 0.5))

@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from shuffledp.accounting.metric import geo_shuffle_epsilon, metric_profile
-from shuffledp.experiments.metric_common import count_verdict
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 
 NAME = "metric-boost"
 DELTA = 1e-4
@@ -103,7 +102,7 @@ def claims(rows: list[dict[str, Any]]) -> list[Claim]:
             f"Theorem 4.1 as printed: eps = eps_geo at n = 1: {'yes' if no_boost_at_1 else 'no'}; never rises with n: "
             f"{'yes' if falls else 'no'}; at n = {n_max:,}: "
             + ", ".join(f"{v:.3g} (eps_geo {e:g})" for e, v in at_max.items()),
-            count_verdict(no_boost_at_1 + falls, 2),
+            share_verdict(no_boost_at_1 + falls, 2),
         ),
         Claim(
             "Geo-Shuffle's boost (Theorem 4.1) is an (eps, delta)-d_X guarantee, i.e. for every pair of datasets "

@@ -46,7 +46,7 @@ from shuffledp.accounting.metric import (
     sgdl_pmf,
 )
 from shuffledp.errors import ValidityConditionError
-from shuffledp.experiments.registry import Claim
+from shuffledp.experiments.registry import Claim, share_verdict
 from shuffledp.protocols.metric import GeoShuffle, RRShuffle, calibrated_mechanisms
 
 #: The factor on eps at which the paper's reported minimum n for RR-Shuffle is reproduced (see module docstring).
@@ -262,11 +262,6 @@ def within_factor_2(ours: float, ref: float) -> bool:
     return 0.5 <= ours / ref <= 2.0
 
 
-def count_verdict(held: int, total: int) -> str:
-    """A claim checked case by case: held if it holds in every case, partly if in some, not if in none."""
-    return "held" if total and held == total else "partly" if held else "not"
-
-
 def ordering_claim(
     claim: str, cells: list[tuple[int, float]], holds: Callable[[int, float], bool], table: str
 ) -> Claim:
@@ -276,7 +271,7 @@ def ordering_claim(
         claim,
         f"ordering in {len(cells) - len(broken)} of {len(cells)} rows of {table}"
         + (f"; not at {'; '.join(broken)}" if broken else ""),
-        count_verdict(len(cells) - len(broken), len(cells)),
+        share_verdict(len(cells) - len(broken), len(cells)),
     )
 
 
@@ -298,7 +293,7 @@ def table_claim(
         f"{label}: the paper's values of the four mechanisms (held: every cell within a factor 2 of ours under the "
         "paper's tuning; partly: some cells)",
         f"{held} of {len(pairs)} cells we ran within a factor 2{span}; the summary says why the others are not",
-        count_verdict(held, len(pairs)),
+        share_verdict(held, len(pairs)),
     )
 
 

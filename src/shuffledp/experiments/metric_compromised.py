@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from shuffledp.accounting.metric import compromised_local_epsilons
-from shuffledp.experiments.metric_common import chain_holds, count_verdict, within_factor_2
+from shuffledp.experiments.metric_common import chain_holds, within_factor_2
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 
 NAME = "metric-compromised"
 EPS_S = 0.2
@@ -80,7 +80,7 @@ def claims(rows: list[dict[str, Any]]) -> list[Claim]:
                 "n = 150 not run" if v is None else f"{m} {v:.3g} (paper about {PAPER_AT_150[m]:g})"
                 for m, v in at_150.items()
             ),
-            count_verdict(close, len(PAPER_AT_150)),
+            share_verdict(close, len(PAPER_AT_150)),
         ),
         Claim(
             "A compromised shuffler leaves Geo-Shuffle a reasonable local privacy, better than RR-Shuffle's; "
@@ -88,7 +88,7 @@ def claims(rows: list[dict[str, Any]]) -> list[Claim]:
             "partly: at some)",
             "; ".join(f"{name}: at {len(ok)} of {len(ns)} n" for name, ok in checks.items())
             + f"; SGDL / Geo-Shuffle {min(ratios):.3g} to {max(ratios):.3g}",
-            count_verdict(sum(map(len, checks.values())), len(ns) * len(ORDERINGS)),
+            share_verdict(sum(map(len, checks.values())), len(ns) * len(ORDERINGS)),
         ),
     ]
 

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from shuffledp.accounting import personalized as P
-from shuffledp.experiments.pic_common import share_verdict
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.protocols.personalized import TABLE3, table3_budgets
 
 NAME = "personalized-bounds"

@@ -17,7 +17,7 @@ import numpy as np
 
 from shuffledp.accounting.personalized import personalized_shuffle_epsilons
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.protocols.personalized import group_budgets, personalized_average, personalized_frequency
 
 NAME = "personalized-estimation"
@@ -93,10 +93,6 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     )
 
 
-def _verdict(held: int, total: int) -> str:
-    return "held" if held == total else "partly" if held else "not"
-
-
 def _claims(rows: list[dict[str, Any]]) -> list[Claim]:
     """§4.2: "due to the presence of a shuffler, the privacy of users can be further enhanced, allowing for smaller noise
     to be added in LDP" (Figures 6-7 plot the errors; the text states no numbers)."""
@@ -115,7 +111,7 @@ def _claims(rows: list[dict[str, Any]]) -> list[Claim]:
         Claim(
             "Shuffling lets users add less noise: the error is below LDP's at the same privacy targets (§4.2, Figures 6-7)",
             f"shuffle error below LDP's in {len(better)} of {len(shuffle)} settings (average and frequency)",
-            _verdict(len(better), len(shuffle)),
+            share_verdict(len(better), len(shuffle)),
         )
     ]
     return claims

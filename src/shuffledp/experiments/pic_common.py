@@ -120,11 +120,6 @@ def fmt_num(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def share_verdict(ok: int, total: int) -> str:
-    """A claim checked on ``total`` cells that held on ``ok`` of them: held on all, not on none, else partly."""
-    return "held" if ok == total else ("not" if ok == 0 else "partly")
-
-
 def findings_line(claims: list[Claim]) -> str:
     """REPORT.md's line for an experiment: how many of the paper's claims held, partly held or not."""
     counts = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}

@@ -44,10 +44,9 @@ from shuffledp.experiments.pic_common import (
     ideal_partners,
     plan,
     randomize_groups,
-    share_verdict,
 )
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.experiments.table7 import EPSILONS as TABLE7_EPSILONS
 from shuffledp.experiments.table7 import TABLE7
 from shuffledp.protocols.pic.computation import PicTask

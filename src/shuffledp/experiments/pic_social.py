@@ -52,10 +52,9 @@ from shuffledp.experiments.pic_common import (
     fmt_num,
     plan,
     population_fraction,
-    share_verdict,
 )
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.reports import group_randomizer
 from shuffledp.randomizers.registry import make_randomizer

@@ -73,6 +73,17 @@ class Claim:
             raise ExperimentError(f"verdict must be one of {', '.join(VERDICTS)}, got {self.verdict!r}")
 
 
+def share_verdict(held: int, total: int) -> str:
+    """The verdict of a claim checked case by case: held in every case (of at least one), partly in some, not in none.
+
+    Examples
+    --------
+    >>> share_verdict(3, 3), share_verdict(1, 3), share_verdict(0, 3), share_verdict(0, 0)
+    ('held', 'partly', 'not', 'not')
+    """
+    return "held" if total and held == total else "partly" if held else "not"
+
+
 @dataclass
 class ExperimentOutput:
     """Tidy results plus their presentation; ``claims`` open the reproduction report (`Claim`)."""

@@ -31,9 +31,8 @@ import numpy as np
 from shuffledp._util.validation import check_positive_int
 from shuffledp.datasets.setvalued import item_frequencies
 from shuffledp.errors import ExperimentError
-from shuffledp.experiments.metric_common import count_verdict  # held / partly / not from a count of cases
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, share_verdict
 from shuffledp.protocols.segmented.analyzer import estimate_frequencies
 from shuffledp.protocols.segmented.baselines import BallsIntoBins, SeparatedBallsIntoBins, SubsetExponentialBaseline
 from shuffledp.protocols.segmented.messages import user_messages
@@ -252,19 +251,19 @@ def claims(rows: list[dict[str, Any]], paper_m: str) -> list[Claim]:
             f"{REQUIRED_REDUCTION:.0%} below, the issue's acceptance, in every cell run, partly: in some)",
             f"reduction at the optimizer's m {_span([c['reduction'] for c in comp.values()])} (S1: {_span(s1)}); "
             f">= {REQUIRED_REDUCTION:.0%} in {len(met)} of {len(comp)} cells",
-            count_verdict(len(met), len(comp)),
+            share_verdict(len(met), len(comp)),
         ),
         Claim(
             f"The optimal m decreases as n grows (§6.2). {paper_m}",
             f"m* from n = {min(N_VALUES):,} to {max(N_VALUES):,}: "
             + "; ".join(f"s = {s}, {st}: {a:.3g} to {b:.3g}" for (s, st), (a, b) in sorted(trend.items())),
-            count_verdict(sum(map(m_star_decreases, trend.values())), len(trend)),
+            share_verdict(sum(map(m_star_decreases, trend.values())), len(trend)),
         ),
         Claim(
             "Our advantage over the competitors is larger in S3 (more liberal users) than in S2 (§6.3)",
             "; ".join(f"n = {n:,}, s = {s}: {g3:.0%} in S3 vs {g2:.0%} in S2" for (n, s), (g2, g3) in gaps.items())
             or "S2 and S3 not both run",
-            count_verdict(sum(map(s3_advantage_larger, gaps.values())), len(gaps)),
+            share_verdict(sum(map(s3_advantage_larger, gaps.values())), len(gaps)),
         ),
     ]
 

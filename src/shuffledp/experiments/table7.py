@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp.experiments.pic_common import share_verdict
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.registry import make_randomizer
 
