@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.progress import ProgressReporter
+from shuffledp._util.timing import accumulate
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
 from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count
@@ -323,17 +324,14 @@ def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
 
 
 def _timed(metrics: dict[str, float], key: str, func: Callable[[], Any]) -> Any:
-    """Run ``func``; add its CPU seconds (this process, one core) under ``key`` and its wall seconds under ``key_wall``.
+    """Run ``func``; add its CPU seconds (this thread, one core) under ``key`` and its wall seconds under ``key_wall``.
 
-    Per-role costs are reported in CPU time of the calling thread (a progress bar's refresh thread is not charged): on a shared machine wall time measures the
+    Per-role costs are reported in CPU time of the calling thread (`shuffledp._util.timing`; a progress bar's
+    refresh thread is not charged): on a shared machine wall time measures the
     neighbours' load as much as the protocol (gMission's 105-211 us/report of issue 17 were
     wall time at a load average of 4-5 on 2 cores; the CPU time is ~45 us at every size).
     """
-    start, cpu = time.perf_counter(), time.thread_time()
-    out = func()
-    metrics[key] = metrics.get(key, 0.0) + time.thread_time() - cpu
-    metrics[key + "_wall"] = metrics.get(key + "_wall", 0.0) + time.perf_counter() - start
-    return out
+    return accumulate(metrics, key, func)
 
 
 def run_round(
