@@ -109,6 +109,9 @@ def test_claim_verdicts_follow_their_rules_and_flip():
     # user bytes: a bucket download of 4 KB pushes the total over 4 KB
     assert _verdicts(_rows(ok, ("min-weight", _round(RETRIEVED=4096.0))))[1] == "partly"
     assert _verdicts(_rows(("min-weight", _round(RETRIEVED=4096.0))))[1] == "not"
+    rows = _rows(("min-weight", _round(RETRIEVED=4096.0)))
+    # the findings line prices the own entry instead: (249 + 225 + 2 * 238) / 1024 = 0.928 KB
+    assert "own entry alone x25519 0.928 KB" in pc._findings(pc.claims(rows), rows)
     # server: f(L) over 2x Table 8's (gMission: 31 ms min-weight, 15 ms max-matching), or 11 s of crypto, break
     # the claim; neighbours rounds do not count
     assert _verdicts(_rows(("min-weight", _round(TASK=62.0)), ("max-matching", _round(TASK=30.0))))[2] == "held"
