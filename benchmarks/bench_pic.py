@@ -23,6 +23,7 @@ import time
 import numpy as np
 from _common import write_json
 
+from shuffledp._util.timing import cpu_wall
 from shuffledp.datasets import synthetic_instance
 from shuffledp.protocols.pic.client import Client, ClientPolicy, VerifiedDownloads
 from shuffledp.protocols.pic.computation import PicTask
@@ -43,9 +44,9 @@ TARGETS = {
 
 
 def _timed(func) -> tuple[float, float]:
-    cpu, wall = time.thread_time(), time.perf_counter()
-    func()
-    return time.thread_time() - cpu, time.perf_counter() - wall
+    """(CPU, wall) seconds of one call (`shuffledp._util.timing`, shared with the round and pic-costs)."""
+    _, cpu, wall = cpu_wall(func)
+    return cpu, wall
 
 
 def bench_roles(suite: str, n: int) -> dict:

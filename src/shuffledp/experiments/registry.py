@@ -33,6 +33,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.segmented_msnbc",
     "shuffledp.experiments.pic_crowdsourcing",
     "shuffledp.experiments.pic_social",
+    "shuffledp.experiments.pic_costs",
 )
 
 

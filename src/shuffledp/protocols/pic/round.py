@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.progress import ProgressReporter
+from shuffledp._util.timing import accumulate
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
 from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count
@@ -323,17 +324,31 @@ def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
 
 
 def _timed(metrics: dict[str, float], key: str, func: Callable[[], Any]) -> Any:
-    """Run ``func``; add its CPU seconds (this process, one core) under ``key`` and its wall seconds under ``key_wall``.
+    """Run ``func``; add its CPU seconds (this thread, one core) under ``key`` and its wall seconds under ``key_wall``.
 
-    Per-role costs are reported in CPU time of the calling thread (a progress bar's refresh thread is not charged): on a shared machine wall time measures the
+    Per-role costs are reported in CPU time of the calling thread (`shuffledp._util.timing`; a progress bar's
+    refresh thread is not charged): on a shared machine wall time measures the
     neighbours' load as much as the protocol (gMission's 105-211 us/report of issue 17 were
     wall time at a load average of 4-5 on 2 cores; the CPU time is ~45 us at every size).
     """
-    start, cpu = time.perf_counter(), time.thread_time()
-    out = func()
-    metrics[key] = metrics.get(key, 0.0) + time.thread_time() - cpu
-    metrics[key + "_wall"] = metrics.get(key + "_wall", 0.0) + time.perf_counter() - start
-    return out
+    return accumulate(metrics, key, func)
+
+
+class _CountingBoard:
+    """The board as one client reads it (`Client.fetch_output`), counting the bytes of every download."""
+
+    def __init__(self, board: BulletinBoard) -> None:
+        self.board, self.bytes = board, 0
+
+    def head(self, round_id: bytes) -> bytes:
+        data = self.board.head(round_id)
+        self.bytes += len(data)
+        return data
+
+    def download_bucket(self, round_id: bytes, bucket: int) -> bytes:
+        data = self.board.download_bucket(round_id, bucket)
+        self.bytes += len(data)
+        return data
 
 
 def run_round(
@@ -359,7 +374,7 @@ def run_round(
     t: dict[str, float] = {}
     start = time.perf_counter()
     randomize = lambda: [group_randomizer(g).randomize(X, rng) for g, (_, X) in zip(param_groups, groups, strict=True)]  # noqa: E731
-    reports = _timed(t, "client_s", randomize)  # vectorised over each group's users: part of their prepare time
+    reports = _timed(t, "randomize_s", randomize)  # vectorised over each group's users: part of their prepare time
     if ideal:
         params = _ideal_params(config, param_groups)
         P = Pseudonym.size(config.suite)
@@ -398,8 +413,8 @@ def run_round(
         for x in progress.track(Xp, f"clients of {g.name}: keys, two seals"):
             c = Client(server.verify_key, g.group_id, shuffler_key=shuffler.verify_key,
                        credential=shuffler.enrolment.enroll(), policy=policy, downloads=downloads)  # fmt: skip
-            _timed(t, "client_s", partial(c.join, signed, view))
-            submissions.append(_timed(t, "client_s", partial(c.seal, x)))
+            _timed(t, "join_s", partial(c.join, signed, view))
+            submissions.append(_timed(t, "seal_s", partial(c.seal, x)))
             row.append(c)
         clients.append(row)
         owner = {s: c for s, c in zip(submissions, row, strict=True)}
@@ -412,23 +427,28 @@ def run_round(
                 continue  # counted by the shuffler
             if status == ADMITTED and sub in owner:
                 admitted.add(id(owner[sub]))  # the client holds its receipt
+    batch_bytes = 0
     with progress.status("server: verify batches, decrypt, validate, compute f(L), seal the board"):
         for g in param_groups:
             batch = _timed(t, "shuffle_s", partial(shuffler.release, g.group_id))
+            batch_bytes += len(batch)
             _timed(t, "decrypt_s", partial(server.receive, batch))
         board_bytes = _timed(t, "publish_s", server.publish)
     board.publish(board_bytes)
     download = board.download(params.round_id)
-    missing = 0
+    missing, downloaded = 0, 0
     for row in clients:
         for c in progress.track(row, "clients: verify board, decrypt output"):
+            reader = _CountingBoard(board)
             try:
                 if config.bucket_bits:
-                    _timed(t, "retrieve_s", partial(c.fetch_output, board))
+                    _timed(t, "retrieve_s", partial(c.fetch_output, reader))
                 else:
+                    reader.bytes = len(download)
                     _timed(t, "retrieve_s", partial(c.retrieve, download))
             except ShuffleDPError:
                 missing += 1  # the user's report was refused on the way: no output
+            downloaded += reader.bytes
     round_seconds = time.perf_counter() - start
     head = board.head(params.round_id)
     bits = server.board_bucket_bits or 0
@@ -437,15 +457,22 @@ def run_round(
         rec.settle(d.received, d.valid, d.rejected, bits, _smallest_bucket(d, bits) if bits else None)
 
     verified = _independent_check(params, task, clients, admitted)
-    posts_ok = _timed(t, "posts_s", lambda: _exchange_posts(clients, board, params.round_id, progress))
+    post_stats: dict[str, float] = {}
+    posts_ok = _timed(t, "posts_s", lambda: _exchange_posts(clients, board, params.round_id, progress, post_stats))
 
     n_users = sum(len(row) for row in clients)
     received = sum(d.received for d in server._received.values())
     valid = sum(d.valid for d in server._received.values())
     n_submitted = sum(len(row) for row in clients)
+    t["client_s"] = t["randomize_s"] + t["join_s"] + t["seal_s"]
+    t["client_s_wall"] = t["randomize_s_wall"] + t["join_s_wall"] + t["seal_s_wall"]
+    n_posts = max(1, int(post_stats.get("posts", 0)))
     metrics = {
         "round_seconds": round_seconds,
         "client_prepare_us": 1e6 * t["client_s"] / n_users,
+        "client_randomize_us": 1e6 * t["randomize_s"] / n_users,
+        "client_join_us": 1e6 * t["join_s"] / n_users,
+        "client_seal_us": 1e6 * t["seal_s"] / n_users,
         "shuffler_unwrap_us_per_envelope": 1e6 * t.get("shuffle_s", 0.0) / max(1, n_submitted),
         "server_decrypt_us_per_message": 1e6 * t["decrypt_s"] / max(1, received),
         "wall_us": {"client_prepare": 1e6 * t["client_s_wall"] / n_users,
@@ -453,11 +480,20 @@ def run_round(
                     "server_decrypt_per_message": 1e6 * t["decrypt_s_wall"] / max(1, received)},
         "timing": "per-role costs are CPU time of the calling thread on one core (time.thread_time); wall_us beside them",
         "task_ms": 1e3 * server.timings["task_s"],
+        "task_cpu_ms": 1e3 * server.timings["task_cpu_s"],
         "board_seal_us_per_entry": 1e6 * server.timings["seal_s"] / max(1, valid),
+        "board_seal_cpu_s": server.timings["seal_cpu_s"],
+        "server_decrypt_cpu_s": t["decrypt_s"],
         "client_retrieve_us": 1e6 * t.get("retrieve_s", 0.0) / n_users,
+        "client_download_bytes": downloaded / n_users,
         "posts_seconds": t["posts_s"],
+        "posts_sent": int(post_stats.get("posts", 0)),
+        "post_create_us": 1e6 * post_stats.get("create_s", 0.0) / n_posts,
+        "post_read_us": 1e6 * post_stats.get("read_s", 0.0) / n_posts,
+        "post_bytes": int(post_stats.get("bytes", 0)),
         "message_bytes": params.envelope_size,
         "inner_envelope_bytes": params.inner_size,
+        "batch_bytes": batch_bytes,
         "board_bytes": len(board_bytes),
         "board_head_bytes": len(head),
         "board_bucket_bits": bits,
@@ -524,23 +560,33 @@ def _as_rows(pseudonyms: list[bytes], size: int) -> np.ndarray:
 
 
 def _exchange_posts(
-    clients: list[list[Client]], board: BulletinBoard, round_id: bytes, progress: ProgressReporter
+    clients: list[list[Client]],
+    board: BulletinBoard,
+    round_id: bytes,
+    progress: ProgressReporter,
+    stats: dict[str, float] | None = None,
 ) -> bool:
     """Remark 3: each served user posts a fresh token to each mutual partner (the only ones its
-    client lets it contact); each recipient decrypts, verifies the signature and the token."""
+    client lets it contact); each recipient decrypts, verifies the signature and the token.
+
+    ``stats`` receives the posts sent ("posts"), one post's size ("bytes") and the CPU seconds of
+    creating ("create_s": sign, encrypt) and reading ("read_s": decrypt, verify) them."""
+    stats = {} if stats is None else stats
     sent: dict[tuple[bytes, bytes], bytes] = {}
     served = [c for row in clients for c in row if c.output is not None]
     for c in progress.track(served, "posts: sign, encrypt, send"):
         me = c.pseudonym.to_bytes()
         for partner in c.post_targets():
             token = secrets.token_bytes(POST_SIZE)
-            board.post(c.post_to(partner, token))
+            post = accumulate(stats, "create_s", partial(c.post_to, partner, token))
+            board.post(post)
             sent[(me, partner)] = token
+            stats["posts"], stats["bytes"] = stats.get("posts", 0) + 1, len(post)
     received = 0
     for c in progress.track(served, "posts: decrypt, verify, read"):
         me = c.pseudonym.to_bytes()
         for data in board.posts_for(round_id, me):
-            sender, message = c.read_post(data)
+            sender, message = accumulate(stats, "read_s", partial(c.read_post, data))
             if sent.get((sender, me)) != message:
                 return False
             received += 1
