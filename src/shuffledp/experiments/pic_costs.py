@@ -37,7 +37,7 @@ from shuffledp._util.timing import cpu_per_call
 from shuffledp.datasets import load_crowdsourcing
 from shuffledp.experiments.pic_common import fmt_num, plan
 from shuffledp.experiments.plotting import PAGE_WIDTH, bar_style, legend_and_caption, log_ticks, page_style
-from shuffledp.experiments.registry import VERDICTS, Claim, ExperimentContext, ExperimentOutput, register
+from shuffledp.experiments.registry import VERDICTS, Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.protocols.pic._wire import HEADER_SIZE
 from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.reports import group_randomizer
@@ -257,10 +257,6 @@ def _rounds(rows: list[dict[str, Any]]) -> dict[tuple[str, int, str, str], dict[
     return out
 
 
-def _verdict(ok: int, total: int) -> str:
-    return VERDICTS[0] if total and ok == total else (VERDICTS[2] if ok == 0 else VERDICTS[1])
-
-
 def _failing(keys: list[tuple[str, int, str, str]], total: int | None = None) -> str:
     if total is not None and len(keys) == total:
         return "every round"
@@ -281,7 +277,7 @@ def claims(rows: list[dict[str, Any]]) -> list[Claim]:
         f"user CPU time {_span(user_ms.values(), 'ms')}, randomization {_span(share.values(), '%', 100)} of it "
         f"(rule: {RULES['user-time']}; {len(rounds) - len(bad)} of {len(rounds)} rounds)"
         + (f"; failing: {_failing(bad)}" if bad else ""),
-        _verdict(len(rounds) - len(bad), len(rounds)),
+        share_verdict(len(rounds) - len(bad), len(rounds)),
     ))  # fmt: skip
     # 2. under 4 KB per user
     user_b = {k: v[SENT] + v[RETRIEVED] + 2 * v[POST_BYTES] for k, v in rounds.items()}
@@ -293,7 +289,7 @@ def claims(rows: list[dict[str, Any]]) -> list[Claim]:
         f"{len(rounds)} rounds); the bucket download (Remark 2: >= 10 entries of each group per bucket) dominates: "
         f"with the user's own board entry instead {_by_suite(own, 'KB', 1 / KB)}"
         + (f"; failing: {_failing(bad, len(rounds))}" if bad else ""),
-        _verdict(len(rounds) - len(bad), len(rounds)),
+        share_verdict(len(rounds) - len(bad), len(rounds)),
     ))  # fmt: skip
     # 3. the server: matching in tens of ms, crypto overhead at most several seconds
     matching = {k: v for k, v in rounds.items() if k[3] in ("min-weight", "max-matching")}
@@ -306,7 +302,7 @@ def claims(rows: list[dict[str, Any]]) -> list[Claim]:
         f"f(L) {_span([v[TASK] for v in matching.values()], 'ms')}, decrypt + seal "
         f"{_span([v[SERVER_CRYPTO] for v in matching.values()], 's')} (rule: {RULES['server']}; "
         f"{len(matching) - len(bad)} of {len(matching)} rounds)" + (f"; failing: {_failing(bad)}" if bad else ""),
-        _verdict(len(matching) - len(bad), len(matching)),
+        share_verdict(len(matching) - len(bad), len(matching)),
     ))  # fmt: skip
     return out
 
