@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from shuffledp._util.validation import check_epsilon, check_positive_int
+from shuffledp._util.validation import check_epsilon, check_positive_int, check_real
 from shuffledp.errors import PrivacyParameterError, UnprovenBoundError
 
 #: Smallest local epsilon the accountant takes: below it p = e^eps0 carries too few bits in
@@ -327,12 +327,13 @@ class BlanketDecomposition:
     def __post_init__(self) -> None:
         eps0 = check_eps0(self.eps0)
         beta_max = math.tanh(eps0 / 2.0)
-        beta = float(self.beta)
+        beta = check_real(self.beta, "beta")
         if not (math.isfinite(beta) and 0.0 <= beta <= beta_max * (1.0 + _BETA_SLACK)):
             raise PrivacyParameterError(
                 f"beta must lie in [0, tanh(eps0/2)] = [0, {beta_max:.12g}] for eps0={eps0:g}, got beta={self.beta!r}"
             )
-        ratio = math.exp(eps0) if math.isnan(float(self.common_ratio)) else float(self.common_ratio)
+        ratio = check_real(self.common_ratio, "common_ratio")
+        ratio = math.exp(eps0) if math.isnan(ratio) else ratio
         if not (1.0 <= ratio <= math.exp(eps0) * (1.0 + _BETA_SLACK)):
             raise PrivacyParameterError(
                 f"common_ratio must lie in [1, e^eps0] = [1, {math.exp(eps0):.6g}], got common_ratio={self.common_ratio!r}"

@@ -33,10 +33,14 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from shuffledp._util.validation import check_positive_int, check_probability, check_real
 from shuffledp.errors import ArgumentTypeError, PrivacyParameterError, ShapeError
 
 #: Largest number of histogram states enumerated (memory guard; about 100 MB of work arrays).
 MAX_STATES = 4_000_000
+#: Largest (multiset of the others' inputs) x (histogram state) count `exact_shuffle_delta` enumerates by
+#: default (about a minute per 10^6 on one core).
+MAX_WORK = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,23 @@ def _check_matrix(M: np.ndarray) -> np.ndarray:
     if np.any(M < 0.0) or not np.allclose(M.sum(axis=1), 1.0, atol=1e-9):
         raise ShapeError("transition matrix rows must be probability vectors (non-negative, summing to 1)")
     return M
+
+
+def _check_eps(eps: float) -> float:
+    eps = check_real(eps, "eps")
+    if not 0.0 <= eps <= 700.0:
+        raise PrivacyParameterError(f"eps must lie in [0, 700], got eps={eps!r}")
+    return eps
+
+
+def _check_work(units: int, shape: tuple[int, int], n: int) -> None:
+    """Refuse an enumeration whose (input multisets) x (histogram states) exceeds `MAX_WORK`."""
+    if units > MAX_WORK:
+        raise ShapeError(
+            f"enumerating every input of the others for a {shape[0]} x {shape[1]} matrix at n={n} takes "
+            f"{units:.3g} (multiset, state) pairs, more than {MAX_WORK:.0e} (hours): lower n, lump outputs "
+            f"(lump_outputs), or give the others' inputs (others=)"
+        )
 
 
 def histogram_law(rows: np.ndarray, base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -148,10 +169,13 @@ def exact_shuffle_delta(
     0.5
     """
     M = _check_matrix(M)
+    n = check_positive_int(n, "n")
+    eps = _check_eps(eps)
     k = M.shape[0]
     if victims is None:
         victims = list(itertools.combinations(range(k), 2))
     if others is None:
+        _check_work(math.comb(n + k - 2, k - 1) * math.comb(n + M.shape[1] - 1, M.shape[1] - 1), M.shape, n)
         others = list(itertools.combinations_with_replacement(range(k), n - 1))
     best = ShuffleDelta(-1.0, victims[0], tuple(others[0]))
     for rest in others:
@@ -175,6 +199,9 @@ def exact_shuffle_epsilon(M: np.ndarray, n: int, delta: float, *, rtol: float = 
     1.098612
     """
     M = _check_matrix(M)
+    delta = check_probability(delta, "delta")
+    if delta <= 0.0:
+        raise PrivacyParameterError(f"delta must lie in (0, 1), got delta={delta!r}")
     with np.errstate(divide="ignore"):
         ratios = np.log(M[:, None, :]) - np.log(M[None, :, :])
     finite = ratios[np.isfinite(ratios)]
@@ -217,8 +244,15 @@ def iid_shuffle_delta(row0: np.ndarray, row1: np.ndarray, others_row: np.ndarray
     True
     """
     row0, row1, others = (np.asarray(v, dtype=np.float64) for v in (row0, row1, others_row))
+    n = check_positive_int(n, "n")
+    eps = _check_eps(eps)
     outputs = others.size
     m = n - 1
+    if (m + 1) ** max(outputs - 1, 0) > MAX_STATES:
+        raise ShapeError(
+            f"{outputs} outputs and n={n} make {m + 1}^{outputs - 1} histogram cells, more than {MAX_STATES:,}: "
+            f"lump the outputs on which all three rows agree first (lump_outputs), e.g. k-RR's other categories"
+        )
     # every composition of m into `outputs` parts (the others' histogram)
     grids = np.meshgrid(*([np.arange(m + 1)] * (outputs - 1)), indexing="ij", sparse=False)
     parts = np.stack([g.ravel() for g in grids], axis=1) if outputs > 1 else np.zeros((1, 0), dtype=np.int64)

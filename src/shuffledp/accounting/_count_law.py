@@ -118,7 +118,7 @@ def convolve(a: CountPmf, b: CountPmf) -> CountPmf:
     )
 
 
-def _bernstein_radius(var: np.ndarray | float, cut: float) -> np.ndarray | float:
+def bernstein_radius(var: np.ndarray | float, cut: float) -> np.ndarray | float:
     """t with 2 exp(-t^2 / (2 (var + t/3))) = cut: a sum of independent Bernoullis with
     variance ``var`` leaves its mean by >= t with probability <= cut (Bernstein)."""
     log_term = math.log(2.0 / cut)
@@ -130,7 +130,7 @@ def trim(x: CountPmf, cut: float) -> CountPmf:
     """Keep the counts within the Bernstein radius of the mean; the law outside has mass <= ``cut``."""
     if cut <= 0.0:
         return x
-    t = float(_bernstein_radius(x.var, cut))
+    t = float(bernstein_radius(x.var, cut))
     lo = max(0, math.floor(x.mu - t) - x.offset)
     hi = min(x.pmf.size, math.ceil(x.mu + t) - x.offset + 1)
     if lo == 0 and hi == x.pmf.size:
@@ -194,7 +194,7 @@ def _batched_tree(singles: np.ndarray, leaves: list[CountPmf], share: float) -> 
         mu, var = mu[0::2] + mu[1::2], var[0::2] + var[1::2]
         if share > 0.0:
             # every row cut to its Bernstein window (law outside: mass <= share), at a common width
-            t = _bernstein_radius(var, share)
+            t = bernstein_radius(var, share)
             lo = np.maximum(np.floor(mu - t).astype(np.int64) - offsets, 0)
             hi = np.minimum(np.ceil(mu + t).astype(np.int64) - offsets + 1, rows.shape[1])
             keep = int(np.max(hi - lo))
@@ -213,9 +213,9 @@ def _check_width(probs: np.ndarray, counts: np.ndarray, cut: float) -> None:
     `MAX_COUNT_WIDTH` entries."""
     var = float(np.sum(counts * probs * (1.0 - probs)))
     cut = max(cut, 1e-305)
-    width = 2.0 * float(_bernstein_radius(var, cut)) + 1.0
+    width = 2.0 * float(bernstein_radius(var, cut)) + 1.0
     if width > MAX_COUNT_WIDTH:
-        log_term = math.log(2.0 / cut)  # the variance whose window is MAX_COUNT_WIDTH wide (_bernstein_radius inverted)
+        log_term = math.log(2.0 / cut)  # the variance whose window is MAX_COUNT_WIDTH wide (bernstein_radius inverted)
         var_max = ((MAX_COUNT_WIDTH / 2.0 - 1.0 - log_term / 3.0) ** 2 - (log_term / 3.0) ** 2) / (2.0 * log_term)
         raise PrivacyParameterError(
             f"the clone count of these users has variance {var:.4g}: its law would need about {width:.3g} entries, "

@@ -46,6 +46,7 @@ from scipy import stats
 
 from shuffledp._util.validation import check_nonnegative, check_probability, check_rtol
 from shuffledp.accounting._checks import check_n_delta
+from shuffledp.accounting._count_law import bernstein_radius
 from shuffledp.accounting._rounding import EPS_CEILING, tail_budget
 from shuffledp.accounting.dominating_pair import (
     DominatingPair,
@@ -124,8 +125,14 @@ def _common_window(trials: int, kappa: float, tail: float) -> tuple[int, int, fl
         return trials, trials, 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        lo = int(stats.binom.ppf(tail / 2.0, trials, kappa))
-        hi = trials - int(stats.binom.ppf(tail / 2.0, trials, 1.0 - kappa))
+        lo = stats.binom.ppf(tail / 2.0, trials, kappa)
+        hi = stats.binom.ppf(tail / 2.0, trials, 1.0 - kappa)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        # scipy's quantile gives up near 2^52 trials: Bernstein's window, whose outside mass is certified
+        radius = float(bernstein_radius(trials * kappa * (1.0 - kappa), tail))
+        mean = trials * kappa
+        return max(0, math.floor(mean - radius)), min(trials, math.ceil(mean + radius)), tail * (1.0 + 1e-9)
+    lo, hi = int(lo), trials - int(hi)
     lo, hi = max(0, min(lo, trials)), max(0, min(max(hi, lo), trials))
     step = 1
     while lo > 0 and stats.binom.cdf(lo - 1, trials, kappa) > tail / 2.0:
@@ -192,7 +199,7 @@ class BlanketDivergence:
         # the stronger-clone pair (m = 1) bounds the same release (docs/which-bound.md); where the blocks'
         # slack would put the specific bound above it, the smaller of the two is kept
         self._generic = None
-        if isinstance(params, BlanketDecomposition) and a > 0.0:
+        if isinstance(params, BlanketDecomposition):
             e = math.exp(params.eps0)
             generic = DominatingPair(
                 lab.same, lab.other, 0.0, self.diff, params.eps0, min(1.0, 2.0 * gamma / (e + 1.0)), trials

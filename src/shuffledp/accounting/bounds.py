@@ -25,14 +25,14 @@ from shuffledp.accounting.registry import (
     register_method,
 )
 from shuffledp.errors import OutsideRegimeError, UnsupportedEventError
-from shuffledp.params import VariationRatio
+from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 
 
 def shuffle_epsilon(
     n: int,
     delta: float,
     eps0: float | None = None,
-    params: VariationRatio | None = None,
+    params: VariationRatio | BlanketDecomposition | PoissonReport | None = None,
     method: str = "variation-ratio",
 ) -> float:
     """Upper bound on the central epsilon after shuffling ``n`` reports (at ``delta``).
@@ -49,16 +49,17 @@ def shuffle_epsilon(
     delta : float, in [1e-300, 1)
     eps0 : float, in [1e-6, 700], optional
         Local epsilon of a generic eps0-LDP randomizer (give this or ``params``).
-    params : VariationRatio, optional
-        Parameters of the victim's randomizer (give this or ``eps0``).
+    params : VariationRatio or BlanketDecomposition or PoissonReport, optional
+        Parameters of the victim's randomizer (give this or ``eps0``): ``R.amplification_parameters()``
+        for a specific randomizer (docs/which-bound.md).
     method : str
         A registered upper bound (`available_methods` ("upper")).
 
     Returns
     -------
     float
-        The shuffled epsilon; ``math.inf`` where the method certifies nothing (outside
-        its regime).
+        The shuffled epsilon, never above the local eps0; ``math.inf`` where the method certifies
+        nothing (outside its regime).
 
     Raises
     ------
@@ -83,9 +84,13 @@ def shuffle_epsilon(
     vr = resolve_params(eps0, params)
     lookup_method(method, "upper")
     try:
-        return accountant_for(method).compose(ShuffleEvent(vr, n)).get_epsilon(delta)
+        value = accountant_for(method).compose(ShuffleEvent(vr, n)).get_epsilon(delta)
     except OutsideRegimeError:
         return math.inf  # documented: a bound outside its regime is math.inf here
+    # the local guarantee: an eps0-LDP randomizer's shuffled release is eps0-DP (post-processing), so a
+    # bound snapped up past eps0 by its grid is brought back to it
+    local = eps0 if eps0 is not None else (vr.eps0 if isinstance(vr, BlanketDecomposition) else math.inf)
+    return min(value, local)
 
 
 def shuffle_epsilon_lower(

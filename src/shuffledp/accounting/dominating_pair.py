@@ -67,7 +67,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from shuffledp._util.validation import check_probability
-from shuffledp.accounting._binomial import binomial_window, half_binomial_tail
+from shuffledp.accounting._binomial import binomial_pmf, binomial_window, half_binomial_tail
 from shuffledp.accounting._checks import check_n
 from shuffledp.accounting._rounding import (
     EPS_CEILING,
@@ -337,8 +337,8 @@ def _mixture(pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool
     w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
     exact = bool(np.all(s_a == s_b))
     if exact:
-        b_prev = stats.binom.pmf(s_a - 1.0, t, rho)
-        b_here = stats.binom.pmf(s_a, t, rho)
+        b_prev = binomial_pmf(s_a - 1.0, t, rho)
+        b_here = binomial_pmf(s_a, t, rho)
         weight = (w1 + w0) * b_prev + w00 * b_here
         weight_err = rel_slack(t) * weight + _UNDERFLOW
     else:
@@ -886,8 +886,8 @@ def pair_cells(
         s = s_all[i : i + rows, None]
         x = np.floor(s / 2.0) + offsets[None, :]
         valid = (x >= 0.0) & (x <= s)
-        b_prev = stats.binom.pmf(s - 1.0, t, rho)  # Pr[C = s - 1]
-        b_here = stats.binom.pmf(s, t, rho)  # Pr[C = s]
+        b_prev = binomial_pmf(s - 1.0, t, rho)  # Pr[C = s - 1]
+        b_here = binomial_pmf(s, t, rho)  # Pr[C = s]
         with np.errstate(divide="ignore", invalid="ignore"):
             lin = np.where(s > 0.0, 2.0 * b_prev / s, 0.0)
         g_p = lin * (w1 * x + w0 * (s - x)) + w00 * b_here
@@ -910,7 +910,7 @@ def _block_cells(pair: DominatingPair, c_lo: int, c_hi: int, width: int, tail: f
     s_b = np.minimum(s_a + (width - 1), c_hi + 1.0)
     mix = _mixture(pair, s_a, s_b, upper=True)
     if c_lo == 0 and pair.w_none > 0.0:  # total 0: the victim sent nothing and no blanket landed (loss 0)
-        mass = np.array([pair.w_none * float(stats.binom.pmf(0, pair.trials, pair.rho))])
+        mass = np.array([pair.w_none * float(binomial_pmf(np.zeros(1), pair.trials, pair.rho)[0])])
         yield mass, mass.copy()
     alpha = (pair.w_same + mix.h) / (pair.w_same + pair.w_other + 2.0 * mix.h)
     half = math.ceil(math.sqrt((c_hi + 1) * math.log(4.0 / tail) / 2.0)) + 2
