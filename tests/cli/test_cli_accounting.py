@@ -94,6 +94,14 @@ def test_amplify_with_a_randomizer_uses_its_parameters(monkeypatch):
     assert "no lower bound for a randomizer's own parameters" in table.output
 
 
+def test_dim_help_says_what_it_means_for_each_randomizer():
+    text = " ".join(CliRunner().invoke(app, ["amplify", "--help"], env={"COLUMNS": "400"}).stdout.split())
+    assert "the number of categories k for krr, subset_exponential, unary" in text
+    assert "the largest input (inputs 0..dim) for geometric" in text
+    assert "the dimension for laplace, minkowski" in text
+    assert "refused with binary_rr (no size)" in text
+
+
 def test_local_budget_round_trips_and_reports_what_it_achieves():
     result = run_cli("local-budget", "--target", "0.5", "--n", "1e4", "--delta", "1e-6", "--json")
     assert result.exit_code == 0, result.stderr

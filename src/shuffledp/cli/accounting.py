@@ -58,7 +58,7 @@ DimOpt = Annotated[
     typer.Option(
         "--dim",
         parser=S.count_option("--dim"),
-        help="With --randomizer only: its dimension (or domain size); default 2.",
+        help="With --randomizer only: its size, default 2: {randomizer_sizes}.",
     ),
 ]
 #: --dim when --randomizer is given without it.
@@ -152,11 +152,21 @@ def _print_sampling(sample: dict | None) -> None:
 
 
 def _dimension(randomizer: str | None, dim: int | None) -> int | None:
-    """--dim as used: refused without --randomizer (the generic bound has no dimension), 2 by default with it."""
+    """--dim as used: refused without --randomizer (the generic bound has no dimension) and with a
+    randomizer that has no size (binary_rr: None), 2 by default with any other."""
+    from shuffledp.randomizers.registry import size_argument
+
     if randomizer is None:
         if dim is not None:
             raise PrivacyParameterError(
                 f"--dim applies only with --randomizer (the generic bound uses --eps0 alone), got --dim {dim} without it"
+            )
+        return None
+    if size_argument(randomizer) is None:
+        if dim is not None:
+            raise PrivacyParameterError(
+                f"--dim does not apply to --randomizer {randomizer} (it has no size); --dim is allowed with "
+                f"--randomizer {', '.join(S.sized_randomizers())}; got --dim {dim}"
             )
         return None
     return DEFAULT_DIM if dim is None else dim
@@ -165,14 +175,16 @@ def _dimension(randomizer: str | None, dim: int | None) -> int | None:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of a table.")]
 
 
-def _randomizer(name: str, eps0: float, dim: int) -> Any:
-    """The randomizer ``name`` at ``eps0``; its errors name the options that built it."""
+def _randomizer(name: str, eps0: float, dim: int | None) -> Any:
+    """The randomizer ``name`` at ``eps0`` (``dim`` None: one without a size); its errors name the
+    options that built it."""
     from shuffledp.randomizers.registry import make_randomizer
 
     try:
-        return make_randomizer(name, eps0, dim=dim)
+        return make_randomizer(name, eps0) if dim is None else make_randomizer(name, eps0, dim=dim)
     except ShuffleDPError as exc:
-        raise type(exc)(f"--randomizer {name} --dim {dim}: {exc}") from None
+        options = f"--randomizer {name}" if dim is None else f"--randomizer {name} --dim {dim}"
+        raise type(exc)(f"{options}: {exc}") from None
 
 
 def _local_parameters(eps0: float, randomizer: str | None, dim: int):
@@ -431,7 +443,9 @@ def local_budget_cmd(
             results["sampling"] = sample
         emit_json({"inputs": inputs, **results})
         return
-    source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer} (--dim {dim})"
+    source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer}"
+    if dim is not None:
+        source += f" (--dim {dim})"
     console.print(f"local epsilon {value:.6g} for {source}, method {label}")
     console.print(f"shuffled epsilon at this budget: {achieved:.6g} (target {target:g}, n={n}, delta={delta:g})")
     _print_sampling(sample)
