@@ -134,6 +134,16 @@ def test_amplify_json_has_the_parameters_it_priced_with():
     assert generic == {"kind": "VariationRatio", "p": vr.p, "beta": vr.beta, "q0": vr.q0, "q1": vr.q1}
 
 
+def test_amplify_table_keeps_method_names_whole_at_80_columns(monkeypatch):
+    monkeypatch.setattr(cli_output, "console", Console(width=80))
+    result = run_cli("amplify", "--eps0", "2", "--n", "10000", "--delta", "1e-6", "--randomizer", "subset_exponential")
+    assert result.exit_code == 0, result.stderr
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    names = {line.split()[0] for line in result.output.splitlines()[3:] if line.split() and line.split()[0] != "│"}
+    assert set(available_methods()) <= names
+    assert "…" not in result.output  # nothing is cut off
+
+
 def test_dim_help_says_what_it_means_for_each_randomizer():
     text = " ".join(CliRunner().invoke(app, ["amplify", "--help"], env={"COLUMNS": "400"}).stdout.split())
     assert "the number of categories k for krr, subset_exponential, unary" in text

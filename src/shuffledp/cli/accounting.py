@@ -321,7 +321,13 @@ def amplify_cmd(
             rows, key=lambda r: (r[1] != "upper", math.inf if r[3] is None else r[3])
         )
     ]
-    table(("method", "kind", "parameters", "epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
+    table(
+        ("method", "kind", "parameters", "epsilon", "seconds"),
+        rows,
+        title=f"eps0={eps0:g}, n={n}, delta={delta:g}",
+        whole=("method", "kind", "epsilon", "seconds"),  # the "parameters" text wraps at 80 columns
+        edge=False,
+    )
     console.print(_parameters_line(params, randomizer, dim, results["seconds"]["parameters"]))
 
 
