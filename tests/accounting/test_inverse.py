@@ -9,6 +9,7 @@ from shuffledp.accounting import VariationRatio, local_epsilon, shuffle_epsilon
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.base import LocalRandomizer
+from shuffledp.randomizers.categorical import KRandomizedResponse
 from shuffledp.randomizers.domains import Box
 from shuffledp.randomizers.minkowski import MinkowskiResponse
 
@@ -86,6 +87,19 @@ def test_poisson_family_with_infinite_bounds():
     family = lambda lam: VariationRatio.from_pq(math.inf, min(lam, 1.0), 10.0)  # noqa: E731
     lam = local_epsilon(target, n, delta, family=family, max_epsilon=1.0)
     _assert_round_trip(lam, target, lambda x: shuffle_epsilon(n, delta, params=family(x)))
+
+
+def test_a_family_that_fails_when_called_is_a_named_error_saying_what_a_family_is():
+    """Passing the class (KRandomizedResponse needs k) gave a raw TypeError from deep inside the search."""
+    with pytest.raises(PrivacyParameterError) as info:
+        local_epsilon(1.0, 1000, 1e-6, family=KRandomizedResponse)
+    message = str(info.value)
+    assert "family must be a callable eps0 -> randomizer" in message
+    assert "lambda e: KRandomizedResponse(epsilon=e, k=10)" in message
+    assert "KRandomizedResponse'>" in message and "'k'" in message  # what was given, and why it failed
+    assert isinstance(info.value.__cause__, TypeError)
+    with pytest.raises(PrivacyParameterError, match="epsilon"):  # the family's own named errors pass through
+        local_epsilon(1.0, 1000, 1e-6, family=lambda e: KRandomizedResponse(epsilon=-e, k=10))
 
 
 @pytest.mark.parametrize(

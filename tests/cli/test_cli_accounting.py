@@ -1,7 +1,10 @@
 """The `amplify`, `local-budget` and `compose` CLI commands, checked against the library."""
 
+import dataclasses
 import json
 import math
+import re
+import time
 
 import pytest
 from rich.console import Console
@@ -11,8 +14,9 @@ from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuf
 from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
 from shuffledp.accounting.inverse import local_epsilon
 from shuffledp.cli import _output as cli_output
+from shuffledp.cli import accounting as cli_accounting
 from shuffledp.cli import app
-from shuffledp.params import BlanketDecomposition
+from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.randomizers.registry import make_randomizer
 
 
@@ -25,7 +29,7 @@ def test_amplify_json_has_every_bound_and_matches_the_library():
     result = run_cli("amplify", "--eps0", "1", "--n", "10000", "--delta", "1e-6", "--json")
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)  # exactly one JSON object on stdout
-    assert set(payload) == {"inputs", "upper", "lower", "seconds"}
+    assert set(payload) == {"inputs", "parameters", "upper", "lower", "seconds"}
     assert payload["inputs"] == {
         "eps0": 1.0,
         "n": 10_000,
@@ -37,7 +41,7 @@ def test_amplify_json_has_every_bound_and_matches_the_library():
     methods = available_methods()
     assert set(payload["upper"]) == {m for m, b in methods.items() if b.kind == "upper"}
     assert set(payload["lower"]) == {m for m, b in methods.items() if b.kind == "lower"}
-    assert set(payload["seconds"]) == set(methods)
+    assert set(payload["seconds"]) == {*methods, "parameters"}
     for name, value in payload["upper"].items():
         expected = shuffle_epsilon(10_000, 1e-6, eps0=1.0, method=name)
         assert value == expected if math.isfinite(expected) else value == "inf", (
@@ -55,9 +59,13 @@ def test_amplify_single_method_and_table():
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {
         "inputs": {"eps0": 2.0, "n": 5000, "delta": 1e-7, "randomizer": None, "dim": None, "method": "pic-eq1"},
+        "parameters": {"kind": "VariationRatio", **dataclasses.asdict(VariationRatio.from_ldp(2.0))},
         "upper": {"pic-eq1": shuffle_epsilon(5000, 1e-7, eps0=2.0, method="pic-eq1")},
         "lower": {},
-        "seconds": {"pic-eq1": pytest.approx(json.loads(result.stdout)["seconds"]["pic-eq1"])},
+        "seconds": {
+            "parameters": pytest.approx(json.loads(result.stdout)["seconds"]["parameters"]),
+            "pic-eq1": pytest.approx(json.loads(result.stdout)["seconds"]["pic-eq1"]),
+        },
     }
     table = CliRunner().invoke(app, ["amplify", "--eps0", "2", "--n", "5000", "--delta", "1e-7"], terminal_width=200)
     assert table.exit_code == 0, table.output
@@ -92,6 +100,56 @@ def test_amplify_with_a_randomizer_uses_its_parameters(monkeypatch):
     assert table.exit_code == 0, table.stderr
     assert "minkowski: three-class decomposition (own beta, common ratio)" in table.output
     assert "no lower bound for a randomizer's own parameters" in table.output
+
+
+def test_amplify_seconds_include_building_the_randomizers_parameters(monkeypatch):
+    """Building the parameters (Laplace at dim 10,000 took a minute) is timed on its own, not hidden."""
+    build = cli_accounting._local_parameters
+
+    def slow_build(*args):
+        time.sleep(0.3)
+        return build(*args)
+
+    monkeypatch.setattr(cli_accounting, "_local_parameters", slow_build)
+    args = ["amplify", "--eps0", "2", "--n", "1000", "--delta", "1e-6", "--randomizer", "laplace", "--dim", "3"]
+    payload = json.loads(run_cli(*args, "--json").stdout)
+    assert payload["seconds"]["parameters"] >= 0.3  # beside each bound's own seconds
+    monkeypatch.setattr(cli_output, "console", Console(width=300))
+    built = re.search(r"built in ([0-9.e+-]+) s", run_cli(*args).output)  # the table says it too
+    assert built and float(built.group(1)) >= 0.3
+
+
+def test_amplify_json_has_the_parameters_it_priced_with():
+    args = ["amplify", "--eps0", "2", "--n", "1000", "--delta", "1e-6", "--method", "variation-ratio", "--json"]
+    own = json.loads(run_cli(*args, "--randomizer", "laplace", "--dim", "3").stdout)["parameters"]
+    params = make_randomizer("laplace", 2.0, dim=3).amplification_parameters()
+    assert own == {
+        "kind": "BlanketDecomposition",
+        "eps0": 2.0,
+        "beta": params.beta,
+        "common_ratio": params.common_ratio,
+    }
+    generic = json.loads(run_cli(*args).stdout)["parameters"]
+    vr = VariationRatio.from_ldp(2.0)
+    assert generic == {"kind": "VariationRatio", "p": vr.p, "beta": vr.beta, "q0": vr.q0, "q1": vr.q1}
+
+
+def test_amplify_table_keeps_method_names_whole_at_80_columns(monkeypatch):
+    monkeypatch.setattr(cli_output, "console", Console(width=80))
+    result = run_cli("amplify", "--eps0", "2", "--n", "10000", "--delta", "1e-6", "--randomizer", "subset_exponential")
+    assert result.exit_code == 0, result.stderr
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    names = {line.split()[0] for line in result.output.splitlines()[3:] if line.split() and line.split()[0] != "│"}
+    assert set(available_methods()) <= names
+    assert "…" not in result.output  # nothing is cut off
+
+
+def test_dim_help_says_what_it_means_for_each_randomizer():
+    text = " ".join(CliRunner().invoke(app, ["amplify", "--help"], env={"COLUMNS": "400"}).stdout.split())
+    assert "the number of categories k for krr, subset_exponential, unary" in text
+    assert "the largest input (inputs 0..dim) for geometric" in text
+    assert "the dimension for laplace, minkowski" in text
+    assert "refused with binary_rr (no size)" in text
 
 
 def test_local_budget_round_trips_and_reports_what_it_achieves():

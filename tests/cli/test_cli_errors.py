@@ -91,6 +91,10 @@ OTHER_ROWS = [
     (with_option(with_option(BASE["amplify"], "--randomizer", "krr"), "--dim", "1"), "--dim"),
     (with_option(with_option(BASE["local-budget"], "--randomizer", "krr"), "--dim", "1"), "--dim"),
     (with_option(with_option(BASE["compose"], "--randomizer", "planar_laplace"), "--dim", "3"), "--dim"),
+    # --dim with a randomizer that has no size: refused, naming the ones that take it
+    (with_option(with_option(BASE["amplify"], "--randomizer", "binary_rr"), "--dim", "50"), "--dim"),
+    (with_option(with_option(BASE["local-budget"], "--randomizer", "binary_rr"), "--dim", "50"), "--dim"),
+    (with_option(with_option(BASE["compose"], "--randomizer", "binary_rr"), "--dim", "50"), "--dim"),
     # the search interval of local-budget
     (with_option(BASE["local-budget"], "--max-epsilon", "0.0005"), "--max-epsilon"),
     # unwritable --out (a path under a file)
@@ -122,6 +126,14 @@ def test_bad_input_is_one_named_error_line_with_status_2(args, fragment, tmp_pat
     monkeypatch.chdir(tmp_path)  # experiment rows must never write into the repository
     result = CliRunner().invoke(app, args)
     assert_one_line_error(result, fragment)
+
+
+def test_dim_is_refused_for_a_randomizer_without_a_size():
+    result = CliRunner().invoke(app, [*BASE["amplify"], "--randomizer", "binary_rr", "--dim", "50"])
+    assert_one_line_error(result, "--dim does not apply to --randomizer binary_rr (it has no size)")
+    assert "allowed with --randomizer geometric, krr, laplace" in result.stderr
+    ok = CliRunner().invoke(app, [*BASE["amplify"], "--randomizer", "binary_rr", "--json"])  # no --dim: fine
+    assert ok.exit_code == 0 and '"dim": null' in ok.stdout
 
 
 def test_eps0_below_float_resolution_names_eps0_not_an_internal_parameter():

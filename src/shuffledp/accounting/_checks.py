@@ -19,7 +19,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability, check_real, check_rtol
 from shuffledp.accounting._rounding import DELTA_MIN, EPS0_MAX, EPS0_MIN, N_MAX
-from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError
+from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError, ShuffleDPError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_eps0, check_release_params
 
 # --------------------------------------------------------------------------- counts, deltas, parameters
@@ -381,7 +381,9 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio | BlanketD
     Raises
     ------
     PrivacyParameterError
-        If ``family`` is neither; from the returned map, if the callable returns something else.
+        If ``family`` is neither; from the returned map, if the callable returns something else,
+        or fails other than with a `ShuffleDPError` (e.g. a class that needs more arguments than
+        eps0; the failure is its cause).
 
     Examples
     --------
@@ -400,7 +402,16 @@ def parameters_of(family: Family) -> Callable[[float], VariationRatio | BlanketD
         raise PrivacyParameterError(f"family must be 'generic' or a callable eps0 -> LocalRandomizer, got {family!r}")
 
     def params(eps0: float) -> VariationRatio | BlanketDecomposition | PoissonReport:
-        member = family(eps0)
+        try:
+            member = family(eps0)
+        except ShuffleDPError:  # the family's own named error (e.g. eps0 outside its range)
+            raise
+        except Exception as exc:  # e.g. a class passed as the family: KRandomizedResponse needs k
+            raise PrivacyParameterError(
+                f"family must be a callable eps0 -> randomizer (or its parameters), e.g. "
+                f"lambda e: KRandomizedResponse(epsilon=e, k=10); calling the given family {family!r} at "
+                f"eps0={eps0:g} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         if isinstance(member, (VariationRatio, BlanketDecomposition, PoissonReport)):
             return member
         get = getattr(member, "amplification_parameters", None)

@@ -115,9 +115,27 @@ def number(value: Any, digits: int = 6) -> str:
     return f"{number_:.{digits}g}"
 
 
-def table(columns: Iterable[str], rows: Iterable[Iterable[Any]], *, title: str | None = None) -> None:
-    """Print a rich table on stdout; numbers through `number`."""
-    out = Table(*columns, title=title)
+def table(
+    columns: Iterable[str],
+    rows: Iterable[Iterable[Any]],
+    *,
+    title: str | None = None,
+    whole: Iterable[str] = (),
+    edge: bool = True,
+) -> None:
+    """Print a rich table on stdout; numbers through `number`.
+
+    The columns named in ``whole`` are never wrapped (names and numbers stay readable at 80
+    columns); when ``whole`` is given, the other columns wrap and fold long words instead of
+    cutting them off.  ``edge=False`` drops the outer border (two more columns for the text).
+    """
+    whole = set(whole)
+    out = Table(title=title, show_edge=edge)
+    for column in columns:
+        if column in whole:
+            out.add_column(column, no_wrap=True)
+        else:
+            out.add_column(column, overflow="fold" if whole else "ellipsis")
     for row in rows:
         out.add_row(*(number(cell) for cell in row))
     console.print(out)

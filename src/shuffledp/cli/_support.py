@@ -56,6 +56,31 @@ def randomizer_names() -> list[str]:
     return available_randomizers()
 
 
+def randomizer_sizes() -> list[str]:
+    """What ``--dim`` means for each randomizer (the registry's size argument), as one help phrase."""
+    from shuffledp.randomizers.registry import available_randomizers, size_argument
+
+    by_size: dict[str | None, list[str]] = {}
+    for name in available_randomizers():
+        by_size.setdefault(size_argument(name), []).append(name)
+    meaning = {
+        "k": "the number of categories k for",
+        "high": "the largest input (inputs 0..dim) for",
+        "dim": "the dimension for",
+    }
+    parts = [f"{text} {', '.join(by_size[key])}" for key, text in meaning.items() if key in by_size]
+    if None in by_size:
+        parts.append(f"refused with {', '.join(by_size[None])} (no size)")
+    return ["; ".join(parts)]
+
+
+def sized_randomizers() -> list[str]:
+    """The randomizers that take ``--dim``."""
+    from shuffledp.randomizers.registry import available_randomizers, size_argument
+
+    return [name for name in available_randomizers() if size_argument(name) is not None]
+
+
 #: ``{name}`` placeholders allowed in option help, and the lists they expand to.
 HELP_CHOICES: dict[str, Callable[[], list[str]]] = {
     "bound_methods": lambda: ["all", *bound_methods()],
@@ -63,6 +88,7 @@ HELP_CHOICES: dict[str, Callable[[], list[str]]] = {
     "composition_methods": composition_methods,
     "composition_methods_or_all": lambda: ["all", *composition_methods()],
     "randomizers": randomizer_names,
+    "randomizer_sizes": randomizer_sizes,
 }
 
 

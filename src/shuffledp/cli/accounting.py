@@ -8,6 +8,7 @@ being computed when it takes over a second.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -58,7 +59,7 @@ DimOpt = Annotated[
     typer.Option(
         "--dim",
         parser=S.count_option("--dim"),
-        help="With --randomizer only: its dimension (or domain size); default 2.",
+        help="With --randomizer only: its size, default 2: {randomizer_sizes}.",
     ),
 ]
 #: --dim when --randomizer is given without it.
@@ -152,11 +153,21 @@ def _print_sampling(sample: dict | None) -> None:
 
 
 def _dimension(randomizer: str | None, dim: int | None) -> int | None:
-    """--dim as used: refused without --randomizer (the generic bound has no dimension), 2 by default with it."""
+    """--dim as used: refused without --randomizer (the generic bound has no dimension) and with a
+    randomizer that has no size (binary_rr: None), 2 by default with any other."""
+    from shuffledp.randomizers.registry import size_argument
+
     if randomizer is None:
         if dim is not None:
             raise PrivacyParameterError(
                 f"--dim applies only with --randomizer (the generic bound uses --eps0 alone), got --dim {dim} without it"
+            )
+        return None
+    if size_argument(randomizer) is None:
+        if dim is not None:
+            raise PrivacyParameterError(
+                f"--dim does not apply to --randomizer {randomizer} (it has no size); --dim is allowed with "
+                f"--randomizer {', '.join(S.sized_randomizers())}; got --dim {dim}"
             )
         return None
     return DEFAULT_DIM if dim is None else dim
@@ -165,14 +176,16 @@ def _dimension(randomizer: str | None, dim: int | None) -> int | None:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of a table.")]
 
 
-def _randomizer(name: str, eps0: float, dim: int) -> Any:
-    """The randomizer ``name`` at ``eps0``; its errors name the options that built it."""
+def _randomizer(name: str, eps0: float, dim: int | None) -> Any:
+    """The randomizer ``name`` at ``eps0`` (``dim`` None: one without a size); its errors name the
+    options that built it."""
     from shuffledp.randomizers.registry import make_randomizer
 
     try:
-        return make_randomizer(name, eps0, dim=dim)
+        return make_randomizer(name, eps0) if dim is None else make_randomizer(name, eps0, dim=dim)
     except ShuffleDPError as exc:
-        raise type(exc)(f"--randomizer {name} --dim {dim}: {exc}") from None
+        options = f"--randomizer {name}" if dim is None else f"--randomizer {name} --dim {dim}"
+        raise type(exc)(f"{options}: {exc}") from None
 
 
 def _local_parameters(eps0: float, randomizer: str | None, dim: int):
@@ -183,6 +196,28 @@ def _local_parameters(eps0: float, randomizer: str | None, dim: int):
     if randomizer is None:
         return VariationRatio.from_ldp(eps0)
     return _randomizer(randomizer, eps0, dim).amplification_parameters()
+
+
+def _timed_parameters(results: dict[str, dict[str, Any]], eps0: float, randomizer: str | None, dim: int | None):
+    """`_local_parameters`, its build time recorded as ``results["seconds"]["parameters"]``: a randomizer's
+    exact total variation can take longer than every bound (the per-method seconds exclude it)."""
+    start = time.perf_counter()
+    params = _local_parameters(eps0, randomizer, dim)
+    results["seconds"]["parameters"] = time.perf_counter() - start
+    return params
+
+
+def _parameters_fields(params: Any) -> dict[str, Any]:
+    """The parameters the bounds were priced with, as JSON fields: their kind and every field
+    (eps0, beta, common_ratio of a `BlanketDecomposition`; p, beta, q0, q1 of the generic `VariationRatio`)."""
+    return {"kind": type(params).__name__, **dataclasses.asdict(params)}
+
+
+def _parameters_line(params: Any, randomizer: str | None, dim: int | None, seconds: float) -> str:
+    """One line under the table: which parameters priced the bounds, and how long they took to build."""
+    who = "generic eps0-LDP" if randomizer is None else randomizer + ("" if dim is None else f" --dim {dim}")
+    fields = ", ".join(f"{k}={number(v)}" for k, v in dataclasses.asdict(params).items())
+    return f"parameters ({who}): {type(params).__name__}({fields}), built in {number(seconds, 3)} s"
 
 
 #: What priced a bound that takes a randomizer's own `BlanketDecomposition` (the "parameters" column).
@@ -244,19 +279,22 @@ def amplify_cmd(
     Generic-only bounds use eps0 alone (valid for any eps0-LDP randomizer); with --randomizer
     the others use the randomizer's own parameters (the "parameters" column says how: the
     three-class decomposition with its own beta and common ratio for variation-ratio); no lower
-    bound is offered for them (null in --json).  A spinner on stderr (terminals only) shows which
-    bound is being computed when it takes over a second.
+    bound is offered for them (null in --json).  The parameters are printed under the table
+    ("parameters" in --json).  Seconds are per bound; building the parameters (a randomizer's
+    exact total variation) is timed on its own ("parameters" in --json's "seconds").  A spinner
+    on stderr (terminals only) shows what is being computed when it takes over a second.
     """
     from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
 
     dim = _dimension(randomizer, dim)
-    params = _local_parameters(eps0, randomizer, dim)
     methods = available_methods()
     if method != "all":
         methods = {method: methods[method]}
     results: dict[str, dict[str, float]] = {"upper": {}, "lower": {}, "seconds": {}}
     rows = []
     with status("computing bounds") as spinner:
+        spinner.update(f"computing the parameters of {randomizer or 'generic eps0-LDP'}")
+        params = _timed_parameters(results, eps0, randomizer, dim)
         for i, (name, m) in enumerate(methods.items(), start=1):
             spinner.update(f"computing {name} ({i}/{len(methods)}), n={n}")
             kwargs = {"eps0": eps0} if m.generic_only else {"params": params}
@@ -269,7 +307,7 @@ def amplify_cmd(
             rows.append((name, m.kind, _bound_source(m, randomizer, params), value, results["seconds"][name]))
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
-        emit_json({"inputs": inputs, **results})
+        emit_json({"inputs": inputs, "parameters": _parameters_fields(params), **results})
         return
     rows = [
         (
@@ -283,7 +321,14 @@ def amplify_cmd(
             rows, key=lambda r: (r[1] != "upper", math.inf if r[3] is None else r[3])
         )
     ]
-    table(("method", "kind", "parameters", "epsilon", "seconds"), rows, title=f"eps0={eps0:g}, n={n}, delta={delta:g}")
+    table(
+        ("method", "kind", "parameters", "epsilon", "seconds"),
+        rows,
+        title=f"eps0={eps0:g}, n={n}, delta={delta:g}",
+        whole=("method", "kind", "epsilon", "seconds"),  # the "parameters" text wraps at 80 columns
+        edge=False,
+    )
+    console.print(_parameters_line(params, randomizer, dim, results["seconds"]["parameters"]))
 
 
 def _limit(value: float, achieved: float, target: float, cap: float, amplified: Callable[[float], float]) -> str:
@@ -431,7 +476,9 @@ def local_budget_cmd(
             results["sampling"] = sample
         emit_json({"inputs": inputs, **results})
         return
-    source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer} (--dim {dim})"
+    source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer}"
+    if dim is not None:
+        source += f" (--dim {dim})"
     console.print(f"local epsilon {value:.6g} for {source}, method {label}")
     console.print(f"shuffled epsilon at this budget: {achieved:.6g} (target {target:g}, n={n}, delta={delta:g})")
     _print_sampling(sample)
@@ -465,14 +512,18 @@ def compose_cmd(
     sampling: SamplingOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side."""
+    """Total epsilon of --rounds shuffled rounds: tight (PLD), advanced and basic composition side by side.
+
+    Seconds are per method; building the randomizer's parameters is timed on its own ("parameters"
+    in --json's "seconds").
+    """
     from shuffledp.accounting.composition import COMPOSITION_METHODS, CompositionError, composed_shuffle_epsilon
 
     dim = _dimension(randomizer, dim)
-    params = _local_parameters(eps0, randomizer, dim)
     n, sample = _sampling(n, population, sample_size, sampling)
     over = {} if sample is None else {"population": population, "sampling": sample["scheme"]}
     results: dict[str, dict[str, float]] = {"epsilon": {}, "seconds": {}}
+    params = _timed_parameters(results, eps0, randomizer, dim)
     reasons: dict[str, str] = {}
 
     def composed(name: str) -> float:
