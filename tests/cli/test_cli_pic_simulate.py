@@ -298,3 +298,11 @@ def test_bucket_bits_reach_the_board_and_the_ledger(tmp_path):
         assert p["bucket_bits"] == row["bucket_bits"] == bits
         assert p["smallest_bucket"] == row["smallest_bucket"] and p["n_prime"] == row["n_prime"] <= p["smallest_bucket"]
         assert "bucketed download" in p["n_prime_rule"]
+
+
+def test_shapley_is_refused_with_the_python_api_named(tmp_path):
+    result, _ = _simulate(tmp_path, "--dataset", "synthetic", "--n", "20", "--task", "shapley",
+                          "--randomizer", "laplace", "--epsilon-c", "4")  # fmt: skip
+    assert result.exit_code == 2
+    assert "--task" in result.output and "validation gradient" in result.output and "RoundConfig" in result.output
+    assert not (tmp_path / "round.json").exists()

@@ -24,7 +24,13 @@ app = typer.Typer(
 
 _DATASETS = ("gmission", "everysender", "synthetic")
 _SUITES = ("x25519", "pq-hybrid")
-_TASKS = ("min-weight", "max-matching", "neighbors")
+_TASKS = ("min-weight", "max-matching", "neighbors", "shapley")
+#: Why ``--task shapley`` is refused: the CLI's data sets are locations, the task needs gradients and v.
+SHAPLEY_REFUSAL = (
+    "shapley needs users' gradients and the server's validation gradient, and this command's data sets are locations; "
+    "use the Python API: run_round([('users', G)], RoundConfig(PicTask('shapley'), randomizer, epsilon_c, "
+    "dim=D, validation=v), rng) from shuffledp.protocols.pic (example in RoundConfig's docstring)"
+)
 #: Randomizers of 2-D locations in [-1,1]^2 (the categorical ones take other inputs).
 _LOCATION_RANDOMIZERS = (
     "minkowski",
@@ -77,7 +83,7 @@ def simulate_cmd(
         typer.Option(
             "--task",
             parser=S.choice_option("--task", _choices(_TASKS), "task"),
-            help="min-weight, max-matching or neighbors.",
+            help="min-weight, max-matching or neighbors (shapley: Python API only, RoundConfig).",
         ),
     ],
     randomizer: Annotated[
@@ -165,6 +171,8 @@ def simulate_cmd(
     from shuffledp.protocols.pic.computation import PicTask
     from shuffledp.protocols.pic.round import RoundConfig, round_report, run_round
 
+    if task == "shapley":
+        raise _bad(ctx, "task", SHAPLEY_REFUSAL)
     if dataset == "synthetic":
         if n is None:
             raise _bad(ctx, "n", "required with --dataset synthetic (users per group)")

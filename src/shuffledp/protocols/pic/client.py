@@ -30,7 +30,7 @@ from shuffledp.errors import CryptoError, DomainError, MessageFormatError, Polic
 from shuffledp.protocols.pic._wire import as_bytes
 from shuffledp.protocols.pic.batches import ViewAnnouncement
 from shuffledp.protocols.pic.bulletin import BoardEntry, BoardHead, BoardSlice, bucket_of
-from shuffledp.protocols.pic.computation import TASK_NAMES, OutputRecord, decode_output
+from shuffledp.protocols.pic.computation import TASK_NAMES, OutputRecord, PicTask, decode_output, decode_value
 from shuffledp.protocols.pic.messages import (
     CREDENTIAL_SIZE,
     MAX_BUCKET_BITS,
@@ -60,7 +60,7 @@ class ClientPolicy:
     --------
     >>> from shuffledp.protocols.pic.client import ClientPolicy
     >>> ClientPolicy(max_local_epsilon=4.0, min_threshold=100).tasks
-    ('min-weight', 'max-matching', 'neighbors')
+    ('min-weight', 'max-matching', 'neighbors', 'shapley')
     """
 
     max_local_epsilon: float = 10.0
@@ -182,7 +182,8 @@ class Client:
         self.submission: bytes | None = None  # the last submission sealed (resend it as is: idempotent)
         self.report: np.ndarray | None = None  # the x' this client submitted (for the independent check)
         self.output: bytes | None = None
-        self.partners: list[OutputRecord] = []
+        self.partners: list[OutputRecord] = []  # a task with partners (matchings, neighbours)
+        self.value: float | None = None  # a shapley round: this user's Shapley value (§7.3)
         self._posts_seen: set[bytes] = set()
 
     def join(self, signed_params: bytes, view: bytes) -> GroupParams:
@@ -279,8 +280,15 @@ class Client:
         if entry.group_id != self.group_id:
             raise MessageFormatError("group", f"the board files this pseudonym under group {entry.group_id}")
         self.output = entry.open(params, keys)
-        self.partners = decode_output(self.output, params.suite, params.group(self.group_id).report)
+        if self._task().has_partners:
+            self.partners = decode_output(self.output, params.suite, params.group(self.group_id).report)
+        else:
+            self.value = decode_value(self.output)
         return self.output
+
+    def _task(self) -> PicTask:
+        params, _ = self._joined()
+        return PicTask.from_json(params.task)
 
     def _mutual_partners(self) -> list[Pseudonym]:
         params, _ = self._joined()
@@ -293,6 +301,8 @@ class Client:
     def post_to(self, recipient: bytes, message: bytes) -> bytes:
         """Remark 3: a post to a *mutual* partner named in this client's output (sign, then encrypt)."""
         params, keys = self._joined()
+        if not self._task().has_partners:
+            raise ProtocolError(f"a {params.task['name']} round has no partners: there is no one to post to")
         partner = next((p for p in self._mutual_partners() if p.to_bytes() == bytes(recipient)), None)
         if partner is None:
             raise ProtocolError("posts go only to mutual partners named in this client's output")
@@ -305,6 +315,8 @@ class Client:
         malformed, for another round or pseudonym, or a replay (reason "replay").
         """
         params, keys = self._joined()
+        if not self._task().has_partners:
+            raise ProtocolError(f"a {params.task['name']} round has no partners: no post is expected")
         partners = self._mutual_partners()
         if not partners:
             raise CryptoError("post does not open under any expected sender's pseudonym (no mutual partners)")

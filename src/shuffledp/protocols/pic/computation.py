@@ -25,6 +25,27 @@ with k the records per user (1 for matchings), P the pseudonym size and R the
 report size (one report format per round).  Flag bit 0, *mutual*: the partner's own output
 names this user too (always so in a one-to-one matching).
 
+The ``shapley`` task (§7.3 "federated learning with incentives", full version Appendix E) has
+no partners: one group, each report a sanitized gradient, and user i's output is its own
+Shapley value for the cosine-similarity utility against the validation gradient v:
+
+=========  ==================  ==============================================
+count      2                   1 (big-endian), the one value that follows
+value      8                   phi_i as a big-endian float64
+=========  ==================  ==============================================
+
+10 bytes for every user of every shapley round.  v is the *server's private input*
+(`evaluate`'s ``validation``; `Server` and `RoundConfig` take it), never part of the signed
+parameters: the signed ``task`` names f, the server supplies its own input, as every user
+does (§4.2).  Values come from `shapley_values`: exact enumeration for groups of at most
+`shuffledp.tasks.shapley.AUTO_EXACT_MAX` users, the unbiased permutation estimator with `SHAPLEY_PERMUTATIONS`
+orders above, seeded by `shapley_seed` from public round data (the round id and the sorted
+pseudonyms, both on the signed board), so the real server and F_PIC agree bit for bit and
+anyone holding v and L can recompute f.  Publishing v, or a commitment to it, in the signed
+parameters would let users audit it but reveal (or pin) the server's validation data, which
+§7.3 keeps with the server.  phi_i is a function of L and v, so releasing it to user i is
+post-processing of the shuffled reports: the group's epsilon_c is unchanged.
+
 Exposure and posts (§5.3, issue 17 item 6).  An honest client posts to, and reads posts
 from, only its *mutual* partners (`Client.post_to`, `Client.read_post`).  A corrupted
 user C learns an honest user's identity only through a post exchanged with it, so the
@@ -37,6 +58,7 @@ contacted by all of them: its in-degree, which k |C| does not bound.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,9 +68,15 @@ import numpy as np
 
 from shuffledp.errors import DomainError, MessageFormatError
 from shuffledp.protocols.pic.messages import Pseudonym, ReportFormat
-from shuffledp.tasks import NO_MATCH, k_nearest_neighbors, min_weight_matching, radius_matching
+from shuffledp.tasks import NO_MATCH, k_nearest_neighbors, min_weight_matching, radius_matching, shapley_values
+from shuffledp.tasks.shapley import DEFAULT_PERMUTATIONS
 
-TASK_NAMES = ("min-weight", "max-matching", "neighbors")
+TASK_NAMES = ("min-weight", "max-matching", "neighbors", "shapley")
+#: Orders the ``shapley`` task's estimator averages (groups above 12 users, `shapley_values`).  Fixed with the
+#: task's name, so the signed parameters pin f (a different T would be a different task).
+SHAPLEY_PERMUTATIONS = DEFAULT_PERMUTATIONS
+_SHAPLEY_LABEL = b"shuffledp/pic/shapley/v1\0"
+_VALUE = 8
 #: The task's domain is the box [-ESTIMATE_BOUND, ESTIMATE_BOUND]^d.  Locations live in [-1, 1]^d, so an
 #: honest estimate beyond 10^6 has negligible probability at any local epsilon the planner accepts;
 #: an attacker's report at 1e200 becomes "very far away", not an error.
@@ -58,8 +86,9 @@ _COUNT = 2
 
 @dataclass(frozen=True)
 class PicTask:
-    """f of a round: ``min-weight`` / ``max-matching`` between two groups (§7.1), or the
-    ``k`` nearest neighbours within one group (§7.2, with a fixed k so outputs have one size)."""
+    """f of a round: ``min-weight`` / ``max-matching`` between two groups (§7.1), the
+    ``k`` nearest neighbours within one group (§7.2, with a fixed k so outputs have one size),
+    or each user's ``shapley`` value within one group (§7.3, Appendix E; no partners)."""
 
     name: str
     radius: float = 0.4
@@ -85,7 +114,29 @@ class PicTask:
 
     @property
     def n_groups(self) -> int:
-        return 1 if self.name == "neighbors" else 2
+        return 2 if self.name in ("min-weight", "max-matching") else 1
+
+    @property
+    def has_partners(self) -> bool:
+        """Whether outputs name partners (and users may post to them); ``shapley`` outputs hold a value only."""
+        return self.name != "shapley"
+
+    def check_validation(self, validation: Any, dim: int) -> np.ndarray | None:
+        """The server's private input of this task, checked: v (``dim`` finite floats) for ``shapley``, else None.
+
+        Raises `DomainError` naming ``validation`` if a shapley task lacks it (or it has the wrong
+        length or a non-finite entry), or if another task is given one.
+        """
+        if self.name != "shapley":
+            if validation is not None:
+                raise DomainError(f"validation applies to the shapley task only, not {self.name}")
+            return None
+        if validation is None:
+            raise DomainError("validation (the server's validation gradient v) is required for the shapley task")
+        v = np.asarray(validation, dtype=np.float64)
+        if v.shape != (dim,) or not np.all(np.isfinite(v)):
+            raise DomainError(f"validation must be {dim} finite numbers (the model dimension), got shape {v.shape}")
+        return v
 
     def partner_group(self, group: int) -> int:
         """Index (in L) of the group whose reports fill ``group``'s outputs."""
@@ -98,8 +149,9 @@ class PicTask:
         corrupted user's mutual partners are among the k its output names: at most one per
         corrupted user in a matching (|U| <= |C|, so n' >= |G| - 2|C|), at most k for neighbours,
         wherever the coalition places its reports (``tests/protocols/pic/attacks/test_exposure_count.py``).
+        A ``shapley`` output names no one and no posts are exchanged: |U| = 0, n' = |G| - |C|.
         """
-        return corrupted * self.k
+        return corrupted * self.k if self.has_partners else 0
 
     @staticmethod
     def to_domain(estimates: np.ndarray) -> np.ndarray:
@@ -120,6 +172,8 @@ class PicTask:
         """
         if len(points) != self.n_groups:
             raise DomainError(f"task {self.name} runs on {self.n_groups} group(s), got {len(points)}")
+        if not self.has_partners:
+            raise DomainError(f"task {self.name} has no partners (its outputs are values)")
         if self.name == "neighbors":
             n = len(points[0])
             out = np.full((n, self.k), NO_MATCH, dtype=np.int64)
@@ -145,9 +199,42 @@ class OutputRecord(NamedTuple):
     mutual: bool
 
 
-def output_size(suite: str, fmt: ReportFormat, k: int) -> int:
-    """Bytes of every output y of a round."""
-    return _COUNT + k * (1 + Pseudonym.size(suite) + fmt.size)
+def output_size(suite: str, fmt: ReportFormat, task: PicTask) -> int:
+    """Bytes of every output y of a round (module docstring)."""
+    if not task.has_partners:
+        return _COUNT + _VALUE
+    return _COUNT + task.k * (1 + Pseudonym.size(suite) + fmt.size)
+
+
+def shapley_seed(round_id: bytes, pseudonyms: np.ndarray) -> int:
+    """Seed of the ``shapley`` estimator: SHA-256 of a label, the round id and the group's pseudonyms
+    (rows of ``pseudonyms``, in the order given: `evaluate` passes them sorted), as a 128-bit integer.
+
+    Public once the board is (the round id is signed in step 1, the pseudonyms key the board's
+    entries) and unknown to any user before the round closes (it holds everyone's one-time keys),
+    so no user can fit its report to the orders drawn.
+    """
+    h = hashlib.sha256(_SHAPLEY_LABEL + bytes(round_id))
+    h.update(np.ascontiguousarray(pseudonyms, dtype=np.uint8).tobytes())
+    return int.from_bytes(h.digest()[:16], "big")
+
+
+def _shapley_outputs(
+    task: PicTask, group: GroupReports, order: np.ndarray, validation: np.ndarray, round_id: bytes
+) -> np.ndarray:
+    """(n, 10) uint8: row i is report i's output ``count = 1 || phi_i`` (big-endian float64)."""
+    n = len(order)
+    out = np.zeros((n, _COUNT + _VALUE), dtype=np.uint8)
+    if n == 0:
+        return out
+    pseudonyms = group.pseudonyms[order]
+    values = shapley_values(
+        task.to_domain(group.estimates[order]), validation, n_permutations=SHAPLEY_PERMUTATIONS,
+        rng=np.random.default_rng(shapley_seed(round_id, pseudonyms)),
+    ).values  # fmt: skip
+    out[order, :_COUNT] = np.array([0, 1], dtype=np.uint8)
+    out[order, _COUNT:] = values.astype(">f8").view(np.uint8).reshape(n, _VALUE)
+    return out
 
 
 def _mutual(task: PicTask, idx: np.ndarray) -> np.ndarray:
@@ -177,9 +264,26 @@ class GroupReports:
         return np.concatenate([self.pseudonyms, fmt.encode_many(self.values)], axis=1)
 
 
-def evaluate(task: PicTask, groups: Sequence[GroupReports], fmt: ReportFormat) -> list[np.ndarray]:
-    """f(L): per group, an (n_g, output size) uint8 array, row i the output y of report i."""
+def evaluate(
+    task: PicTask,
+    groups: Sequence[GroupReports],
+    fmt: ReportFormat,
+    *,
+    validation: Any = None,
+    round_id: bytes = b"",
+) -> list[np.ndarray]:
+    """f(L): per group, an (n_g, output size) uint8 array, row i the output y of report i.
+
+    ``validation`` is the server's private input v of a ``shapley`` task (None for the others);
+    ``round_id`` enters the shapley estimator's seed (`shapley_seed`).
+    """
     orders = [np.lexsort(g.pseudonyms.T[::-1]) for g in groups]
+    if not task.has_partners:
+        if len(groups) != task.n_groups:
+            raise DomainError(f"task {task.name} runs on {task.n_groups} group(s), got {len(groups)}")
+        v = task.check_validation(validation, groups[0].estimates.shape[1])
+        return [_shapley_outputs(task, groups[0], orders[0], v, round_id)]  # type: ignore[arg-type]
+    task.check_validation(validation, 0)
     partners = task.partners([task.to_domain(g.estimates[o]) for g, o in zip(groups, orders, strict=True)])
     outputs = []
     for g, (_group, order, idx) in enumerate(zip(groups, orders, partners, strict=True)):
@@ -196,8 +300,19 @@ def evaluate(task: PicTask, groups: Sequence[GroupReports], fmt: ReportFormat) -
     return outputs
 
 
+def decode_value(y: bytes) -> float:
+    """The value of a ``shapley`` output y (``count = 1 || phi`` big-endian float64, module docstring)."""
+    y = bytes(y)
+    if len(y) != _COUNT + _VALUE:
+        raise MessageFormatError("length", f"a shapley output is {_COUNT + _VALUE} bytes, got {len(y)}")
+    if int.from_bytes(y[:_COUNT], "big") != 1:
+        raise MessageFormatError("field", f"a shapley output holds one value, it announces {y[:_COUNT].hex()}")
+    return float(np.frombuffer(y, dtype=">f8", offset=_COUNT)[0])
+
+
 def decode_output(y: bytes, suite: str, fmt: ReportFormat) -> list[OutputRecord]:
-    """The records of an output y: ``[(partner pseudonym, partner report x', mutual), ...]``."""
+    """The records of an output y of a task with partners: ``[(partner pseudonym, partner report x', mutual), ...]``
+    (a ``shapley`` output holds a value instead: `decode_value`)."""
     width = 1 + Pseudonym.size(suite) + fmt.size
     if len(y) < _COUNT or (len(y) - _COUNT) % width:
         raise MessageFormatError("length", f"output is {len(y)} bytes; expected 2 + k * {width}")

@@ -5,7 +5,9 @@ shuffles each group with an independent uniform permutation pi_i, computes
 f(L), sends y_{i, pi_i(j)} to user u_{i,j} and (L, f(L)) to the server.  No
 cryptography is involved.  Users are identified by their pseudonyms (the only
 public handle the real protocol has), so a real round and F_PIC on the same
-randomized reports must give every user the same bytes (``computation``).
+randomized reports must give every user the same bytes (``computation``).  The
+server's private input (the validation gradient v of a ``shapley`` round, §7.3)
+is an input of F_PIC like the users' ones.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ def ideal_pic(
     rng: np.random.Generator | None = None,
     *,
     randomized: bool = False,
+    validation: np.ndarray | None = None,
 ) -> IdealResult:
-    """Run F_PIC on ``inputs[group_id] = (pseudonyms (n, P) uint8, X (n, d))``.
+    """Run F_PIC on ``inputs[group_id] = (pseudonyms (n, P) uint8, X (n, d))`` and the server's
+    ``validation`` gradient (``shapley`` rounds only).
 
     With ``randomized=True`` the X are taken as already randomized reports x' (to
     compare with a real round on the same reports); otherwise each group's R_i
@@ -60,6 +64,6 @@ def ideal_pic(
         inverse[g.group_id] = np.argsort(pi)
         reports[g.group_id] = Xp
         L.append(GroupReports(np.asarray(pseudonyms, dtype=np.uint8)[pi], Xp[pi], np.asarray(R.estimate(Xp[pi]))))
-    f_L = evaluate(task, L, params.groups[0].report)
+    f_L = evaluate(task, L, params.groups[0].report, validation=validation, round_id=params.round_id)
     outputs = {gid: [y.tobytes() for y in ys[inverse[gid]]] for gid, ys in zip(ids, f_L, strict=True)}
     return IdealResult(outputs, reports, L, f_L)

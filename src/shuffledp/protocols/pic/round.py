@@ -42,7 +42,7 @@ from shuffledp.crypto import get_suite
 from shuffledp.errors import DomainError, PrivacyParameterError, ShuffleDPError
 from shuffledp.protocols.pic.bulletin import BulletinBoard, bucket_of
 from shuffledp.protocols.pic.client import Client, ClientPolicy, VerifiedDownloads
-from shuffledp.protocols.pic.computation import PicTask, decode_output
+from shuffledp.protocols.pic.computation import PicTask, decode_output, decode_value
 from shuffledp.protocols.pic.ideal import ideal_pic
 from shuffledp.protocols.pic.identity import SigningIdentity
 from shuffledp.protocols.pic.messages import MAX_BUCKET_BITS, GroupParams, Pseudonym, RoundParams
@@ -59,6 +59,8 @@ from shuffledp.tasks import (
     min_weight_matching,
     neighbor_scores,
     radius_matching,
+    shapley_error,
+    shapley_values,
     success_ratio,
     travel_cost,
 )
@@ -162,13 +164,35 @@ def _population(task: PicTask, n: int, corrupted: int) -> tuple[int, int, str]:
     exposure = task.exposure(corrupted)
     if task.n_groups == 2:
         return matching_population(n, corrupted), exposure, "one-to-one matching: |U| <= |C| (§5.3)"
+    if not task.has_partners:
+        rule = f"{task.name}: outputs name no partner and no posts are exchanged, |U| = 0 (§5.3, §7.3)"
+        return anonymous_population(n, corrupted, exposure), exposure, rule
     rule = f"k = {task.k} neighbours each, posts between mutual partners only: |U| <= k|C|"
     return anonymous_population(n, corrupted, exposure), exposure, rule
 
 
 @dataclass(frozen=True)
 class RoundConfig:
-    """What a round runs: the task, each group's randomizer, the target, the suite and the adversary assumed."""
+    """What a round runs: the task, each group's randomizer, the target, the suite and the adversary assumed.
+
+    ``validation`` is the server's private input of a ``shapley`` round (the validation gradient v of
+    §7.3 / Appendix E, ``dim`` numbers: ``dim`` is the model dimension there); it is handed to the
+    `Server` and to F_PIC, never signed or published.  Other tasks take none.
+
+    Examples
+    --------
+    A federated-learning round with incentives (§7.3): each of 8 users holds a gradient in [-1, 1]^5
+    (clipped and scaled into the randomizer's domain), and receives its Shapley value:
+
+    >>> import numpy as np
+    >>> from shuffledp.protocols.pic import PicTask, RoundConfig, run_round
+    >>> rng = np.random.default_rng(0)
+    >>> G, v = rng.uniform(-1, 1, (8, 5)), rng.uniform(-1, 1, 5)
+    >>> config = RoundConfig(PicTask("shapley"), "laplace", 4.0, dim=5, validation=v)
+    >>> result = run_round([("users", G)], config, rng, ideal=True)
+    >>> len(result.values[0]), result.privacy[0].exposure
+    (8, 0)
+    """
 
     task: PicTask
     randomizer: str
@@ -181,6 +205,7 @@ class RoundConfig:
     workers: int = 1
     bucket_bits: int = 0  # Remark 2: clients download only their bucket; the board uses at most this many bits
     min_bucket_size: int = 10  # ... and never a bucket with fewer entries (signed in the round parameters)
+    validation: Any = field(default=None, compare=False, repr=False)  # the server's v (shapley only; private)
 
     def __post_init__(self) -> None:
         """Refuse a bad value here, by field name, not later inside the round."""
@@ -201,6 +226,7 @@ class RoundConfig:
         object.__setattr__(self, "min_bucket_size", check_positive_int(self.min_bucket_size, "min_bucket_size"))
         if not (isinstance(self.min_fraction, (int, float)) and 0.0 < self.min_fraction <= 1.0):
             raise PrivacyParameterError(f"min_fraction must lie in (0, 1], got {self.min_fraction!r}")
+        object.__setattr__(self, "validation", self.task.check_validation(self.validation, self.dim))
 
 
 def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[list[GroupParams], list[GroupPrivacy]]:
@@ -240,6 +266,7 @@ class RoundResult:
     identity_outputs: list[list[list[tuple[int, int, bytes]]]]  # [group][user] -> [(partner group, user, x' bytes)]
     metrics: dict[str, Any]
     utility: dict[str, float]
+    values: list[list[float | None]] = field(default_factory=list)  # shapley: [group][user] -> value (None: no output)
 
     def ledger(self, round_id: str = "round-1") -> PrivacyLedger:
         """The round in the privacy ledger: one row (a priced event) per group, with the counts that set n'."""
@@ -271,6 +298,8 @@ class RoundResult:
                 h.update(len(records).to_bytes(2, "big"))
                 for g, j, report in records:
                     h.update(g.to_bytes(2, "big") + j.to_bytes(8, "big") + report)
+        for group_values in self.values:  # shapley rounds: every user's value (NaN stands for no output)
+            h.update(np.array([math.nan if x is None else x for x in group_values], dtype=">f8").tobytes())
         return h.hexdigest()
 
 
@@ -382,7 +411,9 @@ def run_round(
         inputs = {
             g.group_id: (_as_rows(ps, P), Xp) for g, ps, Xp in zip(param_groups, pseudonyms, reports, strict=True)
         }
-        result = _timed(t, "round_s", lambda: ideal_pic(params, task, inputs, randomized=True))
+        result = _timed(
+            t, "round_s", lambda: ideal_pic(params, task, inputs, randomized=True, validation=config.validation)
+        )
         outputs = [result.outputs[g.group_id] for g in param_groups]
         for rec, Xp in zip(privacy, reports, strict=True):
             rec.settle(len(Xp), len(Xp), {})
@@ -396,7 +427,8 @@ def run_round(
     shuffler = Shuffler(server_identity.verify_key, suite=config.suite, identity=shuffler_identity)
     server = Server(config.suite, param_groups, task, (shuffler.kem_public_key, shuffler.verify_key),
                     identity=server_identity, post_payload_size=POST_SIZE, bucket_bits=config.bucket_bits,
-                    min_bucket_size=config.min_bucket_size, workers=config.workers)  # fmt: skip
+                    min_bucket_size=config.min_bucket_size, workers=config.workers,
+                    validation=config.validation)  # fmt: skip
     params = server.params
     signed = server.signed_params()
     board = BulletinBoard(server.verify_key)
@@ -456,7 +488,7 @@ def run_round(
         d = server._received[g.group_id]
         rec.settle(d.received, d.valid, d.rejected, bits, _smallest_bucket(d, bits) if bits else None)
 
-    verified = _independent_check(params, task, clients, admitted)
+    verified = _independent_check(params, task, clients, admitted, config.validation)
     post_stats: dict[str, float] = {}
     posts_ok = _timed(t, "posts_s", lambda: _exchange_posts(clients, board, params.round_id, progress, post_stats))
 
@@ -526,8 +558,15 @@ def _smallest_bucket(d: Any, bits: int) -> int:
     return min(counts.values()) if counts else 0
 
 
-def _independent_check(params: RoundParams, task: PicTask, clients: list[list[Client]], admitted: set[int]) -> bool:
-    """Deliverable 9: every user's output against F_PIC evaluated on what the *clients* submitted.
+def _independent_check(
+    params: RoundParams,
+    task: PicTask,
+    clients: list[list[Client]],
+    admitted: set[int],
+    validation: np.ndarray | None = None,
+) -> bool:
+    """Deliverable 9: every user's output against F_PIC evaluated on what the *clients* submitted
+    (and, for a shapley round, the server's ``validation`` gradient).
 
     The list is rebuilt from the clients' own (pseudonym, x') of every admitted submission that
     passes the public validation rules (the group's report range), not from the server's L; a
@@ -544,7 +583,7 @@ def _independent_check(params: RoundParams, task: PicTask, clients: list[list[Cl
         pseudonyms = _as_rows([c.pseudonym.to_bytes() for c in sent], P)
         inputs[g.group_id] = (pseudonyms, X[ok])
         expected_users.append(sent)
-    ideal = ideal_pic(params, task, inputs, randomized=True)
+    ideal = ideal_pic(params, task, inputs, randomized=True, validation=validation)
     served = {id(c) for row in clients for c in row if c.output is not None}
     expected_ids = {id(c) for sent in expected_users for c in sent}
     if served != expected_ids:
@@ -602,6 +641,11 @@ def _finish(
     fmt: Any,
     metrics: dict[str, Any],
 ) -> RoundResult:
+    if not config.task.has_partners:  # shapley: a value per user, no partner records
+        values = [[None if y is None else decode_value(y) for y in row] for row in outputs]
+        result = RoundResult(privacy, [[[] for _ in row] for row in outputs], metrics, {}, values)
+        result.utility = shapley_utility([X for _, X in groups], values, config.validation)
+        return result
     identity = [
         [[(*owners[r.pseudonym], r.report.astype("<f8").tobytes()) for r in decode_output(y, config.suite, fmt)] if y is not None else []
          for y in row]
@@ -610,6 +654,27 @@ def _finish(
     result = RoundResult(privacy, identity, metrics, {})
     result.utility = utility(config.task, [X for _, X in groups], identity)
     return result
+
+
+def shapley_utility(true: Sequence[np.ndarray], values: list[list[float | None]], validation: Any) -> dict[str, float]:
+    """A shapley round's values beside those of the true gradients (§7.3, Tables 5-6's Shapley l2 error).
+
+    The reference is `shapley_values` on the true gradients of the users who received a value (exact up to
+    `AUTO_EXACT_MAX` users, else the estimator with a fixed seed): ``shapley_error`` is the paper's mean
+    absolute difference, ``shapley_l2`` the l2 norm of the difference vector.
+    """
+    got = [(i, x) for i, x in enumerate(values[0]) if x is not None]
+    if not got:
+        return {}
+    idx = np.array([i for i, _ in got], dtype=np.intp)
+    private = np.array([x for _, x in got], dtype=np.float64)
+    reference = shapley_values(np.asarray(true[0], dtype=np.float64)[idx], validation, rng=np.random.default_rng(0))
+    return {
+        "shapley_error": shapley_error(private, reference.values),
+        "shapley_l2": float(np.linalg.norm(private - reference.values)),
+        "shapley_sum": float(private.sum()),
+        "shapley_sum_non_private": float(reference.values.sum()),
+    }
 
 
 def utility(
@@ -646,4 +711,13 @@ def utility(
     }
 
 
-__all__ = ["GroupPrivacy", "RoundConfig", "RoundResult", "plan_groups", "round_report", "run_round", "utility"]
+__all__ = [
+    "GroupPrivacy",
+    "RoundConfig",
+    "RoundResult",
+    "plan_groups",
+    "round_report",
+    "run_round",
+    "shapley_utility",
+    "utility",
+]

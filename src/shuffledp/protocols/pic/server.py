@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -150,15 +151,22 @@ class Server:
         workers: int = 1,
         kem: KemKeyPair | None = None,
         round_id: bytes | None = None,
+        validation: Any = None,
     ) -> None:
         """``kem`` and ``round_id`` restore a round a service stored (same key, same id: the same signed
-        parameters, since Ed25519 signatures are deterministic); None draws fresh ones (§8)."""
+        parameters, since Ed25519 signatures are deterministic); None draws fresh ones (§8).
+
+        ``validation``: the server's private input v of a ``shapley`` task (§7.3, Appendix E), a
+        vector of the model dimension; it never enters the signed parameters.  `DomainError` if a
+        shapley task lacks it or another task is given one."""
+        groups = tuple(groups)
+        dim = int(groups[0].randomizer_params.get("dim", groups[0].report.length)) if groups else 0
+        self._validation = task.check_validation(validation, dim)
         self._kem = kem if kem is not None else KemKeyPair.generate(suite)
         self.identity = identity or SigningIdentity.ephemeral()
         self.task = task
-        groups = tuple(groups)
         if output_payload_size is None:
-            output_payload_size = output_size(suite, groups[0].report, task.k)
+            output_payload_size = output_size(suite, groups[0].report, task)
         self.params = RoundParams(
             round_id if round_id is not None else new_round_id(), suite, self._kem.public_key, self.identity.verify_key, groups,
             output_payload_size, post_payload_size, shuffler[0], shuffler[1], task.to_json(),
@@ -281,7 +289,7 @@ class Server:
             self._check_thresholds()
             L = [decrypted[g].reports for g in ids]
             start, cpu = time.perf_counter(), time.thread_time()
-            outputs = evaluate(self.task, L, fmt)
+            outputs = evaluate(self.task, L, fmt, validation=self._validation, round_id=self.params.round_id)
             self.timings["task_s"] = time.perf_counter() - start
             self.timings["task_cpu_s"] = time.thread_time() - cpu
             entries, unusable = [], {}
