@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from shuffledp.cli import app
@@ -140,3 +141,22 @@ def test_pic_simulate_states_the_local_epsilon_search_cap(tmp_path):
     assert report["local_epsilon_search_cap"] == 50 and report["privacy"][0]["local_epsilon_capped"] is True
     help_text = _help(["pic", "simulate"])
     assert "searched up to 50" in help_text
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command of the CLI as the words a user types (groups walked through click)."""
+
+    def walk(command, prefix):
+        sub = getattr(command, "commands", None)
+        if not sub:
+            return [prefix]
+        return [path for name, child in sorted(sub.items()) for path in walk(child, [*prefix, name])]
+
+    return walk(typer.main.get_command(app), [])
+
+
+@pytest.mark.parametrize("words", _command_paths(), ids=lambda words: " ".join(words) or "shuffledp")
+def test_every_command_prints_its_help(words):
+    result = runner.invoke(app, [*words, "--help"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output and "Traceback" not in result.output

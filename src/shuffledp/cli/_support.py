@@ -92,9 +92,12 @@ HELP_CHOICES: dict[str, Callable[[], list[str]]] = {
 }
 
 
-class _Choices(dict):
-    def __missing__(self, key: str) -> str:
-        return ", ".join(HELP_CHOICES[key]())
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(map(re.escape, HELP_CHOICES)) + r")\}")
+
+
+def _fill_choices(help_text: str) -> str:
+    """Replace each ``{registry}`` placeholder by its names; other braces (``{0..k}``) stay as written."""
+    return _PLACEHOLDER.sub(lambda m: ", ".join(HELP_CHOICES[m.group(1)]()), help_text)
 
 
 # --- parsers ---------------------------------------------------------------------------
@@ -280,7 +283,7 @@ class _HelpFormatting:
                 param.metavar = ""
             help_text = getattr(param, "help", None)
             if help_text and "{" in help_text:
-                param.help = help_text.format_map(_Choices())
+                param.help = _fill_choices(help_text)
         super().format_help(ctx, formatter)  # type: ignore[misc]
 
 
