@@ -375,3 +375,20 @@ def test_profile_command_table_json_and_plot(tmp_path):
         ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3", "--p", "0.5"],
     )
     assert bad.exit_code == 2 and "--eps-geo is required" in bad.output
+
+
+@pytest.mark.parametrize("plot", ["missing-folder/p.png", "curve.txt", "noext", "."])
+def test_profile_plot_must_be_a_png_in_a_writable_folder(plot, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["metric", "profile", "--mechanism", "rr-shuffle", "--n", "20", "--delta", "1e-6", "--p", "0.5"]
+    result = runner.invoke(app, [*args, "--k", "3", "--plot", plot, "--json"])
+    assert result.exit_code == 2 and "--plot" in result.output and "Traceback" not in result.output
+    assert not list(tmp_path.iterdir())  # nothing written: refused before the work
+
+
+def test_profile_plot_is_written_where_the_json_says(tmp_path):
+    target = tmp_path / "curve.png"
+    args = ["metric", "profile", "--mechanism", "rr-shuffle", "--n", "20", "--delta", "1e-6", "--p", "0.5", "--k", "3"]
+    result = runner.invoke(app, [*args, "--plot", str(target), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["plot"] == str(target) and target.stat().st_size > 0

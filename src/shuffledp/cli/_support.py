@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from shuffledp._util import validation as V
 from shuffledp.accounting._rounding import DELTA_MIN
-from shuffledp.errors import ExperimentError, PrivacyParameterError, ShuffleDPError
+from shuffledp.errors import DomainError, ExperimentError, PrivacyParameterError, ShuffleDPError
 from shuffledp.params import EPS0_MAX, EPS0_MIN
 
 try:  # recent typer vendors click as typer._click; older releases depend on click itself
@@ -249,6 +250,23 @@ def directory_option(name: str) -> Callable[[Any], Any]:
         if not str(value).strip():
             raise ExperimentError(f"{name} must name a directory, got {str(value)!r} (use . for the current directory)")
         return Path(value)
+
+    return _checked(check)
+
+
+def png_file_option(name: str) -> Callable[[Any], Any]:
+    """A PNG file to write: its name ends in .png and its folder exists and is writable (checked before any work)."""
+
+    def check(value: Any) -> Path:
+        path = Path(str(value))
+        if path.suffix.lower() != ".png" or path.is_dir():
+            raise DomainError(f"{name} must name a .png file, got {str(value)!r}")
+        folder = path.parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise DomainError(
+                f"{name}: the folder {str(folder)!r} does not exist or is not writable, got {str(value)!r}"
+            )
+        return path
 
     return _checked(check)
 

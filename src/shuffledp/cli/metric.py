@@ -420,7 +420,12 @@ def profile_cmd(
         ),
     ] = None,
     plot: Annotated[
-        Path | None, typer.Option("--plot", help="Write the curve as a small PNG here (default: metric-profile.png).")
+        Path | None,
+        typer.Option(
+            "--plot",
+            parser=S.png_file_option("--plot"),
+            help="Write the curve as a small PNG here, a .png file in a writable folder (default: metric-profile.png).",
+        ),
     ] = Path("metric-profile.png"),
     as_json: JsonOpt = False,
 ) -> None:
