@@ -206,3 +206,12 @@ def test_valid_edge_input_gives_a_number_or_one_error_line(args):
         assert result.stdout.startswith("{") and result.stderr == ""
     else:
         assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_experiment_errors_name_the_options(tmp_path):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    ran = CliRunner().invoke(app, ["experiment", "run", "table7", "--quick", "--out", str(not_a_folder)])
+    assert ran.exit_code == 2 and ran.output.startswith("error: --out must be a writable directory"), ran.output
+    chosen = CliRunner().invoke(app, ["reproduce", "--quick", "--only", "bogus", "--out", str(tmp_path / "r")])
+    assert chosen.exit_code == 2 and chosen.output.startswith("error: --only: unknown experiment(s) 'bogus'")

@@ -221,6 +221,7 @@ _API_ADVICE = (
     (re.compile(r"\bincrease n or delta\b"), "increase --n or --delta"),
     (re.compile(r"\bfewer rounds or a larger delta\b"), "fewer --rounds or a larger --delta"),
     (re.compile(r"\btarget_epsilon="), "--target "),
+    (re.compile(r"^(out|only)\b"), r"--\1"),  # the experiment runner's arguments are these options
 )
 
 
