@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from shuffledp.accounting import SelfComposedEvent, ShuffleEvent, VariationRatioAccountant
 from shuffledp.accounting import composition as cp
 from shuffledp.accounting.blanket import blanket_epsilon
 from shuffledp.accounting.params import VariationRatio
@@ -293,3 +294,13 @@ def test_blocked_pld_dominates_the_exact_cells_and_stays_close(monkeypatch, para
     for eps in (0.0, 0.005, 0.01, 0.02):
         assert exact.delta(eps) <= blocked.delta(eps) * (1 + 1e-9) + 1e-15
     assert composed_exact <= composed_blocked <= composed_exact * 1.01
+
+
+def test_basic_composition_refuses_a_share_of_delta_below_the_smallest_priced():
+    """Each of 3 rounds at 1e-300 / 3 would be priced below the floor where round-off can still be charged."""
+    rounds = SelfComposedEvent(ShuffleEvent(VariationRatio.from_ldp(1.0), 2), 3)
+    with pytest.raises(PrivacyParameterError, match="delta / rounds must be at least 1e-300"):
+        VariationRatioAccountant().compose(rounds).get_epsilon(1e-300)
+    with pytest.raises(PrivacyParameterError, match="delta / rounds must be at least 1e-300"):
+        cp.composed_local_epsilon(0.01, 2, 1e-300, 3, method="basic")
+    assert VariationRatioAccountant().compose(rounds).get_epsilon(3e-300) <= 3.0 * (1 + 1e-12)

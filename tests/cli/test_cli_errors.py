@@ -215,3 +215,11 @@ def test_experiment_errors_name_the_options(tmp_path):
     assert ran.exit_code == 2 and ran.output.startswith("error: --out must be a writable directory"), ran.output
     chosen = CliRunner().invoke(app, ["reproduce", "--quick", "--only", "bogus", "--out", str(tmp_path / "r")])
     assert chosen.exit_code == 2 and chosen.output.startswith("error: --only: unknown experiment(s) 'bogus'")
+
+
+def test_a_rounds_share_of_delta_below_the_floor_is_explained_in_options():
+    args = ["local-budget", "--target", "0.01", "--n", "2", "--delta", "1e-300", "--rounds", "3"]
+    result = CliRunner().invoke(app, [*args, "--composition", "basic"])
+    assert result.exit_code == 2
+    assert "basic composition divides --delta 1e-300 among the 3 rounds" in result.output
+    assert "use a larger --delta or fewer --rounds" in result.output

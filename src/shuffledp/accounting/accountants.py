@@ -415,10 +415,10 @@ class _PairAccountant(Accountant):
             return value
         if isinstance(event, E.GroupEvent):
             return self._group_epsilon(event, delta) if event.size > 1 else self._epsilon(event.event, delta)
-        # basic composition: every part at an equal share of delta
+        # basic composition: every part at an equal share of delta (a share below 1e-300 is refused, as delta is)
         parts = event.parts()
-        total = sum(count for _, count in parts)
-        return sum(count * self._epsilon(inner, delta / total) for inner, count in parts)
+        share = check_delta(delta / sum(count for _, count in parts), "delta / rounds")
+        return sum(count * self._epsilon(inner, share) for inner, count in parts)
 
     def _delta(self, event: E.Event, epsilon: float) -> float:
         single = _release(event)
@@ -970,7 +970,7 @@ def calibrate(
     if not callable(make_event):
         raise PrivacyParameterError(f"make_event must be a callable x -> event, got {type(make_event).__name__}")
     if accountant is not None and not isinstance(accountant, Accountant):
-        raise PrivacyParameterError(f"accountant must be an Accountant (e.g. PLDAccountant()), got {accountant!r}")
+        raise PrivacyParameterError(f"accountant must be an Accountant instance, got {accountant!r}")
     base = accountant if accountant is not None else VariationRatioAccountant()
     reasons: list[str] = []
 

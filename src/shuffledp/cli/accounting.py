@@ -347,6 +347,14 @@ _LIMIT_NOTES = {
 }
 
 
+def _delta_share_reason(method: str, delta: float, rounds: int) -> str:
+    """Why a composition certifies nothing: its per-round share of --delta is below the smallest delta priced."""
+    return (
+        f"{method} composition divides --delta {delta!r} among the {rounds} rounds, and a share falls below "
+        f"{S.DELTA_RANGE[0]:g}, the smallest delta priced; use a larger --delta or fewer --rounds"
+    )
+
+
 @app.command("local-budget", cls=S.OneLineCommand)
 def local_budget_cmd(
     target: Annotated[
@@ -448,7 +456,12 @@ def local_budget_cmd(
             f"--max-epsilon must lie in ({low:g}, {EPS0_MAX:g}] (above the search's lower end; e^eps0 must fit in float64), got {cap:g}"
         )
     with status(f"searching the local epsilon ({label})"):
-        value = solver(max_epsilon=cap)
+        try:
+            value = solver(max_epsilon=cap)
+        except PrivacyParameterError as exc:  # every option was checked when parsed: a round's share of --delta
+            if rounds > 1 and str(exc).startswith(("delta must be at least", "delta / rounds must be at least")):
+                raise PrivacyParameterError(_delta_share_reason(composition, delta, rounds)) from None
+            raise
         achieved = amplified(value)
         limited_by = _limit(value, achieved, target, cap, amplified)
     who = randomizer or "generic"
@@ -534,10 +547,7 @@ def compose_cmd(
             if "delta" not in str(exc) or isinstance(exc, CompositionError):
                 reasons[name] = S.cli_advice(str(exc), "--method")
             else:  # every option was checked when parsed: the method's share of --delta is out of range
-                reasons[name] = (
-                    f"{name} composition divides --delta {delta!r} among the {rounds} rounds, and a share falls below "
-                    f"{S.DELTA_RANGE[0]:g}, the smallest delta priced; use a larger --delta or fewer --rounds"
-                )
+                reasons[name] = _delta_share_reason(name, delta, rounds)
         except ShuffleDPError as exc:
             reasons[name] = S.cli_advice(str(exc), "--method")
         return math.inf
