@@ -36,6 +36,7 @@ import numpy as np
 from scipy import fft as sp_fft
 
 from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting.interop import from_dp_accounting, to_dp_accounting
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 
 #: Mass of the dominating pair that may be neglected when enumerating it (to +infinity).
@@ -239,8 +240,6 @@ class PrivacyLossDistribution:
         OptionalDependencyError
             If dp-accounting is not installed.
         """
-        from shuffledp.accounting.interop import to_dp_accounting
-
         return to_dp_accounting(self, value_discretization_interval, add=add)
 
     @classmethod
@@ -259,8 +258,6 @@ class PrivacyLossDistribution:
         PrivacyParameterError
             For an asymmetric PLD without ``direction``, or an optimistic one.
         """
-        from shuffledp.accounting.interop import from_dp_accounting
-
         return from_dp_accounting(pld, cls, direction=direction, step=step)
 
     def delta(self, epsilon: float) -> float:
