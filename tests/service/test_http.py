@@ -317,6 +317,41 @@ def test_only_the_server_publishes_to_the_board(urls, sdk, published_round):
     alive(board)
 
 
+def test_concurrent_announcements_of_a_new_round_store_it_once_and_answer_duplicate(urls, sdk, tmp_path):
+    """The server announces at once and again from its background step: a board that had not seen the round
+    (restarted, or slow) gets the same announcement several times at once; one stores it, the others answer 200."""
+    import asyncio
+
+    from shuffledp.service import bulletin_app
+    from shuffledp.service.settings import ServiceSettings
+
+    rid, _ = open_round(sdk)
+    body = {"signed_params": base64.b64encode(sdk.round_params(rid)).decode(),
+            "view": base64.b64encode(sdk.view(rid)).decode()}  # fmt: skip
+    settings = ServiceSettings(data_dir=tmp_path, server_url=urls["server"],
+                               server_verify_key=sdk.key_config("server")["verify_key"])  # fmt: skip
+    app = bulletin_app.create_app(settings)  # a fresh board that has not seen the round
+    svc = app.state.service
+
+    async def go() -> list[httpx.Response]:
+        await svc.start()
+        try:
+            while not svc.ready:
+                await asyncio.sleep(0.01)
+            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url="http://board") as c:
+                answers = await asyncio.gather(*(c.post("/v1/rounds", json=body) for _ in range(8)))
+                answers.append(await c.get(f"/v1/rounds/{rid.hex()}/params"))
+                return answers
+        finally:
+            await svc.stop()
+            svc.store.close()
+
+    answers = asyncio.run(go())
+    assert sorted(r.status_code for r in answers[:8]) == [200] * 7 + [201], [r.text[:200] for r in answers]
+    assert answers[8].content == sdk.round_params(rid)
+
+
 def test_sdk_raises_the_problem_and_does_not_retry_processed_answers(urls, sdk):
     with pytest.raises(ServiceError) as err:
         sdk.round_info(bytes(16))

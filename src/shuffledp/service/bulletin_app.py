@@ -83,6 +83,7 @@ class BoardService:
         self._task: asyncio.Task | None = None
         self.posts = GroupCommitter(store, settings.commit_batch, settings.commit_wait_ms, insert=store.insert_posts)
         self._inflight: dict[bytes, Any] = {}
+        self._adding = asyncio.Lock()
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._connect())
@@ -139,14 +140,21 @@ class BoardService:
         if announced.round_id != params.round_id or announced.params_hash != params.digest:
             raise Problem(422, "wrong-view", "the view announces another parameter set", field="view")
         rid = params.round_id
-        if rid in self.params:
-            if self.params[rid][0] != signed:
-                raise Problem(409, "round-exists", f"round {rid.hex()} is already on the board with other parameters")
-            return 200
-        await asyncio.to_thread(self.store.put_round, ROLE, rid, "open", signed_params=signed, view=view)
-        board.publish_view(view)
-        self.params[rid] = (signed, params)
-        return 201
+        async with self._adding:  # concurrent announcements of one new round: one stores it, the others see it
+            if rid not in self.params:
+                stored = await asyncio.to_thread(self.store.put_round, ROLE, rid, "open", signed_params=signed,
+                                                 view=view)  # fmt: skip
+                if stored:
+                    board.publish_view(view)
+                    self.params[rid] = (signed, params)
+                    return 201
+                row = await asyncio.to_thread(self.store.get_round, ROLE, rid)  # another process stored it first
+                if row is None or row["signed_params"] != signed:
+                    raise Problem(409, "round-exists", f"round {rid.hex()} is already stored with other parameters")
+                return 200
+        if self.params[rid][0] != signed:
+            raise Problem(409, "round-exists", f"round {rid.hex()} is already on the board with other parameters")
+        return 200
 
     async def publish(self, rid: bytes, data: bytes) -> int:
         board = self._board()
