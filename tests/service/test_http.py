@@ -121,6 +121,35 @@ def test_published_round_is_visible_on_every_read_endpoint(urls, sdk, published_
     assert "Privacy ledger" in page and "verified" in page and "riders" in page
 
 
+def test_relay_answers_not_processed_with_retry_after_while_the_board_is_down(tmp_path):
+    """The one answer the SDK retries (503 not-processed), never a 500, and the relay keeps serving."""
+    import asyncio
+
+    from shuffledp.service import shuffler_app
+    from shuffledp.service.local import free_port
+    from shuffledp.service.settings import ServiceSettings
+
+    app = shuffler_app.create_app(ServiceSettings(data_dir=tmp_path, board_url=f"http://127.0.0.1:{free_port()}"))
+
+    async def go() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://shuffler") as c:
+            return [await c.get(f"/v1/relay/board/v1/rounds/{'ab' * 16}/params"),
+                    await c.post("/v1/relay/board/v1/posts", content=b"x" * 40,
+                                 headers={"content-type": "application/octet-stream"}),
+                    await c.get("/healthz")]  # fmt: skip
+
+    try:
+        get, post, health = asyncio.run(go())
+    finally:
+        app.state.service.committer.close()
+        app.state.service.store.close()
+    for r in (get, post):
+        problem(r, 503, "not-processed")
+        assert int(r.headers["retry-after"]) >= 1
+    assert health.json() == {"status": "ok"}
+
+
 # ---------------------------------------------------------------- the shuffler's boundary
 def test_submission_answers_admitted_then_duplicate_and_refuses_replays_and_second_submissions(urls, sdk):
     rid, clients = open_round(sdk)

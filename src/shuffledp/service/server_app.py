@@ -46,7 +46,7 @@ from shuffledp.service._http import (
     problems,
     service_app,
 )
-from shuffledp.service._peers import Peers
+from shuffledp.service._peers import Peers, keep_stepping
 from shuffledp.service.keys import KeyStore
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import Store
@@ -142,14 +142,7 @@ class ServerService:
             self._task.cancel()
 
     async def _loop(self) -> None:
-        while True:
-            try:
-                await self.step()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a peer being down must not stop the loop
-                log.warning("server step: %s", type(exc).__name__)
-            await asyncio.sleep(self.settings.reconcile_seconds)
+        await keep_stepping(self.step, self.settings.reconcile_seconds, log, "server")
 
     def _server(self, row: dict[str, Any]) -> _Live:
         """The round's protocol Server, rebuilt from its key file and stored parameters (and batches) if needed."""
