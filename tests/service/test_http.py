@@ -244,6 +244,37 @@ def test_expired_and_closed_rounds_refuse_submissions(urls, sdk):
     problem(httpx.get(f"{urls['shuffler']}/v1/rounds/{rid.hex()}/key-config"), 410, "round-closed")
 
 
+def test_a_failed_round_is_failed_on_the_board_with_its_reason_and_reads_answer_410(urls, sdk):
+    """Polling clients stop: the server pushes a signed failure, the board's reads answer 410 round-failed."""
+    rid, _ = open_round(sdk)
+    sdk.close_round(rid)  # nobody submitted: below the anonymity threshold
+    assert sdk.wait_round(rid, timeout=30)["state"] == "failed"
+    board = urls["board"]
+    end = time.monotonic() + 30
+    while httpx.get(f"{board}/v1/rounds/{rid.hex()}/head").status_code == 425 and time.monotonic() < end:
+        time.sleep(0.2)
+    for path in ("head", "board", "buckets/0", f"posts/{'00' * 32}"):
+        body = problem(httpx.get(f"{board}/v1/rounds/{rid.hex()}/{path}"), 410, "round-failed")
+        assert "threshold" in body["detail"]
+    with pytest.raises(ServiceError) as err:  # the SDK's polling read stops at once
+        sdk.head(rid, timeout=30)
+    assert err.value.status == 410
+    summary = httpx.get(f"{board}/v1/rounds/{rid.hex()}").json()
+    assert summary["state"] == "failed" and "threshold" in summary["error"]
+    assert summary["signatures"]["failure"] == "verified"
+    page = httpx.get(f"{board}/rounds/{rid.hex()}").text
+    assert ">failed<" in page and "threshold" in page
+    # only the server can fail a round
+    from shuffledp.service._peers import FAILURE_CONTEXT, failure_message
+
+    other, _ = open_round(sdk)
+    forged = SigningIdentity.ephemeral().signing_key.sign(failure_message(other, "x"), context=FAILURE_CONTEXT)
+    body = {"reason": "x", "signature": base64.b64encode(forged).decode()}
+    problem(httpx.post(f"{board}/v1/rounds/{other.hex()}/failure", json=body), 403, "signature")
+    problem(httpx.get(f"{board}/v1/rounds/{other.hex()}/head"), 425, "not-published")
+    alive(board)
+
+
 # ---------------------------------------------------------------- operator and server-to-server links
 def test_operator_and_service_endpoints_need_their_tokens(urls, services):
     problem(httpx.post(urls["shuffler"] + "/v1/enrolments", json={"count": 1}), 401, "unauthorized")

@@ -13,6 +13,15 @@ from shuffledp.crypto import VerifyKey
 from shuffledp.errors import CryptoError
 from shuffledp.service.storage import Store
 
+#: Domain of the server's signature on "this round failed" (its reason), pushed to the board.
+FAILURE_CONTEXT = "pic/round-failed"
+MAX_FAILURE_REASON = 1000
+
+
+def failure_message(round_id: bytes, reason: str) -> bytes:
+    """The bytes the server signs to tell the board (and its readers) that a round failed, and why."""
+    return b"PIC round failed\0" + round_id + reason.encode("utf-8")
+
 
 class Peers:
     """HTTP clients for the other services; ``transports`` maps a base URL to an in-process transport."""

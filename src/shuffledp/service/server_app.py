@@ -46,7 +46,7 @@ from shuffledp.service._http import (
     problems,
     service_app,
 )
-from shuffledp.service._peers import Peers, keep_stepping
+from shuffledp.service._peers import FAILURE_CONTEXT, MAX_FAILURE_REASON, Peers, failure_message, keep_stepping
 from shuffledp.service.keys import KeyStore
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import Store
@@ -169,8 +169,13 @@ class ServerService:
 
     async def step(self) -> None:
         now = time.time()
-        for row in await asyncio.to_thread(self.store.list_rounds, ROLE, ["open", "closed", "shuffled", "computed"]):
+        states = ["open", "closed", "shuffled", "computed", "failed"]
+        for row in await asyncio.to_thread(self.store.list_rounds, ROLE, states):
             rid, state = row["round_id"], row["state"]
+            if state == "failed":
+                if not row["info"].get("failure_posted"):
+                    await self.push_failure(row)
+                continue
             if state == "open" and not row["info"].get("announced"):
                 await self.announce(row)
             elif state == "open" and row["deadline"] is not None and now >= row["deadline"]:
@@ -356,6 +361,19 @@ class ServerService:
             log.info("server published round %s", rid.hex()[:8])
         else:
             log.warning("board refused the board of round %s: %s", rid.hex()[:8], r.status_code)
+
+    async def push_failure(self, row: dict[str, Any]) -> None:
+        """Tell the board, signed, that the round failed and why (its readers stop polling: 410 round-failed)."""
+        rid = row["round_id"]
+        reason = (row["info"].get("error") or "the round failed")[:MAX_FAILURE_REASON]
+        signature = self.identity.signing_key.sign(failure_message(rid, reason), context=FAILURE_CONTEXT)
+        r = await self.peers.client("board").post(f"/v1/rounds/{rid.hex()}/failure",
+                                                  json={"reason": reason, "signature": b64(signature)})  # fmt: skip
+        if r.status_code in (200, 201, 404):  # 404: the round never reached the board (nothing to tell)
+            await asyncio.to_thread(self.store.update_round, ROLE, rid, info={"failure_posted": True})
+            log.info("server told the board that round %s failed", rid.hex()[:8])
+        else:
+            log.warning("board refused the failure of round %s: %s", rid.hex()[:8], r.status_code)
 
     async def _row(self, rid: bytes, code: int = 404) -> dict[str, Any]:
         row = await asyncio.to_thread(self.store.get_round, ROLE, rid)
