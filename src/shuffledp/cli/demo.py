@@ -27,6 +27,7 @@ app = typer.Typer(help="A PIC round over HTTP on loopback.", cls=S.OneLineGroup)
 
 @app.command("demo", cls=S.OneLineCommand)
 def demo_cmd(
+    ctx: typer.Context,
     db: Annotated[
         str | None,
         typer.Option(
@@ -65,11 +66,15 @@ def demo_cmd(
     """Run a taxi-hailing round (gMission, min-weight matching, Minkowski Response) over HTTP."""
     import numpy as np
 
+    from shuffledp.cli.serve import check_settings
     from shuffledp.datasets import load_crowdsourcing
     from shuffledp.service.client import AsyncPicServiceClient
     from shuffledp.service.local import LocalServices
     from shuffledp.service.simulate import run_http_round
 
+    # the services read SHUFFLEDP_* too: every setting is checked before anything starts
+    given = {k: v for k, v in {"db_url": db, "data_dir": data_dir}.items() if v is not None}
+    check_settings(ctx, given, folder=data_dir is not None)
     start = time.perf_counter()
     inst = load_crowdsourcing("gmission", instance, root=data_root)
     groups = [("passengers", inst.users), ("drivers", inst.workers)]
