@@ -90,3 +90,13 @@ def test_demo_runs_a_round_over_http_and_prints_the_ledger_utility_and_viewer(tm
     assert all(row["epsilon_c"] <= 1.0 + 1e-9 for row in result["ledger"])
     assert result["utility"]["travel_cost_non_private"] > 0 and result["matched_pairs_posted"] == 532
     assert result["posts_verified"] and result["viewer"].startswith("http://127.0.0.1:")
+    assert (tmp_path / "demo" / "keys").is_dir() and f"kept in {tmp_path / 'demo'}" in out.stderr  # the user's folder
+
+
+@pytest.mark.service
+@pytest.mark.timeout(600)
+def test_demo_deletes_its_temporary_folder_with_keys_and_token_at_the_end(tmp_path):
+    out = _run("demo", "--json", "--seed", "4", env={"TMPDIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["state"] == "published"
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
