@@ -304,6 +304,15 @@ def test_operator_and_service_endpoints_need_their_tokens(urls, services):
     alive(urls["shuffler"], urls["server"])
 
 
+def test_round_creation_refuses_duplicate_group_names_naming_the_field(urls, services):
+    token = {"authorization": f"Bearer {services.token()}"}
+    groups = [{"name": "a", "size": 5}, {"name": "a", "size": 5}]
+    body = problem(httpx.post(urls["server"] + "/v1/rounds", headers=token, json={**SMALL_SPEC, "groups": groups}),
+                   422, "invalid-field")  # fmt: skip
+    assert body["field"] == "groups" and "distinct" in body["allowed"] and "'a'" in body["detail"]
+    alive(urls["server"])
+
+
 def test_only_the_shuffler_delivers_batches(urls, sdk):
     rid, _ = open_round(sdk)
     params = SignedRoundParams.from_bytes(sdk.round_params(rid), server_key=VerifyKey.from_bytes(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request, Response
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from shuffledp.crypto import KemPublicKey, VerifyKey
 from shuffledp.crypto.kem import fingerprint
@@ -80,6 +80,15 @@ class CreateRound(StrictModel):
     min_bucket_size: int = Field(10, ge=1, le=1_000_000)
     ttl_seconds: float = Field(3600.0, gt=0, le=30 * 86400, description="the round closes this long after it opens")
     suite: Literal["x25519", "pq-hybrid"] = "x25519"
+
+    @field_validator("groups")
+    @classmethod
+    def _distinct_names(cls, groups: list[GroupSpec]) -> list[GroupSpec]:
+        names = [g.name for g in groups]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"group names must be distinct, got {', '.join(map(repr, twice))} more than once")
+        return groups
 
 
 class RoundInfo(StrictModel):
