@@ -195,7 +195,6 @@ def test_wrong_round_wrong_group_tampered_and_unenrolled_submissions(urls, sdk):
     other, _ = open_round(sdk)
     sub = clients[0].prepare(np.zeros(2), np.random.default_rng(1))
     base = urls["shuffler"]
-    problem(httpx.post(f"{base}/v1/rounds/{'ab' * 16}/submissions", json=sub_json(sub)), 422, "wrong-round")
     problem(httpx.post(f"{base}/v1/rounds/{other.hex()}/submissions", json=sub_json(sub)), 422, "wrong-round")
     wrong_group = sub[:21] + (7).to_bytes(2, "big") + sub[23:]
     problem(httpx.post(f"{base}/v1/rounds/{rid.hex()}/submissions", json=sub_json(wrong_group)), 422, "wrong-group")
@@ -213,6 +212,20 @@ def test_wrong_round_wrong_group_tampered_and_unenrolled_submissions(urls, sdk):
         assert f'shuffledp_refusals_total{{reason="{reason}"}}' in metrics
     assert 'route="/v1/rounds/{round_id}/submissions",status="422"' in metrics  # labelled by template, not by id
     alive(base)
+
+
+def test_shuffler_answers_a_round_it_never_knew_with_404_unknown_round_like_server_and_board(urls, sdk):
+    rid, clients = open_round(sdk)
+    sub = sub_json(clients[0].prepare(np.zeros(2), np.random.default_rng(1)))
+    unknown = "ab" * 16
+    problem(httpx.post(f"{urls['shuffler']}/v1/rounds/{unknown}/submissions", json=sub), 404, "unknown-round")
+    problem(httpx.get(f"{urls['shuffler']}/v1/rounds/{unknown}/key-config"), 404, "unknown-round")
+    problem(httpx.get(f"{urls['shuffler']}/v1/rounds/{unknown}"), 404, "unknown-round")
+    problem(httpx.get(f"{urls['server']}/v1/rounds/{unknown}"), 404, "unknown-round")
+    problem(httpx.get(f"{urls['board']}/v1/rounds/{unknown}"), 404, "unknown-round")
+    # wrong-round stays the answer for a malformed round id or a submission for another round than the path's
+    problem(httpx.post(f"{urls['shuffler']}/v1/rounds/not-hex/submissions", json=sub), 422, "wrong-round")
+    alive(urls["shuffler"])
 
 
 def test_rate_limit_per_enrolled_user(urls, sdk):

@@ -295,8 +295,8 @@ class ShufflerService:
     async def _gone(self, rid: bytes) -> Problem:
         row = await asyncio.to_thread(self.store.get_round, ROLE, rid)
         if row is None:
-            return Problem(422, "wrong-round", f"round {rid.hex()} is not open at this shuffler", field="round_id",
-                           allowed="the id of an open round (GET /v1/key-config)")  # fmt: skip
+            return Problem(404, "unknown-round", f"round {rid.hex()} is not known to this shuffler; "
+                           "GET /v1/key-config lists the open rounds")  # fmt: skip
         return Problem(
             410, "round-closed", f"round {rid.hex()} is {row['state']}; refetch GET /v1/key-config for open rounds"
         )
@@ -448,7 +448,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
             response_model=SubmissionAnswer,
             status_code=201,
             tags=["clients"],
-            responses={200: duplicate, **problems(400, 403, 409, 410, 413, 422, 429, 503)},
+            responses={200: duplicate, **problems(400, 403, 404, 409, 410, 413, 422, 429, 503)},
             summary="submit one two-layer envelope (idempotent: an exact resend answers 200 duplicate)",
         )
         async def submit(round_id: str, body: SubmissionBody) -> Response:
