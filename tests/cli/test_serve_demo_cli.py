@@ -3,14 +3,75 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 
-def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "shuffledp", *args], capture_output=True, text=True, timeout=timeout)
+def _run(*args: str, timeout: float = 300, env: dict[str, str] | None = None, cwd=None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SHUFFLEDP_")}
+    return subprocess.run([sys.executable, "-m", "shuffledp", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**clean, **(env or {})}, cwd=cwd)  # fmt: skip
+
+
+def _one_line_error(out: subprocess.CompletedProcess, *names: str) -> None:
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert all(name in lines[0] for name in names), lines[0]
+
+
+#: bad settings of `shuffledp serve`: (options, environment, what the one error line must name)
+SERVE_BAD = {
+    "data-dir-missing-parent": (["--data-dir", "/proc/x"], {}, ("--data-dir", "/proc/x")),
+    "data-dir-is-a-file": (["--data-dir", "{file}"], {}, ("--data-dir", "a file")),
+    "db-unknown-dialect": (["--db", "garbage://nope"], {}, ("--db", "garbage://nope")),
+    "db-refused": (["--db", "postgresql://u@127.0.0.1:1/pic"], {}, ("--db", "cannot connect", "refused")),
+    "host-invalid": (["--host", "999.1.1.1"], {}, ("--host", "999.1.1.1")),
+    "url-invalid": (["--shuffler-url", "notaurl"], {}, ("--shuffler-url", "http")),
+    "url-scheme": (["--board-url", "ftp://x"], {}, ("--board-url",)),
+    "dask-address": (["--dask-scheduler", "nonsense"], {}, ("--dask-scheduler", "tcp://")),
+    "env-number": ([], {"SHUFFLEDP_RATE_PER_MINUTE": "abc"}, ("SHUFFLEDP_RATE_PER_MINUTE", "abc")),
+    "env-db": ([], {"SHUFFLEDP_DB_URL": "garbage://x"}, ("SHUFFLEDP_DB_URL",)),
+    "config-bad-toml": ([], {"SHUFFLEDP_CONFIG": "{bad_toml}"}, ("SHUFFLEDP_CONFIG", "TOML")),
+    "config-unknown-key": ([], {"SHUFFLEDP_CONFIG": "{unknown_toml}"}, ("SHUFFLEDP_CONFIG", "'foo'")),
+    "config-bad-value": ([], {"SHUFFLEDP_CONFIG": "{bad_value_toml}"}, ("rate_per_minute", "SHUFFLEDP_CONFIG")),
+    "config-missing": ([], {"SHUFFLEDP_CONFIG": "/nonexistent.toml"}, ("SHUFFLEDP_CONFIG", "/nonexistent.toml")),
+}
+
+
+@pytest.mark.parametrize("case", list(SERVE_BAD))
+def test_serve_refuses_bad_settings_in_one_line_before_starting_anything(case, tmp_path):
+    files = {"file": tmp_path / "afile", "bad_toml": tmp_path / "bad.toml", "unknown_toml": tmp_path / "unknown.toml",
+             "bad_value_toml": tmp_path / "value.toml"}  # fmt: skip
+    files["file"].write_text("x")
+    files["bad_toml"].write_text("rate_per_minute =\n")
+    files["unknown_toml"].write_text("foo = 1\n")
+    files["bad_value_toml"].write_text('rate_per_minute = "x"\n')
+    options, env, names = SERVE_BAD[case]
+    options = [o.format(**{k: str(v) for k, v in files.items()}) for o in options]
+    env = {k: v.format(**{k: str(v) for k, v in files.items()}) for k, v in env.items()}
+    if "--data-dir" not in options:
+        options += ["--data-dir", str(tmp_path / "data")]
+    from shuffledp.service.local import free_port
+
+    out = _run("serve", "server", "--port", str(free_port()), *options, timeout=60, env=env, cwd=tmp_path)
+    _one_line_error(out, *names)
+
+
+def test_serve_names_the_missing_scale_extra_of_dask_scheduler_in_one_line(tmp_path):
+    code = ("import sys; sys.modules['distributed'] = None; from shuffledp.cli import main; "
+            f"sys.argv = ['shuffledp', 'serve', 'server', '--data-dir', {str(tmp_path)!r}, "
+            "'--dask-scheduler', 'tcp://127.0.0.1:8786']; main()")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    _one_line_error(out, "--dask-scheduler", "shuffledp[scale]")
+
+
+@pytest.mark.parametrize("options", [["--data-dir", "/proc/x"], ["--db", "garbage://nope"]])
+def test_demo_refuses_bad_settings_in_one_line_before_starting_anything(options, tmp_path):
+    _one_line_error(_run("demo", *options, timeout=60, cwd=tmp_path), options[0])
 
 
 def test_serve_refuses_an_unknown_role_in_one_line():
@@ -29,3 +90,13 @@ def test_demo_runs_a_round_over_http_and_prints_the_ledger_utility_and_viewer(tm
     assert all(row["epsilon_c"] <= 1.0 + 1e-9 for row in result["ledger"])
     assert result["utility"]["travel_cost_non_private"] > 0 and result["matched_pairs_posted"] == 532
     assert result["posts_verified"] and result["viewer"].startswith("http://127.0.0.1:")
+    assert (tmp_path / "demo" / "keys").is_dir() and f"kept in {tmp_path / 'demo'}" in out.stderr  # the user's folder
+
+
+@pytest.mark.service
+@pytest.mark.timeout(600)
+def test_demo_deletes_its_temporary_folder_with_keys_and_token_at_the_end(tmp_path):
+    out = _run("demo", "--json", "--seed", "4", env={"TMPDIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["state"] == "published"
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())

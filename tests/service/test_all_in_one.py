@@ -53,3 +53,26 @@ def test_all_in_one_runs_a_round_under_one_port(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_all_in_one_answers_unknown_paths_at_its_root_with_a_problem(tmp_path):
+    from shuffledp.service.apps import all_in_one
+    from shuffledp.service.settings import ServiceSettings
+
+    app = all_in_one(ServiceSettings(data_dir=tmp_path))
+
+    async def go() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://all") as c:
+            return [await c.get("/nope"), await c.post("/healthz"), await c.get("/server/nope")]
+
+    try:
+        answers = asyncio.run(go())
+    finally:
+        for role in ("shuffler", "board"):
+            svc = app.state.apps[role].state.service
+            (svc.committer if role == "shuffler" else svc.posts).close()
+        app.state.apps["server"].state.service.store.close()
+    for r, status, code in zip(answers, (404, 405, 404), ("not-found", "method-not-allowed", "not-found"), strict=True):
+        assert r.status_code == status and r.headers["content-type"] == "application/problem+json", (r, r.text)
+        assert r.json()["type"] == f"urn:shuffledp:pic:problem:{code}"

@@ -121,6 +121,35 @@ def test_published_round_is_visible_on_every_read_endpoint(urls, sdk, published_
     assert "Privacy ledger" in page and "verified" in page and "riders" in page
 
 
+def test_relay_answers_not_processed_with_retry_after_while_the_board_is_down(tmp_path):
+    """The one answer the SDK retries (503 not-processed), never a 500, and the relay keeps serving."""
+    import asyncio
+
+    from shuffledp.service import shuffler_app
+    from shuffledp.service.local import free_port
+    from shuffledp.service.settings import ServiceSettings
+
+    app = shuffler_app.create_app(ServiceSettings(data_dir=tmp_path, board_url=f"http://127.0.0.1:{free_port()}"))
+
+    async def go() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://shuffler") as c:
+            return [await c.get(f"/v1/relay/board/v1/rounds/{'ab' * 16}/params"),
+                    await c.post("/v1/relay/board/v1/posts", content=b"x" * 40,
+                                 headers={"content-type": "application/octet-stream"}),
+                    await c.get("/healthz")]  # fmt: skip
+
+    try:
+        get, post, health = asyncio.run(go())
+    finally:
+        app.state.service.committer.close()
+        app.state.service.store.close()
+    for r in (get, post):
+        problem(r, 503, "not-processed")
+        assert int(r.headers["retry-after"]) >= 1
+    assert health.json() == {"status": "ok"}
+
+
 # ---------------------------------------------------------------- the shuffler's boundary
 def test_submission_answers_admitted_then_duplicate_and_refuses_replays_and_second_submissions(urls, sdk):
     rid, clients = open_round(sdk)
@@ -166,7 +195,6 @@ def test_wrong_round_wrong_group_tampered_and_unenrolled_submissions(urls, sdk):
     other, _ = open_round(sdk)
     sub = clients[0].prepare(np.zeros(2), np.random.default_rng(1))
     base = urls["shuffler"]
-    problem(httpx.post(f"{base}/v1/rounds/{'ab' * 16}/submissions", json=sub_json(sub)), 422, "wrong-round")
     problem(httpx.post(f"{base}/v1/rounds/{other.hex()}/submissions", json=sub_json(sub)), 422, "wrong-round")
     wrong_group = sub[:21] + (7).to_bytes(2, "big") + sub[23:]
     problem(httpx.post(f"{base}/v1/rounds/{rid.hex()}/submissions", json=sub_json(wrong_group)), 422, "wrong-group")
@@ -184,6 +212,20 @@ def test_wrong_round_wrong_group_tampered_and_unenrolled_submissions(urls, sdk):
         assert f'shuffledp_refusals_total{{reason="{reason}"}}' in metrics
     assert 'route="/v1/rounds/{round_id}/submissions",status="422"' in metrics  # labelled by template, not by id
     alive(base)
+
+
+def test_shuffler_answers_a_round_it_never_knew_with_404_unknown_round_like_server_and_board(urls, sdk):
+    rid, clients = open_round(sdk)
+    sub = sub_json(clients[0].prepare(np.zeros(2), np.random.default_rng(1)))
+    unknown = "ab" * 16
+    problem(httpx.post(f"{urls['shuffler']}/v1/rounds/{unknown}/submissions", json=sub), 404, "unknown-round")
+    problem(httpx.get(f"{urls['shuffler']}/v1/rounds/{unknown}/key-config"), 404, "unknown-round")
+    problem(httpx.get(f"{urls['shuffler']}/v1/rounds/{unknown}"), 404, "unknown-round")
+    problem(httpx.get(f"{urls['server']}/v1/rounds/{unknown}"), 404, "unknown-round")
+    problem(httpx.get(f"{urls['board']}/v1/rounds/{unknown}"), 404, "unknown-round")
+    # wrong-round stays the answer for a malformed round id or a submission for another round than the path's
+    problem(httpx.post(f"{urls['shuffler']}/v1/rounds/not-hex/submissions", json=sub), 422, "wrong-round")
+    alive(urls["shuffler"])
 
 
 def test_rate_limit_per_enrolled_user(urls, sdk):
@@ -215,6 +257,37 @@ def test_expired_and_closed_rounds_refuse_submissions(urls, sdk):
     problem(httpx.get(f"{urls['shuffler']}/v1/rounds/{rid.hex()}/key-config"), 410, "round-closed")
 
 
+def test_a_failed_round_is_failed_on_the_board_with_its_reason_and_reads_answer_410(urls, sdk):
+    """Polling clients stop: the server pushes a signed failure, the board's reads answer 410 round-failed."""
+    rid, _ = open_round(sdk)
+    sdk.close_round(rid)  # nobody submitted: below the anonymity threshold
+    assert sdk.wait_round(rid, timeout=30)["state"] == "failed"
+    board = urls["board"]
+    end = time.monotonic() + 30
+    while httpx.get(f"{board}/v1/rounds/{rid.hex()}/head").status_code == 425 and time.monotonic() < end:
+        time.sleep(0.2)
+    for path in ("head", "board", "buckets/0", f"posts/{'00' * 32}"):
+        body = problem(httpx.get(f"{board}/v1/rounds/{rid.hex()}/{path}"), 410, "round-failed")
+        assert "threshold" in body["detail"]
+    with pytest.raises(ServiceError) as err:  # the SDK's polling read stops at once
+        sdk.head(rid, timeout=30)
+    assert err.value.status == 410
+    summary = httpx.get(f"{board}/v1/rounds/{rid.hex()}").json()
+    assert summary["state"] == "failed" and "threshold" in summary["error"]
+    assert summary["signatures"]["failure"] == "verified"
+    page = httpx.get(f"{board}/rounds/{rid.hex()}").text
+    assert ">failed<" in page and "threshold" in page
+    # only the server can fail a round
+    from shuffledp.service._peers import FAILURE_CONTEXT, failure_message
+
+    other, _ = open_round(sdk)
+    forged = SigningIdentity.ephemeral().signing_key.sign(failure_message(other, "x"), context=FAILURE_CONTEXT)
+    body = {"reason": "x", "signature": base64.b64encode(forged).decode()}
+    problem(httpx.post(f"{board}/v1/rounds/{other.hex()}/failure", json=body), 403, "signature")
+    problem(httpx.get(f"{board}/v1/rounds/{other.hex()}/head"), 425, "not-published")
+    alive(board)
+
+
 # ---------------------------------------------------------------- operator and server-to-server links
 def test_operator_and_service_endpoints_need_their_tokens(urls, services):
     problem(httpx.post(urls["shuffler"] + "/v1/enrolments", json={"count": 1}), 401, "unauthorized")
@@ -242,6 +315,15 @@ def test_operator_and_service_endpoints_need_their_tokens(urls, services):
     assert body["field"] == "count" and "1000" in body["allowed"]
     problem(httpx.get(urls["server"] + f"/v1/rounds/{'ab' * 16}"), 404, "unknown-round")
     alive(urls["shuffler"], urls["server"])
+
+
+def test_round_creation_refuses_duplicate_group_names_naming_the_field(urls, services):
+    token = {"authorization": f"Bearer {services.token()}"}
+    groups = [{"name": "a", "size": 5}, {"name": "a", "size": 5}]
+    body = problem(httpx.post(urls["server"] + "/v1/rounds", headers=token, json={**SMALL_SPEC, "groups": groups}),
+                   422, "invalid-field")  # fmt: skip
+    assert body["field"] == "groups" and "distinct" in body["allowed"] and "'a'" in body["detail"]
+    alive(urls["server"])
 
 
 def test_only_the_shuffler_delivers_batches(urls, sdk):
@@ -315,6 +397,41 @@ def test_only_the_server_publishes_to_the_board(urls, sdk, published_round):
     problem(httpx.post(board + "/v1/posts", content=b"junk", headers=octets), 400, "malformed-post")
     problem(httpx.get(f"{board}/v1/rounds/{pub.hex()}/posts/zz"), 422, "invalid-field")
     alive(board)
+
+
+def test_concurrent_announcements_of_a_new_round_store_it_once_and_answer_duplicate(urls, sdk, tmp_path):
+    """The server announces at once and again from its background step: a board that had not seen the round
+    (restarted, or slow) gets the same announcement several times at once; one stores it, the others answer 200."""
+    import asyncio
+
+    from shuffledp.service import bulletin_app
+    from shuffledp.service.settings import ServiceSettings
+
+    rid, _ = open_round(sdk)
+    body = {"signed_params": base64.b64encode(sdk.round_params(rid)).decode(),
+            "view": base64.b64encode(sdk.view(rid)).decode()}  # fmt: skip
+    settings = ServiceSettings(data_dir=tmp_path, server_url=urls["server"],
+                               server_verify_key=sdk.key_config("server")["verify_key"])  # fmt: skip
+    app = bulletin_app.create_app(settings)  # a fresh board that has not seen the round
+    svc = app.state.service
+
+    async def go() -> list[httpx.Response]:
+        await svc.start()
+        try:
+            while not svc.ready:
+                await asyncio.sleep(0.01)
+            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+            async with httpx.AsyncClient(transport=transport, base_url="http://board") as c:
+                answers = await asyncio.gather(*(c.post("/v1/rounds", json=body) for _ in range(8)))
+                answers.append(await c.get(f"/v1/rounds/{rid.hex()}/params"))
+                return answers
+        finally:
+            await svc.stop()
+            svc.store.close()
+
+    answers = asyncio.run(go())
+    assert sorted(r.status_code for r in answers[:8]) == [200] * 7 + [201], [r.text[:200] for r in answers]
+    assert answers[8].content == sdk.round_params(rid)
 
 
 def test_sdk_raises_the_problem_and_does_not_retry_processed_answers(urls, sdk):

@@ -56,6 +56,21 @@ def test_round_states_are_stored_with_the_data_and_move_only_from_expected_state
     assert store.list_rounds("shuffler") == []
 
 
+def test_a_round_is_stored_once_and_a_concurrent_second_insert_changes_nothing(store):
+    rid = bytes(range(16, 32))
+    results = []
+    threads = [threading.Thread(target=lambda k=k: results.append(store.put_round("board", rid, "open",
+               signed_params=b"p%d" % k, view=b"v"))) for k in range(8)]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False] * 7 + [True]
+    row = store.get_round("board", rid)
+    assert not store.put_round("board", rid, "failed", signed_params=b"other")
+    assert store.get_round("board", rid) == row and row["state"] == "open"
+
+
 def test_group_commits_acknowledge_only_committed_rows_in_few_transactions(store):
     committer = GroupCommitter(store, max_rows=256, wait_ms=5)
     rid = b"r" * 16

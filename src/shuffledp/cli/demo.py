@@ -7,15 +7,20 @@ the task is minimum-weight matching, every group uses Minkowski Response calibra
 ``--epsilon-c``, and every user is one simulated client speaking HTTP through the SDK.  It
 prints the privacy ledger, the utility against the non-private matching, the matched pairs
 that completed a signed post exchange, and the board viewer's address.
+
+The temporary folder (keys, the operator token, the databases and logs: ~11 MB) is deleted at the
+end; with ``--data-dir`` or ``--keep-serving`` it is kept and its path printed.  When the round
+fails, the services' logs are first copied to a folder of their own, whose path is printed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,6 +32,7 @@ app = typer.Typer(help="A PIC round over HTTP on loopback.", cls=S.OneLineGroup)
 
 @app.command("demo", cls=S.OneLineCommand)
 def demo_cmd(
+    ctx: typer.Context,
     db: Annotated[
         str | None,
         typer.Option(
@@ -36,7 +42,9 @@ def demo_cmd(
     ] = None,
     data_dir: Annotated[
         Path | None,
-        typer.Option("--data-dir", help="Folder for keys, databases and logs; default: a temporary folder."),
+        typer.Option(
+            "--data-dir", help="Folder for keys, databases and logs, kept; default: a temporary folder, deleted."
+        ),
     ] = None,
     instance: Annotated[
         int, typer.Option("--instance", help="gMission instance, 0-9.", parser=S.count_option("--instance", 0, 9))
@@ -65,11 +73,15 @@ def demo_cmd(
     """Run a taxi-hailing round (gMission, min-weight matching, Minkowski Response) over HTTP."""
     import numpy as np
 
+    from shuffledp.cli.serve import check_settings
     from shuffledp.datasets import load_crowdsourcing
     from shuffledp.service.client import AsyncPicServiceClient
     from shuffledp.service.local import LocalServices
     from shuffledp.service.simulate import run_http_round
 
+    # the services read SHUFFLEDP_* too: every setting is checked before anything starts
+    given = {k: v for k, v in {"db_url": db, "data_dir": data_dir}.items() if v is not None}
+    check_settings(ctx, given, folder=data_dir is not None)
     start = time.perf_counter()
     inst = load_crowdsourcing("gmission", instance, root=data_root)
     groups = [("passengers", inst.users), ("drivers", inst.workers)]
@@ -77,8 +89,9 @@ def demo_cmd(
     services = LocalServices(folder, db_url=db)
     err = console.__class__(stderr=True)
     err.print(f"starting shuffler, server and bulletin board on loopback (data in {folder})")
-    services.start_all()
+    ok = False
     try:
+        services.start_all()
         err.print(f"services ready after {time.perf_counter() - start:.1f} s: shuffler {services.url('shuffler')}, "
                   f"server {services.url('server')}, board {services.url('bulletin')}")  # fmt: skip
         spec = {
@@ -119,6 +132,7 @@ def demo_cmd(
                           f"(all verified: {number(result.posts_verified)}); signatures: "
                           + ", ".join(f"{k} {v}" for k, v in result.signatures.items()))  # fmt: skip
             console.print(f"demo took {elapsed:.1f} s; board viewer: {viewer}")
+        ok = result.state == "published" and bool(result.outputs_verified)
         if keep_serving:
             err.print("serving until Ctrl-C")
             try:
@@ -128,5 +142,21 @@ def demo_cmd(
                 pass
     finally:
         services.stop()
-    if result.state != "published" or not result.outputs_verified:
+        _tidy(folder, temporary=data_dir is None and not keep_serving, ok=ok, err=err)
+    if not ok:
         raise typer.Exit(1)
+
+
+def _tidy(folder: Path, *, temporary: bool, ok: bool, err: Any) -> None:
+    """The demo's folder (keys, the operator token, databases, logs): kept and named if the user chose it
+    (``--data-dir``) or kept the services up (``--keep-serving``); else deleted, after copying the services'
+    logs to a folder of their own if the round did not succeed."""
+    if not temporary:
+        err.print(f"data (keys, databases, logs) kept in {folder}", soft_wrap=True)
+        return
+    if not ok:
+        logs = Path(tempfile.mkdtemp(prefix="shuffledp-demo-logs-"))
+        for log in folder.glob("*.log"):
+            shutil.copy2(log, logs / log.name)
+        err.print(f"the services' logs were copied to {logs}", soft_wrap=True)
+    shutil.rmtree(folder, ignore_errors=True)

@@ -62,6 +62,12 @@ class Problem(Exception):
         return JSONResponse(self.body(), status_code=self.status, media_type=PROBLEM, headers=self.headers)
 
 
+async def http_problem(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Starlette's own refusals (no such path, method not allowed) as problems like every other answer."""
+    code = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+    return Problem(exc.status_code, code, str(exc.detail)).response()
+
+
 class ProblemModel(BaseModel):
     """The RFC 9457 problem document every error answer carries."""
 
@@ -255,10 +261,7 @@ def install(
         metrics.refusals.labels(p.code).inc()
         return p.response()
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
-        return Problem(exc.status_code, code, str(exc.detail)).response()
+    app.add_exception_handler(StarletteHTTPException, http_problem)  # type: ignore[arg-type]
 
     @app.exception_handler(Exception)
     async def _crash(_: Request, exc: Exception) -> JSONResponse:

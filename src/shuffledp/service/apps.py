@@ -13,8 +13,10 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from shuffledp.service import bulletin_app, server_app, shuffler_app
+from shuffledp.service._http import http_problem
 from shuffledp.service._peers import Peers
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import Store
@@ -66,6 +68,7 @@ def all_in_one(settings: ServiceSettings) -> FastAPI:
     root = FastAPI(title="shuffledp PIC (all in one)", version="1", lifespan=lifespan,
                    description="The shuffler, server and bulletin board of PIC in one process: see /shuffler/docs, "
                    "/server/docs and /board/docs.")  # fmt: skip
+    root.add_exception_handler(StarletteHTTPException, http_problem)  # type: ignore[arg-type]
     root.mount("/shuffler", shuffler)
     root.mount("/server", server)
     root.mount("/board", board)

@@ -30,6 +30,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from pydantic import Field
 
 from shuffledp.accounting.ledger import PrivacyLedger
 from shuffledp.crypto import VerifyKey
@@ -51,7 +52,7 @@ from shuffledp.service._http import (
     problems,
     service_app,
 )
-from shuffledp.service._peers import Peers, pinned_key
+from shuffledp.service._peers import FAILURE_CONTEXT, MAX_FAILURE_REASON, Peers, failure_message, pinned_key
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import GroupCommitter, Store
 
@@ -63,6 +64,11 @@ _TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).with_name("templ
 class RoundBody(StrictModel):
     signed_params: b64_field(1 << 20)  # type: ignore[valid-type]
     view: b64_field(4096)  # type: ignore[valid-type]
+
+
+class FailureBody(StrictModel):
+    reason: str = Field(min_length=1, max_length=MAX_FAILURE_REASON, description="why the round failed")
+    signature: b64_field(64) = Field(description="the server's Ed25519 signature of the failure (base64)")  # type: ignore[valid-type]
 
 
 class PostAnswer(StrictModel):
@@ -79,10 +85,12 @@ class BoardService:
         self.board: BulletinBoard | None = None
         self.server_key: VerifyKey | None = None
         self.params: dict[bytes, tuple[bytes, RoundParams]] = {}
+        self.failed: dict[bytes, tuple[str, bytes]] = {}  # round id -> (reason, the server's signature)
         self.ready = False
         self._task: asyncio.Task | None = None
         self.posts = GroupCommitter(store, settings.commit_batch, settings.commit_wait_ms, insert=store.insert_posts)
         self._inflight: dict[bytes, Any] = {}
+        self._adding = asyncio.Lock()
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._connect())
@@ -113,6 +121,8 @@ class BoardService:
             board.publish_view(row["view"])
             if row["board"] is not None:
                 board.publish(row["board"])
+            if row["state"] == "failed":
+                self.failed[row["round_id"]] = (row["info"]["error"], bytes.fromhex(row["info"]["failure_signature"]))
         for data in self.store.all_posts():
             board.post(data)
         self.server_key, self.board = key, board
@@ -139,14 +149,21 @@ class BoardService:
         if announced.round_id != params.round_id or announced.params_hash != params.digest:
             raise Problem(422, "wrong-view", "the view announces another parameter set", field="view")
         rid = params.round_id
-        if rid in self.params:
-            if self.params[rid][0] != signed:
-                raise Problem(409, "round-exists", f"round {rid.hex()} is already on the board with other parameters")
-            return 200
-        await asyncio.to_thread(self.store.put_round, ROLE, rid, "open", signed_params=signed, view=view)
-        board.publish_view(view)
-        self.params[rid] = (signed, params)
-        return 201
+        async with self._adding:  # concurrent announcements of one new round: one stores it, the others see it
+            if rid not in self.params:
+                stored = await asyncio.to_thread(self.store.put_round, ROLE, rid, "open", signed_params=signed,
+                                                 view=view)  # fmt: skip
+                if stored:
+                    board.publish_view(view)
+                    self.params[rid] = (signed, params)
+                    return 201
+                row = await asyncio.to_thread(self.store.get_round, ROLE, rid)  # another process stored it first
+                if row is None or row["signed_params"] != signed:
+                    raise Problem(409, "round-exists", f"round {rid.hex()} is already stored with other parameters")
+                return 200
+        if self.params[rid][0] != signed:
+            raise Problem(409, "round-exists", f"round {rid.hex()} is already on the board with other parameters")
+        return 200
 
     async def publish(self, rid: bytes, data: bytes) -> int:
         board = self._board()
@@ -157,6 +174,8 @@ class BoardService:
             if row["board"] == data:
                 return 200
             raise Problem(409, "board-exists", f"round {rid.hex()} already has its board; boards are append-only")
+        if rid in self.failed:
+            raise Problem(410, "round-failed", f"round {rid.hex()} failed: {self.failed[rid][0]}")
         try:
             sl = BoardSlice.from_bytes(data)
             if sl.head.round_id != rid:
@@ -171,6 +190,27 @@ class BoardService:
             board.publish(data)
         except MessageFormatError as exc:
             raise Problem(400, "malformed-board", str(exc), field="body") from None
+        return 201
+
+    async def fail(self, rid: bytes, reason: str, signature: bytes) -> int:
+        """Mark a round failed on the server's signed word: its board will never come, readers get 410."""
+        board = self._board()
+        try:
+            self.server_key.verify(signature, failure_message(rid, reason), context=FAILURE_CONTEXT)  # type: ignore[union-attr]
+        except CryptoError:
+            raise Problem(403, "signature", "the failure is not signed by the server") from None
+        async with self._adding:
+            if rid in self.failed:
+                if self.failed[rid][0] != reason:
+                    raise Problem(409, "round-exists", f"round {rid.hex()} already failed for another reason")
+                return 200
+            if rid in board._rounds or not await asyncio.to_thread(
+                self.store.update_round, ROLE, rid, expect="open", state="failed",
+                info={"error": reason, "failure_signature": signature.hex()},
+            ):  # fmt: skip
+                raise Problem(409, "board-exists", f"round {rid.hex()} has its board; a published round cannot fail")
+            self.failed[rid] = (reason, signature)
+        log.info("board: round %s failed", rid.hex()[:8])
         return 201
 
     async def post(self, data: bytes) -> tuple[str, int]:
@@ -217,12 +257,17 @@ class BoardService:
             "server_key": fingerprint(params.server_verify_key.to_bytes()),
             "shuffler_key": fingerprint(params.shuffler_verify_key.to_bytes()),
             "bucket_bits_max": params.bucket_bits, "min_bucket_size": params.min_bucket_size,
-            "state": "published" if published else "open",
+            "state": "published" if published else "failed" if rid in self.failed else "open",
             "groups": [{"group_id": g.group_id, "name": g.name, "randomizer": g.randomizer, "local_epsilon": g.local_epsilon,
                         "threshold": g.threshold, "delta": g.delta} for g in params.groups],
             "signatures": {"params": _verifies(lambda: SignedRoundParams.from_bytes(signed, server_key=self.server_key)),
                            "view": _verifies(lambda: ViewAnnouncement.from_bytes(board.view(rid), shuffler_key=params.shuffler_verify_key))},
         }  # fmt: skip
+        if rid in self.failed:
+            reason, signature = self.failed[rid]
+            out["error"] = reason
+            out["signatures"]["failure"] = _verifies(lambda: self.server_key.verify(  # type: ignore[union-attr]
+                signature, failure_message(rid, reason), context=FAILURE_CONTEXT))  # fmt: skip
         if published:
             rb = board._rounds[rid]
             out["signatures"]["board"] = _verifies(lambda: rb.head.verify(self.server_key))
@@ -279,6 +324,10 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
 
     def published(rid: bytes) -> Any:
         board = svc._board()
+        if rid in svc.failed:
+            raise Problem(
+                410, "round-failed", f"round {rid.hex()} failed and will not be published: {svc.failed[rid][0]}"
+            )
         if rid not in board._rounds:
             raise Problem(425, "not-published", "the round's board is not published yet; poll again",
                           headers={"Retry-After": "1"})  # fmt: skip
@@ -314,24 +363,31 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
 
     @app.post("/v1/rounds/{round_id}/board", status_code=201, tags=["server"], openapi_extra=octets_body(
               "the whole-board slice (type 5) the server signed"), responses={200: {"description": "already stored"},
-              **problems(400, 403, 404, 409, 413, 422, 503)}, summary="publish a round's signed board (server signature)")  # fmt: skip
+              **problems(400, 403, 404, 409, 410, 413, 422, 503)}, summary="publish a round's signed board (server signature)")  # fmt: skip
     async def publish(round_id: str, request: Request, response: Response) -> dict[str, str]:
         rid = known(round_id)
         response.status_code = await svc.publish(rid, await request.body())
         return {"status": "published"}
 
+    @app.post("/v1/rounds/{round_id}/failure", status_code=201, tags=["server"],
+              responses={200: {"description": "already stored"}, **problems(403, 404, 409, 422, 503)},
+              summary="mark a round failed, with the reason (server signature); its reads answer 410 round-failed")  # fmt: skip
+    async def failure(round_id: str, body: FailureBody, response: Response) -> dict[str, str]:
+        response.status_code = await svc.fail(known(round_id), body.reason, body.signature)
+        return {"status": "failed"}
+
     @app.get("/v1/rounds/{round_id}/head", response_class=Response, tags=["clients"],
-             responses={**octets_response("the signed board head (type 4)"), **problems(404, 422, 425, 503)})  # fmt: skip
+             responses={**octets_response("the signed board head (type 4)"), **problems(404, 410, 422, 425, 503)})  # fmt: skip
     async def head(round_id: str) -> Response:
         return Response(published(known(round_id)).head.to_bytes(), media_type=OCTETS, headers=immutable)
 
     @app.get("/v1/rounds/{round_id}/board", response_class=Response, tags=["clients"],
-             responses={**octets_response("the whole board (type 5)"), **problems(404, 422, 425, 503)})  # fmt: skip
+             responses={**octets_response("the whole board (type 5)"), **problems(404, 410, 422, 425, 503)})  # fmt: skip
     async def whole(round_id: str) -> Response:
         return Response(published(known(round_id)).full, media_type=OCTETS, headers=immutable)
 
     @app.get("/v1/rounds/{round_id}/buckets/{bucket}", response_class=Response, tags=["clients"],
-             responses={**octets_response("one bucket with the signed head (type 5)"), **problems(404, 422, 425, 503)})  # fmt: skip
+             responses={**octets_response("one bucket with the signed head (type 5)"), **problems(404, 410, 422, 425, 503)})  # fmt: skip
     async def bucket(round_id: str, bucket: int) -> Response:
         rid = known(round_id)
         rb = published(rid)
@@ -349,7 +405,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
         response.status_code = code
         return PostAnswer(status="stored" if code == 201 else "duplicate", post_id=post_id)
 
-    @app.get("/v1/rounds/{round_id}/posts/{recipient}", tags=["clients"], responses=problems(404, 422, 425, 503),
+    @app.get("/v1/rounds/{round_id}/posts/{recipient}", tags=["clients"], responses=problems(404, 410, 422, 425, 503),
              summary="posts addressed to a pseudonym (hex), base64 each, in arrival order")  # fmt: skip
     async def posts_for(round_id: str, recipient: str) -> dict[str, list[str]]:
         rid = known(round_id)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request, Response
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from shuffledp.crypto import KemPublicKey, VerifyKey
 from shuffledp.crypto.kem import fingerprint
@@ -46,7 +46,7 @@ from shuffledp.service._http import (
     problems,
     service_app,
 )
-from shuffledp.service._peers import Peers
+from shuffledp.service._peers import FAILURE_CONTEXT, MAX_FAILURE_REASON, Peers, failure_message, keep_stepping
 from shuffledp.service.keys import KeyStore
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import Store
@@ -80,6 +80,15 @@ class CreateRound(StrictModel):
     min_bucket_size: int = Field(10, ge=1, le=1_000_000)
     ttl_seconds: float = Field(3600.0, gt=0, le=30 * 86400, description="the round closes this long after it opens")
     suite: Literal["x25519", "pq-hybrid"] = "x25519"
+
+    @field_validator("groups")
+    @classmethod
+    def _distinct_names(cls, groups: list[GroupSpec]) -> list[GroupSpec]:
+        names = [g.name for g in groups]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"group names must be distinct, got {', '.join(map(repr, twice))} more than once")
+        return groups
 
 
 class RoundInfo(StrictModel):
@@ -142,14 +151,7 @@ class ServerService:
             self._task.cancel()
 
     async def _loop(self) -> None:
-        while True:
-            try:
-                await self.step()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a peer being down must not stop the loop
-                log.warning("server step: %s", type(exc).__name__)
-            await asyncio.sleep(self.settings.reconcile_seconds)
+        await keep_stepping(self.step, self.settings.reconcile_seconds, log, "server")
 
     def _server(self, row: dict[str, Any]) -> _Live:
         """The round's protocol Server, rebuilt from its key file and stored parameters (and batches) if needed."""
@@ -176,8 +178,13 @@ class ServerService:
 
     async def step(self) -> None:
         now = time.time()
-        for row in await asyncio.to_thread(self.store.list_rounds, ROLE, ["open", "closed", "shuffled", "computed"]):
+        states = ["open", "closed", "shuffled", "computed", "failed"]
+        for row in await asyncio.to_thread(self.store.list_rounds, ROLE, states):
             rid, state = row["round_id"], row["state"]
+            if state == "failed":
+                if not row["info"].get("failure_posted"):
+                    await self.push_failure(row)
+                continue
             if state == "open" and not row["info"].get("announced"):
                 await self.announce(row)
             elif state == "open" and row["deadline"] is not None and now >= row["deadline"]:
@@ -363,6 +370,19 @@ class ServerService:
             log.info("server published round %s", rid.hex()[:8])
         else:
             log.warning("board refused the board of round %s: %s", rid.hex()[:8], r.status_code)
+
+    async def push_failure(self, row: dict[str, Any]) -> None:
+        """Tell the board, signed, that the round failed and why (its readers stop polling: 410 round-failed)."""
+        rid = row["round_id"]
+        reason = (row["info"].get("error") or "the round failed")[:MAX_FAILURE_REASON]
+        signature = self.identity.signing_key.sign(failure_message(rid, reason), context=FAILURE_CONTEXT)
+        r = await self.peers.client("board").post(f"/v1/rounds/{rid.hex()}/failure",
+                                                  json={"reason": reason, "signature": b64(signature)})  # fmt: skip
+        if r.status_code in (200, 201, 404):  # 404: the round never reached the board (nothing to tell)
+            await asyncio.to_thread(self.store.update_round, ROLE, rid, info={"failure_posted": True})
+            log.info("server told the board that round %s failed", rid.hex()[:8])
+        else:
+            log.warning("board refused the failure of round %s: %s", rid.hex()[:8], r.status_code)
 
     async def _row(self, rid: bytes, code: int = 404) -> dict[str, Any]:
         row = await asyncio.to_thread(self.store.get_round, ROLE, rid)

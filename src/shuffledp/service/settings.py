@@ -15,10 +15,22 @@ True
 from __future__ import annotations
 
 import os
+import re
+import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from shuffledp.errors import ShuffleDPError
+
+#: Schemes of a Dask scheduler address (``distributed``'s comm backends).
+_DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+
+
+class SettingsError(ShuffleDPError, ValueError):
+    """A setting that cannot be used (a missing or unreadable ``SHUFFLEDP_CONFIG`` file, ...); the message names it."""
 
 
 class ServiceSettings(BaseSettings):
@@ -47,6 +59,47 @@ class ServiceSettings(BaseSettings):
     dask_scheduler: str | None = None
     log_level: str = "INFO"
 
+    @field_validator("shuffler_url", "server_url", "board_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        try:
+            parts = urlsplit(value)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port is None or parts.port > 0)
+        except ValueError:  # a port that is not a number
+            ok = False
+        if not ok:
+            raise ValueError("must be an http(s) URL such as http://127.0.0.1:8701")
+        return value
+
+    @field_validator("db_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        import sqlalchemy as sa
+
+        try:
+            sa.engine.make_url(value).get_dialect()
+        except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ValueError):
+            raise ValueError(
+                "must be a SQLAlchemy URL of a supported database (sqlite:///path or postgresql://user@host/db)"
+            ) from None
+        return value
+
+    @field_validator("dask_scheduler")
+    @classmethod
+    def _dask_address(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        scheme, _, rest = value.rpartition("://")
+        if (scheme and scheme not in _DASK_SCHEMES) or not re.fullmatch(r"\[?[\w.:-]+\]?:\d{1,5}", rest):
+            raise ValueError("must be a Dask scheduler address such as tcp://127.0.0.1:8786")
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:
+            raise ValueError("needs the scale extra (Dask's distributed): pip install 'shuffledp[scale]'")
+        return value
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -59,7 +112,12 @@ class ServiceSettings(BaseSettings):
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         config = os.environ.get("SHUFFLEDP_CONFIG")
         if config:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(config)))
+            if not Path(config).is_file():
+                raise SettingsError(f"SHUFFLEDP_CONFIG must name a TOML file, got {config!r} (no such file)")
+            try:
+                sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(config)))
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+                raise SettingsError(f"SHUFFLEDP_CONFIG ({config}) is not a readable TOML file: {exc}") from None
         return tuple(sources)
 
     def database_url(self) -> str:

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import httpx
 from fastapi import FastAPI, Request, Response
 from pydantic import Field
 
@@ -48,7 +49,7 @@ from shuffledp.service._http import (
     problems,
     service_app,
 )
-from shuffledp.service._peers import Peers, pinned_key
+from shuffledp.service._peers import Peers, keep_stepping, pinned_key
 from shuffledp.service.keys import KeyStore
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import GroupCommitter, Store
@@ -228,14 +229,7 @@ class ShufflerService:
         return _Round(sh, row["deadline"], closed=row["state"] != "open")
 
     async def _loop(self) -> None:
-        while True:
-            try:
-                await self.step()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the loop must survive a peer being down
-                log.warning("shuffler step: %s", type(exc).__name__)
-            await asyncio.sleep(self.settings.reconcile_seconds)
+        await keep_stepping(self.step, self.settings.reconcile_seconds, log, "shuffler")
 
     async def step(self) -> None:
         """Move rounds on: close those past their deadline, release closed ones, deliver stored batches."""
@@ -301,8 +295,8 @@ class ShufflerService:
     async def _gone(self, rid: bytes) -> Problem:
         row = await asyncio.to_thread(self.store.get_round, ROLE, rid)
         if row is None:
-            return Problem(422, "wrong-round", f"round {rid.hex()} is not open at this shuffler", field="round_id",
-                           allowed="the id of an open round (GET /v1/key-config)")  # fmt: skip
+            return Problem(404, "unknown-round", f"round {rid.hex()} is not known to this shuffler; "
+                           "GET /v1/key-config lists the open rounds")  # fmt: skip
         return Problem(
             410, "round-closed", f"round {rid.hex()} is {row['state']}; refetch GET /v1/key-config for open rounds"
         )
@@ -454,7 +448,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
             response_model=SubmissionAnswer,
             status_code=201,
             tags=["clients"],
-            responses={200: duplicate, **problems(400, 403, 409, 410, 413, 422, 429, 503)},
+            responses={200: duplicate, **problems(400, 403, 404, 409, 410, 413, 422, 429, 503)},
             summary="submit one two-layer envelope (idempotent: an exact resend answers 200 duplicate)",
         )
         async def submit(round_id: str, body: SubmissionBody) -> Response:
@@ -532,16 +526,20 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
             raise Problem(404, "not-found", "the relay forwards only board reads and posts")
         body = await request.body() if method == "POST" else None
         headers = {k: v for k, v in request.headers.items() if k.lower() in _RELAY_HEADERS}
-        r = await peers.client("board").request(method, "/" + path, content=body, headers=headers)
+        try:
+            r = await peers.client("board").request(method, "/" + path, content=body, headers=headers)
+        except httpx.TransportError:  # the board is down or unreachable: nothing was relayed (or it is resendable)
+            raise Problem(503, "not-processed", "the bulletin board could not be reached; resend after Retry-After",
+                          headers={"Retry-After": "1"}) from None  # fmt: skip
         keep = {k: v for k, v in r.headers.items() if k.lower() in ("content-type", "retry-after", "cache-control")}
         return Response(r.content, status_code=r.status_code, headers=keep)
 
-    @app.get("/v1/relay/board/{path:path}", tags=["clients"], responses=problems(404),
+    @app.get("/v1/relay/board/{path:path}", tags=["clients"], responses=problems(404, 503),
              summary="anonymous relay of a board read (forwards no identifying header)")  # fmt: skip
     async def relay_get(path: str, request: Request) -> Response:
         return await _relay("GET", path, request)
 
-    @app.post("/v1/relay/board/{path:path}", tags=["clients"], responses=problems(404, 413),
+    @app.post("/v1/relay/board/{path:path}", tags=["clients"], responses=problems(404, 413, 503),
               openapi_extra={"requestBody": {"content": {OCTETS: {"schema": {"type": "string", "format": "binary"}}}}},
               summary="anonymous relay of a post to the board (forwards no identifying header)")  # fmt: skip
     async def relay_post(path: str, request: Request) -> Response:

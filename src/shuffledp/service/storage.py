@@ -163,12 +163,21 @@ class Store:
         return True
 
     # ---------------------------------------------------------------- rounds
-    def put_round(self, role: str, round_id: bytes, state: str, **fields: Any) -> None:
+    def put_round(self, role: str, round_id: bytes, state: str, **fields: Any) -> bool:
+        """Store a round's row once; False if the role already has a row for it (the caller compares contents).
+
+        A concurrent insert of the same round (two announcements racing) is the same case, on
+        SQLite and PostgreSQL alike: the primary key refuses the second row and nothing changes.
+        """
         now = time.time()
         info = fields.pop("info", {})
-        with self.engine.begin() as conn:
-            conn.execute(sa.insert(rounds).values(role=role, round_id=round_id, state=state, created_at=now,
-                                                  updated_at=now, info=json.dumps(info), **fields))  # fmt: skip
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(sa.insert(rounds).values(role=role, round_id=round_id, state=state, created_at=now,
+                                                      updated_at=now, info=json.dumps(info), **fields))  # fmt: skip
+        except sa.exc.IntegrityError:  # stored before, or by a concurrent first insert
+            return False
+        return True
 
     def update_round(
         self, role: str, round_id: bytes, *, expect: str | Sequence[str] | None = None, **fields: Any
