@@ -184,6 +184,8 @@ def test_malformed_bodies_are_refused_by_field(urls, sdk):
     problem(
         httpx.post(url, content=b"x" * 100_000, headers={"content-type": "application/json"}), 413, "body-too-large"
     )
+    streamed = (b'{"submission": "' + b"A" * 4_096 + b'"' for _ in range(8))  # no Content-Length: chunked
+    problem(httpx.post(url, content=streamed, headers={"content-type": "application/json"}), 413, "body-too-large")
     problem(
         httpx.post(f"{urls['shuffler']}/v1/rounds/not-hex/submissions", json={"submission": "AAAA"}), 422, "wrong-round"
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -215,20 +216,27 @@ class BodyLimit:
                     if self.metrics is not None:
                         self.metrics.refusals.labels(too_big.code).inc()
                     return await too_big.response()(scope, receive, send)
-        seen = 0
+        seen, exceeded = 0, False
 
         async def limited() -> dict:
-            nonlocal seen
+            nonlocal seen, exceeded
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
+                    exceeded = True
                     raise _TooBig
             return message
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooBig:
+        async def unless_exceeded(message: dict) -> None:
+            # a JSON route catches the read error itself and answers 400 ("error parsing the body"): that answer
+            # is dropped, and the 413 below goes out instead (a streamed body has no Content-Length to check)
+            if not exceeded:
+                await send(message)
+
+        with contextlib.suppress(_TooBig):  # a route that does not catch the read error
+            await self.app(scope, limited, unless_exceeded)
+        if exceeded:
             if self.metrics is not None:
                 self.metrics.refusals.labels(too_big.code).inc()
             await too_big.response()(scope, receive, send)
