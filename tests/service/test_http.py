@@ -173,6 +173,9 @@ def test_malformed_bodies_are_refused_by_field(urls, sdk):
     rid, clients = open_round(sdk)
     url = f"{urls['shuffler']}/v1/rounds/{rid.hex()}/submissions"
     problem(httpx.post(url, content=b"{not json", headers={"content-type": "application/json"}), 400, "malformed-json")
+    for undecodable in (b'{"submission": "\xff\xfe"}', b"[" * 5_000 + b"]" * 5_000, b'{"n": ' + b"9" * 5_000 + b"}"):
+        sent = httpx.post(url, content=undecodable, headers={"content-type": "application/json"})
+        problem(sent, 400, "malformed-json")
     body = problem(httpx.post(url, json={"submission": "***not base64***"}), 422, "invalid-field")
     assert body["field"] == "submission" and "base64" in body["allowed"]
     body = problem(httpx.post(url, json={"submission": "AAAA", "extra": 1}), 422, "invalid-field")

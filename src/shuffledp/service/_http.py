@@ -64,7 +64,13 @@ class Problem(Exception):
 
 
 async def http_problem(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-    """Starlette's own refusals (no such path, method not allowed) as problems like every other answer."""
+    """Starlette's own refusals (no such path, method not allowed) as problems like every other answer.
+
+    A body FastAPI could not decode as JSON for a reason other than syntax (bytes that are not UTF-8, nesting
+    past the parser's depth, an integer past Python's digit limit) is the same ``malformed-json`` as bad syntax.
+    """
+    if exc.status_code == 400 and isinstance(exc.__cause__, (UnicodeDecodeError, RecursionError, ValueError)):
+        return Problem(400, "malformed-json", "the body is not valid JSON", allowed="a JSON object").response()
     code = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
     return Problem(exc.status_code, code, str(exc.detail)).response()
 
