@@ -115,6 +115,9 @@ def test_published_round_is_visible_on_every_read_endpoint(urls, sdk, published_
     assert httpx.get(f"{urls['shuffler']}/v1/relay/board/v1/rounds/{rid.hex()}/head").content == sdk.head(rid)
     problem(httpx.get(f"{urls['shuffler']}/v1/relay/board/metrics"), 404, "not-found")
     problem(httpx.get(f"{urls['shuffler']}/v1/relay/board/v1/rounds/%2e%2e/%2e%2e/metrics"), 404, "not-found")
+    # only board reads and posts: a board upload or failure notice through the relay is refused
+    for upload in (f"v1/rounds/{rid.hex()}/board", f"v1/rounds/{rid.hex()}/failure", "v1/rounds"):
+        problem(httpx.post(f"{urls['shuffler']}/v1/relay/board/{upload}", content=b"x"), 404, "not-found")
     html = httpx.get(board + "/").text
     assert rid.hex()[:16] in html
     page = httpx.get(f"{board}/rounds/{rid.hex()}").text

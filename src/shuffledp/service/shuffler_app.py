@@ -522,8 +522,11 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
         return status
 
     async def _relay(method: str, path: str, request: Request) -> Response:
-        if not (path.startswith("v1/rounds/") or path == "v1/posts") or ".." in path or "//" in path:
-            raise Problem(404, "not-found", "the relay forwards only board reads and posts")
+        allowed = path == "v1/posts" if method == "POST" else path.startswith("v1/rounds/")
+        if not allowed or ".." in path or "//" in path:
+            raise Problem(
+                404, "not-found", "the relay forwards only board reads (GET v1/rounds/...) and posts (POST v1/posts)"
+            )
         body = await request.body() if method == "POST" else None
         headers = {k: v for k, v in request.headers.items() if k.lower() in _RELAY_HEADERS}
         try:
