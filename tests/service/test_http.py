@@ -313,6 +313,14 @@ def test_operator_and_service_endpoints_need_their_tokens(urls, services):
         "unauthorized",
     )
     problem(httpx.post(urls["server"] + f"/v1/rounds/{'ab' * 16}/close"), 401, "unauthorized")
+    # a caller is authenticated before its body is read: a bad body without the token is still a 401
+    for url, bad in (
+        (urls["shuffler"] + "/v1/enrolments", {"count": 0}),
+        (urls["shuffler"] + "/v1/rounds", {}),
+        (urls["shuffler"] + "/v1/round-keys", {"suite": 5}),
+        (urls["server"] + "/v1/rounds", {}),
+    ):
+        problem(httpx.post(url, json=bad), 401, "unauthorized")
     token = {"authorization": f"Bearer {services.token()}"}
     body = problem(httpx.post(urls["server"] + "/v1/rounds", headers=token,
                               json={**SMALL_SPEC, "epsilon_c": -1, "groups": [{"name": "a", "size": 10}]}), 422, "invalid-field")  # fmt: skip

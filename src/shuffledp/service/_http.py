@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Protocol
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -376,6 +376,16 @@ def bearer(request: Request, token: str) -> None:
     if not hmac.compare_digest(got.encode(), f"Bearer {token}".encode()):
         raise Problem(401, "unauthorized", "this endpoint needs the bearer token of its caller",
                       headers={"WWW-Authenticate": "Bearer"})  # fmt: skip
+
+
+def bearer_first(token: Callable[[], str]) -> list[Any]:
+    """Route ``dependencies``: `bearer` before the body is read or validated (an unauthenticated caller gets 401,
+    never a 422 about a body it may not send)."""
+
+    def check(request: Request) -> None:
+        bearer(request, token())
+
+    return [Depends(check)]
 
 
 def parse_round_id(value: str) -> bytes:

@@ -39,7 +39,7 @@ from shuffledp.service._http import (
     Problem,
     StrictModel,
     b64,
-    bearer,
+    bearer_first,
     octets_body,
     octets_response,
     parse_round_id,
@@ -413,6 +413,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
     peers = peers or Peers({"shuffler": settings.shuffler_url, "board": settings.board_url})
     svc = ServerService(settings, store, keys, peers)
     app = service_app(svc, "shuffledp PIC server", __doc__, bulk_path="/batches")
+    operator_only = bearer_first(lambda: svc.operator_token)
 
     @app.get("/v1/key-config", response_model=KeyConfig, tags=["clients"], summary="the server's long-term verify key")
     async def key_config(response: Response) -> KeyConfig:
@@ -420,10 +421,9 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
         vk = svc.identity.verify_key.to_bytes()
         return KeyConfig(verify_key=vk.hex(), fingerprint=fingerprint(vk))
 
-    @app.post("/v1/rounds", response_model=RoundInfo, status_code=201, tags=["operator"], responses=problems(401, 422, 503),
+    @app.post("/v1/rounds", dependencies=operator_only, response_model=RoundInfo, status_code=201, tags=["operator"], responses=problems(401, 422, 503),
               summary="open a round: plan the local epsilons, get the shuffler's round key, sign, announce")  # fmt: skip
-    async def create(body: CreateRound, request: Request) -> dict[str, Any]:
-        bearer(request, svc.operator_token)
+    async def create(body: CreateRound) -> dict[str, Any]:
         return await svc.create(body)
 
     @app.get("/v1/rounds", tags=["operator"], summary="every round with its state")
@@ -444,11 +444,10 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
             row["signed_params"], media_type=OCTETS, headers={"Cache-Control": "public, max-age=31536000, immutable"}
         )
 
-    @app.post("/v1/rounds/{round_id}/close", response_model=RoundInfo, status_code=202, tags=["operator"],
+    @app.post("/v1/rounds/{round_id}/close", dependencies=operator_only, response_model=RoundInfo, status_code=202, tags=["operator"],
               responses={200: {"model": RoundInfo, "description": "already published or failed"}, **problems(401, 404, 422)},
               summary="close a round; 202 + Retry-After until it is published (poll GET /v1/rounds/{round_id})")  # fmt: skip
-    async def close(round_id: str, request: Request, response: Response) -> dict[str, Any]:
-        bearer(request, svc.operator_token)
+    async def close(round_id: str, response: Response) -> dict[str, Any]:
         info = await svc.close(parse_round_id(round_id))
         if info["state"] in ("published", "failed"):
             response.status_code = 200

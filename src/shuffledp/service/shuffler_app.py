@@ -44,7 +44,7 @@ from shuffledp.service._http import (
     StrictModel,
     b64,
     b64_field,
-    bearer,
+    bearer_first,
     parse_round_id,
     problems,
     service_app,
@@ -459,6 +459,8 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
             )  # the hot path: no re-validation
 
     app = service_app(svc, "shuffledp PIC shuffler", __doc__, routes_first=hot_route)
+    operator_only = bearer_first(lambda: svc.operator_token)
+    service_only = bearer_first(lambda: svc.service_token)
 
     @app.get("/v1/key-config", response_model=KeyConfig, tags=["clients"],
              summary="the shuffler's long-term key and the KEM keys of open rounds")  # fmt: skip
@@ -484,23 +486,20 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
             "kem_public_key": r.shuffler.kem_public_key.to_bytes().hex(),
         }
 
-    @app.post("/v1/enrolments", response_model=EnrolAnswer, status_code=201, tags=["operator"],
+    @app.post("/v1/enrolments", dependencies=operator_only, response_model=EnrolAnswer, status_code=201, tags=["operator"],
               responses=problems(401, 422), summary="issue enrolment credentials (operator token)")  # fmt: skip
-    async def enrol(body: EnrolBody, request: Request) -> EnrolAnswer:
-        bearer(request, svc.operator_token)
+    async def enrol(body: EnrolBody) -> EnrolAnswer:
         creds = await asyncio.to_thread(svc.enrolment.enroll_many, body.count)
         return EnrolAnswer(credentials=[b64(c) for c in creds])
 
-    @app.post("/v1/round-keys", response_model=RoundKeyAnswer, status_code=201, tags=["server"],
+    @app.post("/v1/round-keys", dependencies=service_only, response_model=RoundKeyAnswer, status_code=201, tags=["server"],
               responses=problems(401, 422), summary="a fresh KEM key for the next round (service token)")  # fmt: skip
-    async def round_keys(request: Request, body: RoundKeyBody | None = None) -> RoundKeyAnswer:
-        bearer(request, svc.service_token)
+    async def round_keys(body: RoundKeyBody | None = None) -> RoundKeyAnswer:
         return await asyncio.to_thread(svc.round_key, (body or RoundKeyBody()).suite)
 
-    @app.post("/v1/rounds", response_model=OpenAnswer, status_code=201, tags=["server"],
+    @app.post("/v1/rounds", dependencies=service_only, response_model=OpenAnswer, status_code=201, tags=["server"],
               responses=problems(401, 403, 409, 422), summary="open a round under server-signed parameters")  # fmt: skip
-    async def open_round(body: OpenBody, request: Request) -> OpenAnswer:
-        bearer(request, svc.service_token)
+    async def open_round(body: OpenBody) -> OpenAnswer:
         return await svc.open(body.signed_params, body.deadline)
 
     @app.get("/v1/rounds/{round_id}", response_model=RoundStatus, tags=["server"], responses=problems(404, 422),
@@ -508,11 +507,10 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
     async def round_status(round_id: str) -> dict[str, Any]:
         return await svc.status(parse_round_id(round_id))
 
-    @app.post("/v1/rounds/{round_id}/close", response_model=RoundStatus, status_code=202, tags=["server"],
+    @app.post("/v1/rounds/{round_id}/close", dependencies=service_only, response_model=RoundStatus, status_code=202, tags=["server"],
               responses={200: {"model": RoundStatus, "description": "released (or failed)"}, **problems(401, 404, 422)},
               summary="close a round: release its signed batches (service token); 202 while delivery is pending")  # fmt: skip
-    async def close(round_id: str, request: Request, response: Response) -> dict[str, Any]:
-        bearer(request, svc.service_token)
+    async def close(round_id: str, response: Response) -> dict[str, Any]:
         status = await svc.close(parse_round_id(round_id))
         done = status["state"] == "failed" or (status["state"] == "shuffled" and len(status["delivered"]) > 0
                                                 and len(status["delivered"]) >= len(await asyncio.to_thread(store.batches_of, ROLE, parse_round_id(round_id))))  # fmt: skip
