@@ -38,6 +38,9 @@ from shuffledp.errors import ArgumentTypeError, PrivacyParameterError, ShapeErro
 
 #: Largest number of histogram states enumerated (memory guard; about 100 MB of work arrays).
 MAX_STATES = 4_000_000
+#: Largest grid `iid_shuffle_delta` lays out, (n)^(outputs - 1) cells: three outputs up to n = 20,000 (the PIC
+#: ledger's independent check, `protocols.pic.round`), while 10 unlumped outputs at n = 100 (10^18) are refused.
+MAX_IID_CELLS = 400_040_001
 #: Largest (multiset of the others' inputs) x (histogram state) count `exact_shuffle_delta` enumerates by
 #: default (about a minute per 10^6 on one core).
 MAX_WORK = 50_000_000
@@ -248,9 +251,9 @@ def iid_shuffle_delta(row0: np.ndarray, row1: np.ndarray, others_row: np.ndarray
     eps = _check_eps(eps)
     outputs = others.size
     m = n - 1
-    if (m + 1) ** max(outputs - 1, 0) > MAX_STATES:
+    if (m + 1) ** max(outputs - 1, 0) > MAX_IID_CELLS:
         raise ShapeError(
-            f"{outputs} outputs and n={n} make {m + 1}^{outputs - 1} histogram cells, more than {MAX_STATES:,}: "
+            f"{outputs} outputs and n={n} make {m + 1}^{outputs - 1} histogram cells, more than {MAX_IID_CELLS:,}: "
             f"lump the outputs on which all three rows agree first (lump_outputs), e.g. k-RR's other categories"
         )
     # every composition of m into `outputs` parts (the others' histogram)
