@@ -34,6 +34,7 @@ import numpy as np
 from scipy import special
 
 from shuffledp._util.validation import check_positive_int, check_probability, check_real
+from shuffledp.accounting._rounding import EPS_CEILING
 from shuffledp.errors import ArgumentTypeError, PrivacyParameterError, ShapeError
 
 #: Largest number of histogram states enumerated (memory guard; about 100 MB of work arrays).
@@ -66,8 +67,8 @@ def _check_matrix(M: np.ndarray) -> np.ndarray:
 
 def _check_eps(eps: float) -> float:
     eps = check_real(eps, "eps")
-    if not 0.0 <= eps <= 700.0:
-        raise PrivacyParameterError(f"eps must lie in [0, 700], got eps={eps!r}")
+    if not 0.0 <= eps <= EPS_CEILING:
+        raise PrivacyParameterError(f"eps must lie in [0, {EPS_CEILING:g}], got eps={eps!r}")
     return eps
 
 

@@ -80,7 +80,7 @@ class ExactCurve:
         return min(1.0, float(self.divergences(epsilon, upper).max()))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=2)  # a curve at n = 2,000 holds ~160 MB with its widened copies; a search reuses one
 def exact_curve(eps0: float, n: int) -> ExactCurve:
     """The laws S_j (j = 0..n-1) of the other users' count of ones, by direct convolution.
 
