@@ -75,7 +75,11 @@ def test_budgets_file_text_and_npy_match_the_library(tmp_path):
         )
         assert result.exit_code == 0, result.output
         out = _strict(result.stdout)
-        assert out["n"] == 500 and out["budgets"] == str(path) and out["distribution"] is None
+        assert (
+            out["inputs"]["n"] == 500
+            and out["inputs"]["budgets"] == str(path)
+            and out["inputs"]["distribution"] is None
+        )
         assert [r["budget"] for r in out["rows"]] == values.tolist()
         assert [r["upper"] for r in out["rows"]] == upper.tolist()
         assert sum(r["count"] for r in out["rows"]) == 500
@@ -161,7 +165,7 @@ def test_laplace_budgets_are_used_as_given_not_rounded(tmp_path):
     )
     assert result.exit_code == 0, result.output
     out = _strict(result.stdout)
-    assert out["step"] is None and [r["budget"] for r in out["rows"]] == [0.191, 0.2]
+    assert out["inputs"]["step"] is None and [r["budget"] for r in out["rows"]] == [0.191, 0.2]
     assert [r["count"] for r in out["rows"]] == [1, 999]
     victim = out["rows"][0]
     assert victim["upper"] == personalized_shuffle_epsilon(0.191, np.full(999, 0.2), 1e-3, "laplace") > 0.18
@@ -266,7 +270,8 @@ def test_rounding_stays_in_range_and_rows_stay_consistent(tmp_path):
     result = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-4", "--step", "0.3", "--json"])
     assert result.exit_code == 0, result.output
     out = _strict(result.stdout)
-    assert [r["budget"] for r in out["rows"]][-1] == 700.0 and out["seed"] is None  # 700 is not rounded past 700
+    assert [r["budget"] for r in out["rows"]][-1] == 700.0  # 700 is not rounded past 700
+    assert out["inputs"]["seed"] is None
     for r in out["rows"]:
         assert r["lower"] <= r["upper"] <= r["given_max"] and r["weakest_budget"] <= 700.0
         assert r["eapes_above_budget"] == (r["eapes"] == "inf" or r["eapes"] > r["budget"])

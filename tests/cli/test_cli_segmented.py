@@ -38,10 +38,9 @@ def test_json_matches_the_api():
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
-    res = out["result"]
-    assert res["m"] == 1.0 and res["m_range"] is None and res["n_users"] == 1000
-    assert all(eps <= level for eps, level in zip(res["epsilons"], [0.5, 1.0]))
-    assert res["lambdas"] == sorted(res["lambdas"]) and res["lambdas"][0] > 0 and res["lambdas"][-1] <= 1
+    assert out["m"] == 1.0 and out["m_range"] is None and out["n_users"] == 1000  # results beside "inputs"
+    assert all(eps <= level for eps, level in zip(out["epsilons"], [0.5, 1.0]))
+    assert out["lambdas"] == sorted(out["lambdas"]) and out["lambdas"][0] > 0 and out["lambdas"][-1] <= 1
     assert out["inputs"]["delta"] == pytest.approx(1e-5)
 
 

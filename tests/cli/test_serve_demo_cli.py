@@ -91,6 +91,9 @@ def test_demo_runs_a_round_over_http_and_prints_the_ledger_utility_and_viewer(tm
     assert result["utility"]["travel_cost_non_private"] > 0 and result["matched_pairs_posted"] == 532
     assert result["posts_verified"] and result["viewer"].startswith("http://127.0.0.1:")
     assert (tmp_path / "demo" / "keys").is_dir() and f"kept in {tmp_path / 'demo'}" in out.stderr  # the user's folder
+    assert result["inputs"]["seed"] == 3 and result["inputs"]["data_dir"] == str(tmp_path / "demo")  # the one shape
+    for phase in ("enrolment", "submissions", "outputs"):  # off a terminal: one plain line per phase, on stderr
+        assert out.stderr.count(f"{phase}: ") == 1 and phase + ":" not in out.stdout, out.stderr
 
 
 @pytest.mark.service

@@ -2,7 +2,9 @@
 
 `ProgressReporter` draws bars for experiments; `DelayedStatus` is a
 spinner for one long computation (e.g. ``shuffledp amplify``) that appears only once
-the computation has run for ``delay`` seconds, so quick answers never flicker.
+the computation has run for ``delay`` seconds, so quick answers never flicker;
+`PhaseProgress` follows a job of several phases (``shuffledp demo``).  Nothing of it
+ever reaches stdout.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -92,3 +94,48 @@ class DelayedStatus:
                 self._timer.cancel()
             if self._status is not None:
                 self._status.stop()
+
+
+class PhaseProgress:
+    """Progress of a multi-phase job on ``console`` (stderr by default), called as ``note(phase, done, total)``.
+
+    On a terminal each phase gets a rich bar that advances.  Elsewhere (pipes, CI logs) no bar is
+    drawn: each phase writes one plain line, ``phase: done/total``, once it is over (the next phase
+    starts, or the block ends), so a log holds a few lines rather than every update.
+    """
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console if console is not None else Console(stderr=True)
+        self.live = self.console.is_terminal
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        self._bar = Progress(*columns, console=self.console) if self.live else None
+        self._tasks: dict[str, Any] = {}
+        self._last: tuple[str, int, int] | None = None  # the phase running (plain lines): its latest count
+
+    def __enter__(self) -> PhaseProgress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+        self._close_phase()
+
+    def _close_phase(self) -> None:
+        if self._last is not None:
+            phase, done, total = self._last
+            self.console.print(f"{phase}: {done}/{total}", soft_wrap=True, highlight=False)
+            self._last = None
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self._bar is None:
+            if self._last is not None and self._last[0] != phase:
+                self._close_phase()
+            self._last = (phase, done, total)
+            return
+        if phase not in self._tasks:
+            self._tasks[phase] = self._bar.add_task(phase, total=total)
+        self._bar.update(self._tasks[phase], completed=done, total=total)

@@ -1,13 +1,18 @@
 """The one output rule of the ``shuffledp`` command line: numbers, JSON, tables, progress.
 
 * **JSON** (``--json``, and files such as ``round.json``): one object on stdout, strict
-  (``json.loads`` and every other parser read it).  Floats are written in the shortest form
+  (``json.loads`` and every other parser read it).  Every command's ``--json`` has one shape
+  (`emit_result`): ``{"inputs": {...}, <results>...}`` -- ``inputs`` echoes the options that
+  shaped the answer, defaults filled in, named like the option (``--eps-geo`` is ``eps_geo``);
+  the results are fields beside it at the top level (``seconds`` holds timings where a
+  command measures them).  Floats are written in the shortest form
   that reads back to the same float64 (``0.7``, not ``0.7000000000000001``; Python's
   ``repr``).  Infinity is the string ``"inf"`` (``"-inf"`` below zero) in every command --
   JSON has no infinity, and ``float("inf")`` reads the string back; ``null`` means "not
   computed / does not apply", never infinity.  NaN is never written (it becomes ``null``).
 * **Tables** (the default on a terminal): rich tables on stdout, numbers with 6
-  significant digits (`number`), infinity as ``inf``, a missing value as ``-``.
+  significant digits (`number`), infinity as ``inf``, a missing value as ``-``.  A cell
+  holds the number only: why a value is infinite or missing goes in a note under the table.
 * **Progress**: rich spinners and bars on stderr, drawn only when stderr is a terminal
   and only for work that lasts over a second (`status`), so stdout stays clean for pipes.
 """
@@ -25,13 +30,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from shuffledp._util.progress import DelayedStatus, ProgressReporter
+from shuffledp._util.progress import DelayedStatus, PhaseProgress, ProgressReporter
 
 __all__ = [
     "INFINITY",
     "PhaseProgress",
     "console",
     "emit_json",
+    "emit_result",
     "json_text",
     "json_value",
     "number",
@@ -89,6 +95,19 @@ def json_text(payload: Any, *, indent: int | None = None) -> str:
 def emit_json(payload: Any) -> None:
     """Print ``payload`` as one strict JSON object on stdout."""
     typer.echo(json_text(payload))
+
+
+def emit_result(inputs: Mapping[str, Any], results: Mapping[str, Any]) -> None:
+    """Print a command's ``--json`` answer in the one shape: ``{"inputs": inputs, **results}``.
+
+    Examples
+    --------
+    >>> emit_result({"n": 10}, {"epsilon": float("inf"), "seconds": {"total": 0.5}})
+    {"inputs": {"n": 10}, "epsilon": "inf", "seconds": {"total": 0.5}}
+    """
+    if "inputs" in results:
+        raise ValueError("a result field may not be named 'inputs': it holds the options")
+    emit_json({"inputs": dict(inputs), **results})
 
 
 def number(value: Any, digits: int = 6) -> str:
@@ -149,39 +168,3 @@ def status(message: str) -> DelayedStatus:
 def progress() -> ProgressReporter:
     """Progress bars on stderr (terminals only)."""
     return ProgressReporter()
-
-
-class PhaseProgress:
-    """Progress of a multi-phase job on stderr: a bar per phase on a terminal, one line per phase otherwise.
-
-    Call it as ``note(phase, done, total)``; the bar of a phase advances, a new phase starts a new bar.
-    """
-
-    def __init__(self) -> None:
-        from rich.console import Console as _Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.console = _Console(stderr=True)
-        self.live = self.console.is_terminal
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=self.console, transient=False) if self.live else None  # fmt: skip
-        self._tasks: dict[str, Any] = {}
-
-    def __enter__(self) -> PhaseProgress:
-        if self._bar is not None:
-            self._bar.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if self._bar is None:
-            if phase not in self._tasks or done == total:
-                self._tasks.setdefault(phase, None)
-                self.console.print(f"{phase}: {done}/{total}")
-            return
-        if phase not in self._tasks:
-            self._tasks[phase] = self._bar.add_task(phase, total=total)
-        self._bar.update(self._tasks[phase], completed=done, total=total)

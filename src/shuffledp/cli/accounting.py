@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import console, emit_json, number, status, table
+from shuffledp.cli._output import console, emit_result, number, status, table
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError, UnsupportedEventError
 from shuffledp.params import EPS0_MAX, BlanketDecomposition
 
@@ -233,7 +233,7 @@ def _bound_source(method: Any, randomizer: str | None, params: Any) -> str:
         return "generic"
     if isinstance(params, BlanketDecomposition):
         if method.kind == "lower":
-            return f"{randomizer}: n/a (no lower bound for a randomizer's own parameters)"
+            return f"{randomizer}: none offered for a randomizer's own parameters"
         return f"{randomizer}: " + _DECOMPOSITION_SOURCE.get(method.name, "its own parameters")
     return randomizer
 
@@ -307,16 +307,10 @@ def amplify_cmd(
             rows.append((name, m.kind, _bound_source(m, randomizer, params), value, results["seconds"][name]))
     if as_json:
         inputs = {"eps0": eps0, "n": n, "delta": delta, "randomizer": randomizer, "dim": dim, "method": method}
-        emit_json({"inputs": inputs, "parameters": _parameters_fields(params), **results})
+        emit_result(inputs, {"parameters": _parameters_fields(params), **results})
         return
     rows = [
-        (
-            name,
-            kind,
-            source,
-            "n/a" if value is None else value if math.isfinite(value) else "n/a (regime)",
-            number(seconds, 3),
-        )
+        (name, kind, source, value, number(seconds, 3))
         for name, kind, source, value, seconds in sorted(
             rows, key=lambda r: (r[1] != "upper", math.inf if r[3] is None else r[3])
         )
@@ -328,6 +322,11 @@ def amplify_cmd(
         whole=("method", "kind", "epsilon", "seconds"),  # the "parameters" text wraps at 80 columns
         edge=False,
     )
+    values = [row[3] for row in rows]
+    if any(v is not None and math.isinf(v) for v in values):
+        console.print("inf: the bound certifies nothing here (outside its regime)")
+    if None in values:
+        console.print("-: no lower bound is offered for a randomizer's own parameters")
     console.print(_parameters_line(params, randomizer, dim, results["seconds"]["parameters"]))
 
 
@@ -487,7 +486,7 @@ def local_budget_cmd(
         if sample is not None:  # only with --population: the output without it is unchanged
             inputs.update(population=population, sample_size=sample_size, sampling=sample["scheme"])
             results["sampling"] = sample
-        emit_json({"inputs": inputs, **results})
+        emit_result(inputs, results)
         return
     source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer}"
     if dim is not None:
@@ -577,12 +576,12 @@ def compose_cmd(
         if sample is not None:  # only with --population: the output without it is unchanged
             inputs.update(population=population, sample_size=sample_size, sampling=sample["scheme"])
             extra["sampling"] = sample
-        emit_json({"inputs": inputs, **results, "best": best, "reasons": reasons, **extra})
+        emit_result(inputs, {**results, "best": best, "reasons": reasons, **extra})
         return
     rows = [
         (
             name,
-            number(value) + (" (best)" if name == best else "") if math.isfinite(value) else "certifies nothing",
+            number(value) + (" (best)" if name == best else ""),
             number(results["seconds"][name], 3),
         )
         for name, value in results["epsilon"].items()

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import PhaseProgress, console, emit_json, number, table
+from shuffledp.cli._output import PhaseProgress, console, emit_result, number, table
 
 app = typer.Typer(help="A PIC round over HTTP on loopback.", cls=S.OneLineGroup)
 
@@ -73,7 +73,7 @@ def demo_cmd(
     """Run a taxi-hailing round (gMission, min-weight matching, Minkowski Response) over HTTP."""
     import numpy as np
 
-    from shuffledp.cli.serve import check_settings
+    from shuffledp.cli.serve import check_settings, shown_database
     from shuffledp.datasets import load_crowdsourcing
     from shuffledp.service.client import AsyncPicServiceClient
     from shuffledp.service.local import LocalServices
@@ -88,12 +88,12 @@ def demo_cmd(
     folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="shuffledp-demo-"))
     services = LocalServices(folder, db_url=db)
     err = console.__class__(stderr=True)
-    err.print(f"starting shuffler, server and bulletin board on loopback (data in {folder})")
+    err.print(f"starting shuffler, server and bulletin board on loopback (data in {folder})", soft_wrap=True)
     ok = False
     try:
         services.start_all()
         err.print(f"services ready after {time.perf_counter() - start:.1f} s: shuffler {services.url('shuffler')}, "
-                  f"server {services.url('server')}, board {services.url('bulletin')}")  # fmt: skip
+                  f"server {services.url('server')}, board {services.url('bulletin')}", soft_wrap=True)  # fmt: skip
         spec = {
             "task": {"name": "min-weight"},
             "randomizer": "minkowski",
@@ -112,11 +112,21 @@ def demo_cmd(
         viewer = f"{services.url('bulletin')}/rounds/{result.round_id}"
         pairs = result.posts_sent // 2
         if json_out:
-            emit_json({"round_id": result.round_id, "state": result.state, "users": sum(len(X) for _, X in groups),
-                       "admitted": result.admitted, "outputs": result.outputs, "outputs_verified": result.outputs_verified,
-                       "ledger": result.ledger, "utility": result.utility, "matched_pairs_posted": pairs,
-                       "posts_verified": result.posts_verified, "signatures": result.signatures, "viewer": viewer,
-                       "seconds": {**result.seconds, "demo_total": elapsed}})  # fmt: skip
+            inputs = {
+                "db": None if db is None else shown_database(db),
+                "data_dir": data_dir,
+                "instance": instance,
+                "epsilon_c": epsilon_c,
+                "data_root": data_root,
+                "seed": seed,
+                "keep_serving": keep_serving,
+            }
+            emit_result(inputs, {"round_id": result.round_id, "state": result.state,
+                                 "users": sum(len(X) for _, X in groups), "admitted": result.admitted,
+                                 "outputs": result.outputs, "outputs_verified": result.outputs_verified,
+                                 "ledger": result.ledger, "utility": result.utility, "matched_pairs_posted": pairs,
+                                 "posts_verified": result.posts_verified, "signatures": result.signatures,
+                                 "viewer": viewer, "seconds": {**result.seconds, "demo_total": elapsed}})  # fmt: skip
         else:
             console.print(f"round {result.round_id}: {result.state}; {result.admitted} of "
                           f"{sum(len(X) for _, X in groups)} users admitted, {result.outputs} outputs decrypted, "
@@ -131,7 +141,7 @@ def demo_cmd(
             console.print(f"{pairs} matched pairs completed a signed post exchange through the shuffler's relay "
                           f"(all verified: {number(result.posts_verified)}); signatures: "
                           + ", ".join(f"{k} {v}" for k, v in result.signatures.items()))  # fmt: skip
-            console.print(f"demo took {elapsed:.1f} s; board viewer: {viewer}")
+            console.print(f"demo took {elapsed:.1f} s; board viewer: {viewer}", soft_wrap=True)
         ok = result.state == "published" and bool(result.outputs_verified)
         if keep_serving:
             err.print("serving until Ctrl-C")

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import console, emit_json, number, status, table
+from shuffledp.cli._output import console, emit_result, number, status, table
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 app = typer.Typer(
@@ -93,7 +93,7 @@ _TEXT_RESULTS = ("source", "reason", "note")
 def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> None:
     """``--json``: one strict object; otherwise a table of the numbers ("-": does not apply), then the sentences."""
     if as_json:
-        emit_json({"inputs": inputs, **results})
+        emit_result(inputs, results)
         return
     numbers = [
         (key, value) for key, value in results.items() if key not in _TEXT_RESULTS and not key.endswith("_reason")
@@ -468,7 +468,7 @@ def profile_cmd(
         "source": prof.source,
     }
     if as_json:
-        emit_json({"inputs": inputs, **results})
+        emit_result(inputs, results)
         return
     rows = []
     for i in _profile_rows(prof):

@@ -35,7 +35,7 @@ import numpy as np
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import emit_json, number, status
+from shuffledp.cli._output import emit_result, number, status
 from shuffledp.errors import DataError, PrivacyParameterError
 
 app = typer.Typer(
@@ -252,17 +252,16 @@ def personalized_cmd(
     _check_distinct(budgets, source, family)
     rows = _rows(given, budgets, delta, family, k if family == "k-rr" else None)
     if as_json:
-        emit_json(
-            dict(
-                distribution=distribution,
-                budgets=budgets_file,
-                n=n,
-                delta=delta,
-                family=family,
-                step=rounding,
-                seed=None if distribution is None else seed,
-                rows=rows,
-            )
+        inputs = dict(
+            distribution=distribution,
+            budgets=budgets_file,
+            n=n,
+            delta=delta,
+            family=family,
+            k=k if family == "k-rr" else None,
+            step=rounding,
+            seed=None if distribution is None else seed,
         )
+        emit_result(inputs, {"rows": rows})
         return
     _print_table(rows, family, rounding)

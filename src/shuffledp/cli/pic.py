@@ -255,7 +255,7 @@ def _print(report: dict[str, Any]) -> None:
             number(p["delta"], 2),
             number(p["local_epsilon"], 4),
             number(p["epsilon_c"], 4),
-            "n/a" if p["epsilon_c_pic_eq1"] is None else number(p["epsilon_c_pic_eq1"], 4),
+            number(p["epsilon_c_pic_eq1"], 4),
             "yes" if p["target_met"] else "NO",
         )
         for p in report["privacy"]
@@ -271,7 +271,7 @@ def _print(report: dict[str, Any]) -> None:
         )
         console.print(f"{p['name']}: eps_c by the {p['method']}; {verdict}")
     console.print(
-        "eps_c: the bound proven for the randomizer's parameters (docs/which-bound.md); Eq. 1: PIC Theorem 5.2 (n/a outside its regime)"
+        "eps_c: the bound proven for the randomizer's parameters (docs/which-bound.md); Eq. 1: PIC Theorem 5.2 (inf outside its regime)"
     )
     for p in report["privacy"]:
         if not p["target_met"]:  # say why: the round's n' fell below the one the local epsilon was planned for

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import emit_json, status
+from shuffledp.cli._output import emit_result, status
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShuffleDPError
 
 app = typer.Typer(
@@ -113,7 +113,7 @@ def optimize(
         result = optimize_parameters(levels, delta, counts, d, s, m)
     if as_json:
         inputs = {"levels": levels, "counts": counts, "d": d, "s": s, "m": m, "delta": delta}
-        emit_json({"inputs": inputs, "result": result.to_dict()})
+        emit_result(inputs, result.to_dict())
         return
     typer.echo(f"n={n} d={d} s={s} delta={delta:g}  m={result.m:.6g}  MSE bound={result.mse_bound:.6g}")
     if result.m_range is not None:

@@ -122,6 +122,13 @@ def check_data_dir(ctx: typer.Context, folder: Path, given: dict[str, Any]) -> N
     raise SettingsError(message)
 
 
+def shown_database(url: str) -> str:
+    """A database URL as it may be printed: its password hidden."""
+    import sqlalchemy as sa
+
+    return sa.engine.make_url(url).render_as_string(hide_password=True)
+
+
 def check_database(ctx: typer.Context, url: str, where: str, is_option: bool) -> None:
     """Connect once to an explicitly given database (refused, unknown host, missing driver: one line naming it)."""
     import sqlalchemy as sa
@@ -129,7 +136,7 @@ def check_database(ctx: typer.Context, url: str, where: str, is_option: bool) ->
     from shuffledp.service.settings import SettingsError
     from shuffledp.service.storage import make_engine
 
-    shown = sa.engine.make_url(url).render_as_string(hide_password=True)
+    shown = shown_database(url)
     try:
         engine = make_engine(url)
         try:

@@ -58,8 +58,7 @@ def test_privacy_plan_meets_the_target_and_follows_section_5_3():
         R = make_randomizer("minkowski", p.local_epsilon, dim=2)
         assert p.epsilon_c == shuffle_epsilon(n - 10, 0.01 / n, params=R.amplification_parameters()) <= 1.0
         assert p.target_met and p.n_prime == n - 10
-        eq1 = shuffle_epsilon(n - 10, 0.01 / n, eps0=p.local_epsilon, method="pic-eq1")
-        assert p.epsilon_c_pic_eq1 == (eq1 if math.isfinite(eq1) else None)
+        assert p.epsilon_c_pic_eq1 == shuffle_epsilon(n - 10, 0.01 / n, eps0=p.local_epsilon, method="pic-eq1")
     neighbors = plan_groups(RoundConfig(PicTask("neighbors", k=4), "minkowski", 1.0, corrupted=3), [("u", 500)])[1][0]
     assert neighbors.exposure == 12 and neighbors.n_prime_planned == 500 - 3 - 12
 

@@ -91,7 +91,7 @@ class GroupPrivacy:
     ``threshold`` the local epsilon was calibrated for).  ``epsilon_c`` is the upper
     bound proven for the randomizer's own parameters at ``n_prime`` and ``delta``, and
     ``method`` names it (docs/which-bound.md); ``epsilon_c_pic_eq1`` is PIC Eq. 1 at the same
-    point (None outside its regime).  ``check_delta`` is an independent *lower* bound on the
+    point (infinite outside its regime: written "inf" like every infinite epsilon).  ``check_delta`` is an independent *lower* bound on the
     true delta at ``epsilon_c`` (Minkowski Response: `shuffle_audit.minkowski_lower_delta`, a
     discretisation of the real output), so ``check_passed`` = check_delta <= delta says the
     bound survived a check it could fail; None for other randomizers.
@@ -115,7 +115,7 @@ class GroupPrivacy:
     invalid_reports: dict[str, int] = field(default_factory=dict)
     n_prime: int = 0
     epsilon_c: float = math.inf
-    epsilon_c_pic_eq1: float | None = None
+    epsilon_c_pic_eq1: float = math.inf
     method: str = ""
     target_met: bool = False
     check_delta: float | None = None
@@ -147,8 +147,7 @@ class GroupPrivacy:
         params = R.amplification_parameters()
         self.method = bound_name(params)
         self.epsilon_c = shuffle_epsilon(self.n_prime, self.delta, params=params)
-        eq1 = shuffle_epsilon(self.n_prime, self.delta, eps0=self.local_epsilon, method="pic-eq1")
-        self.epsilon_c_pic_eq1 = eq1 if math.isfinite(eq1) else None
+        self.epsilon_c_pic_eq1 = shuffle_epsilon(self.n_prime, self.delta, eps0=self.local_epsilon, method="pic-eq1")
         self.target_met = self.epsilon_c <= self.target_epsilon
         if isinstance(R, MinkowskiResponse) and math.isfinite(self.epsilon_c) and self.n_prime <= _CHECK_MAX_N:
             self.check_delta = minkowski_lower_delta(R, self.n_prime, self.epsilon_c)
