@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import types
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,9 @@ NOT_EXPORTED = {
     "shuffledp.accounting.metric.rr_shuffle": {"check_rr_p", "rr_local", "rr_certified_search"},
     "shuffledp.accounting.metric.sgdl": {"relative_log_pmf"},
 }
+
+#: Validators of private modules that a public module exports because docs/architecture.md names that path.
+DOCUMENTED_VALIDATOR_PATHS = {"shuffledp.accounting.bounds": {"check_delta"}}
 
 
 def _public_module_names() -> list[str]:
@@ -73,6 +77,28 @@ def test_public_module_exports_exactly_its_api(name):
     missing = _defined_here(module) - set(exported) - kept_out
     assert not missing, f"{name} defines {sorted(missing)} but its __all__ does not list them"
     assert kept_out <= _defined_here(module) - set(exported), f"stale NOT_EXPORTED entry for {name}"
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_validators_of_private_modules_are_exported_only_where_documented(name):
+    """A ``check_*`` living in a private module is an internal check, not the API of the module importing it."""
+    module = _import_or_skip(name)
+    documented = DOCUMENTED_VALIDATOR_PATHS.get(name, set())
+    leaked = {
+        item
+        for item in getattr(module, "__all__", ())
+        if item.startswith("check_")
+        and any(part.startswith("_") for part in getattr(getattr(module, item), "__module__", "").split("."))
+    }
+    assert leaked <= documented, f"{name}.__all__ exports the private validators {sorted(leaked - documented)}"
+
+
+def test_documented_validator_paths_are_in_the_architecture_notes():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for module, names in DOCUMENTED_VALIDATOR_PATHS.items():
+        for item in names:
+            assert f"{module.rsplit('.', 1)[-1]}.{item}" in text
+            assert item in importlib.import_module(module).__all__
 
 
 def test_star_import_binds_no_third_party_module_or_private_validator():
