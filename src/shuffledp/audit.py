@@ -31,6 +31,17 @@ from shuffledp.randomizers._sampling import TiltedGenerator
 from shuffledp.randomizers.base import DiscreteRandomizer, LocalRandomizer
 from shuffledp.randomizers.domains import Box, L2Ball
 
+__all__ = [
+    "AuditResult",
+    "SamplerAuditResult",
+    "audit_continuous",
+    "exact_audit",
+    "exact_epsilon",
+    "exact_epsilon_log",
+    "extreme_pair",
+    "sampler_audit",
+]
+
 
 def exact_epsilon(P: np.ndarray) -> float:
     """Exact epsilon of a randomizer with transition matrix ``P[input, output]``.

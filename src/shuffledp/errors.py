@@ -7,6 +7,30 @@ Each subclass also derives from the closest builtin so callers that catch
 
 from __future__ import annotations
 
+__all__ = [
+    "AnonymityThresholdError",
+    "ArgumentTypeError",
+    "AuditError",
+    "CryptoError",
+    "DataError",
+    "DomainError",
+    "EnvelopeSizeError",
+    "ExperimentError",
+    "MessageFormatError",
+    "NoCloneBoundError",
+    "OptionalDependencyError",
+    "OutsideRegimeError",
+    "PolicyError",
+    "PrivacyLevelError",
+    "PrivacyParameterError",
+    "ProtocolError",
+    "ShapeError",
+    "ShuffleDPError",
+    "UnprovenBoundError",
+    "UnsupportedEventError",
+    "ValidityConditionError",
+]
+
 
 class ShuffleDPError(Exception):
     """Root of every error raised on purpose by shuffledp.

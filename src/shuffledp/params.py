@@ -24,6 +24,16 @@ from dataclasses import dataclass
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_real
 from shuffledp.errors import PrivacyParameterError, UnprovenBoundError
 
+__all__ = [
+    "BlanketDecomposition",
+    "EPS0_MAX",
+    "EPS0_MIN",
+    "PoissonReport",
+    "VariationRatio",
+    "check_eps0",
+    "check_release_params",
+]
+
 #: Smallest local epsilon the accountant takes: below it p = e^eps0 carries too few bits in
 #: float64 for p - 1 (relative error ~2e-16 / eps0) to give the pair's weights to 1e-10.
 EPS0_MIN = 1e-6

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import math
 
-from shuffledp.accounting._checks import check_delta, check_n, check_n_delta, ldp_level, resolve_params
+from shuffledp.accounting._checks import (
+    check_delta,
+    check_n,  # noqa: F401 (a validator kept at its old path, not API)
+    check_n_delta,
+    ldp_level,  # noqa: F401 (likewise)
+    resolve_params,
+)
 from shuffledp.accounting._rounding import DELTA_MIN, N_MAX  # noqa: F401 (re-exported: their old path)
 from shuffledp.accounting.accountants import accountant_for
 from shuffledp.accounting.events import ShuffleEvent
@@ -151,11 +157,7 @@ __all__ = [
     "BoundMethod",
     "available_methods",
     "check_delta",
-    "check_n",
-    "check_n_delta",
-    "ldp_level",
     "register_method",
-    "resolve_params",
     "shuffle_epsilon",
     "shuffle_epsilon_lower",
 ]

@@ -39,6 +39,8 @@ from shuffledp.accounting.dominating_pair import solve_epsilon
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
 from shuffledp.params import check_eps0
 
+__all__ = ["ExactCurve", "MAX_EXACT_N", "binary_rr_exact_delta", "binary_rr_exact_epsilon", "exact_curve"]
+
 #: Largest n computed exactly: the laws S_j take n^2 doubles (32 MB) and about n^3 / 6 flops (1-2 s at 2,000).
 MAX_EXACT_N = 2_000
 #: Largest error of one float64 product or pmf value that underflows (below the smallest normal double).

@@ -84,4 +84,4 @@ def local_epsilon(
     )
 
 
-__all__ = ["Family", "ROUND_TRIP_RTOL", "check_inverse_problem", "largest_within", "local_epsilon", "parameters_of"]
+__all__ = ["Family", "ROUND_TRIP_RTOL", "largest_within", "local_epsilon"]

@@ -752,8 +752,6 @@ __all__ = [
     "MAX_COUNT_WIDTH",
     "MIN_BUDGET",
     "CountPmf",
-    "check_budgets",
-    "check_family",
     "clone_capacity",
     "eapes_epsilon",
     "eapes_mu",

@@ -23,6 +23,8 @@ from shuffledp.cli._output import console, emit_result, number, status, table
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError, UnsupportedEventError
 from shuffledp.params import EPS0_MAX, BlanketDecomposition
 
+__all__ = ["amplify_cmd", "app", "compose_cmd", "local_budget_cmd"]
+
 #: Root-level commands (merged into the ``shuffledp`` app).
 app = typer.Typer()
 

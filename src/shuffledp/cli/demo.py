@@ -27,6 +27,8 @@ import typer
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import PhaseProgress, console, emit_result, number, table
 
+__all__ = ["app", "demo_cmd"]
+
 app = typer.Typer(help="A PIC round over HTTP on loopback.", cls=S.OneLineGroup)
 
 

@@ -16,6 +16,8 @@ import typer
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, table
 
+__all__ = ["app", "experiment_list", "experiment_run", "group", "reproduce_cmd"]
+
 #: ``shuffledp experiment ...``
 group = typer.Typer(
     help="List and run the experiments that reproduce the papers.", no_args_is_help=True, cls=S.OneLineGroup

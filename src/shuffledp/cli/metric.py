@@ -23,6 +23,8 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, emit_result, number, status, table
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
+__all__ = ["app", "epsilon_cmd", "local_epsilon_cmd", "profile_cmd"]
+
 app = typer.Typer(
     help="Metric privacy with a shuffler: RR-, Geo-, SGDL-Shuffle.", no_args_is_help=True, cls=S.OneLineGroup
 )

@@ -38,6 +38,8 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import emit_result, number, status
 from shuffledp.errors import DataError, PrivacyParameterError
 
+__all__ = ["app", "personalized_cmd"]
+
 app = typer.Typer(
     help="Personalized budgets: per-user central epsilon after shuffling. binary-rr and k-rr budgets are rounded up "
     "to --step (sound); laplace budgets are used as given (for laplace a more conservative user can get a worse "

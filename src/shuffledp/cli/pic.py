@@ -18,6 +18,8 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
 
+__all__ = ["app", "simulate_cmd"]
+
 app = typer.Typer(
     help="The PIC protocol: one-time keys, shuffler, server, signed board.", no_args_is_help=True, cls=S.OneLineGroup
 )

@@ -17,6 +17,8 @@ from shuffledp.cli import _support as S
 from shuffledp.cli._output import emit_result, status
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError, ShuffleDPError
 
+__all__ = ["app", "optimize"]
+
 app = typer.Typer(
     help="Segmented multi-message shuffle protocol (hidden privacy levels).", no_args_is_help=True, cls=S.OneLineGroup
 )

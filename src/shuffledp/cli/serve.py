@@ -20,6 +20,17 @@ from shuffledp.cli import _support as S
 if TYPE_CHECKING:
     from shuffledp.service.settings import ServiceSettings
 
+__all__ = [
+    "app",
+    "check_data_dir",
+    "check_database",
+    "check_host",
+    "check_settings",
+    "configure_logging",
+    "load_settings",
+    "serve_cmd",
+]
+
 app = typer.Typer(help="Run the PIC services over HTTP.", cls=S.OneLineGroup)
 
 _ROLES = ("shuffler", "server", "bulletin", "all")

@@ -29,6 +29,8 @@ from shuffledp.crypto.kem import KemKeyPair, KemPublicKey, Suite, get_suite
 from shuffledp.crypto.padding import pad, padded_size, unpad
 from shuffledp.errors import CryptoError
 
+__all__ = ["HpkeContext", "seal", "sealed_size", "unseal"]
+
 _INFO_LABEL = b"shuffledp/hpke-info"
 
 

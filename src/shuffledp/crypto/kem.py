@@ -31,6 +31,8 @@ from cryptography.hazmat.primitives.asymmetric import mlkem, x25519
 
 from shuffledp.errors import CryptoError
 
+__all__ = ["DEFAULT_SUITE", "KemKeyPair", "KemPublicKey", "SUITE_NAMES", "Suite", "fingerprint", "get_suite"]
+
 _X25519_KEY = 32
 _MLKEM768_PUBLIC = 1184
 _MLKEM768_SEED = 64

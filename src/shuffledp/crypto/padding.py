@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from shuffledp.errors import CryptoError, EnvelopeSizeError
 
+__all__ = ["check_payload_size", "pad", "padded_size", "unpad"]
+
 _MARKER = b"\x80"
 
 

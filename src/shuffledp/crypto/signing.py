@@ -18,6 +18,8 @@ from shuffledp.crypto._encoding import length_prefixed
 from shuffledp.crypto.kem import fingerprint
 from shuffledp.errors import CryptoError
 
+__all__ = ["SIGNATURE_SIZE", "SigningKeyPair", "VERIFY_KEY_SIZE", "VerifyKey"]
+
 VERIFY_KEY_SIZE = 32
 SECRET_KEY_SIZE = 32
 #: Length in bytes of an Ed25519 signature.

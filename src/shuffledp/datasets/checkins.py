@@ -39,6 +39,16 @@ from shuffledp.datasets.locations import load_austin
 from shuffledp.datasets.transform import bounding_box, to_unit_box
 from shuffledp.errors import DataError
 
+__all__ = [
+    "AUSTIN_SUBSTITUTE_NAME",
+    "CheckIns",
+    "FOURSQUARE_NYC_BOX",
+    "GOWALLA_SF_BOX",
+    "austin_checkins",
+    "read_foursquare",
+    "read_gowalla",
+]
+
 #: Table 3 location domains: (lat_min, lat_max, lon_min, lon_max).
 GOWALLA_SF_BOX = (37.54, 37.79, -122.51, -122.38)
 FOURSQUARE_NYC_BOX = (40.55, 40.99, -74.27, -73.68)

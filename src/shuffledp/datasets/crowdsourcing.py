@@ -27,6 +27,8 @@ from shuffledp.datasets.instance import SpatialInstance
 from shuffledp.datasets.transform import scale_length, to_unit_box
 from shuffledp.errors import DataError
 
+__all__ = ["CROWDSOURCING_DATASETS", "crowdsourcing_path", "load_crowdsourcing", "read_crowdsourcing_file"]
+
 #: CLI name -> folder name under ``spatial_crowdsourcing/``.
 CROWDSOURCING_DATASETS = {"gmission": "gMission", "everysender": "EverySender"}
 

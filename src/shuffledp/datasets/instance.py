@@ -8,6 +8,8 @@ import numpy as np
 
 from shuffledp.errors import DataError
 
+__all__ = ["SpatialInstance"]
+
 
 @dataclass(frozen=True)
 class SpatialInstance:

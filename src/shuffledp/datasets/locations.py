@@ -19,6 +19,8 @@ from shuffledp.datasets._paths import data_root, existing_file
 from shuffledp.datasets.transform import bounding_box
 from shuffledp.errors import DataError, DomainError, ShapeError
 
+__all__ = ["EARTH_RADIUS_M", "austin_path", "load_austin", "project_to_metres"]
+
 #: Mean Earth radius in metres (IUGG).
 EARTH_RADIUS_M = 6_371_008.8
 

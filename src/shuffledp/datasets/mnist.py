@@ -28,6 +28,16 @@ import numpy as np
 from shuffledp.datasets._paths import data_root, existing_file
 from shuffledp.errors import DataError
 
+__all__ = [
+    "DIGITS_SUBSTITUTE_NAME",
+    "ImageData",
+    "load_digits_substitute",
+    "load_mnist",
+    "mnist_or_digits",
+    "mnist_paths",
+    "read_idx",
+]
+
 #: IDX type byte -> big-endian numpy dtype.
 IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 #: The four MNIST files under ``<data root>/mnist/`` (each also accepted with ``.gz``).

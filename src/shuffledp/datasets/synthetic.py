@@ -18,6 +18,8 @@ from shuffledp._util.validation import check_rng
 from shuffledp.datasets.instance import SpatialInstance
 from shuffledp.errors import DomainError
 
+__all__ = ["Layout", "clustered_points", "synthetic_instance", "uniform_points"]
+
 Layout = Literal["uniform", "clustered"]
 
 

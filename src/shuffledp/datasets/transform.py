@@ -8,6 +8,8 @@ import numpy as np
 
 from shuffledp.errors import DomainError, ShapeError
 
+__all__ = ["bounding_box", "scale_length", "to_unit_box"]
+
 
 def _box(points: np.ndarray, low: Any, high: Any) -> tuple[np.ndarray, np.ndarray]:
     lo = np.broadcast_to(np.asarray(low, dtype=np.float64), points.shape[1:])

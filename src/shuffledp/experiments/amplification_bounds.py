@@ -28,6 +28,8 @@ from shuffledp.experiments.plotting import (
 )
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 
+__all__ = ["EPS0", "N_TABLE", "caption", "claims", "coinciding", "delta_for", "evaluate", "run", "tightness_gap"]
+
 EPS0 = (0.25, 0.5, 1.0, 2.0, 4.0, 6.0)
 N_FULL = tuple(int(round(10**e)) for e in np.arange(3.0, 8.01, 0.5))
 N_QUICK = (1_000, 10_000, 100_000, 1_000_000)

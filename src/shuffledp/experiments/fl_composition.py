@@ -45,6 +45,8 @@ from shuffledp.experiments.plotting import (
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
 from shuffledp.randomizers import MinkowskiResponse
 
+__all__ = ["run"]
+
 ROUNDS = 80
 USERS_PER_ROUND = 10_000
 DELTA = 0.01 / 50_000

@@ -16,6 +16,8 @@ from shuffledp.accounting.metric import geo_shuffle_epsilon, metric_profile
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 
+__all__ = ["claims", "run", "theorem_curve"]
+
 NAME = "metric-boost"
 DELTA = 1e-4
 EPS_GEO = (0.2, 0.5, 1.0)

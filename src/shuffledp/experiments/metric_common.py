@@ -49,6 +49,27 @@ from shuffledp.errors import ValidityConditionError
 from shuffledp.experiments.registry import Claim, share_verdict
 from shuffledp.protocols.metric import GeoShuffle, RRShuffle, calibrated_mechanisms
 
+__all__ = [
+    "ErrorModel",
+    "LAPLACE_PAIR_NORM",
+    "MECHANISMS",
+    "PAPER_COLUMNS",
+    "RR_PAPER_OVERSHOOT",
+    "chain_holds",
+    "comparison_lines",
+    "geo_sum_variance",
+    "implied_geo_guarantee",
+    "implied_rr_guarantee",
+    "ordering_claim",
+    "paper_tuned_eps_geo",
+    "rr_sum_variance",
+    "sgdl_abs_mean",
+    "table_claim",
+    "tuned_mechanisms",
+    "verdict",
+    "within_factor_2",
+]
+
 #: The factor on eps at which the paper's reported minimum n for RR-Shuffle is reproduced (see module docstring).
 RR_PAPER_OVERSHOOT = 1.233
 #: The paper's columns, in its tables' order.

@@ -17,6 +17,8 @@ from shuffledp.experiments.metric_common import chain_holds, within_factor_2
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 
+__all__ = ["claims", "local_table", "run"]
+
 NAME = "metric-compromised"
 EPS_S = 0.2
 DELTA = 0.01

@@ -40,6 +40,18 @@ from shuffledp.experiments.metric_common import (
 from shuffledp.experiments.plotting import PAGE_WIDTH, bar_style, legend_and_caption, page_style
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
 
+__all__ = [
+    "axis_mechanisms",
+    "axis_parameters",
+    "centroid_errors",
+    "claims",
+    "grid_cells",
+    "mean_errors",
+    "ordering_holds",
+    "published_code_shifts",
+    "run",
+]
+
 NAME = "metric-location"
 #: The paper's rectangle (footnote 4): north, south latitudes; west, east longitudes.
 NORTH, SOUTH, WEST, EAST = 30.95534, 30.091, -98.27048, -97.3819

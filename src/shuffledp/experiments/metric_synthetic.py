@@ -35,6 +35,18 @@ from shuffledp.experiments.metric_common import (
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
 
+__all__ = [
+    "COLUMNS",
+    "FIGURE_EPSILON",
+    "TABLE2",
+    "absolute_errors",
+    "claims",
+    "mae_table",
+    "ordering_holds",
+    "run",
+    "tuning_shifts",
+]
+
 NAME = "metric-synthetic"
 K = 1000
 DELTA = 1e-4

@@ -22,6 +22,8 @@ from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_t
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.protocols.personalized import TABLE3, table3_budgets
 
+__all__ = ["COLUMNS", "claims", "run"]
+
 NAME = "personalized-bounds"
 COLUMNS = [
     "distribution",

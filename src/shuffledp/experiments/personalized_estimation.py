@@ -20,6 +20,8 @@ from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, page_
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 from shuffledp.protocols.personalized import group_budgets, personalized_average, personalized_frequency
 
+__all__ = ["COLUMNS", "amplified_factor", "run"]
+
 NAME = "personalized-estimation"
 COLUMNS = ["sweep", "f_c", "eps_c", "task", "budgets", "lambda", "mae", "mae_se"]
 F_L, EPS_M, EPS_L = 0.09, 0.5, 1.0

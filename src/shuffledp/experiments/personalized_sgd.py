@@ -29,6 +29,8 @@ from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, page_
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
 from shuffledp.protocols.personalized import TABLE3, personalized_sgd, table3_budgets
 
+__all__ = ["CLIENTS", "COLUMNS", "N_TRAIN", "REFERENCE", "digits_split", "noise_sd", "run"]
+
 NAME = "personalized-sgd"
 COLUMNS = [
     "budgets",

@@ -28,6 +28,21 @@ from shuffledp.protocols.pic.server import Server
 from shuffledp.protocols.pic.shuffler import Shuffler
 from shuffledp.tasks import NO_MATCH
 
+__all__ = [
+    "COLUMNS",
+    "EPSILONS",
+    "LDP",
+    "NON_PRIVATE",
+    "PIC",
+    "RANDOMIZERS",
+    "findings_line",
+    "fmt_num",
+    "ideal_partners",
+    "plan",
+    "population_fraction",
+    "randomize_groups",
+]
+
 #: Byte offset of the first record's partner pseudonym in an output: 2 count bytes, 1 flag byte (computation.py).
 _FIRST_PSEUDONYM = 3
 

@@ -43,6 +43,20 @@ from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.reports import group_randomizer
 from shuffledp.protocols.pic.round import RoundConfig, run_round
 
+__all__ = [
+    "Procedure",
+    "claims",
+    "figure",
+    "machine",
+    "measure_round",
+    "own_entry_bytes",
+    "paper_value",
+    "round_groups",
+    "run",
+    "single_randomize_us",
+    "summary",
+]
+
 NAME = "pic-costs"
 DATASETS = (("gmission", "gMission"), ("everysender", "EverySender"))
 SUITES = ("x25519", "pq-hybrid")

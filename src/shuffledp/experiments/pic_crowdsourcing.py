@@ -53,6 +53,8 @@ from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.randomizers.registry import make_randomizer
 from shuffledp.tasks import NO_MATCH, Matching, min_weight_matching, radius_matching, success_ratio, travel_cost
 
+__all__ = ["MAX_MATCHING", "MIN_WEIGHT", "claims", "run", "run_instance"]
+
 NAME = "pic-crowdsourcing"
 DATASETS = (("gmission", "gMission"), ("everysender", "EverySender"))
 RADIUS = 0.4

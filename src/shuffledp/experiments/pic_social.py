@@ -60,6 +60,8 @@ from shuffledp.protocols.pic.reports import group_randomizer
 from shuffledp.randomizers.registry import make_randomizer
 from shuffledp.tasks import radius_neighbor_counts
 
+__all__ = ["NEIGHBORS", "TAUS", "checkin_sources", "claims", "run", "run_group"]
+
 NAME = "pic-social"
 #: tau -> fraction of the group taken as the anonymous population (§7.2; Appendix D).
 TAUS = {0.2: 0.9, 0.1: 0.98}

@@ -9,6 +9,16 @@ import textwrap
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+__all__ = [
+    "PAGE_WIDTH",
+    "bar_style",
+    "legend_and_caption",
+    "log_ticks",
+    "lower_bound_style",
+    "page_style",
+    "series_style",
+]
+
 #: Inches: a full text width, so the saved figure is read at (about) its own size.
 PAGE_WIDTH = 7.0
 

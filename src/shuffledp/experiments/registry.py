@@ -17,6 +17,18 @@ import numpy as np
 
 from shuffledp.errors import ExperimentError
 
+__all__ = [
+    "Claim",
+    "Experiment",
+    "ExperimentContext",
+    "ExperimentOutput",
+    "VERDICTS",
+    "all_experiments",
+    "get_experiment",
+    "register",
+    "share_verdict",
+]
+
 #: Modules that define experiments (imported lazily by `all_experiments`).
 EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.table7",

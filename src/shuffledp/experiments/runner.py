@@ -26,6 +26,8 @@ from shuffledp._util.validation import SEED_MAX, check_positive_int
 from shuffledp.errors import ExperimentError, ShuffleDPError
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, all_experiments, get_experiment
 
+__all__ = ["check_seed", "reproduce", "run_experiment", "writable_directory"]
+
 
 def _write_csv(path: Path, output: ExperimentOutput) -> None:
     with path.open("w", newline="") as fh:

@@ -38,6 +38,31 @@ from shuffledp.protocols.segmented.baselines import BallsIntoBins, SeparatedBall
 from shuffledp.protocols.segmented.messages import user_messages
 from shuffledp.protocols.segmented.optimizer import max_sampling_rate, optimize_parameters
 
+__all__ = [
+    "COLUMNS",
+    "COMPETITORS",
+    "Design",
+    "N_VALUES",
+    "OURS_OPT",
+    "SETTINGS",
+    "claims",
+    "comparisons",
+    "delta_for",
+    "figure",
+    "least_mse_ratio",
+    "level_counts",
+    "m_star_decreases",
+    "meets_reduction",
+    "optimal_m_trend",
+    "ours_errors",
+    "output",
+    "run_design",
+    "s3_advantage_larger",
+    "setting_gaps",
+    "summarize",
+    "summary_markdown",
+]
+
 LEVELS = (0.5, 1.0, 2.0)
 SETTINGS: dict[str, tuple[float, float, float]] = {
     "S1": (0.25, 0.5, 0.25),

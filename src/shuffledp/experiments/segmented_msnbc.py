@@ -30,6 +30,8 @@ from shuffledp.errors import DataError
 from shuffledp.experiments import segmented_common as common
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
 
+__all__ = ["NAME", "S", "data_source", "least_error_claim", "run"]
+
 NAME = "segmented-msnbc"
 S = 4
 PAPER_M = (

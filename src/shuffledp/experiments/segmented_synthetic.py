@@ -20,6 +20,8 @@ from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentO
 from shuffledp.protocols.segmented import optimize_parameters
 from shuffledp.protocols.segmented.baselines import SubsetExponentialBaseline
 
+__all__ = ["DATASET", "QUICK_REPEATS", "design", "m_star_is_best", "optimizer_claim", "run", "shortfall_check"]
+
 NAME = "segmented-synthetic"
 D = 128
 S_VALUES = (4, 8)

@@ -22,6 +22,8 @@ from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentO
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.registry import make_randomizer
 
+__all__ = ["EPSILONS", "TABLE7", "claims", "mean_l2_errors", "microseconds_per_report", "run"]
+
 EPSILONS = (0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 10.0)
 BATCH = 100
 TIMING_BATCH = 100_000

@@ -18,6 +18,8 @@ from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.domains import Domain
 
+__all__ = ["DiscreteRandomizer", "LocalRandomizer", "MAX_DISCRETE_EPSILON"]
+
 
 class LocalRandomizer(ABC):
     """An epsilon-LDP local randomizer R: domain -> outputs (DESIGN.md, "Core contracts").

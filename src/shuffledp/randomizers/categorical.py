@@ -32,6 +32,21 @@ from shuffledp.randomizers._sampling import bernoulli, hazard_categorical
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import Categorical, Subsets
 
+__all__ = [
+    "BinaryRandomizedResponse",
+    "KRandomizedResponse",
+    "PoissonRandomizer",
+    "SubsetExponential",
+    "binary_vectors",
+    "check_binary_matrix",
+    "check_enumerable",
+    "optimal_output_size",
+    "privset_variance",
+    "row_codes",
+    "subset_rows",
+    "table_index",
+]
+
 #: Largest number of items k for which a transition matrix enumerates outputs
 #: that are subsets of {0, ..., k-1} (2^16 columns).
 MAX_ENUMERATED_ITEMS = 16

@@ -18,6 +18,8 @@ import numpy as np
 from shuffledp._util.validation import as_index_array, as_points
 from shuffledp.errors import DomainError, ShapeError
 
+__all__ = ["Box", "Categorical", "Domain", "IntegerRange", "L2Ball", "Subsets", "UnitSphere"]
+
 
 class Domain(ABC):
     """A set of admissible inputs, vectorised over rows.

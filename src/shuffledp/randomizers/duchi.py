@@ -39,6 +39,8 @@ from shuffledp.randomizers._total_variation import _FLOAT_SLACK
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
 
+__all__ = ["PrivHS", "output_bound", "positive_count"]
+
 
 def positive_count(dim: int) -> int:
     """M = #{s in {-1, 1}^d : <s, v> > 0} (the same for every vertex v)."""

@@ -27,6 +27,8 @@ from shuffledp.randomizers._sampling import bernoulli, geometric_tail
 from shuffledp.randomizers.base import DiscreteRandomizer
 from shuffledp.randomizers.domains import IntegerRange
 
+__all__ = ["Geometric", "discrete_laplace_noise"]
+
 
 def _two_sided_geometric(rate: float, size: int, rng: np.random.Generator) -> np.ndarray:
     """N with Pr[N = r] = tanh(rate/2) e^(-rate |r|), r in Z, exact at any rate.

@@ -26,6 +26,8 @@ from shuffledp.randomizers._total_variation import product_total_variation
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
 
+__all__ = ["Laplace", "PlanarLaplace", "laplace_total_variation", "planar_laplace_total_variation"]
+
 #: Grid budget of `laplace_total_variation`: each coordinate's loss range [-a, a] gets
 #: K = max(32, _LAPLACE_GRID // d) points per side, so rounding raises the total loss by <= eps / K.
 _LAPLACE_GRID = 4096

@@ -54,6 +54,19 @@ from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box, L2Ball
 
+__all__ = [
+    "MinkowskiResponse",
+    "Norm",
+    "cap_probability",
+    "closed_form_radius",
+    "drawable_cap_probability",
+    "l2_optimal_radius",
+    "log_cap_odds",
+    "log_worst_case_mse",
+    "optimal_radius",
+    "worst_case_mse",
+]
+
 Norm = Literal["l2", "linf"]
 
 #: numpy's Generator.random() returns k / 2^53, so P[random() < b] = b exactly for b on this grid.

@@ -70,6 +70,18 @@ from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box, UnitSphere
 
+__all__ = [
+    "Calibration",
+    "CapParameters",
+    "DomainName",
+    "PrivUnit",
+    "PrivUnitG",
+    "privunit_calibration",
+    "privunit_g_calibration",
+    "privunit_g_parameters",
+    "privunit_parameters",
+]
+
 DomainName = Literal["box", "sphere"]
 Calibration = Literal["exact", "bhowmick"]
 

@@ -15,6 +15,8 @@ from typing import Any
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.base import LocalRandomizer
 
+__all__ = ["available_randomizers", "make_randomizer", "randomizer_class", "size_argument"]
+
 
 @dataclass(frozen=True)
 class _Entry:

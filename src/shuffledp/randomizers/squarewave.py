@@ -32,6 +32,8 @@ from shuffledp.randomizers._total_variation import ternary_product_total_variati
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
 
+__all__ = ["SquareWave", "square_wave_half_width"]
+
 
 def square_wave_half_width(epsilon: float) -> float:
     """SW's b (SIGMOD 2020, §4.2), written with expm1 to limit cancellation at small eps."""

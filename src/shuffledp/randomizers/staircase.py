@@ -40,6 +40,8 @@ from shuffledp.randomizers._total_variation import ternary_product_total_variati
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.domains import Box
 
+__all__ = ["Staircase", "optimal_gamma", "staircase_variance"]
+
 
 def optimal_gamma(epsilon: float, cost: Literal["mse", "l1"] = "mse") -> float:
     """Geng & Viswanath's gamma minimising E[X^2] (``"mse"``) or E|X| (``"l1"``) of the noise."""

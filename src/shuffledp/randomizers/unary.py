@@ -36,6 +36,8 @@ from shuffledp.randomizers.base import MAX_DISCRETE_EPSILON, DiscreteRandomizer
 from shuffledp.randomizers.categorical import binary_vectors, check_binary_matrix, check_enumerable, row_codes
 from shuffledp.randomizers.domains import Categorical, IntegerRange
 
+__all__ = ["UnaryEncoding", "UnaryRR", "Variant", "thermometer_encode"]
+
 Variant = Literal["symmetric", "optimized"]
 
 

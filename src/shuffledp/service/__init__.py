@@ -6,3 +6,5 @@ storage (`storage`), settings (`settings`), key files (`keys`), a client SDK (`c
 an all-in-one mode (`apps.all_in_one`).  The README's "PIC as a service" section gives the
 round as a sequence of calls.
 """
+
+__all__: list[str] = []

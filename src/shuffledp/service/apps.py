@@ -21,6 +21,8 @@ from shuffledp.service._peers import Peers
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import Store
 
+__all__ = ["all_in_one", "create"]
+
 ROLES = ("shuffler", "server", "bulletin")
 
 

@@ -56,6 +56,8 @@ from shuffledp.service._peers import FAILURE_CONTEXT, MAX_FAILURE_REASON, Peers,
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import GroupCommitter, Store
 
+__all__ = ["BoardService", "FailureBody", "PostAnswer", "RoundBody", "create_app"]
+
 log = logging.getLogger("shuffledp.service.bulletin")
 ROLE = "board"
 _TEMPLATES = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")), autoescape=select_autoescape())

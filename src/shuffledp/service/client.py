@@ -35,6 +35,8 @@ import httpx
 
 from shuffledp.errors import ShuffleDPError
 
+__all__ = ["AsyncPicServiceClient", "PicServiceClient", "ServiceError"]
+
 OCTETS = "application/octet-stream"
 NOT_PROCESSED = "urn:shuffledp:pic:problem:not-processed"
 

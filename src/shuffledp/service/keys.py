@@ -17,6 +17,8 @@ from shuffledp.crypto import KemKeyPair
 from shuffledp.errors import CryptoError
 from shuffledp.protocols.pic import SigningIdentity
 
+__all__ = ["KeyStore"]
+
 _KEM_MAGIC = "shuffledp-pic-kem-v1"
 
 

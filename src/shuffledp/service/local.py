@@ -19,6 +19,8 @@ from pathlib import Path
 
 import httpx
 
+__all__ = ["LocalServices", "free_port"]
+
 ROLES = ("shuffler", "server", "bulletin")
 
 

@@ -25,6 +25,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+__all__ = ["attach_server", "connect", "unwrap_many"]
+
 #: Envelopes per task: large enough that a task's overhead (about 1 ms) is small beside its work (~50 us each).
 CHUNK = 5_000
 

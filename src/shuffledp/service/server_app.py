@@ -51,6 +51,8 @@ from shuffledp.service.keys import KeyStore
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import Store
 
+__all__ = ["CreateRound", "GroupSpec", "KeyConfig", "RoundInfo", "ServerService", "TaskModel", "create_app"]
+
 log = logging.getLogger("shuffledp.service.server")
 ROLE = "server"
 POST_SIZE = 16

@@ -25,6 +25,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from shuffledp.errors import ShuffleDPError
 
+__all__ = ["ServiceSettings", "SettingsError"]
+
 #: Schemes of a Dask scheduler address (``distributed``'s comm backends).
 _DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
 

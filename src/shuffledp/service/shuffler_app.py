@@ -54,6 +54,23 @@ from shuffledp.service.keys import KeyStore
 from shuffledp.service.settings import ServiceSettings
 from shuffledp.service.storage import GroupCommitter, Store
 
+__all__ = [
+    "EnrolAnswer",
+    "EnrolBody",
+    "KeyConfig",
+    "OpenAnswer",
+    "OpenBody",
+    "RateLimited",
+    "RoundKeyAnswer",
+    "RoundKeyBody",
+    "RoundStatus",
+    "ShufflerService",
+    "StoredEnrolment",
+    "SubmissionAnswer",
+    "SubmissionBody",
+    "create_app",
+]
+
 log = logging.getLogger("shuffledp.service.shuffler")
 ROLE = "shuffler"
 MAX_SUBMISSION = 64 * 1024

@@ -27,6 +27,8 @@ from shuffledp.protocols.pic.computation import decode_output
 from shuffledp.protocols.pic.round import _independent_check, utility
 from shuffledp.service.client import AsyncPicServiceClient, ServiceError
 
+__all__ = ["HttpRoundResult", "Progress", "run_http_round"]
+
 Progress = Callable[[str, int, int], None]
 
 

@@ -32,6 +32,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+__all__ = ["GroupCommitter", "Store", "make_engine", "metadata", "migrate"]
+
 metadata = sa.MetaData()
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 

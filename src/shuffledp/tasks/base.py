@@ -26,6 +26,17 @@ import numpy as np
 
 from shuffledp.errors import DomainError, ShapeError
 
+__all__ = [
+    "NO_MATCH",
+    "PAIR_DTYPE",
+    "as_reports",
+    "canonical_order",
+    "check_radius",
+    "inverse_permutation",
+    "overflow_exponent",
+    "overflow_safe",
+]
+
 #: Partner index of a report left unmatched.
 NO_MATCH = -1
 

@@ -25,6 +25,8 @@ from scipy.spatial.distance import cdist
 from shuffledp.errors import ShapeError
 from shuffledp.tasks.base import NO_MATCH, PAIR_DTYPE, as_reports, canonical_order, check_radius, overflow_safe
 
+__all__ = ["Matching", "min_weight_matching", "radius_matching"]
+
 
 @dataclass(frozen=True)
 class Matching:

@@ -17,6 +17,19 @@ from shuffledp.tasks.base import as_reports, check_radius
 from shuffledp.tasks.matching import Matching
 from shuffledp.tasks.neighbors import Neighbors
 
+__all__ = [
+    "NeighborScores",
+    "PairCounts",
+    "matching_size_ratio",
+    "mean_l2_error",
+    "neighbor_scores",
+    "radius_neighbor_counts",
+    "shapley_error",
+    "success_ratio",
+    "travel_cost",
+    "travel_cost_ratio",
+]
+
 
 def mean_l2_error(reported: Any, true: Any) -> float:
     """Mean Euclidean distance between each report and its true value (PIC §7.1, Fig. 5).

@@ -26,6 +26,8 @@ from shuffledp.tasks.base import (
     overflow_safe,
 )
 
+__all__ = ["Neighbors", "k_nearest_neighbors", "radius_neighbors"]
+
 
 @dataclass(frozen=True)
 class Neighbors:

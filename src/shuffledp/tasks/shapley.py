@@ -50,6 +50,16 @@ from shuffledp._util.validation import check_rng
 from shuffledp.errors import DomainError, ShapeError
 from shuffledp.tasks.base import as_reports, canonical_order, inverse_permutation
 
+__all__ = [
+    "DEFAULT_PERMUTATIONS",
+    "ShapleyTask",
+    "ShapleyValues",
+    "cosine_utility",
+    "exact_shapley",
+    "permutation_shapley",
+    "shapley_values",
+]
+
 #: Largest number of users `exact_shapley` enumerates (2^16 coalitions of <= 17 coordinates: 9 MB).
 EXACT_MAX_PLAYERS = 16
 #: `shapley_values(method="auto")` enumerates up to this many users and samples orders above.

@@ -39,7 +39,7 @@ from shuffledp.accounting.metric._common import (
     MAX_DISTANCE,
     MAX_EPSILON,
     CertifiedEpsilon,
-    check_noise_epsilon,
+    check_noise_epsilon,  # noqa: F401 (the protocols' validator import path, not API)
 )
 from shuffledp.accounting.metric.compromised import (
     compromised_local_epsilons,
@@ -110,7 +110,6 @@ __all__ = [
     "MAX_SGDL_OUTCOME",
     "RR_MIN_P",
     "MAX_EPSILON",
-    "check_noise_epsilon",
     "MAX_DISTANCE",
     "axis_budget",
     "CertifiedEpsilon",

@@ -9,7 +9,7 @@ from shuffledp.protocols.metric._base import (
     MAX_DRAWS,
     MAX_MATERIALIZED_BITS,
     UnaryShuffleProtocol,
-    check_values,
+    check_values,  # noqa: F401 (a validator kept at its old path, not API)
     shuffle_bits,
 )
 from shuffledp.protocols.metric.baselines import GeoCentral, GeoLocal
@@ -29,7 +29,6 @@ __all__ = [
     "SGDLShuffle",
     "UnaryShuffleProtocol",
     "calibrated_mechanisms",
-    "check_values",
     "sgdl_noise",
     "shuffle_bits",
 ]

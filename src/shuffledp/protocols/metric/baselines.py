@@ -18,6 +18,8 @@ from shuffledp.errors import ShapeError
 from shuffledp.protocols.metric._base import check_draws, check_values
 from shuffledp.randomizers.geometric import discrete_laplace_noise
 
+__all__ = ["GeoCentral", "GeoLocal"]
+
 
 def _nonempty(x: np.ndarray) -> np.ndarray:
     if x.size == 0:

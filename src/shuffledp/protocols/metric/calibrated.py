@@ -17,6 +17,8 @@ from shuffledp.protocols.metric.geo_shuffle import GeoShuffle
 from shuffledp.protocols.metric.rr_shuffle import RRShuffle
 from shuffledp.protocols.metric.sgdl_shuffle import SGDLShuffle
 
+__all__ = ["MECHANISMS", "calibrated_mechanisms"]
+
 #: Mechanism names in the paper's table order.
 MECHANISMS = ("geo-local", "rr-shuffle", "geo-shuffle", "sgdl-shuffle")
 

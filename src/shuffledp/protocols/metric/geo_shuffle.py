@@ -27,6 +27,8 @@ from shuffledp.protocols.metric._base import not_analysed
 from shuffledp.protocols.metric._padded import PaddedUnaryProtocol
 from shuffledp.randomizers.geometric import discrete_laplace_noise
 
+__all__ = ["GeoShuffle"]
+
 
 class GeoShuffle(PaddedUnaryProtocol):
     """Geo-Shuffle(eps_geo, delta, n) on values in {0, ..., k}.

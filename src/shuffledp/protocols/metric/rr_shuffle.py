@@ -34,6 +34,8 @@ from shuffledp.protocols.metric._base import (
 from shuffledp.randomizers._sampling import bernoulli
 from shuffledp.randomizers.unary import thermometer_encode
 
+__all__ = ["RRShuffle"]
+
 
 class RRShuffle(UnaryShuffleProtocol):
     """RR-Shuffle(delta, p, k, n); ``epsilon`` is the certified guarantee (valid for every pair of datasets, see

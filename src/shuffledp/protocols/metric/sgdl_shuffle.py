@@ -27,6 +27,8 @@ from shuffledp.errors import PrivacyParameterError
 from shuffledp.protocols.metric._base import check_draws, not_analysed
 from shuffledp.protocols.metric._padded import PaddedUnaryProtocol
 
+__all__ = ["SGDLShuffle", "sgdl_noise"]
+
 
 def sgdl_noise(beta: float, p: float, size, rng: np.random.Generator) -> np.ndarray:
     """Draws of SGDL(beta, p): the difference of two independent NB(beta, 1 - p) (failures before beta successes).

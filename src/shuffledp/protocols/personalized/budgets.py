@@ -19,6 +19,8 @@ from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting.personalized import MAX_BUDGET, MIN_BUDGET
 from shuffledp.errors import DataError, PrivacyParameterError
 
+__all__ = ["TABLE3", "group_budgets", "read_budgets", "table3_budgets"]
+
 #: name -> (kind, a, b, clip low, clip high): uniform U(a, b) or normal N(mean a, sd b).
 TABLE3 = {
     "uniform1": ("uniform", 0.05, 1.0, 0.05, 1.0),

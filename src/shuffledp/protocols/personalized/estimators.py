@@ -25,6 +25,8 @@ from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
 from shuffledp.protocols.personalized._guarantees import check_population, eapes_by_victim
 from shuffledp.randomizers._sampling import bernoulli
 
+__all__ = ["PersonalizedRun", "personalized_average", "personalized_frequency"]
+
 
 @dataclass(frozen=True)
 class PersonalizedRun:

@@ -27,6 +27,8 @@ from shuffledp._util.validation import check_rng
 from shuffledp.errors import DataError, PrivacyParameterError, ShapeError
 from shuffledp.protocols.personalized._guarantees import check_population, check_target_delta, eapes_by_victim
 
+__all__ = ["PersonalizedSGDRun", "personalized_sgd"]
+
 #: Why `PersonalizedSGDRun` carries no rigorous central bound.
 NO_RIGOROUS_BOUND = (
     "the Gaussian mechanism is not pure-DP, so no clone capacity applies: "

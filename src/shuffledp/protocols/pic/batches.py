@@ -42,6 +42,8 @@ from shuffledp.crypto import SIGNATURE_SIZE, SigningKeyPair, VerifyKey
 from shuffledp.errors import CryptoError, MessageFormatError
 from shuffledp.protocols.pic._wire import ROUND_ID_SIZE, MessageType, Reader, check_group_id, check_round_id, header
 
+__all__ = ["SignedBatch", "ViewAnnouncement", "batch_digest"]
+
 BATCH_ID_SIZE = 16
 HASH_SIZE = 32
 _BATCH_CONTEXT = "pic/batch"

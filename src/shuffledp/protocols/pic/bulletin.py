@@ -68,6 +68,8 @@ from shuffledp.protocols.pic._wire import (
 )
 from shuffledp.protocols.pic.messages import MAX_BUCKET_BITS, OneTimeKeys, Post, Pseudonym, RoundParams, output_context
 
+__all__ = ["BoardEntry", "BoardHead", "BoardSlice", "BulletinBoard", "bucket_digest", "bucket_of", "choose_bucket_bits"]
+
 WHOLE_BOARD = 0xFFFFFFFF
 
 

@@ -48,6 +48,8 @@ from shuffledp.protocols.pic.messages import (
 from shuffledp.protocols.pic.noise import secure_generator
 from shuffledp.protocols.pic.reports import group_randomizer
 
+__all__ = ["Client", "ClientPolicy", "VerifiedDownloads"]
+
 
 @dataclass(frozen=True)
 class ClientPolicy:

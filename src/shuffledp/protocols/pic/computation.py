@@ -71,6 +71,19 @@ from shuffledp.protocols.pic.messages import Pseudonym, ReportFormat
 from shuffledp.tasks import NO_MATCH, k_nearest_neighbors, min_weight_matching, radius_matching, shapley_values
 from shuffledp.tasks.shapley import DEFAULT_PERMUTATIONS
 
+__all__ = [
+    "GroupReports",
+    "OutputRecord",
+    "PicTask",
+    "SHAPLEY_PERMUTATIONS",
+    "TASK_NAMES",
+    "decode_output",
+    "decode_value",
+    "evaluate",
+    "output_size",
+    "shapley_seed",
+]
+
 TASK_NAMES = ("min-weight", "max-matching", "neighbors", "shapley")
 #: Orders the ``shapley`` task's estimator averages (groups above 12 users, `shapley_values`).  Fixed with the
 #: task's name, so the signed parameters pin f (a different T would be a different task).

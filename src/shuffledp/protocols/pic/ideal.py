@@ -23,6 +23,8 @@ from shuffledp.protocols.pic.messages import RoundParams
 from shuffledp.protocols.pic.reports import group_randomizer
 from shuffledp.protocols.pic.shuffler import csprng_permutation
 
+__all__ = ["IdealResult", "ideal_pic"]
+
 
 @dataclass(frozen=True)
 class IdealResult:

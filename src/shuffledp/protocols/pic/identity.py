@@ -21,6 +21,8 @@ from shuffledp.crypto import SigningKeyPair, VerifyKey
 from shuffledp.crypto.kem import fingerprint
 from shuffledp.errors import CryptoError
 
+__all__ = ["SigningIdentity"]
+
 _MAGIC = "shuffledp-pic-identity-v1"
 
 

@@ -27,6 +27,8 @@ import numpy as np
 
 from shuffledp.errors import CryptoError
 
+__all__ = ["secure_generator"]
+
 #: Names accepted by `secure_generator`.
 SECURE_GENERATORS = ("chacha20", "aes-ctr")
 

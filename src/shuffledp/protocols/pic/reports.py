@@ -19,6 +19,8 @@ from shuffledp.protocols.pic.messages import GroupParams, ReportFormat, canonica
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.registry import make_randomizer
 
+__all__ = ["group_randomizer", "report_format", "report_range"]
+
 #: Relative slack on a bounded report range: covers float64 rounding in the samplers only.
 _RANGE_SLACK = 1e-9
 

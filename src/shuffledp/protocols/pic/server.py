@@ -56,6 +56,8 @@ from shuffledp.protocols.pic.messages import (
 )
 from shuffledp.protocols.pic.reports import group_randomizer, report_range
 
+__all__ = ["GroupDecryption", "Server"]
+
 
 @dataclass
 class GroupDecryption:

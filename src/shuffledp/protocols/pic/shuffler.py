@@ -39,6 +39,8 @@ from shuffledp.protocols.pic.batches import SignedBatch, ViewAnnouncement
 from shuffledp.protocols.pic.identity import SigningIdentity
 from shuffledp.protocols.pic.messages import CREDENTIAL_SIZE, RoundParams, SignedRoundParams, Submission
 
+__all__ = ["ADMITTED", "DUPLICATE", "Enrolment", "Shuffler", "csprng_permutation"]
+
 ADMITTED = "admitted"
 DUPLICATE = "duplicate"
 

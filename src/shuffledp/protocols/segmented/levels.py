@@ -322,9 +322,7 @@ __all__ = [
     "EPSILON_P_MAX",
     "LevelHistogram",
     "aggregate_levels",
-    "check_epsilon_p",
     "project_counts",
-    "check_level_index",
     "level_indices",
     "level_local_epsilon",
 ]

@@ -131,4 +131,4 @@ def shuffle(*batches: np.ndarray, rng: np.random.Generator | None = None) -> np.
     return check_rng(rng).permutation(np.concatenate(arrays))
 
 
-__all__ = ["check_item_sets", "check_lambdas", "shuffle", "user_messages"]
+__all__ = ["check_item_sets", "shuffle", "user_messages"]

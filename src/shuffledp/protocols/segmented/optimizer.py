@@ -470,8 +470,6 @@ __all__ = [
     "LAMBDA_MIN",
     "M_MIN",
     "SegmentedParameters",
-    "check_level_counts",
-    "check_levels",
     "clear_caches",
     "full_rate_blankets",
     "largest_blanket_rate",
