@@ -103,3 +103,20 @@ def test_demo_deletes_its_temporary_folder_with_keys_and_token_at_the_end(tmp_pa
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout)["state"] == "published"
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("role, docs", [("server", "/docs"), ("all", "/board/docs")])
+def test_serve_says_where_it_listens_before_it_serves(role, docs, tmp_path):
+    from shuffledp.service.local import free_port
+
+    port = free_port()
+    cmd = [sys.executable, "-m", "shuffledp", "serve", role, "--port", str(port), "--data-dir", str(tmp_path)]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SHUFFLEDP_")}
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=clean)
+    try:
+        line = proc.stderr.readline()
+        assert f"starting {role} on http://127.0.0.1:{port}" in line, line
+        assert f"http://127.0.0.1:{port}{docs}" in line and str(tmp_path) in line and "database: sqlite" in line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -354,8 +354,8 @@ def test_only_the_shuffler_delivers_batches(urls, sdk):
     problem(httpx.post(url, content=b"short", headers=octets), 400, "malformed-batch")
     problem(
         httpx.post(f"{urls['server']}/v1/rounds/{'ab' * 16}/batches", content=forged, headers=octets),
-        422,
-        "wrong-round",
+        404,
+        "unknown-round",
     )
     other, _ = open_round(sdk)
     problem(

@@ -180,6 +180,17 @@ def check_settings(
     return settings
 
 
+def log_start(role: str, host: str, port: int, settings: ServiceSettings) -> None:
+    """One line on stderr before uvicorn binds: which role, where, its API docs and its data (not the database
+    URL, which may hold a password: only its kind)."""
+    base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    docs = ", ".join(f"{base}/{r}/docs" for r in ("shuffler", "server", "board")) if role == "all" else f"{base}/docs"
+    database = settings.database_url().split(":", 1)[0]
+    logging.getLogger("shuffledp.serve").info(
+        "starting %s on %s (API docs: %s; data in %s; database: %s)", role, base, docs, settings.data_dir, database
+    )
+
+
 @app.command("serve", cls=S.OneLineCommand)
 def serve_cmd(
     ctx: typer.Context,
@@ -220,6 +231,7 @@ def serve_cmd(
     settings = check_settings(ctx, given, host)
     configure_logging(settings.log_level)
     app_ = create(role, settings)
+    log_start(role, host, port, settings)
     uvicorn.run(
         app_,
         host=host,

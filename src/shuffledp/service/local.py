@@ -13,15 +13,21 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 __all__ = ["LocalServices", "free_port"]
 
 ROLES = ("shuffler", "server", "bulletin")
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -42,6 +48,8 @@ class LocalServices:
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     logs: dict[str, Path] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    _previous_sigterm: Any = field(default=None, repr=False)
+    _sigterm_installed: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
@@ -91,10 +99,19 @@ class LocalServices:
                 time.sleep(0.05)
 
     def start_all(self) -> LocalServices:
+        """Start the three services and wait until each is ready.
+
+        In the main thread, SIGTERM is turned into ``SystemExit`` until `stop`, so a caller's
+        ``finally`` (or ``with``) stops the services: by default SIGTERM ends Python without
+        running them and the three processes, in sessions of their own, were left serving.
+        """
         from shuffledp.service.keys import KeyStore
 
         keys = KeyStore(self.data_dir)
         keys.token("service"), keys.token("operator")  # created once here, before three processes race for them
+        if threading.current_thread() is threading.main_thread() and not self._sigterm_installed:
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+            self._sigterm_installed = True
         try:
             for role in ("server", "shuffler", "bulletin"):
                 self.start(role)
@@ -116,6 +133,9 @@ class LocalServices:
         self.start(role)
 
     def stop(self) -> None:
+        if self._sigterm_installed:
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
+            self._sigterm_installed = False
         for proc in self.procs.values():
             if proc.poll() is None:
                 proc.terminate()

@@ -294,7 +294,7 @@ class ServerService:
                                     info={"error": r.json().get("error") or "the shuffler's threshold was not met"})  # fmt: skip
 
     async def receive(self, rid: bytes, data: bytes) -> tuple[dict[str, Any], int]:
-        row = await self._row(rid, code=422)
+        row = await self._row(rid)
         if len(data) < 75:
             raise Problem(
                 400, "malformed-batch", f"a signed batch has at least 75 bytes, got {len(data)}", field="body"
@@ -386,11 +386,10 @@ class ServerService:
         else:
             log.warning("board refused the failure of round %s: %s", rid.hex()[:8], r.status_code)
 
-    async def _row(self, rid: bytes, code: int = 404) -> dict[str, Any]:
+    async def _row(self, rid: bytes) -> dict[str, Any]:
         row = await asyncio.to_thread(self.store.get_round, ROLE, rid)
         if row is None:
-            raise Problem(code, "wrong-round" if code == 422 else "unknown-round", f"round {rid.hex()} is not known to this server",
-                          field="round_id" if code == 422 else None)  # fmt: skip
+            raise Problem(404, "unknown-round", f"round {rid.hex()} is not known to this server")
         return row
 
     async def info(self, rid: bytes) -> dict[str, Any]:
@@ -461,7 +460,7 @@ def create_app(settings: ServiceSettings, *, store: Store | None = None, peers: 
     @app.post("/v1/rounds/{round_id}/batches", status_code=201, tags=["shuffler"], openapi_extra=octets_body(
               "a signed batch (message type 7); only the round's shuffler can sign one"),
               responses={200: {"description": "duplicate: this exact batch was stored before"},
-                         **problems(400, 403, 409, 413, 422)},
+                         **problems(400, 403, 404, 409, 413, 422)},
               summary="deliver one group's signed, shuffled batch (authenticated by the shuffler's signature)")  # fmt: skip
     async def batches(round_id: str, request: Request, response: Response) -> dict[str, Any]:
         rid = parse_round_id(round_id)
