@@ -116,7 +116,7 @@ def test_serve_says_where_it_listens_before_it_serves(role, docs, tmp_path):
     try:
         line = proc.stderr.readline()
         assert f"starting {role} on http://127.0.0.1:{port}" in line, line
-        assert f"http://127.0.0.1:{port}{docs}" in line and str(tmp_path) in line and "database: sqlite" in line
+        assert f"http://127.0.0.1:{port}{docs}" in line and str(tmp_path) in line and "database: sqlite:///" in line
     finally:
         proc.terminate()
         proc.wait(timeout=30)

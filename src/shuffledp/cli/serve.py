@@ -28,7 +28,9 @@ __all__ = [
     "check_settings",
     "configure_logging",
     "load_settings",
+    "log_start",
     "serve_cmd",
+    "shown_database",
 ]
 
 app = typer.Typer(help="Run the PIC services over HTTP.", cls=S.OneLineGroup)
@@ -181,11 +183,11 @@ def check_settings(
 
 
 def log_start(role: str, host: str, port: int, settings: ServiceSettings) -> None:
-    """One line on stderr before uvicorn binds: which role, where, its API docs and its data (not the database
-    URL, which may hold a password: only its kind)."""
+    """One line on stderr before uvicorn binds: which role, where, its API docs, its data folder and database
+    (password hidden)."""
     base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
     docs = ", ".join(f"{base}/{r}/docs" for r in ("shuffler", "server", "board")) if role == "all" else f"{base}/docs"
-    database = settings.database_url().split(":", 1)[0]
+    database = shown_database(settings.database_url())
     logging.getLogger("shuffledp.serve").info(
         "starting %s on %s (API docs: %s; data in %s; database: %s)", role, base, docs, settings.data_dir, database
     )
