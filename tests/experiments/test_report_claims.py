@@ -107,6 +107,8 @@ def test_combined_verdict_is_held_when_all_held_not_when_none_held_at_all_else_p
 
 def test_share_verdict_follows_the_combined_rule():
     assert [share_verdict(k, 3) for k in range(4)] == ["not", "partly", "partly", "held"]
+    with pytest.raises(ExperimentError, match=r"held must be in \[0, total = 3\], got 4"):
+        share_verdict(4, 3)  # was "partly": more cases held than checked is a bug of the caller
 
 
 def test_a_verdict_is_held_partly_or_not():

@@ -107,6 +107,8 @@ def share_verdict(held: int, total: int) -> str:
     >>> share_verdict(3, 3), share_verdict(1, 3), share_verdict(0, 3), share_verdict(0, 0)
     ('held', 'partly', 'not', 'not')
     """
+    if not 0 <= held <= total:
+        raise ExperimentError(f"held must be in [0, total = {total}], got {held}")
     return combined_verdict(["held"] * held + ["not"] * (total - held))
 
 
