@@ -49,9 +49,10 @@ def test_every_public_package_and_module_has_a_reference_page():
     assert sorted(_public_modules() - documented) == []
 
 
-def test_every_reference_page_is_in_the_nav():
-    nav = (ROOT / "mkdocs.yml").read_text()
-    assert [page.name for page in PAGES if f"reference/{page.name}" not in nav] == []
+@pytest.mark.parametrize("listing", ["mkdocs.yml", "docs/index.md"])
+def test_every_reference_page_is_in_the_nav_and_the_home_page(listing):
+    text = (ROOT / listing).read_text()
+    assert [page.name for page in PAGES if f"reference/{page.name}" not in text] == []
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
