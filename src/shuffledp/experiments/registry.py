@@ -8,7 +8,7 @@ CLI stays fast and the registry has no import cycles.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,8 +82,33 @@ class Claim:
     verdict: str
 
     def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ExperimentError(f"verdict must be one of {', '.join(VERDICTS)}, got {self.verdict!r}")
+        _check_verdicts({self.verdict})
+
+
+def _check_verdicts(verdicts: set[str]) -> None:
+    unknown = verdicts.difference(VERDICTS)
+    if unknown:
+        raise ExperimentError(f"verdict must be one of {', '.join(VERDICTS)}, got {sorted(unknown)[0]!r}")
+
+
+def combined_verdict(verdicts: Iterable[str]) -> str:
+    """One verdict for several (``VERDICTS``): held if every one held, not if none held even in part, else partly.
+
+    The rule of an experiment's verdict from its claims' (REPORT.md) and of a claim's from its cases
+    (`share_verdict`); no verdict at all is ``"not"`` (nothing was shown to hold).
+
+    Examples
+    --------
+    >>> combined_verdict(["held", "held"]), combined_verdict(["held", "not"]), combined_verdict(["partly", "partly"])
+    ('held', 'partly', 'partly')
+    >>> combined_verdict(["not", "not"]), combined_verdict([])
+    ('not', 'not')
+    """
+    seen = set(verdicts)
+    _check_verdicts(seen)
+    if seen == {"held"}:
+        return "held"
+    return "partly" if seen - {"not"} else "not"
 
 
 def share_verdict(held: int, total: int) -> str:
@@ -94,7 +119,9 @@ def share_verdict(held: int, total: int) -> str:
     >>> share_verdict(3, 3), share_verdict(1, 3), share_verdict(0, 3), share_verdict(0, 0)
     ('held', 'partly', 'not', 'not')
     """
-    return "held" if total and held == total else "partly" if held else "not"
+    if not 0 <= held <= total:
+        raise ExperimentError(f"held must be in [0, total = {total}], got {held}")
+    return combined_verdict(["held"] * held + ["not"] * (total - held))
 
 
 @dataclass

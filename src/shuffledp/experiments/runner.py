@@ -1,7 +1,8 @@
 """Run experiments and write their artefacts (DESIGN.md, "Experiments").
 
 ``DIR/NAME/results.csv``, ``figure.png``, ``summary.md`` and ``meta.json``;
-``reproduce`` also writes ``DIR/REPORT.md`` linking every summary.
+``reproduce`` also writes ``DIR/REPORT.md``: one row per experiment (the paper's claims in short, ours, the
+verdict, a link to its summary), then one row per claim, then the runs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import platform
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,14 @@ import shuffledp
 from shuffledp._util.progress import ProgressReporter
 from shuffledp._util.validation import SEED_MAX, check_positive_int
 from shuffledp.errors import ExperimentError, ShuffleDPError
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, all_experiments, get_experiment
+from shuffledp.experiments.registry import (
+    Claim,
+    ExperimentContext,
+    ExperimentOutput,
+    all_experiments,
+    combined_verdict,
+    get_experiment,
+)
 
 __all__ = ["check_seed", "reproduce", "run_experiment", "writable_directory"]
 
@@ -138,26 +146,93 @@ def reproduce(
         experiments = {name: experiments[name] for name in names}
     out = writable_directory(Path(out))
     selection = "" if only is None else f" Only: {', '.join(experiments)}."
-    claims, runs = [], []
+    runs = []
     for name, experiment in experiments.items():
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
-        link = f"[{name}]({name}/summary.md)"
-        for c in meta["claims"] or [
-            {"claim": "(no claim recorded in structured form)", "ours": "see the summary", "verdict": "-"}
-        ]:
-            claims.append(f"| {link} | {_cell(c['claim'])} | {_cell(c['ours'])} | {c['verdict']} |")
-        findings = f" — {meta['findings']}" if meta.get("findings") else ""
-        runs.append(f"- [{experiment.title}]({name}/summary.md) — {meta['wall_seconds']} s{findings}")
-    lines = [
-        "# shuffledp reproduction report", "", f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}", "",
-        "| experiment | the paper's claim | ours | held? |", "|---|---|---|---|", *claims, "",
-        "held: the claim holds in our run; partly: it holds in part or only in some settings (the row says which); "
-        "not: our run contradicts it (the summary says why).", "", "## Experiments", "", *runs,
-    ]  # fmt: skip
+        claims = [Claim(**c) for c in meta["claims"]]
+        runs.append(_Run(name, experiment.title, claims, meta["wall_seconds"], meta.get("findings") or ""))
     report = out / "REPORT.md"
-    report.write_text("\n".join(lines) + "\n")
+    report.write_text(_report_markdown(runs, f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}"))
     return report
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What REPORT.md says of one experiment's run."""
+
+    name: str
+    title: str
+    claims: list[Claim]
+    wall_seconds: float
+    findings: str = ""
+
+    @property
+    def link(self) -> str:
+        return f"[{self.name}]({self.name}/summary.md)"
+
+
+#: The cells of an experiment that states no claim as `Claim` objects (paper, ours, verdict).
+_NO_CLAIM = ("(no claim recorded in structured form)", "see the summary", "-")
+_VERDICT_RULE = (
+    "held: the claim holds in our run; partly: it holds in part or only in some settings (the row says which); "
+    "not: our run contradicts it (the summary says why). An experiment's verdict combines its claims' "
+    "(`combined_verdict`): held if every claim held, not if none held even in part, otherwise partly."
+)
+
+
+def _report_markdown(runs: list[_Run], mode: str) -> str:
+    """REPORT.md: one row per experiment (its claims in short, ours, the combined verdict), then one per claim."""
+    experiments, claims = [], []
+    for run in runs:
+        if run.claims:
+            numbered = len(run.claims) > 1
+            paper = _numbered([_short(c.claim, strip_rule=True) for c in run.claims], numbered)
+            ours = _numbered([_short(c.ours) for c in run.claims], numbered)
+            experiments.append(f"| {run.link} | {paper} | {ours} | {combined_verdict(c.verdict for c in run.claims)} |")
+            claims += [
+                f"| {run.link} | {i} | {_cell(c.claim)} | {_cell(c.ours)} | {c.verdict} |"
+                for i, c in enumerate(run.claims, start=1)
+            ]
+        else:
+            experiments.append(f"| {run.link} | {' | '.join(_NO_CLAIM)} |")
+            claims.append(f"| {run.link} | - | {' | '.join(_NO_CLAIM)} |")
+    listing = [
+        f"- [{run.title}]({run.name}/summary.md) — {run.wall_seconds} s"
+        + (f" — {run.findings}" if run.findings else "")
+        for run in runs
+    ]
+    lines = [
+        "# shuffledp reproduction report", "", mode, "",
+        "| experiment | the paper's claims | ours | verdict |", "|---|---|---|---|", *experiments, "",
+        _VERDICT_RULE, "",
+        "## The claims one by one", "",
+        "| experiment | # | the paper's claim | ours | held? |", "|---|---|---|---|---|", *claims, "",
+        "## Experiments", "", *listing,
+    ]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _short(text: str, limit: int = 140, *, strip_rule: bool = False) -> str:
+    """``text`` in one table cell, at most about ``limit`` characters (cut at a word, marked ``…``).
+
+    ``strip_rule`` drops the rule of a claim's verdict, its closing ``(held: ...)`` or ``; held: ...)`` (the claims
+    table keeps it).
+    """
+    text = " ".join(str(text).split())
+    if strip_rule and text.endswith(")"):  # "... (held: ...)" or "... (§4.2; held: ...)"
+        for opening, closing in ((" (held: ", ""), ("; held: ", ")")):
+            if opening in text:
+                text = text[: text.rindex(opening)] + closing
+                break
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return _cell(text)
+
+
+def _numbered(items: list[str], numbered: bool) -> str:
+    """Several items in one cell, numbered as the claims table numbers them."""
+    return "<br>".join(f"({i}) {item}" for i, item in enumerate(items, start=1)) if numbered else items[0]
 
 
 def _cell(text: str) -> str:
