@@ -23,6 +23,7 @@ __all__ = [
     "ExperimentContext",
     "ExperimentOutput",
     "VERDICTS",
+    "combined_verdict",
     "all_experiments",
     "get_experiment",
     "register",
