@@ -7,7 +7,7 @@ import tracemalloc
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import integrate, stats
 
 from shuffledp.audit import audit_continuous
 from shuffledp.errors import DomainError, PrivacyParameterError, ShapeError
@@ -36,6 +36,37 @@ def _cell_probabilities(R: MinkowskiResponse, x: np.ndarray, edges: np.ndarray) 
     return R.cap_probability * cap + (1 - R.cap_probability) * out
 
 
+def _l2_cell_probabilities(R: MinkowskiResponse, x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Exact probability of each grid cell for the l2 mechanism at d = 2 (cell-disc areas by quadrature)."""
+
+    def disc_fractions(centre, radius):
+        def chord_in_cell(u, y0, y1):  # length of the disc's vertical chord at abscissa u inside [y0, y1]
+            h = math.sqrt(max(0.0, radius * radius - (u - centre[0]) ** 2))
+            return max(0.0, min(y1, centre[1] + h) - max(y0, centre[1] - h))
+
+        area = np.zeros((len(edges) - 1, len(edges) - 1))
+        for i, (x0, x1) in enumerate(zip(edges[:-1], edges[1:])):
+            lo, hi = max(x0, centre[0] - radius), min(x1, centre[0] + radius)
+            for j, (y0, y1) in enumerate(zip(edges[:-1], edges[1:])):
+                if lo < hi:
+                    area[i, j] = integrate.quad(chord_in_cell, lo, hi, args=(y0, y1), epsabs=1e-12, limit=200)[0]
+        return area / (math.pi * radius * radius)
+
+    b = R.cap_probability
+    return b * disc_fractions(x, R.radius) + (1 - b) * disc_fractions((0.0, 0.0), 1 + R.radius)
+
+
+def _grid_pvalue(Y: np.ndarray, probabilities: np.ndarray, edges: np.ndarray) -> float:
+    """Chi-square p-value of the 2-d histogram of Y on the grid ``edges`` against exact cell probabilities."""
+    expected = probabilities.ravel() * len(Y)
+    observed, _, _ = np.histogram2d(Y[:, 0], Y[:, 1], bins=[edges, edges])
+    assert observed.sum() == len(Y)  # nothing outside Y_r
+    keep = expected > 5
+    return stats.chisquare(
+        observed.ravel()[keep], expected[keep] * observed.ravel()[keep].sum() / expected[keep].sum()
+    ).pvalue
+
+
 @pytest.mark.parametrize("eps", [0.5, 2.0, 8.0])
 @pytest.mark.parametrize("x", [(-1.0, -1.0), (0.4, 0.9)])
 def test_linf_output_follows_eq2_density(eps, x):
@@ -44,15 +75,42 @@ def test_linf_output_follows_eq2_density(eps, x):
     x = np.array(x)
     Y = R.randomize(np.tile(x, (100_000, 1)), rng)
     edges = np.linspace(-1 - R.radius, 1 + R.radius, 13)
-    expected = _cell_probabilities(R, x, edges).ravel() * len(Y)
-    observed, _, _ = np.histogram2d(Y[:, 0], Y[:, 1], bins=[edges, edges])
-    assert observed.sum() == len(Y)  # nothing outside Y_r
-    keep = expected > 5
-    chi2 = stats.chisquare(observed.ravel()[keep], expected[keep] * observed.ravel()[keep].sum() / expected[keep].sum())
-    assert chi2.pvalue > 1e-3
+    assert _grid_pvalue(Y, _cell_probabilities(R, x, edges), edges) > 1e-3
 
 
-@pytest.mark.parametrize("dim", [2, 3])
+#: Two inputs of the l2 disc, interleaved row by row: a report that took another row's or another
+#: coordinate's x would follow the wrong law.
+_L2_INPUTS = np.array([[0.6, -0.3], [-0.8, 0.55]])
+
+
+def _l2_grid_pvalues(R: MinkowskiResponse, seed: int) -> list[float]:
+    Y = R.randomize(np.tile(_L2_INPUTS, (50_000, 1)), np.random.default_rng(seed))
+    edges = np.linspace(-1 - R.radius, 1 + R.radius, 13)
+    return [
+        _grid_pvalue(Y[j :: len(_L2_INPUTS)], _l2_cell_probabilities(R, x, edges), edges)
+        for j, x in enumerate(_L2_INPUTS)
+    ]
+
+
+@pytest.mark.parametrize("eps", [0.5, 3.0, 8.0])
+def test_l2_output_follows_eq2_density_at_dim_2(eps):
+    """The coordinate-major rejection sampler and the column-wise assembly of the reports: each
+    input's reports against the exact probabilities of a 12 x 12 grid (the law in 2-d, direction
+    included, not only the radius)."""
+    assert min(_l2_grid_pvalues(MinkowskiResponse(eps, dim=2, norm="l2"), seed=13)) > 1e-3
+
+
+def test_l2_density_test_rejects_a_wrong_ball_sampler(monkeypatch):
+    """Power: points uniform in the square [-1,1]^2 (the rejection step forgotten) fail the grid test."""
+
+    def square(out, rng):
+        out[...] = rng.random(out.shape) * 2.0 - 1.0
+
+    monkeypatch.setattr(minkowski, "_unit_ball_columns", square)
+    assert max(_l2_grid_pvalues(MinkowskiResponse(3.0, dim=2, norm="l2"), seed=13)) < 1e-6
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
 def test_l2_radius_distribution_at_origin(dim):
     R = MinkowskiResponse(3.0, dim=dim, norm="l2")
     Y = R.randomize(np.zeros((100_000, dim)), np.random.default_rng(3))
@@ -311,14 +369,15 @@ def _l2_norm_cdf(R: MinkowskiResponse):
     return cdf
 
 
-def _gof_pvalue(R: MinkowskiResponse, seed: int) -> float:
-    """KS p-value of a 1-d statistic of 4,000 outputs against its exact law (d = 1000)."""
+def _gof_pvalue(R: MinkowskiResponse, seed: int, n: int = 4_000) -> float:
+    """KS p-value of a 1-d statistic of n outputs against its exact law: max |y - x| for the corner x = 1
+    (l-inf), ||y|| for x = 0 (l2)."""
     rng = np.random.default_rng(seed)
     if R.norm == "linf":
         x = np.ones(R.dim)
-        Y = R.randomize(np.tile(x, (4_000, 1)), rng)
+        Y = R.randomize(np.tile(x, (n, 1)), rng)
         return stats.kstest(np.max(np.abs(Y - x), axis=1), _linf_distance_cdf(R)).pvalue
-    Y = R.randomize(np.zeros((4_000, R.dim)), rng)
+    Y = R.randomize(np.zeros((n, R.dim)), rng)
     return stats.kstest(np.linalg.norm(Y, axis=1), _l2_norm_cdf(R)).pvalue
 
 
@@ -326,6 +385,19 @@ def _gof_pvalue(R: MinkowskiResponse, seed: int) -> float:
 def test_goodness_of_fit_at_dim_1000(norm):
     assert _gof_pvalue(MinkowskiResponse(3.0, dim=1000, norm=norm), seed=5) > 1e-3
     assert _gof_pvalue(_BrokenMinkowski(3.0, dim=1000, norm=norm), seed=5) < 1e-6  # the test has power
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf"])
+@pytest.mark.parametrize("eps, d, n", [(40.0, 2, 20_000), (1e-3, 2, 20_000), (40.0, 10_000, 400), (1e-3, 10_000, 400)])
+def test_sampler_law_at_the_edges(norm, eps, d, n):
+    """At eps0 = 40 (cap probability 1 - 1e-9, tiny cap), eps0 = 1e-3 (cap probability ~4e-4) and
+    d = 10,000 the reports follow their exact law, and an input of 1e200 is refused, naming its row."""
+    R = MinkowskiResponse(eps, dim=d, norm=norm)
+    assert _gof_pvalue(R, seed=17, n=n) > 1e-3
+    X = np.zeros((3, d))
+    X[1, 0] = 1e200
+    with pytest.raises(DomainError, match=r"X\[1\]"):
+        R.randomize(X, np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("eps", [0.5, 3.0])
@@ -457,10 +529,17 @@ def test_huge_dim_works_with_the_analytic_radius():
 
 @pytest.mark.parametrize("dim", [1, 2, 3, 4])
 def test_unit_ball_sampler_is_uniform(dim):
-    """The rejection sampler (d <= 3) and the Gaussian one (d >= 4): radius law t^d, and one
-    coordinate's marginal (uniform at d = 1, density (3/4)(1 - t^2) at d = 3, the angle at d = 2)."""
-    out = np.empty((60_000, dim))
-    minkowski._unit_ball(out, np.random.default_rng(12))
+    """The coordinate-major rejection sampler (d <= 3) and the Gaussian one (d >= 4), as randomize picks
+    them: radius law t^d, and one coordinate's marginal (uniform at d = 1, density (3/4)(1 - t^2) at
+    d = 3, the angle at d = 2)."""
+    rng = np.random.default_rng(12)
+    if dim <= minkowski._COLUMN_DIM:
+        columns = np.empty((dim, 60_000))
+        minkowski._unit_ball_columns(columns, rng)
+        out = columns.T
+    else:
+        out = np.empty((60_000, dim))
+        minkowski._unit_ball(out, rng)
     radius = np.linalg.norm(out, axis=1)
     assert radius.max() <= 1.0
     assert stats.kstest(radius, lambda t: np.clip(t, 0, 1) ** dim).pvalue > 1e-3

@@ -78,8 +78,10 @@ _LOG_MAX = math.log(np.finfo(np.float64).max)
 #: Smallest cap radius: below it float64 cannot resolve the cap noise r U around an input of size 1
 #: (the cap spans fewer than 2^21 doubles per coordinate), and the outputs would reveal the input.
 MIN_RADIUS = 2.0**-32
-#: Elements per intermediate (rows, dim) array when sampling (32 MB of float64).
-_CHUNK_ELEMENTS = 1 << 22
+#: Elements per (rows, dim) chunk of `MinkowskiResponse.randomize` (512 kB of float64): a chunk's
+#: temporaries stay in a core's L2 cache and their memory is reused from chunk to chunk (with chunks
+#: of 2^22 elements, page faults and cache misses made randomize 1.5-2.3x slower at d = 2).
+_CHUNK_ELEMENTS = 1 << 16
 
 
 def _log_expm1(x: float) -> float:
@@ -225,6 +227,8 @@ _L2_OBJECTIVE_SAMPLES = 1 << 16
 _L2_OBJECTIVE_MIN_SAMPLES = 1 << 8
 _L2_OBJECTIVE_ELEMENTS = 1 << 22
 _L2_OBJECTIVE_SEED = 20250813
+#: Elements per array of a row chunk of that sample (fixed: the chunks decide the sample drawn).
+_L2_OBJECTIVE_CHUNK_ELEMENTS = 1 << 22
 #: Largest dimension for ``radius="optimal_l2"`` (its objective draws >= 2^8 * 3 * dim numbers).
 L2_OPTIMAL_MAX_DIM = 100_000
 
@@ -237,7 +241,7 @@ def _l2_objective_statistics(dim: int, norm: Norm) -> tuple[np.ndarray, ...]:
     one chunk, i.e. X, then U, then V, each of 2^16 rows.
     """
     n = min(_L2_OBJECTIVE_SAMPLES, max(_L2_OBJECTIVE_MIN_SAMPLES, _L2_OBJECTIVE_ELEMENTS // dim))
-    rows = max(1, _CHUNK_ELEMENTS // dim)
+    rows = max(1, _L2_OBJECTIVE_CHUNK_ELEMENTS // dim)
     rng = np.random.default_rng(_L2_OBJECTIVE_SEED)
     domain = L2Ball(dim) if norm == "l2" else Box(dim)
     stats = np.empty((5, n))
@@ -344,6 +348,12 @@ def _check_dim(dim: object) -> int:
 
 #: From this dimension on, the cap rows get x by a masked add (no temporary; faster when rows are long).
 _MASKED_ADD_DIM = 256
+#: Up to this dimension the work is coordinate-major: the per-row scale and the cap rows' x are
+#: applied column by column (numpy broadcasts a per-row factor over rows this short with an inner
+#: loop of d elements, 1.3x slower in all at d = 2; from d = 6 on the broadcast is faster), and the
+#: unit l2 ball is sampled by rejection from the cube [-1,1]^d (a few uniforms per point instead of
+#: d Gaussians, each ~5x a uniform, and a radius power).
+_COLUMN_DIM = 3
 
 
 def _add_where(Y: np.ndarray, X: np.ndarray, cap: np.ndarray) -> None:
@@ -358,30 +368,62 @@ def _add_where(Y: np.ndarray, X: np.ndarray, cap: np.ndarray) -> None:
         Y += X * cap[:, None]
 
 
-def _unit_ball(out: np.ndarray, rng: np.random.Generator) -> None:
-    """Fill the (m, d) array ``out`` with points uniform in the unit l2 ball (exact).
+def _scale_and_shift(Y: np.ndarray, U: np.ndarray, scale: np.ndarray, X: np.ndarray, cap: np.ndarray) -> None:
+    """Y[i] <- U[i] * scale[i], plus X[i] for the rows with cap[i] = 1.0 (cap is 0.0 / 1.0).
 
-    d <= 3: rejection from the cube [-1,1]^d (acceptance pi/4 at d = 2, pi/6 at d = 3), a
-    few uniform draws per point instead of a Gaussian direction and a radius power.
-    Otherwise: a Gaussian direction (normalised with one einsum, not ``linalg.norm``)
-    times U^(1/d).
+    ``U`` is coordinate-major, shape (d, m): a separate array, or ``Y.T`` to work in place.  Up to
+    `_COLUMN_DIM` columns one column at a time (1-d loops over the rows, with one row-length
+    temporary); beyond, a broadcast multiply and `_add_where`.  Both give the same floats.
     """
+    if Y.shape[1] <= _COLUMN_DIM:
+        tmp = np.empty(len(Y))
+        for k in range(Y.shape[1]):
+            np.multiply(U[k], scale, out=Y[:, k])
+            np.multiply(X[:, k], cap, out=tmp)
+            Y[:, k] += tmp
+    else:
+        np.multiply(U.T, scale[:, None], out=Y)
+        _add_where(Y, X, cap)
+
+
+#: P[a uniform point of [-1,1]^d lies in the unit l2 ball] = V(B_1)/2^d, for the rejection sampler.
+_BALL_IN_CUBE = {1: 1.0, 2: math.pi / 4.0, 3: math.pi / 6.0}
+
+
+def _unit_ball_columns(out: np.ndarray, rng: np.random.Generator) -> None:
+    """Fill the (d, m) array ``out`` with m points uniform in the unit l2 ball, one per column (exact).
+
+    For d <= `_COLUMN_DIM`: rejection from the cube [-1,1]^d, coordinate-major so that every
+    step is a contiguous 1-d pass; each batch of candidates covers the points still needed with
+    overwhelming probability (mean plus 4 standard deviations), its first accepted ones are kept
+    in order, and the loop repeats while any are missing.
+    """
+    d, m = out.shape
+    accept = _BALL_IN_CUBE[d]
+    filled = 0
+    while filled < m:
+        need = m - filled
+        C = rng.random((d, int(need / accept + 4.0 * math.sqrt(need) + 16.0)))
+        C *= 2.0
+        C -= 1.0
+        sq = C[0] * C[0]
+        for k in range(1, d):
+            sq += C[k] * C[k]
+        inside = sq <= 1.0
+        got = int(np.count_nonzero(inside))
+        if got > need:  # keep the first `need` accepted candidates
+            inside = inside[: np.flatnonzero(inside)[need - 1] + 1]
+            got = need
+        for k in range(d):
+            np.compress(inside, C[k, : len(inside)], out=out[k, filled : filled + got])
+        filled += got
+
+
+def _unit_ball(out: np.ndarray, rng: np.random.Generator) -> None:
+    """Fill the (m, d) array ``out`` with points uniform in the unit l2 ball (exact; any d, used above
+    `_COLUMN_DIM`): a Gaussian direction (normalised with one einsum, not ``linalg.norm``) times U^(1/d)."""
     m, d = out.shape
-    if d <= 3:
-        filled = 0
-        while filled < m:
-            need = m - filled
-            C = rng.random((need + need // 2 + 16, d))  # about 1.5 times the draws needed (d = 2: 1.27)
-            C *= 2.0
-            C -= 1.0
-            sq = C[:, 0] * C[:, 0]
-            for k in range(1, d):
-                sq += C[:, k] * C[:, k]
-            C = np.compress(sq <= 1.0, C, axis=0)[:need]  # np.compress: 6x faster than a boolean index here
-            out[filled : filled + len(C)] = C
-            filled += len(C)
-        return
-    out[...] = rng.standard_normal((m, d))
+    rng.standard_normal(out=out)
     norms = np.sqrt(np.einsum("ij,ij->i", out, out))
     radius = rng.random(m) ** (1.0 / d)
     radius /= norms
@@ -506,16 +548,22 @@ class MinkowskiResponse(LocalRandomizer):
         cap = self._branch(len(Y), rng)
         scale = cap * (-2.0) + 2.0 * (1.0 + self.radius)  # 2r in the cap, 2(1+r) outside
         Y -= 0.5
-        Y *= scale[:, None]
-        _add_where(Y, X, cap)
+        _scale_and_shift(Y, Y.T, scale, X, cap)
 
     def _fill_l2(self, Y: np.ndarray, X: np.ndarray, rng: np.random.Generator) -> None:
-        """Y <- reports of the rows X (l2 ball): x + r U in the cap, (1+r) U otherwise, U uniform in the unit ball."""
-        _unit_ball(Y, rng)
-        cap = self._branch(len(Y), rng)
-        scale = cap * (-1.0) + (1.0 + self.radius)  # r in the cap, 1+r outside
-        Y *= scale[:, None]
-        _add_where(Y, X, cap)
+        """Y <- reports of the rows X (l2 ball): x + r U in the cap, (1+r) U otherwise, U uniform in the unit ball.
+
+        Up to `_COLUMN_DIM` the ball points come coordinate-major (`_unit_ball_columns`).
+        """
+        m, d = Y.shape
+        if d > _COLUMN_DIM:
+            _unit_ball(Y, rng)
+            U = Y.T
+        else:
+            U = np.empty((d, m))
+            _unit_ball_columns(U, rng)
+        cap = self._branch(m, rng)
+        _scale_and_shift(Y, U, cap * (-1.0) + (1.0 + self.radius), X, cap)  # r in the cap, 1+r outside
 
     def estimate(self, Y: np.ndarray) -> np.ndarray:
         """Eq. 3: x~ = y / beta_c (unbiased since E[y | x] = beta_c x)."""
