@@ -80,6 +80,7 @@ class FlModel:
 
     image_shape: tuple[int, int]
     initial: np.ndarray  # float32, shape (d,)
+    loss: Callable[[Any, Any, Any], Any]  # (theta, X, y) -> mean cross-entropy
     per_user_gradients: Callable[[Any, Any, Any], Any]  # (theta, X (s,h,w), y (s,)) -> (s, d)
     mean_gradient: Callable[[Any, Any, Any], Any]  # (theta, X, y) -> (d,): gradient of the mean loss
     predict: Callable[[Any, Any], Any]  # (theta, X) -> labels
@@ -112,6 +113,7 @@ def make_cnn(image_shape: tuple[int, int], rng: np.random.Generator) -> FlModel:
     return FlModel(
         image_shape=tuple(image_shape),
         initial=np.asarray(flat),
+        loss=jax.jit(loss),
         per_user_gradients=jax.jit(jax.vmap(one_user, in_axes=(None, 0, 0))),
         mean_gradient=jax.jit(jax.grad(loss)),
         predict=jax.jit(lambda theta, X: jnp.argmax(logits(theta, X), axis=1)),

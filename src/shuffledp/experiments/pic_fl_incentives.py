@@ -244,7 +244,7 @@ class RoundBudgets:
 
 
 @lru_cache(maxsize=16)
-def round_budgets(target: float, sample: int, population: int, rounds: int = ROUNDS) -> RoundBudgets:
+def round_budgets(target: float, sample: int, population: int, rounds: int) -> RoundBudgets:
     """The LDP and PIC models' per-round local epsilon for global (target, 0.01 / population) over ``rounds``."""
     delta = 0.01 / population
     pic = composed_local_epsilon(target, sample, delta, rounds, method="tight", population=population)
@@ -344,8 +344,8 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         (np.sort(ctx.rng(2, t).choice(population, size=s, replace=False)), kept_coordinates(model.dim, FL_DIM, ctx.rng(3, t)))
         for t in range(rounds)
     ]  # fmt: skip
-    budgets = {t: round_budgets(t, s, population) for t in TARGETS}
-    paper_scale = {t: round_budgets(t, PAPER_SAMPLE, PAPER_POPULATION).pic for t in TARGETS}
+    budgets = {t: round_budgets(t, s, population, ROUNDS) for t in TARGETS}
+    paper_scale = {t: round_budgets(t, PAPER_SAMPLE, PAPER_POPULATION, ROUNDS).pic for t in TARGETS}
     cases: list[tuple[float, str, str, str]] = [(math.nan, NON_PRIVATE, NON_PRIVATE, "")]
     cases += [(t, m, label, name) for t in TARGETS for m in (LDP, PIC) for label, name in RANDOMIZERS]
     rows: list[dict[str, Any]] = []
