@@ -138,11 +138,14 @@ def test_quick_mode_writes_the_four_files_with_the_documented_columns(tmp_path, 
         reader = csv.DictReader(fh)
         rows = list(reader)
     assert reader.fieldnames == fl.COLUMNS
-    assert {r["metric"] for r in rows} == set(fl.METRICS)
-    assert {r["round"] for r in rows} == {"1", "2"}
-    assert {(r["model"], r["randomizer"]) for r in rows} == {(NON_PRIVATE, NON_PRIVATE)} | {
+    trained = [r for r in rows if r["model"] != fl.PAPER_SCALE]
+    assert {r["metric"] for r in trained} == {*fl.METRICS, "clipped_share"}
+    assert {r["round"] for r in trained} == {"1", "2"}
+    assert {(r["model"], r["randomizer"]) for r in trained} == {(NON_PRIVATE, NON_PRIVATE)} | {
         (m, lab) for m in (LDP, PIC) for lab in ("Minkowski", "Laplace")
     }
+    paper_scale = [r for r in rows if r["model"] == fl.PAPER_SCALE]  # one single-report error per target x randomizer
+    assert len(paper_scale) == len(fl.TARGETS) * 2 and {r["metric"] for r in paper_scale} == {"single_report_l2_error"}
     meta = json.loads((target / "meta.json").read_text())
     assert meta["parameters"]["users_per_round"] == 8 and meta["parameters"]["rounds"] == 2
     assert meta["parameters"]["install"] == "pip install 'shuffledp[fl]'"
