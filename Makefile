@@ -3,7 +3,8 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# the library alone (what `make demo` needs), then the test extras and dp-accounting (interop tests) on top (`make test`)
+# the library alone (what `make demo` needs), then the test extras, dp-accounting (interop tests) and JAX + optax
+# (the fl extra: pic-fl-incentives and its tests) on top (`make test`)
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 DOCS_STAMP := $(VENV)/.installed-docs
@@ -17,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(TEST_STAMP): pyproject.toml $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,interop]'
+	$(PY) -m pip install --quiet -e '.[test,interop,fl]'
 	touch $(TEST_STAMP)
 
 # The main job: a PIC round over HTTP (three services on loopback; ledger, utility, viewer address),

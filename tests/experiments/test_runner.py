@@ -1,6 +1,7 @@
 """Experiment registry, runner and CLI frame."""
 
 import csv
+import dataclasses
 import json
 import subprocess
 import sys
@@ -44,6 +45,18 @@ def test_run_experiment_writes_all_artefacts(tmp_path, toy_experiment):
     assert "| a | b |" in (target / "summary.md").read_text()
     meta = json.loads((target / "meta.json").read_text())
     assert meta["seed"] == 5 and meta["quick"] is True and meta["parameters"] == {"quick": True}
+
+
+def test_an_experiment_whose_optional_extra_is_missing_is_skipped_naming_the_pip_command(
+    tmp_path, toy_experiment, monkeypatch
+):
+    needs = dataclasses.replace(_REGISTRY[toy_experiment], requires=("no_such_module_for_shuffledp",), extra="fl")
+    monkeypatch.setitem(_REGISTRY, toy_experiment, needs)
+    report = reproduce(tmp_path / "all", quick=True, progress=False, only=[toy_experiment]).read_text()
+    assert "skipped: needs no_such_module_for_shuffledp, not installed: pip install 'shuffledp[fl]'" in report
+    assert not (tmp_path / "all" / toy_experiment).exists()
+    with pytest.raises(ExperimentError, match=r"'toy-test' needs no_such_module_for_shuffledp.*'shuffledp\[fl\]'"):
+        run_experiment(toy_experiment, tmp_path / "one", quick=True, progress=False)
 
 
 def test_reproduce_only_writes_a_report_of_the_selection(tmp_path, toy_experiment):

@@ -8,6 +8,7 @@ CLI stays fast and the registry has no import cycles.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ EXPERIMENT_MODULES: tuple[str, ...] = (
     "shuffledp.experiments.pic_crowdsourcing",
     "shuffledp.experiments.pic_social",
     "shuffledp.experiments.pic_costs",
+    "shuffledp.experiments.pic_fl_incentives",
 )
 
 
@@ -145,18 +147,39 @@ class Experiment:
     title: str
     paper: str
     run: Callable[[ExperimentContext], ExperimentOutput]
+    #: Modules the run imports beyond the library's dependencies, and the optional extra that installs them.
+    requires: tuple[str, ...] = ()
+    extra: str = ""
+
+    def missing_requirement(self) -> str:
+        """Why the experiment cannot run here (a module of its optional extra is not installed), or "".
+
+        Examples
+        --------
+        >>> Experiment("x", "X", "-", print, requires=("no_such_module_here",), extra="fl").missing_requirement()
+        "needs no_such_module_here, not installed: pip install 'shuffledp[fl]'"
+        """
+        missing = [m for m in self.requires if importlib.util.find_spec(m) is None]
+        if not missing:
+            return ""
+        return f"needs {', '.join(missing)}, not installed: pip install 'shuffledp[{self.extra}]'"
 
 
 _REGISTRY: dict[str, Experiment] = {}
 
 
-def register(name: str, title: str, paper: str) -> Callable[[Callable], Callable]:
-    """Decorator: register ``func(ctx) -> ExperimentOutput`` under ``name``."""
+def register(
+    name: str, title: str, paper: str, *, requires: tuple[str, ...] = (), extra: str = ""
+) -> Callable[[Callable], Callable]:
+    """Decorator: register ``func(ctx) -> ExperimentOutput`` under ``name``.
+
+    ``requires``: modules of the optional extra ``extra`` the run imports (`Experiment.missing_requirement`).
+    """
 
     def wrap(func: Callable[[ExperimentContext], ExperimentOutput]) -> Callable:
         if name in _REGISTRY and _REGISTRY[name].run is not func:
             raise ExperimentError(f"experiment {name!r} is registered twice")
-        _REGISTRY[name] = Experiment(name=name, title=title, paper=paper, run=func)
+        _REGISTRY[name] = Experiment(name=name, title=title, paper=paper, run=func, requires=requires, extra=extra)
         return func
 
     return wrap

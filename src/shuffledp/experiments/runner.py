@@ -83,6 +83,8 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
     """Run one experiment; return the directory holding its artefacts."""
     seed = check_seed(seed)
     experiment = get_experiment(name)
+    if missing := experiment.missing_requirement():
+        raise ExperimentError(f"experiment {name!r} {missing}")
     target = writable_directory(Path(out) / name)
     ctx = ExperimentContext(quick=quick, seed=seed, out_dir=target, progress=ProgressReporter(progress))
     started = time.perf_counter()
@@ -148,6 +150,9 @@ def reproduce(
     selection = "" if only is None else f" Only: {', '.join(experiments)}."
     runs = []
     for name, experiment in experiments.items():
+        if missing := experiment.missing_requirement():  # an optional extra is not installed: skip, say why
+            runs.append(f"- {experiment.title} — skipped: {missing}")
+            continue
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
         claims = [Claim(**c) for c in meta["claims"]]

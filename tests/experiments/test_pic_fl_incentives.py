@@ -1,0 +1,153 @@
+"""pic-fl-incentives (PIC §7.3, Tables 5-6): per-user gradients, the round's pieces, its privacy ledger, quick mode."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from shuffledp.accounting.composition import basic_composition, composed_shuffle_epsilon
+from shuffledp.errors import DomainError
+from shuffledp.experiments import pic_fl_incentives as fl
+from shuffledp.experiments.pic_common import LDP, NON_PRIVATE, PIC
+from shuffledp.randomizers.registry import make_randomizer
+from shuffledp.tasks import exact_shapley
+
+JAX_REASON = "needs JAX and optax, the optional extra shuffledp[fl]: pip install 'shuffledp[fl]'"
+
+
+def test_per_user_gradients_equal_a_loop_of_single_sample_gradients():
+    pytest.importorskip("jax", reason=JAX_REASON)
+    pytest.importorskip("optax", reason=JAX_REASON)
+    from shuffledp.experiments.fl_model import make_cnn
+
+    rng = np.random.default_rng(0)
+    model = make_cnn((8, 8), rng)
+    X = rng.random((5, 8, 8)).astype(np.float32)
+    y = np.array([0, 3, 3, 9, 1])
+    G = np.asarray(model.per_user_gradients(model.initial, X, y))
+    loop = np.stack([np.asarray(model.mean_gradient(model.initial, X[i : i + 1], y[i : i + 1])) for i in range(5)])
+    assert G.shape == (5, model.dim)
+    np.testing.assert_allclose(G, loop, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(G[0], G[1])  # one gradient per user, not the batch's
+
+
+def test_per_user_gradient_matches_a_central_finite_difference():
+    pytest.importorskip("jax", reason=JAX_REASON)
+    pytest.importorskip("optax", reason=JAX_REASON)
+    from shuffledp.experiments.fl_model import make_cnn
+
+    rng = np.random.default_rng(1)
+    model = make_cnn((8, 8), rng)
+    X, y = rng.random((2, 8, 8)).astype(np.float32), np.array([4, 7])
+    G = np.asarray(model.per_user_gradients(model.initial, X, y))
+    h = 1e-2
+    for j in (0, model.dim // 2, model.dim - 15):  # a filter weight of each convolution and a dense weight
+        e = np.zeros(model.dim, dtype=np.float32)
+        e[j] = h
+        for i in range(2):
+            fd = (
+                float(model.loss(model.initial + e, X[i : i + 1], y[i : i + 1]))
+                - float(model.loss(model.initial - e, X[i : i + 1], y[i : i + 1]))
+            ) / (2 * h)
+            assert G[i, j] == pytest.approx(fd, rel=0.02, abs=2e-4)
+
+
+def test_kept_coordinates_are_k_distinct_sorted_indices():
+    coords = fl.kept_coordinates(20, 6, np.random.default_rng(0))
+    assert coords.shape == (6,) and len(set(coords.tolist())) == 6
+    assert np.all(np.diff(coords) > 0) and coords.min() >= 0 and coords.max() < 20
+
+
+def test_kept_coordinates_refuse_k_above_the_dimension_quoting_it():
+    with pytest.raises(DomainError, match=r"k must be an integer in \[1, dim=4\], got 5"):
+        fl.kept_coordinates(4, 5, np.random.default_rng(0))
+
+
+def test_clip_values_clips_each_value_not_the_norm():
+    G = np.array([[3e-4, -1e-5, 0.0], [-2.0, 1.5e-4, -1.5e-4]])
+    np.testing.assert_array_equal(
+        fl.clip_values(G, 1.5e-4), np.array([[1.5e-4, -1e-5, 0.0], [-1.5e-4, 1.5e-4, -1.5e-4]])
+    )
+
+
+def test_sanitize_puts_values_on_the_unit_cube_and_back_unbiased():
+    c = fl.CLIP
+    values = np.tile(np.array([c, -c / 2, 0.0, c / 4, -c, c / 3]), (20_000, 1))
+    R = make_randomizer("laplace", 8.0, dim=6)
+    est = fl.sanitize(values, R, c, np.random.default_rng(2))
+    se = est.std(axis=0) / np.sqrt(len(est))
+    assert np.all(np.abs(est.mean(axis=0) - values[0]) < 5 * se)
+    assert np.array_equal(fl.sanitize(values, None, c, np.random.default_rng(2)), values)
+
+
+def test_shapley_error_equals_exact_values_on_the_full_sparse_gradients():
+    rng = np.random.default_rng(3)
+    d, coords = 12, np.array([1, 4, 7])
+    true, est = rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
+    v = rng.normal(size=d)
+
+    def full(values):
+        G = np.zeros((6, d))
+        G[:, coords] = values
+        return G
+
+    expected = np.mean(np.abs(exact_shapley(full(est), v) - exact_shapley(full(true), v)))
+    assert fl.shapley_error(true, est, coords, v, seed=0) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert fl.shapley_error(true, true, coords, v, seed=0) == 0.0
+
+
+def test_scaled_split_and_sample_keep_the_papers_fractions():
+    assert fl.scaled_split(1797) == (1497, 150, 150)
+    assert fl.sample_size(1497) == 299
+    assert fl.scaled_split(60_000) == fl.PAPER_SPLIT and fl.sample_size(50_000) == fl.PAPER_SAMPLE
+
+
+def test_round_ledger_spends_the_global_budget_by_the_accountant():
+    target, s, population, rounds = 1.0, 40, 200, 3
+    b = fl.round_budgets(target, s, population, rounds)
+    assert b.delta == 0.01 / population
+    # LDP model: plain composition of the rounds spends exactly the target
+    assert basic_composition(b.ldp, 0.0, rounds)[0] == pytest.approx(target)
+    # PIC model: the secret-sample shuffled rounds compose to the target (and no more) by the same accountant
+    spent = composed_shuffle_epsilon(s, b.delta, rounds, eps0=b.pic, population=population)
+    assert target * 0.98 <= spent <= target
+    assert b.pic > b.ldp
+
+
+def test_quick_mode_writes_the_four_files_with_the_documented_columns(tmp_path, monkeypatch):
+    pytest.importorskip("jax", reason=JAX_REASON)
+    pytest.importorskip("optax", reason=JAX_REASON)
+    from shuffledp.experiments.runner import run_experiment
+
+    load = fl._load
+
+    def tiny(rng):  # 40 users (s = 8: exact Shapley values), 10 validation and 10 test images
+        data = load(rng)
+        return fl._Data(
+            data.name, *((X[:n], y[:n]) for (X, y), n in zip((data.train, data.validation, data.test), (40, 10, 10)))
+        )
+
+    monkeypatch.setattr(fl, "_load", tiny)
+    monkeypatch.setattr(fl, "RANDOMIZERS", (("Minkowski", "minkowski"), ("Laplace", "laplace")))
+    monkeypatch.setattr(fl, "ROUNDS", 2)
+    monkeypatch.setattr(fl, "ROUNDS_QUICK", 2)
+    target = run_experiment(fl.NAME, tmp_path, quick=True, seed=1, progress=False)
+    assert {p.name for p in target.iterdir()} >= {"results.csv", "figure.png", "summary.md", "meta.json"}
+    with (target / "results.csv").open() as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+    assert reader.fieldnames == fl.COLUMNS
+    trained = [r for r in rows if r["model"] != fl.PAPER_SCALE]
+    assert {r["metric"] for r in trained} == {*fl.METRICS, "clipped_share"}
+    assert {r["round"] for r in trained} == {"1", "2"}
+    assert {(r["model"], r["randomizer"]) for r in trained} == {(NON_PRIVATE, NON_PRIVATE)} | {
+        (m, lab) for m in (LDP, PIC) for lab in ("Minkowski", "Laplace")
+    }
+    paper_scale = [r for r in rows if r["model"] == fl.PAPER_SCALE]  # one single-report error per target x randomizer
+    assert len(paper_scale) == len(fl.TARGETS) * 2 and {r["metric"] for r in paper_scale} == {"single_report_l2_error"}
+    meta = json.loads((target / "meta.json").read_text())
+    assert meta["parameters"]["users_per_round"] == 8 and meta["parameters"]["rounds"] == 2
+    assert meta["parameters"]["install"] == "pip install 'shuffledp[fl]'"
+    summary = (target / "summary.md").read_text()
+    assert "4-6" in summary and "0.2-0.75" in summary and "substitute for MNIST" in summary
