@@ -141,5 +141,25 @@ def test_an_uncertifiable_row_is_shown_not_fatal():
         valid=10,
         delta=1e-6,
     )
-    assert ledger.to_dict()["rows"][0]["epsilon_c"] is None
     assert ledger.table().row_count == 1
+
+
+def test_an_uncertified_epsilon_is_inf_in_the_ledger_table_and_json_with_the_reason_under_the_table():
+    """The one rule (shuffledp._util.numbers): infinity is "inf" in a cell and in JSON, never "n/a" or null."""
+    from rich.console import Console
+
+    from shuffledp.params import VariationRatio
+
+    ledger = PrivacyLedger()
+    ledger.record(round_id="r", group="P", randomizer="poisson", local_epsilon=1.0,
+                  params=VariationRatio(math.inf, 0.5, 2.0, 2.0), received=10, valid=10, delta=1e-6)  # fmt: skip
+    assert ledger.rows[0].eq1_epsilon() == math.inf  # Eq. 1 outside its regime too
+    row = ledger.to_dict()["rows"][0]
+    assert (row["epsilon_c"], row["eq1_epsilon"]) == ("inf", "inf")  # were null
+    assert json.loads(ledger.to_json())["rows"][0]["eq1_epsilon"] == "inf"
+    console = Console(width=200, record=True)
+    console.print(ledger.table())
+    text = console.export_text()
+    line = next(line for line in text.splitlines() if line.startswith("│ r "))
+    assert [cell.strip() for cell in line.split("│")[-3:-1]] == ["inf", "inf"]  # eps_c, Eq. 1: were "n/a"
+    assert "n/a" not in text and "inf: the bound certifies nothing" in text

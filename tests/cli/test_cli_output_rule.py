@@ -8,6 +8,7 @@ import math
 from types import SimpleNamespace
 
 import click
+import numpy as np
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -33,10 +34,24 @@ def test_infinity_is_the_string_inf_in_every_json():
     )
 
 
-def test_round_json_writes_an_infinite_epsilon_as_inf():
-    from shuffledp.protocols.pic.round import _json_safe
+#: Values whose JSON form the one rule fixes: infinities, NaN, shortest round-trip floats, numpy scalars.
+NUMBER_GRID = [math.inf, -math.inf, math.nan, 0.7, 7 * 0.1, 1e-300, 1e200, np.float64(0.7), np.int64(3), True, None]
 
-    assert _json_safe({"epsilon_c": float("inf"), "eq1": None}) == {"epsilon_c": "inf", "eq1": None}
+
+def test_round_json_and_the_cli_json_write_numbers_by_one_function():
+    from shuffledp._util import numbers
+    from shuffledp.protocols.pic import round as R
+
+    assert R.json_value is _output.json_value is numbers.json_value  # one function, not a copy in round.py
+    assert _output.number is numbers.number  # tables too: the CLI re-exports the shared rule
+    fields = dict(group_id=0, name="g", randomizer="krr", n_i=10, threshold=10, corrupted=0, exposure=0,
+                  exposure_rule="none", n_prime_planned=10, delta=1e-6, local_epsilon=1.0)  # fmt: skip
+    for value in NUMBER_GRID:
+        written = R.GroupPrivacy(**fields, target_epsilon=value).to_json()["target_epsilon"]
+        assert written == _output.json_value(value), value
+        assert json.loads(_output.json_text({"v": value}))["v"] == written
+    assert [_output.json_value(v) for v in NUMBER_GRID[:7]] == ["inf", "-inf", None, 0.7, 0.7000000000000001,
+                                                                 1e-300, 1e200]  # fmt: skip
 
 
 def test_personalized_budgets_are_written_as_the_step_grid():

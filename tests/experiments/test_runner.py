@@ -202,3 +202,20 @@ def test_reproduce_report_carries_each_experiments_findings_line(tmp_path):
         assert json.loads((tmp_path / "toy-findings" / "meta.json").read_text())["findings"] == "paper's claims: 1 held"
     finally:
         _REGISTRY.pop("toy-findings")
+
+
+def test_meta_json_writes_an_infinite_parameter_as_inf_strict_json(tmp_path):
+    @register("toy-inf", "A toy with an infinite parameter", "none")
+    def run(ctx):
+        return ExperimentOutput(["i"], [{"i": 0}], "| a |", None, {"bound": float("inf"), "nothing": float("nan")})
+
+    try:
+        target = run_experiment("toy-inf", tmp_path, quick=True, seed=1, progress=False)
+    finally:
+        _REGISTRY.pop("toy-inf")
+
+    def refuse(name):
+        raise ValueError(f"not strict JSON: {name}")
+
+    meta = json.loads((target / "meta.json").read_text(), parse_constant=refuse)
+    assert meta["parameters"] == {"bound": "inf", "nothing": None}  # the one JSON rule, as in round.json

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from shuffledp._util.numbers import json_text, json_value, number
 from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting import events as E
 from shuffledp.accounting.accountants import (
@@ -280,16 +281,16 @@ class LedgerRow:
         return data
 
 
-def _or_none(price: Callable[[], float]) -> float | None:
-    """An epsilon, or None where the accountant certifies nothing (the reason is in its error)."""
+#: The note under `PrivacyLedger.table` when an epsilon is infinite (the cell holds only ``inf``).
+_INFINITE_NOTE = "inf: the bound certifies nothing at this n' and delta (outside its regime)"
+
+
+def _certified(price: Callable[[], float]) -> float:
+    """An epsilon, or infinity where the accountant certifies nothing (outside its regime)."""
     try:
         return price()
     except OutsideRegimeError:
-        return None
-
-
-def _shown(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4g}"
+        return math.inf
 
 
 class PrivacyLedger:
@@ -469,7 +470,8 @@ class PrivacyLedger:
 
     def to_dict(self) -> dict[str, Any]:
         """The ledger as a JSON-ready dict: each row with its ``epsilon_c``, the ``bound`` that priced it
-        (`shuffledp.accounting.release.bound_name`) and ``eq1_epsilon`` (None outside Eq. 1's regime).
+        (`shuffledp.accounting.release.bound_name`) and ``eq1_epsilon``; an epsilon that nothing certifies
+        (outside the bound's or Eq. 1's regime) is infinite, written "inf" (`shuffledp._util.numbers.json_value`).
 
         Examples
         --------
@@ -481,13 +483,12 @@ class PrivacyLedger:
         >>> round(first["epsilon_c"], 4), first["bound"]
         (0.1145, 'stronger-clone pair (generic eps0-LDP)')
         """
-        rows = []
-        for row in self.rows:
-            eq1 = row.eq1_epsilon()
-            eps_c = _or_none(row.epsilon_c)
-            rows.append({**row.to_dict(), "epsilon_c": eps_c, "bound": bound_name(row.params),
-                         "eq1_epsilon": eq1 if math.isfinite(eq1) else None})  # fmt: skip
-        return {"rows": rows}
+        rows = [
+            {**row.to_dict(), "epsilon_c": _certified(row.epsilon_c), "bound": bound_name(row.params),
+             "eq1_epsilon": row.eq1_epsilon()}
+            for row in self.rows
+        ]  # fmt: skip
+        return json_value({"rows": rows})
 
     def to_json(self) -> str:
         """`to_dict` as a JSON string (sorted keys).
@@ -501,7 +502,7 @@ class PrivacyLedger:
         >>> PrivacyLedger.from_dict(json.loads(ledger.to_json())).rows == ledger.rows
         True
         """
-        return json.dumps(self.to_dict(), sort_keys=True)
+        return json_text(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PrivacyLedger:
@@ -573,23 +574,24 @@ class PrivacyLedger:
         """
         from rich.table import Table
 
+        priced = [(row, _certified(row.epsilon_c), row.eq1_epsilon()) for row in self.rows]
         table = Table(
-            "round", "group", "randomizer", "eps_local", "valid", "|C|", "|U|", "n'", "delta", "eps_c", "Eq. 1"
-        )
-        for row in self.rows:
-            eq1 = row.eq1_epsilon()
+            "round", "group", "randomizer", "eps_local", "valid", "|C|", "|U|", "n'", "delta", "eps_c", "Eq. 1",
+            caption=_INFINITE_NOTE if any(math.isinf(e) for _, *eps in priced for e in eps) else None,
+        )  # fmt: skip
+        for row, eps_c, eq1 in priced:
             table.add_row(
                 row.round_id,
                 row.group,
                 row.randomizer,
-                f"{row.local_epsilon:.4g}",
-                str(row.valid),
-                str(row.corrupted),
-                str(row.exposed),
-                str(row.n_prime),
-                f"{row.delta:.2g}",
-                _shown(_or_none(row.epsilon_c)),
-                f"{eq1:.4g}" if math.isfinite(eq1) else "n/a",
+                number(row.local_epsilon, 4),
+                number(row.valid),
+                number(row.corrupted),
+                number(row.exposed),
+                number(row.n_prime),
+                number(row.delta, 2),
+                number(eps_c, 4),
+                number(eq1, 4),
             )
         return table
 

@@ -1,5 +1,9 @@
 """The one output rule of the ``shuffledp`` command line: numbers, JSON, tables, progress.
 
+Numbers follow the rule every writer of shuffledp shares (`shuffledp._util.numbers`, re-exported
+here: `number`, `json_value`, `json_text`, `INFINITY`): infinity is ``inf`` in a table and the
+string ``"inf"`` in JSON, a dash or ``null`` means "no value / does not apply", never infinity.
+
 * **JSON** (``--json``, and files such as ``round.json``): one object on stdout, strict
   (``json.loads`` and every other parser read it).  Every command's ``--json`` has one shape
   (`emit_result`): ``{"inputs": {...}, <results>...}`` -- ``inputs`` echoes the options that
@@ -19,17 +23,14 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from shuffledp._util.numbers import INFINITY, json_text, json_value, number
 from shuffledp._util.progress import DelayedStatus, PhaseProgress, ProgressReporter
 
 __all__ = [
@@ -46,50 +47,8 @@ __all__ = [
     "table",
 ]
 
-#: How infinity is written in every command's JSON.
-INFINITY = "inf"
-
 #: Standard output (tables, results); progress goes to stderr.
 console = Console()
-
-
-def json_value(value: Any) -> Any:
-    """``value`` with every number made strict-JSON-safe (the rule of this module's docstring).
-
-    Examples
-    --------
-    >>> json_value({"a": float("inf"), "b": [np.float64(0.5), float("nan")], "c": np.int64(3)})
-    {'a': 'inf', 'b': [0.5, None], 'c': 3}
-    """
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        number = float(value)
-        if math.isnan(number):
-            return None
-        if math.isinf(number):
-            return INFINITY if number > 0 else "-" + INFINITY
-        return number
-    if isinstance(value, Mapping):
-        return {str(k): json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [json_value(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    return value
-
-
-def json_text(payload: Any, *, indent: int | None = None) -> str:
-    """``payload`` as strict JSON text (shortest round-trip floats, infinity as ``"inf"``).
-
-    Examples
-    --------
-    >>> json_text({"budget": 7 * 0.1, "upper": float("inf")})
-    '{"budget": 0.7000000000000001, "upper": "inf"}'
-    """
-    return json.dumps(json_value(payload), indent=indent, allow_nan=False)
 
 
 def emit_json(payload: Any) -> None:
@@ -108,30 +67,6 @@ def emit_result(inputs: Mapping[str, Any], results: Mapping[str, Any]) -> None:
     if "inputs" in results:
         raise ValueError("a result field may not be named 'inputs': it holds the options")
     emit_json({"inputs": dict(inputs), **results})
-
-
-def number(value: Any, digits: int = 6) -> str:
-    """A table cell: ``digits`` significant digits, ``inf`` for infinity, ``-`` for a missing value.
-
-    Examples
-    --------
-    >>> number(0.123456789), number(float("inf")), number(None), number(3), number(True)
-    ('0.123457', 'inf', '-', '3', 'yes')
-    """
-    if value is None:
-        return "-"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, str):
-        return value
-    number_ = float(value)
-    if math.isnan(number_):
-        return "-"
-    if math.isinf(number_):
-        return INFINITY if number_ > 0 else "-" + INFINITY
-    return f"{number_:.{digits}g}"
 
 
 def table(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import number
 from shuffledp.accounting.bounds import available_methods, shuffle_epsilon, shuffle_epsilon_lower
 from shuffledp.experiments.plotting import (
     PAGE_WIDTH,
@@ -148,22 +149,19 @@ def claims(rows: list[dict[str, Any]], kinds: dict[str, str]) -> list[Claim]:
     return out
 
 
-def _cell(value: float) -> str:
-    return f"{value:.4g}" if math.isfinite(value) else "—"
-
-
 def _summary(rows: list[dict[str, Any]], kinds: dict[str, str]) -> str:
     at = {(r["method"], r["eps0"]): r for r in rows if r["n"] == N_TABLE}
     lines = [
         f"Central epsilon after shuffling n = {N_TABLE} generic eps0-LDP reports, delta = {delta_for(N_TABLE):g} "
-        "(— : the bound's regime is not met). Last column: largest time of one evaluation over the whole run.",
+        "(inf: the bound's regime is not met, so it certifies nothing). Last column: largest time of one "
+        "evaluation over the whole run.",
         "",
         "| method | kind | " + " | ".join(f"eps0={e:g}" for e in EPS0) + " | max seconds |",
         "|---|---|" + "---|" * (len(EPS0) + 1),
     ]
     for m in _order(rows, kinds):
         worst = max(r["seconds"] for r in rows if r["method"] == m)
-        cells = " | ".join(_cell(at[(m, e)]["epsilon"]) for e in EPS0)
+        cells = " | ".join(number(at[(m, e)]["epsilon"], 4) for e in EPS0)
         lines.append(f"| {m} | {kinds[m]} | {cells} | {worst:.3g} |")
     gap = tightness_gap(rows)
     if gap is not None:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from shuffledp._util.numbers import number
 from shuffledp.accounting.composition import COMPOSITION_METHODS, composed_local_epsilon, composed_shuffle_epsilon
 from shuffledp.experiments.plotting import (
     PAGE_WIDTH,
@@ -267,12 +268,10 @@ def _summary(rows: list[dict[str, Any]]) -> str:
         "| composition | " + " | ".join(f"eps0={e:g}" for e in grid) + " |",
         "|---|" + "---|" * len(grid),
     ]
-    lines += [f"| {m} | " + " | ".join(_cell(total[(m, e)]) for e in grid) + " |" for m in COMPOSITION_METHODS]
+    lines += [f"| {m} | " + " | ".join(number(total[(m, e)], 4) for e in grid) + " |" for m in COMPOSITION_METHODS]
+    if any(math.isinf(v) for v in total.values()):
+        lines += ["", "inf: the composition certifies no finite epsilon at that eps0."]
     return "\n".join(lines)
-
-
-def _cell(value: float) -> str:
-    return f"{value:.4g}" if math.isfinite(value) else "inf"
 
 
 def _figure(rows: list[dict[str, Any]]):

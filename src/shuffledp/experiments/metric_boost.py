@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shuffledp._util.numbers import number
 from shuffledp.accounting.metric import geo_shuffle_epsilon, metric_profile
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
@@ -130,7 +131,7 @@ def _summary(rows: list[dict[str, Any]], validity: Claim) -> str:
         lines += [f"eps_geo = {eps_geo:g}:", "", "| n | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
         for n in ns:
             vals = [_value(rows, eps_geo, n, m) for m in methods]
-            lines.append(f"| {n} | " + " | ".join("-" if v is None else f"{v:.4g}" for v in vals) + " |")
+            lines.append(f"| {n} | " + " | ".join(number(v, 4) for v in vals) + " |")
         lines.append("")
     no_boost_at_1, falls = theorem_curve(rows)
     lines += [

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import MISSING
 from shuffledp.accounting.metric import (
     geo_shuffle_epsilon_paper,
     geo_shuffle_local_epsilon,
@@ -54,6 +55,7 @@ __all__ = [
     "LAPLACE_PAIR_NORM",
     "MECHANISMS",
     "PAPER_COLUMNS",
+    "RR_NOT_RUN_NOTE",
     "RR_PAPER_OVERSHOOT",
     "chain_holds",
     "comparison_lines",
@@ -269,9 +271,10 @@ def _reason(column: str, model: ErrorModel, ref: float, n: int, epsilon: float, 
 def verdict(
     column: str, ours: float | None, ref: float, n: int, epsilon: float, delta: float, model: ErrorModel
 ) -> str:
-    """One cell: "ours (paper, ratio): within 2x" or "... : not within 2x, <why>"."""
+    """One cell: "ours (paper, ratio): within 2x" or "... : not within 2x, <why>" ("- (paper): <why>" where
+    ours did not run: a dash, the one rule's "no value")."""
     if ours is None:
-        return f"n/a ({ref:g}): RR-Shuffle outside Theorem 3.1 under this tuning"
+        return f"{MISSING} ({ref:g}): RR-Shuffle does not run, outside Theorem 3.1 under this tuning"
     head = f"{ours:.3g} ({ref:g}, {ours / ref:.2g})"
     if within_factor_2(ours, ref):
         return head + ": within 2x"
@@ -316,6 +319,10 @@ def table_claim(
         f"{held} of {len(pairs)} cells we ran within a factor 2{span}; the summary says why the others are not",
         share_verdict(held, len(pairs)),
     )
+
+
+#: The note under a table whose RR-Shuffle cells hold a dash.
+RR_NOT_RUN_NOTE = f"{MISSING} : RR-Shuffle does not run there (Theorem 3.1 admits no p at that n and eps)."
 
 
 def comparison_lines(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shuffledp._util.numbers import number
 from shuffledp.accounting.metric import compromised_local_epsilons
 from shuffledp.experiments.metric_common import chain_holds, within_factor_2
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
@@ -107,7 +108,7 @@ def _summary(rows: list[dict[str, Any]], ordering: Claim) -> str:
     for n in ns:
         vals = [table[(n, m)] for m in MECHANISMS]
         ratio = table[(n, "sgdl-shuffle")] / table[(n, "geo-shuffle")]
-        lines.append(f"| {n} | " + " | ".join("-" if v is None else f"{v:.3g}" for v in vals) + f" | {ratio:.3g} |")
+        lines.append(f"| {n} | " + " | ".join(number(v, 3) for v in vals) + f" | {ratio:.3g} |")
     if 150 in ns:
         lines += [
             "",

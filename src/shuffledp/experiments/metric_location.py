@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import MISSING
 from shuffledp.accounting.metric import axis_budget, rr_shuffle_probability
 from shuffledp.datasets import austin_path, load_austin, project_to_metres
 from shuffledp.errors import DataError, ValidityConditionError
@@ -26,6 +27,7 @@ from shuffledp.experiments.metric_common import (
     LAPLACE_PAIR_NORM,
     MECHANISMS,
     PAPER_COLUMNS,
+    RR_NOT_RUN_NOTE,
     RR_PAPER_OVERSHOOT,
     ErrorModel,
     chain_holds,
@@ -246,6 +248,7 @@ def _summary(rows, invalid, runs, outside, inside) -> str:
         "| n | eps | " + " | ".join(MECHANISMS) + " | SGDL < Geo-Shuffle < RR < Geo-Local (ours) |",
         "|---|---|" + "---|" * (len(MECHANISMS) + 1),
     ]
+    not_run = False
     for (n, eps), paper in TABLE3.items():
         if not any(key[:2] == (n, eps) for key in mean):
             continue
@@ -254,11 +257,14 @@ def _summary(rows, invalid, runs, outside, inside) -> str:
         for name in MECHANISMS:
             value, ref = mean.get((n, eps, name)), refs.get(name)
             if value is None:
-                cells.append("n/a (Thm 3.1)")
+                cells.append(MISSING)
+                not_run = True
             else:
                 cells.append(f"{value:.3g}" + ("" if ref is None else f" ({ref:g}, {value / ref:.2g})"))
         holds = ordering_holds(mean, n, eps)
         lines.append(f"| {n} | {eps:g} | " + " | ".join(cells) + f" | {'yes' if holds else 'no'} |")
+    if not_run:
+        lines += ["", RR_NOT_RUN_NOTE]
     lines += ["", *comparison_lines(mean, TABLE3, DELTA, ERROR_MODEL), ""]
     local = {key: paper[0] / ERROR_MODEL.geo(axis_parameters(key[1])[0], key[0]) for key, paper in TABLE3.items()}
     code = published_code_shifts()

@@ -18,10 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import MISSING
 from shuffledp.accounting.metric import geo_shuffle_local_epsilon
 from shuffledp.errors import ValidityConditionError
 from shuffledp.experiments.metric_common import (
     MECHANISMS,
+    RR_NOT_RUN_NOTE,
     RR_PAPER_OVERSHOOT,
     ErrorModel,
     comparison_lines,
@@ -186,12 +188,14 @@ def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, floa
         "|---|---|" + "---|" * (len(MECHANISMS) + 2),
     ]
     paper_of = {ours: i for i, ours in enumerate(OURS.values())}
+    not_run = False
     for (n, eps), paper in TABLE2.items():
         cells = []
         for name in MECHANISMS:
             value = mae.get((n, eps, name))
             if value is None:
-                cells.append("n/a (Thm 3.1)")
+                cells.append(MISSING)
+                not_run = True
             elif name in paper_of:
                 ref = paper[paper_of[name]]
                 cells.append(f"{value:.3g} ({ref:g}, {value / ref:.2g})")
@@ -199,8 +203,10 @@ def _summary(rows: list[dict[str, Any]], invalid: dict[str, list[tuple[int, floa
                 cells.append(f"{value:.3g}")
         local, rr = mae.get((n, eps, "geo-local")), mae.get((n, eps, "rr-shuffle"))
         holds = ordering_holds(mae, n, eps)
-        same = "n/a" if rr is None else "yes" if (rr < local) == (paper[1] < paper[0]) else "no"
+        same = MISSING if rr is None else "yes" if (rr < local) == (paper[1] < paper[0]) else "no"
         lines.append(f"| {n} | {eps:g} | " + " | ".join(cells) + f" | {'yes' if holds else 'no'} | {same} |")
+    if not_run:
+        lines += ["", RR_NOT_RUN_NOTE]
     lines += ["", *comparison_lines(mae, TABLE2, DELTA, ERROR_MODEL), ""]
     shifts = tuning_shifts()
     local_ratios = [paper[0] / ERROR_MODEL.geo(eps, n) for (n, eps), paper in TABLE2.items()]

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import number
 from shuffledp.accounting.personalized import MAX_BUDGET
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, page_style, series_style
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register
@@ -210,7 +211,7 @@ def _summary(rows: list[dict[str, Any]], p: dict[str, Any]) -> str:
 
 
 def _eapes_cell(value: float) -> str:
-    return "-" if np.isnan(value) else f"{value:.3g}"  # the reference run has no privacy guarantee to state
+    return number(value, 3)  # NaN, a dash: the reference run has no privacy guarantee to state
 
 
 def _figure(rows: list[dict[str, Any]], epochs_grid: tuple[int, ...]):

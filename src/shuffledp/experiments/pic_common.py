@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import number
 from shuffledp.experiments.registry import VERDICTS, Claim
 from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.ideal import ideal_pic
@@ -129,10 +130,9 @@ def ideal_partners(
 
 
 def fmt_num(value: Any, digits: int = 3) -> str:
-    """A number for a summary table ('-' for None or NaN)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    return f"{value:.{digits}g}"
+    """A number for a summary table, by the one rule (`shuffledp._util.numbers.number`): ``digits``
+    significant digits, ``inf`` for infinity, ``-`` for None or NaN (no value)."""
+    return number(value, digits)
 
 
 def findings_line(claims: list[Claim]) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import MISSING, number
 from shuffledp._util.timing import cpu_per_call
 from shuffledp.datasets import load_crowdsourcing
 from shuffledp.experiments.pic_common import fmt_num, plan
@@ -336,7 +337,7 @@ def _by_suite(values: dict[tuple[str, int, str, str], float], unit: str, scale: 
 def _span(values: Any, unit: str, scale: float = 1.0) -> str:
     v = [scale * float(x) for x in values]
     if not v:
-        return "-"
+        return MISSING
     lo, hi = min(v), max(v)
     return f"{lo:.3g} {unit}" if math.isclose(lo, hi, rel_tol=5e-3) else f"{lo:.3g}-{hi:.3g} {unit}"
 
@@ -365,9 +366,9 @@ def _median(rows: list[dict[str, Any]], dataset: str | None, suite: str, procedu
 
 
 def _show(value: float, unit: str) -> str:
-    """A value in readable units (B -> KB/MB)."""
+    """A value in readable units (B -> KB/MB); ``inf``, or ``-`` for NaN (nothing measured), by the one rule."""
     if not math.isfinite(value):
-        return "-"
+        return number(value)
     if unit == "B":
         if value >= MB:
             return f"{value / MB:.3g} MB"
@@ -421,8 +422,8 @@ def summary(rows: list[dict[str, Any]], instances: Sequence[int], verified: bool
         for side, label, unit, ref, ours in _table_rows(rows, dataset):
             cells = []
             for v in ours:
-                cells += [_show(v, unit), _ratio(v / ref) if ref and math.isfinite(v) else "-"]
-            lines.append(f"| {side} | {label} | {_show(ref, unit) if ref else '-'} | " + " | ".join(cells) + " |")
+                cells += [_show(v, unit), _ratio(v / ref) if ref and math.isfinite(v) else MISSING]
+            lines.append(f"| {side} | {label} | {_show(ref, unit) if ref else MISSING} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += [
         "**Reading the rows.** Randomization: the round randomizes each group in one vectorised call (per user: "

@@ -22,6 +22,7 @@ import numpy as np
 import scipy
 
 import shuffledp
+from shuffledp._util.numbers import json_value
 from shuffledp._util.progress import ProgressReporter
 from shuffledp._util.validation import SEED_MAX, check_positive_int
 from shuffledp.errors import ExperimentError, ShuffleDPError
@@ -123,7 +124,7 @@ def run_experiment(name: str, out: Path, *, quick: bool = False, seed: int = 0, 
         "machine": platform.machine(),
         "claims": [asdict(c) for c in output.claims],
     }
-    (target / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    (target / "meta.json").write_text(json.dumps(json_value(meta), indent=2, default=str) + "\n")  # inf: "inf"
     return target
 
 

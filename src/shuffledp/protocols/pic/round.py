@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from shuffledp._util.numbers import json_value
 from shuffledp._util.progress import ProgressReporter
 from shuffledp._util.timing import accumulate
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
@@ -154,8 +155,8 @@ class GroupPrivacy:
             self.check_passed = self.check_delta <= self.delta
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (an infinite epsilon_c is written "inf")."""
-        return _json_safe(asdict(self))
+        """A JSON-ready dict (`shuffledp._util.numbers.json_value`: an infinite epsilon_c is written "inf")."""
+        return json_value(asdict(self))
 
 
 def _population(task: PicTask, n: int, corrupted: int) -> tuple[int, int, str]:
@@ -302,20 +303,10 @@ class RoundResult:
         return h.hexdigest()
 
 
-def _json_safe(value: Any) -> Any:
-    """JSON has no infinity or NaN: infinity is written "inf" (as everywhere in shuffledp's JSON), NaN null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
     """The JSON record of a round (``round.json``): the inputs given, sizes, timings, privacy per group,
-    utility and verification.  Holds no key, report or plaintext (only a digest of the outputs)."""
+    utility and verification, numbers by the one JSON rule (`shuffledp._util.numbers.json_value`: infinity
+    "inf").  Holds no key, report or plaintext (only a digest of the outputs)."""
     m = result.metrics
     by_group = lambda attr: {p.name: getattr(p, attr) for p in result.privacy}  # noqa: E731
     report = {
@@ -348,7 +339,7 @@ def round_report(result: RoundResult, **inputs: Any) -> dict[str, Any]:
         "ledger": result.ledger().to_dict(),
         "metrics": m,
     }
-    return _json_safe(report)
+    return json_value(report)
 
 
 def _timed(metrics: dict[str, float], key: str, func: Callable[[], Any]) -> Any:
