@@ -54,6 +54,7 @@ def test_an_experiment_whose_optional_extra_is_missing_is_skipped_naming_the_pip
     monkeypatch.setitem(_REGISTRY, toy_experiment, needs)
     report = reproduce(tmp_path / "all", quick=True, progress=False, only=[toy_experiment]).read_text()
     assert "skipped: needs no_such_module_for_shuffledp, not installed: pip install 'shuffledp[fl]'" in report
+    assert f"| {toy_experiment} | - | skipped: needs no_such_module_for_shuffledp" in report  # its row, no link
     assert not (tmp_path / "all" / toy_experiment).exists()
     with pytest.raises(ExperimentError, match=r"'toy-test' needs no_such_module_for_shuffledp.*'shuffledp\[fl\]'"):
         run_experiment(toy_experiment, tmp_path / "one", quick=True, progress=False)

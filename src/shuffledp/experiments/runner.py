@@ -152,7 +152,7 @@ def reproduce(
     runs = []
     for name, experiment in experiments.items():
         if missing := experiment.missing_requirement():  # an optional extra is not installed: skip, say why
-            runs.append(f"- {experiment.title} — skipped: {missing}")
+            runs.append(_Run(name, experiment.title, [], 0.0, skipped=missing))
             continue
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
@@ -172,6 +172,7 @@ class _Run:
     claims: list[Claim]
     wall_seconds: float
     findings: str = ""
+    skipped: str = ""  # why it did not run (an optional extra is missing); then it has no summary to link
 
     @property
     def link(self) -> str:
@@ -191,7 +192,9 @@ def _report_markdown(runs: list[_Run], mode: str) -> str:
     """REPORT.md: one row per experiment (its claims in short, ours, the combined verdict), then one per claim."""
     experiments, claims = [], []
     for run in runs:
-        if run.claims:
+        if run.skipped:
+            experiments.append(f"| {run.name} | - | skipped: {_cell(run.skipped)} | - |")
+        elif run.claims:
             numbered = len(run.claims) > 1
             paper = _numbered([_short(c.claim, strip_rule=True) for c in run.claims], numbered)
             ours = _numbered([_short(c.ours) for c in run.claims], numbered)
@@ -204,7 +207,9 @@ def _report_markdown(runs: list[_Run], mode: str) -> str:
             experiments.append(f"| {run.link} | {' | '.join(_NO_CLAIM)} |")
             claims.append(f"| {run.link} | - | {' | '.join(_NO_CLAIM)} |")
     listing = [
-        f"- [{run.title}]({run.name}/summary.md) — {run.wall_seconds} s"
+        f"- {run.title} — skipped: {run.skipped}"
+        if run.skipped
+        else f"- [{run.title}]({run.name}/summary.md) — {run.wall_seconds} s"
         + (f" — {run.findings}" if run.findings else "")
         for run in runs
     ]
