@@ -1,6 +1,7 @@
 """pic-fl-incentives (PIC §7.3, Tables 5-6): per-user gradients, the round's pieces, its privacy ledger, quick mode."""
 
 import csv
+import itertools
 import json
 
 import numpy as np
@@ -53,15 +54,46 @@ def test_per_user_gradient_matches_a_central_finite_difference():
             assert G[i, j] == pytest.approx(fd, rel=0.02, abs=2e-4)
 
 
-def test_kept_coordinates_are_k_distinct_sorted_indices():
-    coords = fl.kept_coordinates(20, 6, np.random.default_rng(0))
-    assert coords.shape == (6,) and len(set(coords.tolist())) == 6
-    assert np.all(np.diff(coords) > 0) and coords.min() >= 0 and coords.max() < 20
+def test_user_coordinates_give_each_user_k_distinct_sorted_indices():
+    coords = fl.user_coordinates(50, 20, 6, np.random.default_rng(0))
+    assert coords.shape == (50, 6)
+    assert np.all(np.diff(coords, axis=1) > 0) and coords.min() >= 0 and coords.max() < 20
+    assert len({tuple(row) for row in coords.tolist()}) > 40  # each user its own draw, not one shared set
 
 
-def test_kept_coordinates_refuse_k_above_the_dimension_quoting_it():
+def test_user_coordinates_are_uniform_and_independent_across_users():
+    # the draw sees only (n_users, dim, k, rng): no data.  Each coordinate is covered with probability k/d
+    # and two users share a coordinate as often as independent draws do: k^2/d per pair on average.
+    n, d, k = 4000, 10, 3
+    coords = fl.user_coordinates(n, d, k, np.random.default_rng(1))
+    covered = np.zeros((n, d), dtype=bool)
+    np.put_along_axis(covered, coords, True, axis=1)
+    freq = covered.mean(axis=0)
+    assert np.all(np.abs(freq - k / d) < 5 * np.sqrt(k / d * (1 - k / d) / n))
+    shared = (covered[0::2] & covered[1::2]).sum(axis=1)  # disjoint pairs of users
+    assert abs(shared.mean() - k * k / d) < 5 * shared.std() / np.sqrt(len(shared))
+
+
+def test_user_coordinates_refuse_k_above_the_dimension_quoting_it():
     with pytest.raises(DomainError, match=r"k must be an integer in \[1, dim=4\], got 5"):
-        fl.kept_coordinates(4, 5, np.random.default_rng(0))
+        fl.user_coordinates(3, 4, 5, np.random.default_rng(0))
+
+
+def test_aggregate_scales_the_sum_of_each_coordinates_reports_by_d_over_k_s():
+    # d = 4, k = 2, s = 2: d / (k s) = 1; coordinate 1 is covered by both users, coordinate 2 by none
+    est = fl.aggregate(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0, 1], [1, 3]]), 4)
+    np.testing.assert_array_equal(est, [1.0, 5.0, 0.0, 4.0])
+
+
+def test_aggregate_is_unbiased_for_the_mean_gradient_over_every_coordinate_draw():
+    # hand case: two users' full gradients in d = 4, k = 2: averaging over all 6 x 6 equally likely draws
+    g = np.array([[0.5, -1.0, 2.0, 0.0], [1.5, 3.0, -2.0, 4.0]])
+    subsets = list(itertools.combinations(range(4), 2))
+    total = np.zeros(4)
+    for c0, c1 in itertools.product(subsets, subsets):
+        coords = np.array([c0, c1])
+        total += fl.aggregate(np.take_along_axis(g, coords, axis=1), coords, 4)
+    np.testing.assert_allclose(total / len(subsets) ** 2, g.mean(axis=0), rtol=1e-12)
 
 
 def test_clip_values_clips_each_value_not_the_norm():
@@ -81,20 +113,37 @@ def test_sanitize_puts_values_on_the_unit_cube_and_back_unbiased():
     assert np.array_equal(fl.sanitize(values, None, c, np.random.default_rng(2)), values)
 
 
-def test_shapley_error_equals_exact_values_on_the_full_sparse_gradients():
+def test_shapley_error_equals_exact_values_on_each_users_sparse_gradient():
     rng = np.random.default_rng(3)
-    d, coords = 12, np.array([1, 4, 7])
+    d = 12
+    coords = fl.user_coordinates(6, d, 3, rng)
     true, est = rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
     v = rng.normal(size=d)
-
-    def full(values):
-        G = np.zeros((6, d))
-        G[:, coords] = values
-        return G
-
-    expected = np.mean(np.abs(exact_shapley(full(est), v) - exact_shapley(full(true), v)))
+    expected = np.mean(
+        np.abs(exact_shapley(fl.scatter(est, coords, d), v) - exact_shapley(fl.scatter(true, coords, d), v))
+    )
     assert fl.shapley_error(true, est, coords, v, seed=0) == pytest.approx(expected, rel=1e-9, abs=1e-12)
     assert fl.shapley_error(true, true, coords, v, seed=0) == 0.0
+
+
+def test_order_shapley_over_all_orders_equals_exact_shapley_for_overlapping_sparse_gradients():
+    rng = np.random.default_rng(4)
+    coords = np.array([[0, 1], [1, 2], [0, 1], [3, 4], [2, 5]])  # users 0-2 share coordinates: Gram cross terms
+    values = rng.normal(size=(5, 2))
+    values[2] = -values[0]  # users 0 and 2 cancel: a zero coalition sum, U = 0 there
+    G, v = fl.scatter(values, coords, 6), rng.normal(size=6)
+    orders = np.array(list(itertools.permutations(range(5))))
+    np.testing.assert_allclose(fl.order_shapley(G, v, orders), exact_shapley(G, v), rtol=1e-10, atol=1e-12)
+
+
+def test_order_shapley_over_sampled_orders_is_unbiased():
+    rng = np.random.default_rng(5)
+    coords = fl.user_coordinates(9, 8, 3, rng)
+    G, v = fl.scatter(rng.normal(size=(9, 3)), coords, 8), rng.normal(size=8)
+    orders = rng.permuted(np.broadcast_to(np.arange(9), (20, 9)), axis=1)
+    runs = np.array([fl.order_shapley(G, v, rng.permuted(orders, axis=1)) for _ in range(200)])
+    se = runs.std(axis=0) / np.sqrt(len(runs))
+    assert np.all(np.abs(runs.mean(axis=0) - exact_shapley(G, v)) < 5 * se + 1e-12)
 
 
 def test_scaled_split_and_sample_keep_the_papers_fractions():
@@ -141,7 +190,8 @@ def test_quick_mode_writes_the_four_files_with_the_documented_columns(tmp_path, 
     trained = [r for r in rows if r["model"] != fl.PAPER_SCALE]
     assert {r["metric"] for r in trained} == {*fl.METRICS, "clipped_share"}
     assert {r["round"] for r in trained} == {"1", "2"}
-    assert {(r["model"], r["randomizer"]) for r in trained} == {(NON_PRIVATE, NON_PRIVATE)} | {
+    references = {(NON_PRIVATE, label) for label in (NON_PRIVATE, fl.PAPER_COVERAGE, fl.ALL_COORDINATES)}
+    assert {(r["model"], r["randomizer"]) for r in trained} == references | {
         (m, lab) for m in (LDP, PIC) for lab in ("Minkowski", "Laplace")
     }
     paper_scale = [r for r in rows if r["model"] == fl.PAPER_SCALE]  # one single-report error per target x randomizer
@@ -149,5 +199,11 @@ def test_quick_mode_writes_the_four_files_with_the_documented_columns(tmp_path, 
     meta = json.loads((target / "meta.json").read_text())
     assert meta["parameters"]["users_per_round"] == 8 and meta["parameters"]["rounds"] == 2
     assert meta["parameters"]["install"] == "pip install 'shuffledp[fl]'"
+    assert "each sampled user draws its own k coordinates" in meta["parameters"]["coordinates"]
+    d = meta["parameters"]["model_dim"]
+    assert meta["parameters"]["non_private_references"] == {
+        label: {"kept_coordinates": k, "reports_per_coordinate": 8 * k / d}
+        for label, k in fl.reference_ks(d, 8).items()
+    }
     summary = (target / "summary.md").read_text()
     assert "4-6" in summary and "0.2-0.75" in summary and "substitute for MNIST" in summary
