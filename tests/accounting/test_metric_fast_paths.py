@@ -6,6 +6,8 @@
 * `_common.max_shift_epsilon` / `max_shift_divergence` settle most sum distances by a windowed bound: the epsilon
   must meet delta at every distance and never exceed the all-distances root search; the feasibility check of the
   inverse must agree with the certificate.
+* RR-Shuffle: the compromised-shuffler search over every distance at once, and the covers' FFT convolution, give
+  the values of the one-at-a-time / scipy computations bit for bit.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import math
 
 import numpy as np
 import pytest
+from scipy import signal
 
 from shuffledp.accounting import metric as M
 from shuffledp.accounting.metric import _common as C
 from shuffledp.accounting.metric import _exhaustive as E
+from shuffledp.accounting.metric import _rr_pairs as R
 from shuffledp.accounting.metric import geo_shuffle as G
+from shuffledp.accounting.metric import rr_shuffle as RR
 from shuffledp.accounting.metric import sgdl_shuffle as S
 
 
@@ -112,3 +117,16 @@ def test_geo_feasibility_check_agrees_with_the_certificate_where_e_to_the_eps_d_
     assert G._certifies(3.0, 2.4, 0.01, 300, 1)
     assert not G._certifies(3.0, 0.9 * certified, 0.01, 300, 1)
     assert math.isfinite(certified)
+
+
+@pytest.mark.parametrize("p, delta, k", [(0.5, 1e-2, 300), (0.1, 1e-4, 120), (0.9, 1e-6, 90), (1e-6, 1e-3, 40)])
+def test_positioned_bits_epsilons_are_the_per_distance_pairs_bit_for_bit(p, delta, k):
+    one_by_one = np.array([max(RR._rr_pair_epsilons(0, d, d, p / 2, delta)) for d in range(1, k + 1)])
+    assert np.array_equal(RR._positioned_bits_epsilons(np.arange(1, k + 1), p / 2, delta), one_by_one)
+
+
+def test_rr_fft_convolution_is_scipys_bit_for_bit():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        x, y = rng.random(rng.integers(1, 3000)), rng.random(rng.integers(1, 3000))
+        assert np.array_equal(R._fft_convolve(x, y), signal.fftconvolve(x, y))
