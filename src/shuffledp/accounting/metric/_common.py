@@ -221,8 +221,9 @@ def _shift_window(upper: np.ndarray, tail: float) -> tuple[int, int, float]:
 
 def _windowed_divergences(
     upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float, tail: float
-) -> np.ndarray:
-    """Upper bounds of `shift_divergences`: each sum over a window of ``upper``'s outcomes plus the mass outside."""
+) -> tuple[np.ndarray, float]:
+    """Bounds of `shift_divergences`: each sum over a window of ``upper``'s outcomes (a lower bound: every term is
+    nonnegative) and the mass outside the window (added, an upper bound)."""
     first, last, outside = _shift_window(upper, tail)
     size = upper.size
     padded = np.concatenate([np.zeros(int(shifts.max())), lower])
@@ -234,22 +235,24 @@ def _windowed_divergences(
         d = shifts[start : start + rows]
         scaled = _scaled(epsilon, d, windows[padded.size - size - d])
         out[start : start + d.size] = np.maximum(window[None, :] - scaled, 0.0).sum(axis=1)
-    return out + outside
+    return out, outside
 
 
 def max_shift_divergence(
     upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float, budget: float
 ) -> float:
-    """``shift_divergences(upper, lower, shifts, epsilon).max()`` wherever it matters against ``budget``: the shifts
-    whose sum over a window of ``upper``'s mass (plus the mass outside) meets the budget with room to spare are
-    settled by that bound; the full sums run for the others only, and their maximum is returned (nan included, as
-    the full computation gives it), else the largest bound (at most the budget)."""
+    """A stand-in for ``shift_divergences(upper, lower, shifts, epsilon).max()`` in a comparison with ``budget``:
+    above the budget exactly when that maximum is.  The sum over a window of ``upper``'s mass settles a shift when it
+    alone exceeds the budget (a window sum above it answers at once) or when, with the mass outside the window
+    added, it meets the budget with room to spare; the full sums run only for the shifts in between."""
     if not budget > 0.0:
         return float(shift_divergences(upper, lower, shifts, epsilon).max())
-    bound = _windowed_divergences(upper, lower, shifts, epsilon, 1e-6 * budget)
-    easy = bound <= budget * (1.0 - _WINDOW_MARGIN)
+    inside, outside = _windowed_divergences(upper, lower, shifts, epsilon, 1e-6 * budget)
+    if inside.max() > budget * (1.0 + _WINDOW_MARGIN):
+        return float(inside.max())
+    easy = inside + outside <= budget * (1.0 - _WINDOW_MARGIN)
     if easy.all():
-        return float(bound.max())
+        return float((inside + outside).max())
     return float(shift_divergences(upper, lower, shifts[~easy], epsilon).max())
 
 
@@ -261,8 +264,8 @@ def max_shift_epsilon(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, 
     level = float(shift_epsilons(upper, lower, seeds, budget).max())
     if not (budget > 0.0 and math.isfinite(level)):
         return float(shift_epsilons(upper, lower, shifts, budget).max())
-    bound = _windowed_divergences(upper, lower, shifts, level * (1.0 - _WINDOW_MARGIN), 1e-6 * budget)
-    hard = shifts[~(bound <= budget * (1.0 - _WINDOW_MARGIN)) & ~np.isin(shifts, seeds)]
+    inside, outside = _windowed_divergences(upper, lower, shifts, level * (1.0 - _WINDOW_MARGIN), 1e-6 * budget)
+    hard = shifts[~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN)) & ~np.isin(shifts, seeds)]
     if hard.size:
         level = max(level, float(shift_epsilons(upper, lower, hard, budget).max()))
     return level
