@@ -131,3 +131,14 @@ def test_rr_fft_convolution_is_scipys_bit_for_bit():
     for _ in range(200):
         x, y = rng.random(rng.integers(1, 3000)), rng.random(rng.integers(1, 3000))
         assert np.array_equal(R._fft_convolve(x, y), signal.fftconvolve(x, y))
+
+
+def test_exhaustive_profile_checks_both_mirror_pairs_when_the_laws_are_not_symmetric():
+    laws = E.geo_user_laws(1.0, 3, 6)
+    laws[0] = np.roll(laws[0], 1) * 0.999  # a sub-probability law with no mirror image among the rows
+    assert E._mirror_rows(laws, E.multisets(4, 3)) is None
+    assert E._mirror_rows(E.geo_user_laws(1.0, 3, 6), E.multisets(4, 3)) is not None
+    reference, (ref_a, ref_b) = _solve_every_pair(laws, 4, 1e-4)
+    profile, (a, b) = E.exhaustive_profile(laws, 4, 1e-4)
+    assert np.array_equal(profile, reference)
+    assert list(a) == list(ref_a) and list(b) == list(ref_b)

@@ -153,6 +153,16 @@ def _windows(upper: np.ndarray, tail: float) -> tuple[np.ndarray, int, np.ndarra
     return first, width, np.where(out, upper, 0.0).sum(axis=1) * (1.0 + 1e-9)
 
 
+def _mirror_rows(laws: np.ndarray, sets: np.ndarray) -> np.ndarray | None:
+    """Row of the multiset k - A for every row A of ``sets``, if the per-user laws are symmetric (row k - x equal to
+    row x reversed, to a relative 1e-12); else None."""
+    if not np.allclose(laws[::-1, ::-1], laws, rtol=1e-12, atol=0.0):
+        return None
+    k = laws.shape[0] - 1
+    where = {tuple(row): index for index, row in enumerate(sets.tolist())}
+    return np.array([where[tuple(sorted(k - v for v in row))] for row in sets.tolist()], dtype=np.int64)
+
+
 def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """eps_by_distance[d - 1] = the largest eps(A, B) over ordered pairs at sorted distance exactly d (d = 1..n k),
     and the pair (A, B) attaining the overall maximum (the first in row-major pair order on a tie).  Every
@@ -160,7 +170,10 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
 
     The pairs with an extreme multiset are solved first; every other pair is solved only if it fails the
     feasibility check at the level already reached at its distance (`pair_divergences`, with `_SKIP_MARGIN`):
-    a pair that passes cannot raise that level, so the profile is the one of solving every pair."""
+    a pair that passes cannot raise that level, so the profile is the one of solving every pair.  When the
+    per-user laws are symmetric (row k - x is row x reversed, as for Geo- and SGDL-Shuffle's symmetric noises), the
+    pair (k - A, k - B) has the laws of (A, B) reversed, hence the same epsilon up to rounding far below the
+    margin: only one pair of each mirror pair is checked, and both are solved when it fails."""
     k = laws.shape[0] - 1
     sets = multisets(n, k)
     law = sum_laws(laws, sets)
@@ -182,6 +195,10 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
     np.fill_diagonal(seed, False)
     rest = ~seed
     np.fill_diagonal(rest, False)
+    mirror = _mirror_rows(laws, sets)
+    if mirror is not None:  # check one pair of each mirror pair (the one first in row-major order)
+        rows_i, rows_j = np.nonzero(rest)
+        rest[rows_i, rows_j] = rows_i * count + rows_j <= mirror[rows_i] * count + mirror[rows_j]
     lo, width, outside = _windows(upper, 1e-4 * delta)
     upper_win = np.take_along_axis(upper, lo[:, None] + np.arange(width)[None, :], axis=1)
     lower_win = np.lib.stride_tricks.sliding_window_view(lower, width, axis=1)  # [j, start] = lower[j, start:+width]
@@ -194,13 +211,18 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
             level = best[distance - 1] * distance * (1.0 - _SKIP_MARGIN)
             divergence = pair_divergences(upper_win[i], lower_win[j, lo[i]], level) + outside[i]
             hard = ~((budget > 0.0) & (divergence <= budget * (1.0 - _SKIP_MARGIN)))
-            i, j, distance, budget = i[hard], j[hard], distance[hard], budget[hard]
+            i, j = i[hard], j[hard]
             if i.size == 0:
                 return
+            if mirror is not None:  # the mirror of a pair that fails is solved too
+                index = np.unique(np.concatenate([i * count + j, mirror[i] * count + mirror[j]]))
+                i, j = index // count, index % count
+            distance, budget = distances[i, j], delta - missing[i]
         eps = pair_epsilons(upper[i], lower[j], distance.astype(np.float64), budget)
         eps = np.where(budget > 0.0, eps, np.inf)
         np.maximum.at(best, distance - 1, eps)
-        where = int(np.argmax(eps))  # the first of a tie (pairs come in row-major order)
+        tied = np.flatnonzero(eps == eps.max())
+        where = int(tied[np.argmin(i[tied] * count + j[tied])])  # the first of a tie in row-major order
         index = int(i[where]) * count + int(j[where])
         if eps[where] > top or (eps[where] == top and index < top_index):
             top, top_index = float(eps[where]), index
