@@ -183,6 +183,12 @@ def shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, bud
     return out
 
 
+def _scaled(epsilon: float, d: np.ndarray, shifted: np.ndarray) -> np.ndarray:
+    """e^(eps D) lower(t - D), row by row, with 0 where lower(t - D) = 0 (also when e^(eps D) overflows: no nan)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(shifted > 0.0, np.exp(epsilon * d)[:, None] * shifted, 0.0)
+
+
 def shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.ndarray:
     """sum_t max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``shifts`` (the check of `shift_epsilons`)."""
     size = upper.size
@@ -192,9 +198,81 @@ def shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, 
     rows = max(1, 2_000_000 // size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        scaled = np.exp(epsilon * d)[:, None] * windows[padded.size - size - d]
-        out[start : start + d.size] = np.maximum(upper[None, :] - scaled, 0.0).sum(axis=1)
+        out[start : start + d.size] = np.maximum(
+            upper[None, :] - _scaled(epsilon, d, windows[padded.size - size - d]), 0.0
+        ).sum(axis=1)
     return out
+
+
+#: Relative margin of the fast paths below: a shift is settled by its window only if it meets the budget with
+#: (1 - margin) to spare (at (1 - margin) times the level), far beyond the rounding of either sum.
+_WINDOW_MARGIN = 1e-9
+
+
+def _shift_window(upper: np.ndarray, tail: float) -> tuple[int, int, float]:
+    """(first, last, outside): a window of outcomes leaving at most about ``tail`` of ``upper``'s mass outside, and
+    that mass (summed directly, rounded up)."""
+    below, above = np.cumsum(upper), np.cumsum(upper[::-1])[::-1]
+    first = int(np.argmax(below > 0.5 * tail))
+    last = upper.size - 1 - int(np.argmax(above[::-1] > 0.5 * tail))
+    outside = (float(upper[:first].sum()) + float(upper[last + 1 :].sum())) * (1.0 + 1e-9)
+    return first, last, outside
+
+
+def _windowed_divergences(
+    upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float, tail: float
+) -> tuple[np.ndarray, float]:
+    """Bounds of `shift_divergences`: each sum over a window of ``upper``'s outcomes (a lower bound: every term is
+    nonnegative) and the mass outside the window (added, an upper bound)."""
+    first, last, outside = _shift_window(upper, tail)
+    size = upper.size
+    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1]
+    window = upper[first : last + 1]
+    out = np.empty(shifts.size)
+    rows = max(1, 2_000_000 // window.size)
+    for start in range(0, shifts.size, rows):
+        d = shifts[start : start + rows]
+        scaled = _scaled(epsilon, d, windows[padded.size - size - d])
+        out[start : start + d.size] = np.maximum(window[None, :] - scaled, 0.0).sum(axis=1)
+    return out, outside
+
+
+def max_shift_divergence(
+    upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float, budget: float
+) -> float:
+    """A stand-in for ``shift_divergences(upper, lower, shifts, epsilon).max()`` in a comparison with ``budget``:
+    above the budget exactly when that maximum is.  The sum over a window of ``upper``'s mass settles a shift when it
+    alone exceeds the budget (a window sum above it answers at once) or when, with the mass outside the window
+    added, it meets the budget with room to spare; the full sums run only for the shifts in between."""
+    if not budget > 0.0:
+        return float(shift_divergences(upper, lower, shifts, epsilon).max())
+    parts = []
+    for stop in range(shifts.size, 0, -256):  # the largest shifts first: where delta is missed, if anywhere
+        inside, outside = _windowed_divergences(upper, lower, shifts[max(0, stop - 256) : stop], epsilon, 1e-6 * budget)
+        if inside.max() > budget * (1.0 + _WINDOW_MARGIN):
+            return float(inside.max())
+        parts.append(inside)
+    inside = np.concatenate(parts[::-1])
+    easy = inside + outside <= budget * (1.0 - _WINDOW_MARGIN)
+    if easy.all():
+        return float((inside + outside).max())
+    return float(shift_divergences(upper, lower, shifts[~easy], epsilon).max())
+
+
+def max_shift_epsilon(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, budget: float) -> float:
+    """``shift_epsilons(upper, lower, shifts, budget).max()``, solving few shifts: the largest one (and eight spread
+    over the range) set a level; a shift is then solved only if its windowed divergence at the level (less
+    `_WINDOW_MARGIN`) exceeds the budget: the others need no more than the level."""
+    seeds = np.unique(shifts[np.linspace(0, shifts.size - 1, 9).astype(np.int64)])
+    level = float(shift_epsilons(upper, lower, seeds, budget).max())
+    if not (budget > 0.0 and math.isfinite(level)):
+        return float(shift_epsilons(upper, lower, shifts, budget).max())
+    inside, outside = _windowed_divergences(upper, lower, shifts, level * (1.0 - _WINDOW_MARGIN), 1e-6 * budget)
+    hard = shifts[~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN)) & ~np.isin(shifts, seeds)]
+    if hard.size:
+        level = max(level, float(shift_epsilons(upper, lower, hard, budget).max()))
+    return level
 
 
 def distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.ndarray:
@@ -227,6 +305,8 @@ __all__ = [
     "distance_epsilons",
     "distances",
     "no_smaller_reason",
+    "max_shift_divergence",
+    "max_shift_epsilon",
     "shift_divergences",
     "shift_epsilons",
     "tail_share",

@@ -26,7 +26,7 @@ a finite adaptive family of blocks covers D = 1..N - 1, and D = N is the single 
 exactly.  The certified epsilon is the largest of these; it equals the all-0 vs all-k value whenever every
 block's bound is below it (the search refines blocks until they are, within a work budget).
 
-Numerics: plain binomial log pmfs from `scipy.stats.binom.logpmf` (relative error ~1e-14); a sum of two
+Numerics: plain binomial log pmfs by scipy's log-gamma formula (relative error ~1e-14); a sum of two
 binomials by exponential tilting (the tilted law is again a sum of two binomials) and an FFT of positive terms
 around each tilt's mean, keeping only outcomes within two standard deviations of it (relative error below
 1e-11 there); numerators inflated and denominators deflated by PMF_SLACK = 1e-9 relative; the mass of the
@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, signal, special, stats
+from scipy import fft, optimize, special
 
 #: Relative slack on every computed pmf value (far above the float error of the methods used).
 PMF_SLACK = 1e-9
@@ -58,11 +58,34 @@ def _hoeffding_halfwidth(m: int, tail: float) -> int:
     return int(math.ceil(math.sqrt(m * math.log(1.0 / tail) / 2.0))) + 1
 
 
-def _log_binomial(m: int, q: float, lo: int, hi: int) -> np.ndarray:
-    """ln Pr[Bin(m, q) = y] for y = lo..hi (-inf outside 0..m)."""
+class _LogChoose:
+    """ln j! + ln (m - j)! for j in a growing window of 0..m, each value computed once (the tilts of
+    `_log_two_binomials` ask for overlapping windows of the same binomial)."""
+
+    def __init__(self, m: int) -> None:
+        self.m, self.lo, self.values = m, 0, np.empty(0)
+
+    def __call__(self, lo: int, hi: int) -> np.ndarray:
+        if self.values.size == 0:
+            self.lo, self.values = lo, self._compute(lo, hi)
+        top = self.lo + self.values.size - 1
+        if lo < self.lo:
+            self.values, self.lo = np.concatenate([self._compute(lo, self.lo - 1), self.values]), lo
+        if hi > top:
+            self.values = np.concatenate([self.values, self._compute(top + 1, hi)])
+        return self.values[lo - self.lo : hi - self.lo + 1]
+
+    def _compute(self, lo: int, hi: int) -> np.ndarray:
+        y = np.arange(lo, hi + 1, dtype=np.float64)
+        return special.gammaln(y + 1.0) + special.gammaln(self.m - y + 1.0)
+
+
+def _log_binomial(m: int, q: float, lo: int, hi: int, log_choose: _LogChoose | None = None) -> np.ndarray:
+    """ln Pr[Bin(m, q) = y] for y = lo..hi, 0 <= lo <= hi <= m: scipy's log pmf of the binomial, term by term
+    (ln m! - (ln y! + ln (m - y)!) + y ln q + (m - y) ln(1 - q)), with the factorials from ``log_choose``."""
     y = np.arange(lo, hi + 1, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        return stats.binom.logpmf(y, m, q)
+    factorials = (log_choose or _LogChoose(m))(lo, hi)
+    return (special.gammaln(m + 1.0) - factorials) + special.xlogy(y, q) + special.xlog1py(m - y, -q)
 
 
 def _tilted(q: float, theta: float) -> float:
@@ -73,6 +96,16 @@ def _tilted(q: float, theta: float) -> float:
 def _log_mgf_bit(q: float, theta: float) -> float:
     """ln(1 - q + q e^theta) = ln(1 - q) - ln(1 - q_theta), without cancellation."""
     return math.log1p(-q) - math.log1p(-_tilted(q, theta))
+
+
+def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The full linear convolution of two 1-d arrays by real FFTs: the computation of ``scipy.signal.fftconvolve``
+    (the same transforms, lengths and products, so the same values) without its general-purpose checks."""
+    if x.size == 1 or y.size == 1:
+        return x * y
+    size = x.size + y.size - 1
+    length = fft.next_fast_len(size, True)
+    return fft.irfft(fft.rfft(x, length) * fft.rfft(y, length), length)[:size]
 
 
 def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -> np.ndarray:
@@ -86,6 +119,7 @@ def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -
     out = np.full(hi - lo + 1, -np.inf)
     lo_in, hi_in = max(lo, 0), min(hi, a + b)
     la, lb = special.logit(qa), special.logit(qb)
+    choose_a, choose_b = _LogChoose(a), _LogChoose(b)
 
     def mean(theta: float) -> float:
         return a * special.expit(la + theta) + b * special.expit(lb + theta)
@@ -98,14 +132,14 @@ def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -
         sd = math.sqrt(a * ta * (1.0 - ta) + b * tb * (1.0 - tb))
         keep = max(1, int(_KEEP_SDS * sd))
         parts = []
-        for m, q in ((a, ta), (b, tb)):
+        for m, q, log_choose in ((a, ta, choose_a), (b, tb, choose_b)):
             s = math.sqrt(m * q * (1.0 - q))
             w0 = max(0, int(m * q - _COMPONENT_SDS * s - 20))
             w1 = min(m, int(m * q + _COMPONENT_SDS * s + 20))
-            parts.append((w0, _log_binomial(m, q, w0, w1)))
+            parts.append((w0, _log_binomial(m, q, w0, w1, log_choose)))
         (a0, pa), (b0, pb) = parts
         shift = pa.max() + pb.max()
-        conv = signal.fftconvolve(np.exp(pa - pa.max()), np.exp(pb - pb.max()))
+        conv = _fft_convolve(np.exp(pa - pa.max()), np.exp(pb - pb.max()))
         start, stop = max(y, int(centre) - keep, lo_in), min(int(centre) + keep, hi_in)
         if start > stop:
             start = stop = y

@@ -20,9 +20,9 @@ from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
+from shuffledp.accounting.metric._common import max_shift_divergence as _max_shift_divergence
+from shuffledp.accounting.metric._common import max_shift_epsilon as _max_shift_epsilon
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
-from shuffledp.accounting.metric._common import shift_divergences as _shift_divergences
-from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
@@ -394,12 +394,12 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
     shifts = np.arange(1, n * k + 1)
-    eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
+    eps = _max_shift_epsilon(upper, lower, shifts, budget * (1.0 - 1e-9))
     none_smaller = CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo')}: {fallback}")
     if not eps < eps_geo:
         return none_smaller
     eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
-    if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # belt and braces: never report an unmet eps
+    if _max_shift_divergence(upper, lower, shifts, eps, budget) > budget:  # belt and braces: never report an unmet eps
         return none_smaller
     return CertifiedEpsilon(min(eps, eps_geo), True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
@@ -565,7 +565,7 @@ def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | Non
         return False
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
-    return bool(_shift_divergences(upper, lower, np.arange(1, n * k + 1), target).max() <= budget)
+    return bool(_max_shift_divergence(upper, lower, np.arange(1, n * k + 1), target, budget) <= budget)
 
 
 def _bisect_within(cost, target: float, lo: float, hi: float, steps: int = 60) -> float:

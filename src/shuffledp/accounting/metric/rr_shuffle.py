@@ -388,15 +388,46 @@ def _rr_pair_epsilons(s: int, d: int, total: int, q0: float, delta: float) -> tu
     centers = (s * q1 + (total - s) * q0, (s + d) * q1 + (total - s - d) * q0)
     log_p = _log_two_binomials(s, l1, total - s, l0, centers)
     log_q = _log_two_binomials(s + d, l1, total - s - d, l0, centers)
-    cdf_p, sf_p = np.logaddexp.accumulate(log_p), np.logaddexp.accumulate(log_p[::-1])[::-1]
-    cdf_q, sf_q = np.logaddexp.accumulate(log_q), np.logaddexp.accumulate(log_q[::-1])[::-1]
+    a_up, a_down = _threshold_exponents(log_p, log_q, delta, np.ones(log_p.size, dtype=bool))
+    return max(float(a_up), 0.0) / d, max(float(a_down), 0.0) / d
+
+
+def _threshold_exponents(
+    log_p: np.ndarray, log_q: np.ndarray, delta: float, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Along the last axis (outcomes; ``valid`` marks the real ones): the largest over thresholds of
+    ln((SF_q - delta)_+ / SF_p) and ln((CDF_p - delta)_+ / CDF_q), numerators inflated and denominators deflated by
+    _PMF_SLACK (-inf where no threshold leaves mass above delta)."""
+    cdf_p, sf_p = np.logaddexp.accumulate(log_p, axis=-1), np.logaddexp.accumulate(log_p[..., ::-1], axis=-1)[..., ::-1]
+    cdf_q, sf_q = np.logaddexp.accumulate(log_q, axis=-1), np.logaddexp.accumulate(log_q[..., ::-1], axis=-1)[..., ::-1]
     up_slack = math.log1p(_PMF_SLACK)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         num_up = np.exp(sf_q + up_slack) + 1e-250 - delta
         a_up = np.where(num_up > 0.0, np.log(np.where(num_up > 0.0, num_up, 1.0)) - (sf_p - up_slack), -np.inf)
         num_down = np.exp(cdf_p + up_slack) + 1e-250 - delta
         a_down = np.where(num_down > 0.0, np.log(np.where(num_down > 0.0, num_down, 1.0)) - (cdf_q - up_slack), -np.inf)
-    return max(float(a_up.max()), 0.0) / d, max(float(a_down.max()), 0.0) / d
+    return np.where(valid, a_up, -np.inf).max(axis=-1), np.where(valid, a_down, -np.inf).max(axis=-1)
+
+
+def _positioned_bits_epsilons(distances: np.ndarray, q0: float, delta: float) -> np.ndarray:
+    """max(a_up, a_down) / d of Bin(d, 1 - q0) against Bin(d, q0) for every d in ``distances`` (the pairs
+    ``_rr_pair_epsilons(0, d, d, q0, delta)``, the same terms in the same order, so the same values), a block of
+    distances at a time (``distances`` increasing)."""
+    log_q0, log_r0 = math.log(q0), math.log1p(-q0)
+    lf = _log_factorials(max(int(distances.max()), 64))
+    out = np.empty(distances.size)
+    rows = max(1, min(64, 2_000_000 // (int(distances.max()) + 1)))  # few rows: little padding in each block
+    for start in range(0, distances.size, rows):
+        m = distances[start : start + rows, None].astype(np.int64)
+        j = np.arange(int(m.max()) + 1)[None, :]
+        valid = j <= m
+        jj, mj = np.where(valid, j, 0), np.where(valid, m - j, 0)
+        with np.errstate(invalid="ignore"):
+            log_p = np.where(valid, lf[m] - lf[jj] - lf[mj] + jj * log_q0 + mj * log_r0, -np.inf)  # Bin(d, q0)
+            log_q = np.where(valid, lf[m] - lf[jj] - lf[mj] + jj * log_r0 + mj * log_q0, -np.inf)  # Bin(d, 1 - q0)
+        a_up, a_down = _threshold_exponents(log_p, log_q, delta, valid)
+        out[start : start + m.shape[0]] = np.maximum(np.maximum(a_up, 0.0), np.maximum(a_down, 0.0)) / m[:, 0]
+    return out
 
 
 def _rr_search_work(total: int) -> float:
@@ -791,7 +822,7 @@ def rr_shuffle_certified_local_epsilon(delta: float, p: float, k: int) -> float:
     local = rr_local(p)
     if 5.0 * k * k > _MAX_RR_WORK:
         return local
-    worst = max(max(_rr_pair_epsilons(0, d, d, p / 2.0, delta)) for d in range(1, k + 1))
+    worst = float(_positioned_bits_epsilons(np.arange(1, k + 1), p / 2.0, delta).max())
     return min(worst, local)
 
 

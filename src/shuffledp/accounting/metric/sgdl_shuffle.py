@@ -18,9 +18,9 @@ from shuffledp.accounting.metric._common import check_convolution_size as _check
 from shuffledp.accounting.metric._common import check_method as _check_method
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
+from shuffledp.accounting.metric._common import max_shift_divergence as _max_shift_divergence
+from shuffledp.accounting.metric._common import max_shift_epsilon as _max_shift_epsilon
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
-from shuffledp.accounting.metric._common import shift_divergences as _shift_divergences
-from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
@@ -397,12 +397,12 @@ def sgdl_shuffle_certificate(
     upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
     lower = pmf * (1.0 - _PMF_SLACK)
     shifts = np.arange(1, n * k + 1)
-    eps = float(_shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9)).max())
+    eps = _max_shift_epsilon(upper, lower, shifts, budget * (1.0 - 1e-9))
     none_smaller = CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u')}: {fallback}")
     if not eps < report:
         return none_smaller
     eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
-    if _shift_divergences(upper, lower, shifts, eps).max() > budget:  # never report an unmet eps
+    if _max_shift_divergence(upper, lower, shifts, eps, budget) > budget:  # never report an unmet eps
         return none_smaller
     return CertifiedEpsilon(min(eps, report), True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
