@@ -11,7 +11,7 @@ import pytest
 
 
 def _run(*args: str, timeout: float = 300, env: dict[str, str] | None = None, cwd=None) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SHUFFLEDP_")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SHUFFLEDP_") or k == "SHUFFLEDP_DATA"}
     return subprocess.run([sys.executable, "-m", "shuffledp", *args], capture_output=True, text=True, timeout=timeout,
                           env={**clean, **(env or {})}, cwd=cwd)  # fmt: skip
 
@@ -111,7 +111,7 @@ def test_serve_says_where_it_listens_before_it_serves(role, docs, tmp_path):
 
     port = free_port()
     cmd = [sys.executable, "-m", "shuffledp", "serve", role, "--port", str(port), "--data-dir", str(tmp_path)]
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SHUFFLEDP_")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SHUFFLEDP_") or k == "SHUFFLEDP_DATA"}
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=clean)
     try:
         line = proc.stderr.readline()
