@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 
 from scipy import optimize
 
@@ -51,6 +52,8 @@ def largest_within(
     >>> round(x, 6), x * x <= 4.0
     (2.0, True)
     """
+    # Brent's method asks again for the bracket's ends, and the last step for its root: each x is priced once
+    amplified = lru_cache(maxsize=None)(amplified)
     if amplified(hi) <= target:
         return hi
     # Bracket by halving down from the top: large eps0 means few blankets, so these
