@@ -52,7 +52,7 @@ def largest_within(
     >>> round(x, 6), x * x <= 4.0
     (2.0, True)
     """
-    # Brent's method asks again for the bracket's ends, and the last step for its root: each x is priced once
+    # the last step asks again for Brent's root: each x is priced once
     amplified = lru_cache(maxsize=None)(amplified)
     if amplified(hi) <= target:
         return hi
@@ -72,9 +72,12 @@ def largest_within(
             )
         upper = below
 
-    # Solve in log(eps0), so the tolerance is relative; cap infinite bounds for Brent.
+    # Solve in log(eps0), so the tolerance is relative; cap infinite bounds for Brent.  At the bracket's
+    # ends Brent gets the costs already known (exp(log(x)) need not give x back, which would price it again).
+    ends = {math.log(below): below, math.log(upper): upper}
+
     def gap(log_eps0: float) -> float:
-        return min(amplified(math.exp(log_eps0)), 2.0 * target + 1.0) - target
+        return min(amplified(ends.get(log_eps0, math.exp(log_eps0))), 2.0 * target + 1.0) - target
 
     root = optimize.brentq(gap, math.log(below), math.log(upper), xtol=ROUND_TRIP_RTOL / 8.0, rtol=1e-15)
     eps0 = math.exp(root)
