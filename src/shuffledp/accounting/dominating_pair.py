@@ -93,10 +93,13 @@ PLD_BLOCK_RTOL = 1e-4
 _CHUNK_ELEMENTS = 1_000_000
 #: Absolute error of a float64 probability that underflowed (half the smallest subnormal, doubled).
 _UNDERFLOW = 1e-323
-#: Blocks of the estimate (`PairDivergence.estimate`) that locates the root before the certified search.
+#: Most blocks of the estimate (`PairDivergence.estimate`) that locates the root before the certified search:
+#: a quarter of the pair's blocks up to this many (a search costs about one evaluation of the pair's blocks
+#: instead of ten; with few blocks of a huge count, Boost's betainc costs ~0.1 ms a block).
 _ESTIMATE_BLOCKS = 64
-#: A pair with more blocks than this locates its root on the estimate first (fewer: its evaluations are cheap).
-_ESTIMATE_FROM = 4 * _ESTIMATE_BLOCKS
+#: A pair searches on its own evaluations when they cost little: fewer blocks than the first number, or than the
+#: second with fewer than 10^6 blanket messages expected (Boost's betainc is fast below that).
+_ESTIMATE_FROM = (256, 16)
 #: Scalar evaluations a `PairDivergence` remembers (a search asks for some epsilons twice).
 _REMEMBERED = 16
 #: Newton steps from an estimated root before `solve_epsilon` falls back to its full search.
@@ -836,7 +839,9 @@ def pair_epsilon(pair: DominatingPair, delta: float, rtol: float, upper: bool) -
     guess = _normal_guess(pair, delta)
     if not upper:
         return solve_epsilon(divergence, delta, ceiling, guess, rtol, upper, cap=cap)
-    near = _estimated_root(div.estimate(), delta, ceiling, guess) if div.blocks > _ESTIMATE_FROM else None
+    near = None
+    if div.blocks >= _ESTIMATE_FROM[0] or (div.blocks >= _ESTIMATE_FROM[1] and pair.trials * pair.rho >= 1e6):
+        near = _estimated_root(div.estimate(min(_ESTIMATE_BLOCKS, div.blocks // 4)), delta, ceiling, guess)
     return solve_epsilon(
         divergence, delta, ceiling, guess, rtol, upper, cap=cap, with_slope=div.upper_and_slope, near=near
     )
