@@ -363,14 +363,8 @@ def _binomial_masses(edges: np.ndarray, t: int, rho: float) -> tuple[np.ndarray,
     return np.maximum(mass, 0.0), err
 
 
-def _mixture(
-    pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool, *, middle: bool = False
-) -> _CloneMixture:
-    """Blocks [s_a, s_b] of totals with the representative that bounds K from above / below.
-
-    ``middle=True``: the representative is the block's middle total instead, which bounds nothing
-    (a midpoint rule, for `PairDivergence.estimate` only).
-    """
+def _mixture(pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool) -> _CloneMixture:
+    """Blocks [s_a, s_b] of totals with the representative that bounds K from above / below."""
     t, rho = pair.trials, pair.rho
     w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
     exact = bool(np.all(s_a == s_b))
@@ -390,8 +384,6 @@ def _mixture(
             weight, weight_err = weight + w00 * m_here, weight_err + w00 * e_here
     # alpha grows with s: the upper bound takes alpha at s_b and the fewest clones s_a - 1
     s_alpha, s_clones = (s_b, s_a) if upper else (s_a, s_b)
-    if middle:
-        s_alpha = s_clones = np.floor((s_a + s_b) / 2.0)
     if w00 > 0.0 and rho > 0.0:
         with np.errstate(divide="ignore", over="ignore"):
             ratio = (
@@ -457,7 +449,6 @@ class PairDivergence:
     def __init__(self, pair: DominatingPair, tail: float, max_blocks: int | None = None) -> None:
         self.pair = pair
         lo, hi, self.tail = count_window(pair.trials, pair.rho, tail)
-        self._window = lo, hi
         s_a, s_b, width = _block_edges(pair, lo, hi, max_blocks or MAX_BLOCKS)
         self.exact = width == 1
         self._edges = s_a, s_b
@@ -482,11 +473,12 @@ class PairDivergence:
         self._lower_mix = mix
 
     def estimate(self, blocks: int = _ESTIMATE_BLOCKS) -> PairDivergence:
-        """The divergence summed over at most ``blocks`` blocks of the same window, each at its middle total.
+        """The divergence with its blocks merged into at most ``blocks`` groups, each at its mass-weighted centre.
 
-        A midpoint rule: close to the divergence and cheap, but **not a bound** (neither
-        `upper` nor `lower` of the result certifies anything).  `pair_epsilon` locates its
-        root on it, then certifies the grid point next to that root on this divergence.
+        A midpoint rule over the same weights (count and h of a group averaged by mass): close to the divergence and cheap (no Boost
+        call to build it), but **not a bound** (neither `upper` nor `lower` of the result
+        certifies anything).  `pair_epsilon` locates its root on it, then certifies the grid
+        point next to that root on this divergence.
 
         Examples
         --------
@@ -496,10 +488,20 @@ class PairDivergence:
         >>> est.blocks <= 64 < div.blocks, abs(est.upper(0.003) / div.upper(0.003) - 1) < 1e-5
         (True, True)
         """
+        mix = self._upper
+        size = mix.clones.size
+        groups = max(1, min(blocks, size))
+        starts = np.arange(groups) * size // groups
+        weight = np.add.reduceat(mix.weight, starts)
+        middles = (starts + np.append(starts[1:], size) - 1) // 2
+        with np.errstate(divide="ignore", invalid="ignore"):  # a group without mass keeps its middle block
+            clones = np.where(weight > 0.0, np.round(np.add.reduceat(mix.weight * mix.clones, starts) / weight), 0.0)
+            h = np.where(weight > 0.0, np.add.reduceat(mix.weight * mix.h, starts) / weight, 0.0)
+        clones = np.where(weight > 0.0, clones, mix.clones[middles])
+        h = np.where(weight > 0.0, h, mix.h[middles])
         est = PairDivergence.__new__(PairDivergence)
         est.pair, est.tail, est.slack, est.exact = self.pair, self.tail, self.slack, False
-        s_a, s_b, _ = _block_edges(self.pair, *self._window, blocks)
-        est._upper = est._lower = _mixture(self.pair, s_a, s_b, upper=True, middle=True)
+        est._upper = est._lower = _CloneMixture(weight, np.add.reduceat(mix.weight_err, starts), clones, h)
         return est
 
     @classmethod
