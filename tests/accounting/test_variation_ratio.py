@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from shuffledp.accounting import VariationRatio, available_methods, shuffle_epsilon, shuffle_epsilon_lower
+from shuffledp.accounting import _binomial as binomial
 from shuffledp.accounting import dominating_pair as dp
 from shuffledp.accounting import variation_ratio as vr
 from shuffledp.accounting._rounding import rel_slack
@@ -193,6 +194,16 @@ def test_binomial_pmf_within_the_slack():
     for j in (5_500, 6_050, 6_600):
         exact = float(math.comb(trials, j) * r**j * (1 - r) ** (trials - j))
         assert stats.binom.pmf(j, trials, rho) == pytest.approx(exact, rel=rel_slack(trials) / 50)
+
+
+def test_engine_half_pmf_has_the_bits_of_scipys_binomial_pmf():
+    """The engine's pmf skips scipy's argument checks; on its domain (0 <= k <= s, integers) it must be the very
+    value the slack above was measured for: counts 0 to 2^53, k at both ends, the middle and in between."""
+    rng = np.random.default_rng(7)
+    s = np.concatenate([np.arange(0.0, 60.0), np.round(10.0 ** rng.uniform(2, 15.9, 4_000)), [2.0**53]])
+    for k in (np.zeros_like(s), s, np.floor(s / 2), np.floor(s * rng.uniform(0, 1, s.size)), np.floor(s * 0.51)):
+        assert np.array_equal(binomial.half_binomial_pmf(k, s), stats.binom.pmf(k, s, 0.5))
+    assert np.isnan(binomial.half_binomial_pmf(np.array([math.nan]), np.array([4.0]))[0])
 
 
 @pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])

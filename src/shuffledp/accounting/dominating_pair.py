@@ -67,7 +67,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from shuffledp._util.validation import check_probability
-from shuffledp.accounting._binomial import binomial_pmf, binomial_window, half_binomial_tail
+from shuffledp.accounting._binomial import binomial_pmf, binomial_window, half_binomial_pmf, half_binomial_tail
 from shuffledp.accounting._checks import check_n
 from shuffledp.accounting._rounding import (
     EPS_CEILING,
@@ -405,17 +405,17 @@ def _at_thresholds(mix: _CloneMixture, u0: np.ndarray, j: np.ndarray, c: np.ndar
     same bits as computing every block afresh.
     """
     if c is not mix.clones:  # several epsilons at once (`upper_many`)
-        return half_binomial_tail(u0 + 1.0, c), stats.binom.pmf(j, c, 0.5)
+        return half_binomial_tail(u0 + 1.0, c), half_binomial_pmf(j, c)
     last = mix.memo.get("thresholds")
     if last is None:
-        tail_hi, b_j = half_binomial_tail(u0 + 1.0, c), stats.binom.pmf(j, c, 0.5)
+        tail_hi, b_j = half_binomial_tail(u0 + 1.0, c), half_binomial_pmf(j, c)
     else:
         last_u0, tail_hi, b_j = last
         moved = u0 != last_u0
         if np.any(moved):
             tail_hi, b_j = tail_hi.copy(), b_j.copy()
             tail_hi[moved] = half_binomial_tail(u0[moved] + 1.0, c[moved])
-            b_j[moved] = stats.binom.pmf(j[moved], c[moved], 0.5)
+            b_j[moved] = half_binomial_pmf(j[moved], c[moved])
     mix.memo["thresholds"] = u0, tail_hi, b_j
     return tail_hi, b_j
 
@@ -856,7 +856,7 @@ def _estimated_root(estimate: PairDivergence, delta: float, ceiling: float, gues
     starting point only (`solve_epsilon`'s ``near``), never a result.
     """
     lo, hi = _bracket(estimate.upper, delta, ceiling, guess)
-    return _newton(estimate.upper_and_slope, delta, lo, hi, 1e-10) if lo < hi else None
+    return _newton(estimate.upper_and_slope, delta, lo, hi, 1e-6) if lo < hi else None
 
 
 def solve_epsilon(
@@ -1020,6 +1020,7 @@ def _newton(
     Only locates the root: the caller certifies the grid point next to it.
     """
     x = math.sqrt(lo * hi) if lo > 0.0 else hi / 2.0
+    secant = False
     for _ in range(60):
         value, slope = with_slope(x)
         if value > delta:
@@ -1029,8 +1030,15 @@ def _newton(
         if value > 0.0 and slope < 0.0:
             step = (math.log(value) - math.log(delta)) * value / slope
             new = x - step
+            if abs(step) <= tol * x:  # converged, even if the step crosses the bracket's end by a hair
+                return new
         else:
             new = math.nan
+        secant = new >= hi and value > delta and not secant
+        if secant:
+            # past the bracket from its lower side: log D may fall off a cliff ahead (D vanishing at
+            # eps = log p), so try the secant of D to zero at the upper end (bisection after it, never twice)
+            new = hi - (hi - x) * (delta / value)
         if not (lo < new < hi):
             new = math.sqrt(lo * hi) if lo > 0.0 else hi / 2.0
         if abs(new - x) <= tol * x or hi - lo <= tol * hi:
