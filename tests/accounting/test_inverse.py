@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import VariationRatio, local_epsilon, shuffle_epsilon
+from shuffledp.accounting._solve import largest_within
+from shuffledp.accounting.variation_ratio import variation_ratio_epsilon
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.base import LocalRandomizer
@@ -121,3 +123,21 @@ def test_bad_input(kwargs, message):
     args = dict(target_epsilon=1.0, n=1000, delta=1e-6) | kwargs
     with pytest.raises(PrivacyParameterError, match=message):
         local_epsilon(**args)
+
+
+@pytest.mark.parametrize("target, n", [(0.1, 10**6), (1.0, 10**4), (0.5, 1_000)])
+def test_the_search_prices_each_local_epsilon_once(target, n):
+    """Every bound the inverse asks for costs a full accounting: the shared solver must not price the same eps0
+    twice (Brent's method asks again for the bracket's ends, exp(log(x)) may come back an ulp off x, and the
+    last check asks again for Brent's root)."""
+    asked: list[float] = []
+
+    def amplified(eps0: float) -> float:
+        asked.append(eps0)
+        return variation_ratio_epsilon(VariationRatio.from_ldp(eps0), n, 1e-6)
+
+    eps0 = largest_within(amplified, target, 1e-3, 50.0)
+    assert amplified(eps0) <= target
+    distinct = sorted(set(asked[:-1]))
+    assert len(distinct) == len(asked) - 1
+    assert all(b > math.nextafter(a, math.inf) for a, b in zip(distinct, distinct[1:]))

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from shuffledp.accounting import VariationRatio, available_methods, shuffle_epsilon, shuffle_epsilon_lower
+from shuffledp.accounting import _binomial as binomial
 from shuffledp.accounting import dominating_pair as dp
 from shuffledp.accounting import variation_ratio as vr
 from shuffledp.accounting._rounding import rel_slack
@@ -195,6 +196,16 @@ def test_binomial_pmf_within_the_slack():
         assert stats.binom.pmf(j, trials, rho) == pytest.approx(exact, rel=rel_slack(trials) / 50)
 
 
+def test_engine_half_pmf_has_the_bits_of_scipys_binomial_pmf():
+    """The engine's pmf skips scipy's argument checks; on its domain (0 <= k <= s, integers) it must be the very
+    value the slack above was measured for: counts 0 to 2^53, k at both ends, the middle and in between."""
+    rng = np.random.default_rng(7)
+    s = np.concatenate([np.arange(0.0, 60.0), np.round(10.0 ** rng.uniform(2, 15.9, 4_000)), [2.0**53]])
+    for k in (np.zeros_like(s), s, np.floor(s / 2), np.floor(s * rng.uniform(0, 1, s.size)), np.floor(s * 0.51)):
+        assert np.array_equal(binomial.half_binomial_pmf(k, s), stats.binom.pmf(k, s, 0.5))
+    assert np.isnan(binomial.half_binomial_pmf(np.array([math.nan]), np.array([4.0]))[0])
+
+
 @pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0])
 @pytest.mark.parametrize("n", [10**4, 10**6])
 def test_large_n_bounds_are_ordered_and_tight(eps0, n):
@@ -357,3 +368,74 @@ def test_matches_brute_force_at_large_eps0(params, n):
         )
         # and tight, up to the outward rounding of log p (relative ~ L * 1e-15 / gap)
         assert upper <= exact * (1 + 1e-9 + cap * 3e-15 / gap) + 1e-290
+
+
+# The fast paths of the engine against its plain scalar path: the remembered Boost values of a
+# search must be the bits a fresh evaluation gives, and the bound found from the estimated root
+# must be the grid point the full bracketing search finds.
+ENGINE_SIZES = [1, 2, 30, 1_001, 10**4, 10**6, 10**8, 10**10, 10**12]
+ENGINE_EPS0 = [1e-3, 0.05, 0.7, 3.0, 12.0, 40.0]
+ENGINE_DELTAS = [0.3, 1e-6, 1e-40, 1e-300]
+
+
+def _fresh(div: dp.PairDivergence, kind: str, eps: float):
+    """``div.<kind>(eps)`` with every remembered value forgotten first: the plain scalar path."""
+    div._remembered = None
+    for mix in {id(m): m for m in (div._upper, div._lower)}.values():
+        mix.memo.clear()
+    return getattr(div, kind)(eps)
+
+
+def _full_search(pair: DominatingPair, delta: float, rtol: float) -> float:
+    """`pair_epsilon`'s upper bound by the bracketing search alone (no estimate, no remembered values)."""
+    if pair.w_diff <= 0.0:
+        return 0.0
+    div = dp.PairDivergence(pair, dp.tail_budget(delta, rtol))
+    cap = pair.eps_cap
+    if math.isinf(cap) and dp.infinite_divergence(pair) * (1.0 + div.slack) >= delta:
+        return math.inf
+    upper = lambda eps: _fresh(div, "upper", eps)  # noqa: E731
+    with_slope = lambda eps: _fresh(div, "upper_and_slope", eps)  # noqa: E731
+    guess = dp._normal_guess(pair, delta)
+    return dp.solve_epsilon(upper, delta, min(cap, dp.EPS_CEILING), guess, rtol, True, cap=cap, with_slope=with_slope)
+
+
+@pytest.mark.parametrize("n", ENGINE_SIZES)
+@pytest.mark.parametrize("eps0", [0.05, 0.7, 12.0])
+def test_remembered_boost_values_give_the_bits_of_a_fresh_evaluation(n, eps0):
+    """A search-like walk of epsilons (far apart, then a grid step apart) on one divergence, which reuses the
+    Boost values of blocks whose threshold did not move, gives exactly the values of fresh evaluations."""
+    pair = DominatingPair.from_params(VariationRatio.from_ldp(eps0), n)
+    div, fresh = dp.PairDivergence(pair, 1e-15), dp.PairDivergence(pair, 1e-15)
+    root = variation_ratio_epsilon(VariationRatio.from_ldp(eps0), n, 1e-6)
+    walk = [0.0, root / 2.0, 2.0 * root, root, root * (1.0 + 1e-7), root * (1.0 - 1e-7), root, 3.0, eps0]
+    for eps in walk:
+        assert div.upper_and_slope(eps) == _fresh(fresh, "upper_and_slope", eps)
+        assert div.lower(eps) == _fresh(fresh, "lower", eps)
+    grid = np.array(walk)
+    assert np.array_equal(div.upper_many(grid), [_fresh(fresh, "upper", e) for e in walk])
+
+
+@pytest.mark.parametrize("n", ENGINE_SIZES)
+@pytest.mark.parametrize("eps0", ENGINE_EPS0)
+@pytest.mark.parametrize("delta", ENGINE_DELTAS)
+def test_bound_from_the_estimated_root_is_the_full_search_bound(n, eps0, delta):
+    """`pair_epsilon` (estimate, Newton steps checked on the grid, remembered values) returns the very float of
+    the full bracketing search on fresh evaluations: n from 1 to 10^12, eps0 up to 40, delta down to 1e-300."""
+    pair = DominatingPair.from_params(VariationRatio.from_ldp(eps0), n)
+    rtol = vr.DEFAULT_RTOL
+    assert dp.pair_epsilon(pair, delta, rtol, upper=True) == _full_search(pair, delta, rtol)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    log_n=st.floats(0.0, 12.0),
+    eps0=st.floats(1e-3, 40.0),
+    log_delta=st.floats(-300.0, -1.0),
+    rtol=st.sampled_from([1e-12, 1e-7, 1e-3]),
+)
+def test_fast_bound_equals_the_full_search_anywhere(log_n, eps0, log_delta, rtol):
+    """The same pin at random points of the whole range, at fine and coarse grids (rtol 1e-12 to 1e-3)."""
+    pair = DominatingPair.from_params(VariationRatio.from_ldp(eps0), round(10.0**log_n))
+    delta = 10.0**log_delta
+    assert dp.pair_epsilon(pair, delta, rtol, upper=True) == _full_search(pair, delta, rtol)

@@ -61,22 +61,21 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
 from shuffledp._util.validation import check_probability
-from shuffledp.accounting._binomial import binomial_pmf, binomial_window, half_binomial_tail
+from shuffledp.accounting._binomial import binomial_pmf, binomial_window, half_binomial_pmf, half_binomial_tail
 from shuffledp.accounting._checks import check_n
 from shuffledp.accounting._rounding import (
     EPS_CEILING,
     LOG_ODDS_SLACK,
-    floor_positive,
-    grid_step,
     rel_slack,
     tail_budget,
 )
+from shuffledp.accounting._solve import bracket_root, newton_root, solve_epsilon
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import VariationRatio
 
@@ -93,6 +92,15 @@ PLD_BLOCK_RTOL = 1e-4
 _CHUNK_ELEMENTS = 1_000_000
 #: Absolute error of a float64 probability that underflowed (half the smallest subnormal, doubled).
 _UNDERFLOW = 1e-323
+#: Most blocks of the estimate (`PairDivergence.estimate`) that locates the root before the certified search:
+#: a quarter of the pair's blocks up to this many (a search costs about one evaluation of the pair's blocks
+#: instead of ten; with few blocks of a huge count, Boost's betainc costs ~0.1 ms a block).
+_ESTIMATE_BLOCKS = 64
+#: A pair searches on its own evaluations when they cost little: fewer blocks than the first number, or than the
+#: second with fewer than 10^6 blanket messages expected (Boost's betainc is fast below that).
+_ESTIMATE_FROM = (256, 16)
+#: Scalar evaluations a `PairDivergence` remembers (a search asks for some epsilons twice).
+_REMEMBERED = 16
 
 
 @dataclass(frozen=True)
@@ -296,18 +304,37 @@ def count_window(t: int, rho: float, tail: float) -> tuple[int, int, float]:
     return lo, hi, (mass + 2.0 * _UNDERFLOW) * (1.0 + rel_slack(t))
 
 
+def _block_edges(pair: DominatingPair, lo: int, hi: int, max_blocks: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """First and last totals [s_a, s_b] of the blocks over the window [lo, hi] of C (totals lo + 1 .. hi + 1), and
+    their width: at most about ``max_blocks`` blocks, none narrower than `_BLOCK_RTOL` E[C]; the top total t + 1
+    gets a block of its own.
+    """
+    totals = hi + 2 - max(lo, 1)
+    width = max(1, math.ceil(totals / max_blocks), math.floor(pair.trials * pair.rho * _BLOCK_RTOL))
+    s_a = np.arange(max(lo, 1), hi + 2, width, dtype=np.float64)
+    s_b = np.minimum(s_a + (width - 1), hi + 1.0)
+    if hi == pair.trials and s_a[-1] < s_b[-1]:
+        # the top total t + 1 has alpha = 1 (only the victim's message explains it): a block of
+        # its own, else the upper representative gives the whole block alpha = 1
+        s_b[-1] -= 1.0
+        s_a, s_b = np.append(s_a, hi + 1.0), np.append(s_b, hi + 1.0)
+    return s_a, s_b, width
+
+
 @dataclass(frozen=True)
 class _CloneMixture:
     """Blocks of totals, each summarised by one symmetric clone pair (module docstring).
 
     ``weight``: P-mass of the block (with its absolute error ``weight_err``); ``clones``:
     the fair messages c; ``h``: the block's h_s, so alpha = (w_same + h)/(w_same + w_other + 2h).
+    ``memo``: the Boost values at the thresholds of the last scalar evaluation (`PairDivergence._at_thresholds`).
     """
 
     weight: np.ndarray
     weight_err: np.ndarray
     clones: np.ndarray
     h: np.ndarray
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _binomial_masses(edges: np.ndarray, t: int, rho: float) -> tuple[np.ndarray, np.ndarray]:
@@ -317,7 +344,9 @@ def _binomial_masses(edges: np.ndarray, t: int, rho: float) -> tuple[np.ndarray,
     its relative precision in the tails; the error is rel_slack times the two ends.
     """
     below = edges - 1.0 < t * rho
-    ends = np.where(below, stats.binom.cdf(edges - 1.0, t, rho), stats.binom.sf(edges - 1.0, t, rho))
+    ends = np.empty(edges.shape)  # each end by the one Boost call it keeps (the cdf below the mean, the sf above)
+    ends[below] = stats.binom.cdf(edges[below] - 1.0, t, rho)
+    ends[~below] = stats.binom.sf(edges[~below] - 1.0, t, rho)
     # mass[i] = F(e_{i+1} - 1) - F(e_i - 1) below the mean, S(e_i - 1) - S(e_{i+1} - 1) above;
     # the block straddling the mean is 1 - F(e_i - 1) - S(e_{i+1} - 1).
     lo_end, hi_end = ends[:-1], ends[1:]
@@ -336,17 +365,20 @@ def _mixture(pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool
     t, rho = pair.trials, pair.rho
     w1, w0, w00 = pair.w_same, pair.w_other, pair.w_none
     exact = bool(np.all(s_a == s_b))
+    # a victim that always sends (w_none = 0) needs no Pr[C = s] terms: they would add exact zeros
     if exact:
         b_prev = binomial_pmf(s_a - 1.0, t, rho)
-        b_here = binomial_pmf(s_a, t, rho)
-        weight = (w1 + w0) * b_prev + w00 * b_here
+        weight = (w1 + w0) * b_prev
+        if w00 != 0.0:
+            weight = weight + w00 * binomial_pmf(s_a, t, rho)
         weight_err = rel_slack(t) * weight + _UNDERFLOW
     else:
         edges = np.append(s_a, s_b[-1] + 1.0)
         m_prev, e_prev = _binomial_masses(edges - 1.0, t, rho)
-        m_here, e_here = _binomial_masses(edges, t, rho)
-        weight = (w1 + w0) * m_prev + w00 * m_here
-        weight_err = (w1 + w0) * e_prev + w00 * e_here
+        weight, weight_err = (w1 + w0) * m_prev, (w1 + w0) * e_prev
+        if w00 != 0.0:
+            m_here, e_here = _binomial_masses(edges, t, rho)
+            weight, weight_err = weight + w00 * m_here, weight_err + w00 * e_here
     # alpha grows with s: the upper bound takes alpha at s_b and the fewest clones s_a - 1
     s_alpha, s_clones = (s_b, s_a) if upper else (s_a, s_b)
     if w00 > 0.0 and rho > 0.0:
@@ -358,6 +390,31 @@ def _mixture(pair: DominatingPair, s_a: np.ndarray, s_b: np.ndarray, upper: bool
     else:
         h = np.zeros_like(s_alpha)
     return _CloneMixture(weight, weight_err, s_clones - 1.0, h)
+
+
+def _at_thresholds(mix: _CloneMixture, u0: np.ndarray, j: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P[Binom(c, 1/2) >= u0 + 1] and Pr[Binom(c, 1/2) = j] per block: the two Boost calls of an evaluation.
+
+    They are most of its cost, and the evaluations of a search sit close together, where
+    most blocks keep their threshold u0: for one epsilon (``c`` is then ``mix.clones``) the
+    values of the mixture's last evaluation are kept in ``mix.memo`` and only the blocks
+    whose u0 moved are recomputed.  The same elementwise calls on the same arguments: the
+    same bits as computing every block afresh.
+    """
+    if c is not mix.clones:  # several epsilons at once (`upper_many`)
+        return half_binomial_tail(u0 + 1.0, c), half_binomial_pmf(j, c)
+    last = mix.memo.get("thresholds")
+    if last is None:
+        tail_hi, b_j = half_binomial_tail(u0 + 1.0, c), half_binomial_pmf(j, c)
+    else:
+        last_u0, tail_hi, b_j = last
+        moved = u0 != last_u0
+        if np.any(moved):
+            tail_hi, b_j = tail_hi.copy(), b_j.copy()
+            tail_hi[moved] = half_binomial_tail(u0[moved] + 1.0, c[moved])
+            b_j[moved] = half_binomial_pmf(j[moved], c[moved])
+    mix.memo["thresholds"] = u0, tail_hi, b_j
+    return tail_hi, b_j
 
 
 class PairDivergence:
@@ -383,22 +440,66 @@ class PairDivergence:
     (6.021, True)
     """
 
+    #: Scalar evaluations already made, (kind, eps) -> result (created on the first one).
+    _remembered: dict | None = None
+
     def __init__(self, pair: DominatingPair, tail: float, max_blocks: int | None = None) -> None:
         self.pair = pair
         lo, hi, self.tail = count_window(pair.trials, pair.rho, tail)
-        totals = hi + 2 - max(lo, 1)
-        width = max(1, math.ceil(totals / (max_blocks or MAX_BLOCKS)), math.floor(pair.trials * pair.rho * _BLOCK_RTOL))
-        s_a = np.arange(max(lo, 1), hi + 2, width, dtype=np.float64)
-        s_b = np.minimum(s_a + (width - 1), hi + 1.0)
-        if hi == pair.trials and s_a[-1] < s_b[-1]:
-            # the top total t + 1 has alpha = 1 (only the victim's message explains it): a block of
-            # its own, else the upper representative gives the whole block alpha = 1
-            s_b[-1] -= 1.0
-            s_a, s_b = np.append(s_a, hi + 1.0), np.append(s_b, hi + 1.0)
+        s_a, s_b, width = _block_edges(pair, lo, hi, max_blocks or MAX_BLOCKS)
         self.exact = width == 1
+        self._edges = s_a, s_b
         self._upper = _mixture(pair, s_a, s_b, upper=True)
-        self._lower = self._upper if self.exact else _mixture(pair, s_a, s_b, upper=False)
+        self._lower_mix = self._upper if self.exact else None
         self.slack = rel_slack(float(pair.trials))
+
+    @property
+    def blocks(self) -> int:
+        """Blocks of totals summed per evaluation (its cost)."""
+        return int(self._upper.clones.size)
+
+    @property
+    def _lower(self) -> _CloneMixture:
+        """The lower representatives, built on the first lower bound asked for (an upper search never needs them)."""
+        if self._lower_mix is None:
+            self._lower_mix = _mixture(self.pair, *self._edges, upper=False)
+        return self._lower_mix
+
+    @_lower.setter
+    def _lower(self, mix: _CloneMixture) -> None:
+        self._lower_mix = mix
+
+    def estimate(self, blocks: int = _ESTIMATE_BLOCKS) -> PairDivergence:
+        """The divergence with its blocks merged into at most ``blocks`` groups, each at its mass-weighted centre.
+
+        A midpoint rule over the same weights (count and h of a group averaged by mass): close to the divergence and cheap (no Boost
+        call to build it), but **not a bound** (neither `upper` nor `lower` of the result
+        certifies anything).  `pair_epsilon` locates its root on it, then certifies the grid
+        point next to that root on this divergence.
+
+        Examples
+        --------
+        >>> from shuffledp.params import VariationRatio
+        >>> div = PairDivergence(DominatingPair.from_params(VariationRatio.from_ldp(1.0), 10**6), 1e-15)
+        >>> est = div.estimate()
+        >>> est.blocks <= 64 < div.blocks, abs(est.upper(0.003) / div.upper(0.003) - 1) < 1e-5
+        (True, True)
+        """
+        mix = self._upper
+        size = mix.clones.size
+        groups = max(1, min(blocks, size))
+        starts = np.arange(groups) * size // groups
+        weight = np.add.reduceat(mix.weight, starts)
+        middles = (starts + np.append(starts[1:], size) - 1) // 2
+        with np.errstate(divide="ignore", invalid="ignore"):  # a group without mass keeps its middle block
+            clones = np.where(weight > 0.0, np.round(np.add.reduceat(mix.weight * mix.clones, starts) / weight), 0.0)
+            h = np.where(weight > 0.0, np.add.reduceat(mix.weight * mix.h, starts) / weight, 0.0)
+        clones = np.where(weight > 0.0, clones, mix.clones[middles])
+        h = np.where(weight > 0.0, h, mix.h[middles])
+        est = PairDivergence.__new__(PairDivergence)
+        est.pair, est.tail, est.slack, est.exact = self.pair, self.tail, self.slack, False
+        est._upper = est._lower = _CloneMixture(weight, np.add.reduceat(mix.weight_err, starts), clones, h)
+        return est
 
     @classmethod
     def from_count_pmf(
@@ -468,6 +569,25 @@ class PairDivergence:
         self.slack = rel_slack(float(clones[-1]) if clones.size else 0.0)
         return self
 
+    def _per_block(self, mix: _CloneMixture, up: bool) -> tuple[np.ndarray, ...]:
+        """What `_terms` computes from the blocks alone, once per mixture and direction (kept in ``mix.memo``):
+        w_same + h, w_same + w_other + 2h, the log-odds L of alpha rounded outward (``up``), L = inf, 1 - alpha.
+        """
+        pair = self.pair
+        kept = mix.memo.get(("per block", up))
+        if kept is not None and kept[0] is pair:
+            return kept[1]
+        w1h, w0h = pair.w_same + mix.h, pair.w_other + mix.h
+        w_sum = w1h + w0h
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # log-odds of alpha: log p exactly when h = 0, else log1p(w_diff / (w_other + h)) < log p
+            log_odds = np.where(mix.h > 0.0, np.log1p(pair.w_diff / w0h), pair.log_p)
+            log_odds = log_odds * (1.0 + LOG_ODDS_SLACK if up else 1.0 - LOG_ODDS_SLACK)
+            other = np.where(w_sum > 0.0, w0h / w_sum, 0.5)  # 1 - alpha
+        values = w1h, w_sum, log_odds, np.isinf(log_odds), other
+        mix.memo[("per block", up)] = pair, values
+        return values
+
     def _terms(
         self, mix: _CloneMixture, eps: float | np.ndarray, up: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -485,22 +605,18 @@ class PairDivergence:
             if np.ndim(eps) == 0
             else np.broadcast_to(mix.clones, np.broadcast_shapes(np.shape(eps), mix.clones.shape))
         )
-        w1h, w0h = pair.w_same + mix.h, pair.w_other + mix.h
+        w1h, w_sum, log_odds, no_odds, other = self._per_block(mix, up)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            # log-odds of alpha: log p exactly when h = 0, else log1p(w_diff / (w_other + h)) < log p
-            log_odds = np.where(mix.h > 0.0, np.log1p(pair.w_diff / w0h), pair.log_p)
-            log_odds = log_odds * (1.0 + LOG_ODDS_SLACK if up else 1.0 - LOG_ODDS_SLACK)
-            gain = np.where(np.isinf(log_odds), 1.0, -np.expm1(eps - log_odds))
-            coef = np.where(gain > 0.0, w1h * gain / (w1h + w0h), 0.0)  # A = alpha - e (1 - alpha), stably
+            gain = np.where(no_odds, 1.0, -np.expm1(eps - log_odds))
+            coef = np.where(gain > 0.0, w1h * gain / w_sum, 0.0)  # A = alpha - e (1 - alpha), stably
             slope = (pair.w_diff + em1 * w1h) / (pair.w_diff * (1.0 + e))  # u* = floor((c + 1) slope) + 1
             u0 = np.floor((c + 1.0) * np.minimum(slope, 1.0)) + 1.0
         u0 = np.where(coef > 0.0, u0, c + 2.0)
-        tail_hi = half_binomial_tail(u0 + 1.0, c)
         # one Boost pmf at j = min(u0 - 1, c), its neighbours by the exact ratios
         # b(j - 1)/b(j) = j/(c - j + 1) and b(j + 1)/b(j) = (c - j)/(j + 1) (one ulp each); when the
         # float threshold overshoots (u0 = c + 2, slope rounded to 1) the candidates shift by one
         j = np.minimum(u0 - 1.0, c)
-        b_j = stats.binom.pmf(j, c, 0.5)
+        tail_hi, b_j = _at_thresholds(mix, u0, j, c)
         with np.errstate(divide="ignore", invalid="ignore"):
             b_prev = np.where(j >= 1.0, b_j * j / (c - j + 1.0), 0.0)
             b_next = b_j * (c - j) / (j + 1.0)
@@ -514,8 +630,6 @@ class PairDivergence:
         best = np.full(c.shape, -np.inf)
         magnitude = np.zeros(c.shape)
         q_mass = np.zeros(c.shape)
-        with np.errstate(invalid="ignore"):
-            other = np.where(w1h + w0h > 0.0, w0h / (w1h + w0h), 0.5)  # 1 - alpha
         for b_prev, t_here in zip(pmf, tails):  # candidate u: b(u - 1) and T(u)
             pos, neg = coef * b_prev, em1 * t_here
             value = pos - neg
@@ -586,9 +700,21 @@ class PairDivergence:
         out[(flat > EPS_CEILING) & (flat >= self.pair.eps_cap)] = 0.0
         return out.reshape(eps.shape)
 
+    def _remember(self, kind: str, eps: float, compute: Callable[[float], object]):
+        """``compute(eps)``, or the result of the same call made before (the last `_REMEMBERED` are kept)."""
+        if self._remembered is None or len(self._remembered) >= _REMEMBERED:
+            self._remembered = {}
+        key = (kind, float(eps))
+        if key not in self._remembered:
+            self._remembered[key] = compute(eps)
+        return self._remembered[key]
+
     def upper_and_slope(self, eps: float) -> tuple[float, float]:
         """:meth:`upper` (for eps <= EPS_CEILING) and, approximately, its derivative -e^eps Q[loss > eps]:
         the derivative serves Newton steps only."""
+        return self._remember("upper", eps, self._upper_and_slope)
+
+    def _upper_and_slope(self, eps: float) -> tuple[float, float]:
         mix = self._upper
         value, magnitude, q_mass = self._terms(mix, eps, up=True)
         weight = mix.weight + mix.weight_err
@@ -618,6 +744,9 @@ class PairDivergence:
         """
         if eps > EPS_CEILING:  # e^eps would overflow: 0 is a valid lower bound
             return 0.0
+        return self._remember("lower", eps, self._lower_at)
+
+    def _lower_at(self, eps: float) -> float:
         mix = self._lower
         value, magnitude, _ = self._terms(mix, eps, up=False)
         weight = np.maximum(mix.weight - mix.weight_err, 0.0)
@@ -706,141 +835,25 @@ def pair_epsilon(pair: DominatingPair, delta: float, rtol: float, upper: bool) -
         if (d_inf >= delta) if upper else (d_inf > delta):
             return math.inf
     ceiling = min(cap, EPS_CEILING)
-    slope = div.upper_and_slope if upper else None
-    return solve_epsilon(divergence, delta, ceiling, _normal_guess(pair, delta), rtol, upper, cap=cap, with_slope=slope)
+    guess = _normal_guess(pair, delta)
+    if not upper:
+        return solve_epsilon(divergence, delta, ceiling, guess, rtol, upper, cap=cap)
+    near = None
+    if div.blocks >= _ESTIMATE_FROM[0] or (div.blocks >= _ESTIMATE_FROM[1] and pair.trials * pair.rho >= 1e6):
+        near = _estimated_root(div.estimate(min(_ESTIMATE_BLOCKS, div.blocks // 4)), delta, ceiling, guess)
+    return solve_epsilon(
+        divergence, delta, ceiling, guess, rtol, upper, cap=cap, with_slope=div.upper_and_slope, near=near
+    )
 
 
-def solve_epsilon(
-    divergence: Callable[[float], float],
-    delta: float,
-    ceiling: float,
-    guess: float,
-    rtol: float,
-    upper: bool,
-    *,
-    cap: float = math.inf,
-    with_slope: Callable[[float], tuple[float, float]] | None = None,
-) -> float:
-    """Grid point bracketing the root of a non-increasing ``divergence(eps) = delta`` on [0, ceiling].
+def _estimated_root(estimate: PairDivergence, delta: float, ceiling: float, guess: float) -> float | None:
+    """Root of ``estimate.upper(eps) = delta`` (Newton steps in its bracket), or None when it has none below ``ceiling``.
 
-    Upper: the smallest grid point with divergence <= delta (``cap`` if none below
-    ``ceiling`` is, ``cap`` being an epsilon known to be valid); lower: the largest grid
-    point with divergence > delta (0 if even eps = 0 is certified).  The root is located
-    by Brent's method on log(divergence) and the grid boundary then verified by bisection
-    on the grid index, so the result is certified whatever Brent returns.
-
-    Parameters
-    ----------
-    divergence : callable float -> float
-        Non-increasing in eps.
-    delta : float, in (0, 1)
-    ceiling : float, > 0
-        Largest eps searched.
-    guess : float
-        Starting point.
-    rtol : float, in [1e-12, 1e-2]
-        Grid spacing log(1 + rtol).
-    upper : bool
-    cap : float
-        Returned (upper) when no grid point below ``ceiling`` is certified.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> import math
-    >>> eps = solve_epsilon(lambda e: math.exp(-e), 0.5, 10.0, 1.0, 1e-7, upper=True)
-    >>> math.log(2.0) <= eps <= math.log(2.0) * (1 + 1e-7)
-    True
+    The estimate's blocks are few, so its evaluations are cheap; the root it gives is a
+    starting point only (`solve_epsilon`'s ``near``), never a result.
     """
-    guess = min(max(guess, 1e-12), ceiling)
-    # bracket: divergence(lo) > delta >= divergence(hi), probing out from the guess; the
-    # ends (eps = 0, the ceiling) are tested only when the probes reach them
-    if divergence(guess) > delta:
-        lo, probe = guess, min(2.0 * guess, ceiling)
-        while divergence(probe) > delta:
-            if probe >= ceiling:
-                return cap if upper else _snap(ceiling, rtol, up=False)
-            lo, probe = probe, min(2.0 * probe, ceiling)
-        hi = probe
-    else:
-        hi, probe = guess, guess / 2.0
-        while probe > guess / 16.0 and divergence(probe) <= delta:
-            hi, probe = probe, probe / 2.0
-        if divergence(probe) > delta:
-            lo = probe
-        elif divergence(0.0) <= delta:
-            return 0.0
-        else:
-            lo = 0.0
-
-    def phi(eps: float) -> float:
-        return math.log(floor_positive(divergence(eps), delta)) - math.log(delta)
-
-    if with_slope is not None:
-        root = _newton(with_slope, delta, lo, hi, max(rtol / 4.0, 1e-14))
-    else:
-        root = (
-            optimize.brentq(phi, lo, hi, xtol=1e-300, rtol=max(rtol / 4.0, 1e-14)) if phi(lo) > 0.0 >= phi(hi) else hi
-        )
-    step = grid_step(rtol)
-
-    def above(k: int) -> bool:
-        return divergence(math.exp(k * step)) > delta
-
-    # The boundary index kb: above(kb - 1) and not above(kb).  Verify around Brent's root,
-    # and fall back to bisection on the grid index between the bracket's ends.
-    k = math.ceil(math.log(max(root, 1e-300)) / step)
-    if not above(k) and above(k - 1):
-        kb = k
-    elif not above(k + 1) and above(k):
-        kb = k + 1
-    else:
-        # exp(k_lo h) <= lo is above, exp(k_hi h) >= hi is not (the divergence is non-increasing)
-        k_lo = math.floor(math.log(max(lo, 1e-300)) / step)
-        k_hi = math.ceil(math.log(hi) / step)
-        while k_hi - k_lo > 1:
-            mid = (k_lo + k_hi) // 2
-            k_lo, k_hi = (mid, k_hi) if above(mid) else (k_lo, mid)
-        kb = k_hi
-    result = math.exp(kb * step) if upper else math.exp((kb - 1) * step)
-    return min(result, cap) if upper else result
-
-
-def _newton(
-    with_slope: Callable[[float], tuple[float, float]], delta: float, lo: float, hi: float, tol: float
-) -> float:
-    """Root of log D(eps) = log delta in (lo, hi) by Newton steps, kept inside the bracket (bisection otherwise).
-
-    Only locates the root: the caller certifies the grid point next to it.
-    """
-    x = math.sqrt(lo * hi) if lo > 0.0 else hi / 2.0
-    for _ in range(60):
-        value, slope = with_slope(x)
-        if value > delta:
-            lo = x
-        else:
-            hi = x
-        if value > 0.0 and slope < 0.0:
-            step = (math.log(value) - math.log(delta)) * value / slope
-            new = x - step
-        else:
-            new = math.nan
-        if not (lo < new < hi):
-            new = math.sqrt(lo * hi) if lo > 0.0 else hi / 2.0
-        if abs(new - x) <= tol * x or hi - lo <= tol * hi:
-            return new
-        x = new
-    return hi
-
-
-def _snap(eps: float, rtol: float, up: bool) -> float:
-    """``eps`` snapped to the grid exp(k h), up or down."""
-    step = grid_step(rtol)
-    k = math.log(eps) / step
-    return math.exp((math.ceil(k) if up else math.floor(k)) * step)
+    lo, hi = bracket_root(estimate.upper, delta, ceiling, guess)
+    return newton_root(estimate.upper_and_slope, delta, lo, hi, 1e-6) if lo < hi else None
 
 
 def pair_cells(
