@@ -81,7 +81,7 @@ MOpt = Annotated[
 ]
 DeltaOpt = Annotated[
     float | None,
-    typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n)."),
+    typer.Option("--delta", parser=S.delta_option(), help="Target delta (default 0.01/n)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
 
