@@ -150,18 +150,27 @@ def _integer_text(value: Any) -> Any:
 SEARCH_CAP_RANGE = V.Interval(SEARCH_MIN_EPSILON, EPS0_RANGE.high, low_open=True)
 
 
-def interval_option(name: str, interval: V.Interval) -> Callable[[Any], Any]:
+#: Users per level of ``segmented optimize --counts``: n * ceil(m) blanket slots must stay below 2^53.
+COUNTS_RANGE = V.Interval(1, 2**40, integer=True)
+#: The one wording of a range error (for options whose range is not one `V.Interval`, e.g. a list).
+range_message, bound_text = V.range_message, V.bound_text
+
+
+def interval_option(name: str, interval: V.Interval | Callable[[], V.Interval]) -> Callable[[Any], Any]:
     """A number in ``interval`` (an integer if ``interval.integer``: float literals such as ``1e6`` accepted if
     exact); text that is not such a number is refused in the one wording of a range error
     (`shuffledp._util.validation.range_message`), quoting the text as typed ('nan', '1e-400').
 
-    The parser carries ``interval``: `_HelpFormatting` states it in the option's --help with the same words.
+    The parser's ``allowed()`` is what the error says is allowed: `_HelpFormatting` states it in the option's
+    --help with the same words.  ``interval`` may be a function returning it, called when a value is parsed or
+    help is shown (so that defining the option imports no library module).
     """
 
     def check(value: Any) -> Any:
+        rng = interval() if callable(interval) else interval
         if isinstance(value, str):
             text = value
-            if interval.integer:
+            if rng.integer:
                 number = _integer_text(text)
             else:
                 try:
@@ -170,12 +179,12 @@ def interval_option(name: str, interval: V.Interval) -> Callable[[Any], Any]:
                     number = None
         else:
             text = number = value
-        if isinstance(number, (int, float)) and not isinstance(number, bool) and number in interval:
-            return int(number) if interval.integer else float(number)
-        raise interval.error(name, text)
+        if isinstance(number, (int, float)) and not isinstance(number, bool) and number in rng:
+            return int(number) if rng.integer else float(number)
+        raise rng.error(name, text)
 
     parse = _checked(check)
-    parse.interval = interval  # type: ignore[attr-defined]
+    parse.allowed = lambda: (interval() if callable(interval) else interval).allowed  # type: ignore[attr-defined]
     return parse
 
 
@@ -288,9 +297,9 @@ class _HelpFormatting:
             help_text = getattr(param, "help", None)
             if help_text and "{" in help_text:
                 param.help = help_text = _fill_choices(help_text)
-            interval = getattr(_parser_of(param), "interval", None)
-            if help_text is not None and interval is not None and interval.allowed not in help_text:
-                param.help = f"{help_text} Must be {interval.allowed}."
+            allowed = getattr(_parser_of(param), "allowed", None)
+            if help_text is not None and allowed is not None and allowed() not in help_text:
+                param.help = f"{help_text} Must be {allowed()}."
         super().format_help(ctx, formatter)  # type: ignore[misc]
 
 

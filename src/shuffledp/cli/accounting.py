@@ -457,7 +457,8 @@ def local_budget_cmd(
         try:
             value = solver(max_epsilon=cap)
         except PrivacyParameterError as exc:  # every option was checked when parsed: a round's share of --delta
-            if rounds > 1 and str(exc).startswith(("delta must be at least", "delta / rounds must be at least")):
+            below = tuple(f"{name} must be {S.DELTA_RANGE.allowed}" for name in ("delta", "delta / rounds"))
+            if rounds > 1 and str(exc).startswith(below):
                 raise PrivacyParameterError(_delta_share_reason(composition, delta, rounds)) from None
             raise
         achieved = amplified(value)
