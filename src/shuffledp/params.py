@@ -19,6 +19,7 @@ Theorem 1 uses a single q; `VariationRatio.q` is the conservative
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from shuffledp._util.validation import Interval, check_positive_int, check_real
@@ -62,11 +63,12 @@ def check_eps0(eps0: float, name: str = "eps0") -> float:
     ...
     shuffledp.errors.PrivacyParameterError: eps0 must be a number in [1e-6, 700]; got 800.0 (e^eps0 must fit in float64; ...)
     """
-    number = check_real(eps0, name)
+    number = eps0 if isinstance(eps0, numbers.Real) and not isinstance(eps0, bool) else math.nan
     note = ""
     if number > EPS0_MAX:
+        power = name if name.isidentifier() else f"({name})"
         note = (
-            f"e^{name} must fit in float64; at such a budget the shuffled epsilon is {name} itself for any practical n"
+            f"e^{power} must fit in float64; at such a budget the shuffled epsilon is {name} itself for any practical n"
         )
     elif 0 < number < EPS0_MIN:
         note = f"below it shuffling cannot be accounted in float64, and {name} itself is a valid shuffled epsilon"

@@ -145,12 +145,12 @@ def test_local_epsilon_round_trip_json():
         ),
         (
             ["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "1.5", "--k", "3"],
-            "--p must be a number in (0, 1); got '1.5'",
+            r"--p must be a number in \(0, 1\); got '1.5'",
         ),
         (["local-epsilon", "--target", "0", "--n", "10", "--delta", "1e-4"], "--target must be"),
         (
             ["local-epsilon", "--target", "0.1", "--n", "10", "--delta", "1"],
-            "--delta must be a number in [1e-300, 1); got '1'",
+            r"--delta must be a number in \[1e-300, 1\); got '1'",
         ),
     ],
 )

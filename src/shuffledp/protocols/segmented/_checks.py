@@ -251,7 +251,7 @@ def check_lambdas(lambdas: Any, name: str = "lambdas") -> np.ndarray:
     >>> check_lambdas([0.5, 0.0])
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: lambdas[1] (Poisson sampling rate) must lie in (0, 1], got 0.0
+    shuffledp.errors.PrivacyParameterError: lambdas[1] (Poisson sampling rate) must be a number in (0, 1]; got 0.0
     """
     try:
         arr = np.asarray(lambdas, dtype=np.float64)
