@@ -171,7 +171,10 @@ def test_every_command_prints_its_help(words):
 
 def _numeric_options() -> list:
     """(command words, option name, its parser) for every option whose parser states an accepted range."""
-    from shuffledp.cli._support import _parser_of
+
+    def _parser_of(param):  # where this typer release keeps an option's parser= function
+        info = getattr(getattr(param, "type_descriptor", None), "parameter_info", None)
+        return getattr(info, "parser", None) or getattr(getattr(param, "type", None), "func", None)
 
     def walk(command, prefix):
         sub = getattr(command, "commands", None)
