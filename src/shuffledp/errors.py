@@ -94,6 +94,25 @@ class PrivacyParameterError(ShuffleDPError, ValueError):
     """
 
 
+class ParameterTypeError(PrivacyParameterError, ArgumentTypeError):
+    """A parameter of the wrong type: a string or a bool where a number is expected (``eps0='2'``,
+    ``n='10000'``).
+
+    Both a `PrivacyParameterError` (``except PrivacyParameterError`` keeps catching it) and a
+    ``TypeError``, as Python raises for a wrong type.  Worded like a range error.
+
+    Examples
+    --------
+    >>> from shuffledp import shuffle_epsilon
+    >>> shuffle_epsilon("10000", 1e-6, eps0=2.0)
+    Traceback (most recent call last):
+        ...
+    shuffledp.errors.ParameterTypeError: n must be an integer in [1, 2^53]; got '10000'
+    >>> issubclass(ParameterTypeError, TypeError), issubclass(ParameterTypeError, ValueError)
+    (True, True)
+    """
+
+
 class ShapeError(ShuffleDPError, ValueError):
     """An array has the wrong shape or dtype for the call.
 

@@ -19,9 +19,10 @@ Theorem 1 uses a single q; `VariationRatio.q` is the conservative
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_real
+from shuffledp._util.validation import Interval, check_positive_int, check_real
 from shuffledp.errors import PrivacyParameterError, UnprovenBoundError
 
 __all__ = [
@@ -40,10 +41,12 @@ EPS0_MIN = 1e-6
 #: Largest local epsilon the accountant takes: e^eps0 must be a finite float64 with room for
 #: the (p + 1) and p * q products of the pair's weights.
 EPS0_MAX = 700.0
+#: The local epsilons the accountant takes, [`EPS0_MIN`, `EPS0_MAX`] (as written in errors and --help).
+EPS0_RANGE = Interval(EPS0_MIN, EPS0_MAX)
 
 
 def check_eps0(eps0: float, name: str = "eps0") -> float:
-    """A local epsilon in [1e-6, 700]: e^eps0 must be a finite float64 that differs from 1 by enough bits.
+    """A local epsilon in `EPS0_RANGE` = [1e-6, 700]: e^eps0 must be a finite float64 that differs from 1 by enough bits.
 
     Parameters
     ----------
@@ -59,7 +62,7 @@ def check_eps0(eps0: float, name: str = "eps0") -> float:
     Raises
     ------
     PrivacyParameterError
-        If ``eps0`` is not a finite number in [1e-6, 700].
+        If ``eps0`` is not a finite number in [1e-6, 700] (`ParameterTypeError` if not a number).
 
     Examples
     --------
@@ -68,20 +71,18 @@ def check_eps0(eps0: float, name: str = "eps0") -> float:
     >>> check_eps0(800.0)
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: eps0 must be at most 700 (e^eps0 must fit in float64), ...
+    shuffledp.errors.PrivacyParameterError: eps0 must be a number in [1e-6, 700]; got 800.0 (e^eps0 must fit in float64; ...)
     """
-    eps0 = check_epsilon(eps0, name)
-    if eps0 < EPS0_MIN:
-        raise PrivacyParameterError(
-            f"{name} must be at least {EPS0_MIN:g} (and at most {EPS0_MAX:g}), got {name}={eps0!r}; "
-            f"below it shuffling cannot be accounted in float64, and {name} itself is a valid shuffled epsilon"
+    number = eps0 if isinstance(eps0, numbers.Real) and not isinstance(eps0, bool) else math.nan
+    note = ""
+    if number > EPS0_MAX:
+        power = name if name.isidentifier() else f"({name})"
+        note = (
+            f"e^{power} must fit in float64; at such a budget the shuffled epsilon is {name} itself for any practical n"
         )
-    if eps0 > EPS0_MAX:
-        raise PrivacyParameterError(
-            f"{name} must be at most {EPS0_MAX:g} (e^{name} must fit in float64), got {name}={eps0!r}; "
-            f"at such a budget the shuffled epsilon is {name} itself for any practical n"
-        )
-    return eps0
+    elif 0 < number < EPS0_MIN:
+        note = f"below it shuffling cannot be accounted in float64, and {name} itself is a valid shuffled epsilon"
+    return EPS0_RANGE.check(eps0, name, note)
 
 
 #: Relative slack when checking beta <= (p-1)/(p+1): closed forms computed in

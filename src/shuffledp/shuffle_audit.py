@@ -33,8 +33,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from shuffledp._util.validation import check_positive_int, check_probability, check_real
-from shuffledp.accounting._rounding import EPS_CEILING
+from shuffledp._util.validation import check_positive_int, check_probability
+from shuffledp.accounting._rounding import EPS_RANGE
 from shuffledp.errors import ArgumentTypeError, PrivacyParameterError, ShapeError
 
 #: Largest number of histogram states enumerated (memory guard; about 100 MB of work arrays).
@@ -66,10 +66,7 @@ def _check_matrix(M: np.ndarray) -> np.ndarray:
 
 
 def _check_eps(eps: float) -> float:
-    eps = check_real(eps, "eps")
-    if not 0.0 <= eps <= EPS_CEILING:
-        raise PrivacyParameterError(f"eps must lie in [0, {EPS_CEILING:g}], got eps={eps!r}")
-    return eps
+    return EPS_RANGE.check(eps, "eps")
 
 
 def _check_work(units: int, shape: tuple[int, int], n: int) -> None:
@@ -204,8 +201,6 @@ def exact_shuffle_epsilon(M: np.ndarray, n: int, delta: float, *, rtol: float = 
     """
     M = _check_matrix(M)
     delta = check_probability(delta, "delta")
-    if delta <= 0.0:
-        raise PrivacyParameterError(f"delta must lie in (0, 1), got delta={delta!r}")
     with np.errstate(divide="ignore"):
         ratios = np.log(M[:, None, :]) - np.log(M[None, :, :])
     finite = ratios[np.isfinite(ratios)]

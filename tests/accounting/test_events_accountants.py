@@ -278,9 +278,12 @@ def test_edge_inputs_of_the_accountants_are_named_errors_or_safe():
     with pytest.raises(PrivacyParameterError, match="rtol"):
         VariationRatioAccountant(rtol=-1.0)
     # k log p beyond the accountant's range (700) is refused; p = inf links to p = inf, q^k
-    with pytest.raises(PrivacyParameterError, match=r"2 \* log\(p\) must be at most 700"):
+    with pytest.raises(
+        PrivacyParameterError,
+        match=r"2 \* log\(p\) must be a number in \[1e-6, 700\]; got 1200.0 \(e\^\(2 \* log\(p\)\) must fit",
+    ):
         VariationRatio.from_ldp(600.0).linked(2)
-    with pytest.raises(PrivacyParameterError, match=r"2 \* eps0 must be at most 700"):
+    with pytest.raises(PrivacyParameterError, match=r"2 \* eps0 must be a number in \[1e-6, 700\]; got 1200.0"):
         BlanketDecomposition.from_ldp(600.0).linked(2)
     linked = VariationRatio(p=math.inf, beta=0.5, q0=2.0, q1=2.0).linked(2)
     assert linked.p == math.inf and linked.q == 4.0 and linked.beta == 0.75

@@ -107,10 +107,10 @@ def test_a_family_that_fails_when_called_is_a_named_error_saying_what_a_family_i
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(target_epsilon=0.0), "target_epsilon must be a finite number > 0"),
-        (dict(target_epsilon=-1.0), "target_epsilon must be a finite number > 0"),
-        (dict(delta=1.0), r"delta must lie in \(0, 1\)"),
-        (dict(n=0), "n must be an integer >= 1"),
+        (dict(target_epsilon=0.0), r"target_epsilon must be a number in \[2\^-52, inf\); got 0.0"),
+        (dict(target_epsilon=-1.0), r"target_epsilon must be a number in \[2\^-52, inf\); got -1.0"),
+        (dict(delta=1.0), r"delta must be a number in \[1e-300, 1\); got 1.0"),
+        (dict(n=0), r"n must be an integer in \[1, 2\^53\]; got 0"),
         (dict(family="laplace"), "family must be 'generic' or a callable"),
         (dict(family=3), "family must be 'generic' or a callable"),
         (dict(family=lambda e: e), "expected a LocalRandomizer or a VariationRatio"),

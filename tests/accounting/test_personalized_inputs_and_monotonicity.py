@@ -48,14 +48,12 @@ def _warnings_are_errors():
 )
 @pytest.mark.parametrize("bad", [700.0 * (1 + 1e-15), 710.0, 1000.0, 1e-6 * (1 - 1e-15), 1e-300, 0.0])
 def test_budgets_outside_1e_6_to_700_are_refused_by_name(call, name, bad):
-    with pytest.raises(PrivacyParameterError, match=rf"{name} must be finite and in \[1e-06, 700\], got {bad!r}"):
+    with pytest.raises(PrivacyParameterError, match=rf"{name}(\[\d\])? must be a number in \[1e-6, 700\]; got {bad!r}"):
         call(bad)
 
 
 def test_the_budget_message_gives_the_index():
-    with pytest.raises(
-        PrivacyParameterError, match=r"^budgets must be finite and in \[1e-06, 700\], got 1000.0 at index 1$"
-    ):
+    with pytest.raises(PrivacyParameterError, match=r"^budgets\[1\] must be a number in \[1e-6, 700\]; got 1000.0$"):
         P.check_budgets([1.0, 1000.0], "budgets")
     assert (P.MIN_BUDGET, P.MAX_BUDGET) == (1e-6, 700.0)
 
@@ -82,7 +80,7 @@ def test_capacities_and_eapes_at_700():
     mu = P.eapes_mu([700.0] * 3)
     assert mu == pytest.approx(math.sqrt(2 / (3 / (1 + math.exp(700)))), rel=1e-12)
     assert P.eapes_epsilon([700.0] * 3, 1e-6) == math.inf  # delta_mu(eps) ~ 1 for every eps <= 700
-    with pytest.raises(PrivacyParameterError, match="eps must be finite and in"):
+    with pytest.raises(PrivacyParameterError, match=r"eps\[0\] must be a number in \[1e-6, 700\]; got"):
         P.eapes_mu([800.0] * 3)
 
 
@@ -155,9 +153,9 @@ def test_laws_too_wide_to_compute_are_refused_with_the_limit():
 @pytest.mark.parametrize(
     "counts, match",
     [
-        ([1, -1], r"others_counts must be integers in \[0, 2\^53\), got -1.0 at index 1"),
-        ([1, 2.5], "got 2.5 at index 1"),
-        ([1, True], "no bools or strings"),
+        ([1, -1], r"others_counts\[1\] must be an integer in \[0, 2\^53\); got -1.0"),
+        ([1, 2.5], r"others_counts\[1\] must be an integer in .*; got 2.5"),
+        ([1, True], r"others_counts\[1\] must be a number; got True"),
         ([2**52, 2**52], "must sum to fewer than 2\\^53"),
         ([1], r"others_counts must have one count per budget \(2\), got 1"),
     ],
@@ -188,23 +186,26 @@ def test_k_rr_population_uses_groups_and_matches_one_victim_at_a_time():
         (lambda: P.weakest_budget_epsilon(10, [], 1e-6), "budgets must hold at least one budget"),
         (
             lambda: P.weakest_budget_epsilon(2, [0.5] * 10, 1e-6),
-            r"n must be at least the number of budgets \(10\), got n=2",
+            r"n must be an integer in \[10, 2\^53\]; got 2 \(at least the number of budgets, 10\)",
         ),
-        (lambda: P.weakest_budget_epsilon(2**53 + 1, [0.5], 1e-6), "n must be at most 2\\^53"),
-        (lambda: P.personalized_shuffle_epsilon("abc", [1.0], 1e-6), "victim_eps must contain numbers only"),
+        (
+            lambda: P.weakest_budget_epsilon(2**53 + 1, [0.5], 1e-6),
+            r"n must be an integer in \[1, 2\^53\]; got 9007199254740993",
+        ),
+        (lambda: P.personalized_shuffle_epsilon("abc", [1.0], 1e-6), "victim_eps must be a number; got 'abc'"),
         (
             lambda: P.personalized_shuffle_epsilon(1.0, [1.0, "abc"], 1e-6),
-            "others_eps must contain numbers only.*'abc' at index 1",
+            r"others_eps\[1\] must be a number; got 'abc'",
         ),
         (
             lambda: P.personalized_shuffle_epsilon(1.0, [1.0, None], 1e-6),
-            "others_eps must contain numbers only.*None at index 1",
+            r"others_eps\[1\] must be a number; got None",
         ),
         (
             lambda: P.personalized_shuffle_epsilon(1.0, [[1.0], [1.0, 2.0]], 1e-6),
-            r"others_eps must contain numbers only.*\[1.0\] at index 0",
+            r"others_eps\[0\] must be a number; got \[1.0\]",
         ),
-        (lambda: P.eapes_epsilon([1.0] * 9, 1e-6, berry_esseen="1"), "berry_esseen must be a number, got '1'"),
+        (lambda: P.eapes_epsilon([1.0] * 9, 1e-6, berry_esseen="1"), "berry_esseen must be a number; got '1'"),
         (lambda: P.eapes_mu([1.0], [0.1, 0.2]), r"deltas must have one entry per entry of eps \(1\), got 2"),
     ],
 )
@@ -267,9 +268,9 @@ def test_strings_and_bools_are_refused_by_name(call, name, value):
 
 @pytest.mark.parametrize("array", [np.array([True, True]), np.array(["1.0", "2.0"])])
 def test_bool_and_string_arrays_are_refused(array):
-    with pytest.raises(PrivacyParameterError, match="budgets must contain numbers only"):
+    with pytest.raises(PrivacyParameterError, match=r"budgets\[0\] must be a number; got"):
         P.personalized_shuffle_epsilons(array, 1e-6)
-    with pytest.raises(PrivacyParameterError, match="others_eps must contain numbers only"):
+    with pytest.raises(PrivacyParameterError, match=r"others_eps\[0\] must be a number; got"):
         P.personalized_shuffle_epsilon(1.0, array, 1e-6)
 
 
@@ -281,7 +282,7 @@ def test_k_must_be_an_integer(k):
 
 @pytest.mark.parametrize("value", ["1", "0", np.str_("1")])
 def test_others_inputs_are_bits_or_bools_never_strings(value):
-    with pytest.raises(PrivacyParameterError, match=r"others_inputs must contain numbers or bools \(no strings\)"):
+    with pytest.raises(PrivacyParameterError, match=r"others_inputs\[0\] must be a number or a bool; got"):
         P.personalized_shuffle_epsilon_lower(1.0, [1.0], 1e-6, others_inputs=[value])
     bits = np.array([True, False, True])
     assert P.personalized_shuffle_epsilon_lower(
@@ -298,9 +299,7 @@ def test_numpy_numbers_are_accepted():
 
 
 def test_event_json_with_string_budgets_is_refused():
-    with pytest.raises(
-        PrivacyParameterError, match="victim_epsilon must be a number|victim_epsilon must contain numbers"
-    ):
+    with pytest.raises(PrivacyParameterError, match="victim_epsilon must be a number"):
         event_from_dict({"type": "personalized", "victim_epsilon": "1.0", "others": [[1.0, 2]]})
 
 

@@ -43,7 +43,7 @@ def test_sampled_event_is_frozen_hashable_and_round_trips_through_json():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"sample_size": 0}, "sample_size must be an integer >= 1"),
+        ({"sample_size": 0}, r"sample_size must be an integer in \[1, inf\); got 0"),
         ({"sample_size": 2_000}, "sample_size must be at most population=1000"),
         ({"sample_size": 50}, "its event's n must be at most 50, got n=100"),
         ({"scheme": "bernoulli"}, "sampling scheme must be one of fixed-size, poisson, got 'bernoulli'"),

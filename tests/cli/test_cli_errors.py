@@ -138,7 +138,7 @@ def test_dim_is_refused_for_a_randomizer_without_a_size():
 
 def test_eps0_below_float_resolution_names_eps0_not_an_internal_parameter():
     result = CliRunner().invoke(app, with_option(BASE["amplify"], "--eps0", "1e-300"))
-    assert_one_line_error(result, "--eps0 must lie in [1e-6, 700], got '1e-300'")
+    assert_one_line_error(result, "--eps0 must be a number in [1e-6, 700]; got '1e-300'")
     assert "p must be" not in result.stderr
 
 
@@ -158,7 +158,7 @@ def test_the_installed_entry_point_prints_one_line_and_exits_2():
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "error: --eps0 must lie in [1e-6, 700], got 'nan' (see 'python -m shuffledp amplify --help')"
+        "error: --eps0 must be a number in [1e-6, 700]; got 'nan' (see 'python -m shuffledp amplify --help')"
     ]
 
 

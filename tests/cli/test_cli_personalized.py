@@ -283,6 +283,6 @@ def test_budget_file_values_outside_the_range_name_the_line(tmp_path):
     path = tmp_path / "high.txt"
     path.write_text("0.5\n700.0001\n")
     line = _error_line(["--budgets", str(path)])
-    assert line.endswith("line 2: a budget must be a finite number in [1e-06, 700], got '700.0001'"), line
+    assert line.endswith("line 2: a budget must be a number in [1e-6, 700]; got '700.0001'"), line
     path.write_text("9e-07\n0.5\n")
     assert "line 1" in _error_line(["--budgets", str(path)])

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 import typer.main
 from typer.testing import CliRunner
 
 from shuffledp.cli import app
+
+try:  # recent typer vendors click as typer._click
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as click_errors  # type: ignore[no-redef]
 
 runner = CliRunner()
 
@@ -61,9 +67,10 @@ def _error(result) -> str:
 def test_one_wording_of_the_delta_range_in_every_command_and_its_help(command, value, tmp_path):
     args = [str(tmp_path) if a == "OUT" else value if a == "D" else a for a in command]
     message = _error(runner.invoke(app, args))
-    assert f"--delta must lie in [1e-300, 1), got '{value}'" in message
+    assert f"--delta must be a number in [1e-300, 1); got '{value}'" in message
     help_text = _help([*command[: 2 if command[0] in ("metric", "segmented", "pic") else 1]])
-    assert "in [1e-300, 1)" in help_text and "(0, 1)" not in help_text
+    delta_help = re.split(r" --[a-z-]+ <", help_text.split("--delta <float>", 1)[1])[0]  # up to the next option
+    assert "Must be a number in [1e-300, 1)." in delta_help and "(0, 1)" not in delta_help
 
 
 def test_compose_quotes_the_delta_the_user_typed():
@@ -160,3 +167,99 @@ def test_every_command_prints_its_help(words):
     result = runner.invoke(app, [*words, "--help"], env={"COLUMNS": "100"})
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output and "Traceback" not in result.output
+
+
+def _numeric_options() -> list:
+    """(command words, option name, its parser) for every option whose parser states an accepted range."""
+
+    def _parser_of(param):  # where this typer release keeps an option's parser= function
+        info = getattr(getattr(param, "type_descriptor", None), "parameter_info", None)
+        return getattr(info, "parser", None) or getattr(getattr(param, "type", None), "func", None)
+
+    def walk(command, prefix):
+        sub = getattr(command, "commands", None)
+        if sub:
+            return [row for name, child in sorted(sub.items()) for row in walk(child, [*prefix, name])]
+        rows = []
+        for param in command.params:
+            parser = _parser_of(param)
+            if getattr(parser, "allowed", None) is not None:
+                rows.append(pytest.param(prefix, param.opts[0], parser, id=f"{' '.join(prefix)} {param.opts[0]}"))
+        return rows
+
+    return walk(typer.main.get_command(app), [])
+
+
+NUMERIC_OPTIONS = _numeric_options()
+
+
+def test_the_numeric_options_of_every_command_are_found():
+    found = {(" ".join(words), option) for words, option, _ in (row.values for row in NUMERIC_OPTIONS)}
+    for expected in [("amplify", "--n"), ("metric epsilon", "--eps-geo"), ("local-budget", "--max-epsilon")]:
+        assert expected in found
+    assert ("segmented optimize", "--levels") in found and ("pic simulate", "--n") in found
+
+
+@pytest.mark.parametrize("words, option, parser", NUMERIC_OPTIONS)
+def test_every_numeric_option_states_its_range_in_help_in_the_words_of_its_error(words, option, parser):
+    allowed = parser.allowed()
+    assert f"Must be {allowed}." in _help(words)
+    for text in ("nan", "abc", "-1e999"):
+        with pytest.raises(click_errors.BadParameter) as info:
+            parser(text)
+        assert info.value.message.startswith(f"{option} must be {allowed}; got '{text}'"), info.value.message
+
+
+BASE_LOCAL_BUDGET = ["local-budget", "--target", "0.5", "--n", "1000", "--delta", "1e-6"]
+
+
+@pytest.mark.parametrize("value", ["0", "0.0005", "800", "abc"])
+def test_max_epsilon_has_one_wording_at_both_ends(value):
+    """It said 'a finite number > 0' below zero and '(0.001, 700] (...)' elsewhere."""
+    message = _error(runner.invoke(app, [*BASE_LOCAL_BUDGET, "--max-epsilon", value]))
+    assert f"--max-epsilon must be a number in (0.001, 700]; got '{value}'" in message
+    assert "Must be a number in (0.001, 700]." in _help(["local-budget"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["metric", "epsilon", "--mechanism", "geo-shuffle", "--n", "50", "--delta", "1e-6"],
+        ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "50", "--delta", "1e-6", "--k", "5"],
+    ],
+    ids=lambda c: " ".join(c[:2]),
+)
+@pytest.mark.parametrize("value", ["0", "200", "abc", "1e-300"])
+def test_eps_geo_has_one_wording_in_every_metric_command(command, value):
+    """It read 'a finite number > 0', 'at most 100' or 'a number' depending on the value."""
+    message = _error(runner.invoke(app, [*command, "--eps-geo", value]))
+    assert f"--eps-geo must be a number in [2^-52, 100]; got '{value}'" in message
+
+
+@pytest.mark.parametrize("command", ["amplify", "local-budget"])
+def test_a_size_the_randomizer_refuses_is_a_range_error_of_dim(command):
+    base = {"amplify": ["amplify", "--eps0", "1", "--n", "1000", "--delta", "1e-6"], "local-budget": BASE_LOCAL_BUDGET}
+    message = _error(runner.invoke(app, [*base[command], "--randomizer", "krr", "--dim", "1"]))
+    assert message.startswith("error: --dim must be an integer in [2, inf); got 1 (with --randomizer krr"), message
+
+
+def test_segmented_levels_above_the_search_cap_are_refused_and_the_cap_is_stated():
+    """--levels 800 was accepted and searched for minutes."""
+    args = ["segmented", "optimize", "--levels", "0.5,800", "--counts", "100,100", "--d", "8", "--s", "1"]
+    message = _error(runner.invoke(app, args))
+    assert "--levels must be a comma-separated list of numbers in [2^-52, 40]; got '0.5,800'" in message
+    assert "40 is the optimizer's search cap" in message
+    assert "Must be a comma-separated list of numbers in [2^-52, 40]." in _help(["segmented", "optimize"])
+    assert "search cap" in _help(["segmented", "optimize"])
+
+
+def test_segmented_help_example_is_a_fast_one():
+    """The help's example took 132-169 s (the free search over m); the one shown now fixes --m."""
+    help_text = _help(["segmented", "optimize"])
+    example = re.search(r"Example \(a few seconds\): (--levels .*? --m [\d.]*\d)\.", help_text)
+    assert example, help_text
+    start = time.perf_counter()
+    result = runner.invoke(app, ["segmented", "optimize", *example.group(1).split(), "--json"])
+    assert result.exit_code == 0, result.output
+    assert time.perf_counter() - start < 60.0  # a few seconds alone; generous for a loaded machine
+    assert json.loads(result.stdout)["result"]["m"] == float(example.group(1).split()[-1])

@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability, check_real, check_rtol
-from shuffledp.accounting._rounding import DELTA_MIN, EPS0_MAX, EPS0_MIN, N_MAX
-from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, ShapeError, ShuffleDPError
+from shuffledp._util.validation import Interval, check_epsilon, check_real, check_rtol, range_message
+from shuffledp.accounting._rounding import DELTA_RANGE, EPS0_MAX, EPS0_MIN, EPS0_RANGE, N_MAX, N_RANGE
+from shuffledp.errors import NoCloneBoundError, ParameterTypeError, PrivacyParameterError, ShapeError, ShuffleDPError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_eps0, check_release_params
 
 # --------------------------------------------------------------------------- counts, deltas, parameters
@@ -63,7 +63,7 @@ def resolve_params(
 
 
 def check_n(n: int, name: str = "n") -> int:
-    """A count of reports in [1, 2^53] (exact in float64).
+    """A count of reports in `N_RANGE` = [1, 2^53] (exact in float64).
 
     Parameters
     ----------
@@ -78,21 +78,18 @@ def check_n(n: int, name: str = "n") -> int:
     Raises
     ------
     PrivacyParameterError
-        If ``n`` is not an integer in range.
+        If ``n`` is not an integer in range (`ParameterTypeError` if not a number).
 
     Examples
     --------
     >>> check_n(10)
     10
     """
-    n = check_positive_int(n, name)
-    if n > N_MAX:
-        raise PrivacyParameterError(f"{name} must be at most 2^53 = {N_MAX} (exact in float64), got {name}={n}")
-    return n
+    return N_RANGE.check(n, name)
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
-    """A delta in [1e-300, 1): below 1e-300 neglected masses can no longer be charged in float64.
+    """A delta in `DELTA_RANGE` = [1e-300, 1): below 1e-300 neglected masses can no longer be charged in float64.
 
     Parameters
     ----------
@@ -107,7 +104,7 @@ def check_delta(delta: float, name: str = "delta") -> float:
     Raises
     ------
     PrivacyParameterError
-        If ``delta`` is out of range.
+        If ``delta`` is out of range (`ParameterTypeError` if not a number).
 
     Examples
     --------
@@ -116,12 +113,9 @@ def check_delta(delta: float, name: str = "delta") -> float:
     >>> check_delta(1e-320)
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: delta must be at least 1e-300 (and below 1), got delta=1e-320
+    shuffledp.errors.PrivacyParameterError: delta must be a number in [1e-300, 1); got 1e-320
     """
-    delta = check_probability(delta, name)
-    if delta < DELTA_MIN:
-        raise PrivacyParameterError(f"{name} must be at least {DELTA_MIN:g} (and below 1), got {name}={delta!r}")
-    return delta
+    return DELTA_RANGE.check(delta, name)
 
 
 def check_n_delta(n: int, delta: float) -> tuple[int, float]:
@@ -179,8 +173,8 @@ def real_array(values: Any, name: str, *, bits: bool = False) -> np.ndarray:
             flat = arr.ravel()
             bad = next((i for i, x in enumerate(flat) if not isinstance(x, allowed) or isinstance(x, refused)), None)
             if bad is not None:
-                what = "numbers or bools (no strings)" if bits else "numbers only (no bools or strings)"
-                raise PrivacyParameterError(f"{name} must contain {what}, got {flat[bad]!r} at index {bad}")
+                where = f"{name}[{bad}]" if arr.ndim else name
+                raise ParameterTypeError(range_message(where, "a number or a bool" if bits else "a number", flat[bad]))
         return np.asarray(arr, dtype=np.float64)
     except (ValueError, TypeError) as exc:
         if isinstance(exc, PrivacyParameterError):
@@ -221,7 +215,7 @@ def check_budgets(values: Any, name: str, *, allow_empty: bool = True) -> np.nda
     >>> check_budgets([1.0, 1000.0], "budgets")
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: budgets must be finite and in [1e-06, 700], got 1000.0 at index 1
+    shuffledp.errors.PrivacyParameterError: budgets[1] must be a number in [1e-6, 700]; got 1000.0
     """
     arr = real_array(values, name)
     scalar = arr.ndim == 0
@@ -233,10 +227,7 @@ def check_budgets(values: Any, name: str, *, allow_empty: bool = True) -> np.nda
     bad = ~(np.isfinite(arr) & (arr >= MIN_BUDGET) & (arr <= MAX_BUDGET))
     if bad.any():
         i = int(np.argmax(bad))
-        where = "" if scalar else f" at index {i}"
-        raise PrivacyParameterError(
-            f"{name} must be finite and in [{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {float(arr[i])!r}{where}"
-        )
+        raise EPS0_RANGE.error(name if scalar else f"{name}[{i}]", float(arr[i]))
     return arr
 
 
@@ -247,6 +238,10 @@ def check_victim_budget(victim_eps: Any, plural: str, name: str = "victim_eps") 
     return float(check_budgets(victim_eps, name)[0])
 
 
+#: One multiplicity of `check_counts`.
+_COUNT_RANGE = Interval(0, N_MAX, high_open=True, integer=True)
+
+
 def check_counts(counts: Any, size: int, name: str) -> np.ndarray:
     """Multiplicities: ``size`` integers >= 0 summing to at most 2^53 - 1 (float64-exact user counts)."""
     arr = real_array(counts, name).ravel()
@@ -255,7 +250,7 @@ def check_counts(counts: Any, size: int, name: str) -> np.ndarray:
     bad = ~(np.isfinite(arr) & (arr >= 0.0) & (arr == np.round(arr)) & (arr < N_MAX))
     if bad.any():
         i = int(np.argmax(bad))
-        raise PrivacyParameterError(f"{name} must be integers in [0, 2^53), got {float(arr[i])!r} at index {i}")
+        raise _COUNT_RANGE.error(f"{name}[{i}]", float(arr[i]))
     if math.fsum(arr) >= N_MAX:
         raise PrivacyParameterError(
             f"{name} must sum to fewer than 2^53 users (with the victim at most 2^53), got {math.fsum(arr):.6g}"

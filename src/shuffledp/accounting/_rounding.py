@@ -19,19 +19,40 @@ from __future__ import annotations
 
 import math
 
-from shuffledp._util.validation import COUNT_MAX
-from shuffledp.params import EPS0_MAX, EPS0_MIN
+from shuffledp._util.validation import COUNT_MAX, EPSILON_MIN, Interval
+from shuffledp.params import EPS0_MAX, EPS0_MIN, EPS0_RANGE
 
 #: Smallest delta the numerical bounds accept: below it the neglected masses and
 #: float64 underflow (smallest normal 2.2e-308) can no longer be charged reliably.
 DELTA_MIN = 1e-300
+#: The deltas the numerical bounds accept, [`DELTA_MIN`, 1) (as written in errors and --help).
+DELTA_RANGE = Interval(DELTA_MIN, 1.0, high_open=True)
 #: Largest epsilon ever searched: e^eps stays finite in float64 (e^709.78 overflows).
 EPS_CEILING = 700.0
+#: The epsilons at which a delta is evaluated, [0, `EPS_CEILING`].
+EPS_RANGE = Interval(0.0, EPS_CEILING)
+#: Low end of every local-epsilon search of an inverse (its ``min_epsilon`` default).
+SEARCH_MIN_EPSILON = 1e-3
+#: Top of the local-epsilon search of one round (`shuffledp.accounting.local_epsilon`'s ``max_epsilon`` default):
+#: above it the shuffled epsilon is close to eps0 itself for any practical n.
+SEARCH_MAX_EPSILON = 50.0
+#: Top of the per-round local-epsilon search over composed rounds (`composed_local_epsilon`'s ``max_epsilon``).
+COMPOSED_SEARCH_MAX_EPSILON = 20.0
+#: Largest noise epsilon of a metric protocol (Geo-Shuffle's eps_geo, SGDL-Shuffle's eps): the noise parameter
+#: e^-eps is then 3.7e-44, so a report is noiseless with probability 1 - 1e-43 (a guarantee of e^100 per unit
+#: distance is none), and e^-2 eps stays a normal float64.  Beyond about 745, e^-eps is 0 in float64.
+NOISE_EPSILON_MAX = 100.0
+#: The noise epsilons of the metric protocols, [2^-52, `NOISE_EPSILON_MAX`].
+NOISE_EPSILON_RANGE = Interval(EPSILON_MIN, NOISE_EPSILON_MAX)
+#: Largest distance over which a metric maximum is taken (one pmf ratio per unit of distance).
+MAX_DISTANCE = 10_000
 #: Relative error allowed on a computed log-odds log(alpha / (1 - alpha)) (math.log / log1p
 #: of an argument good to a few ulps): rounded outward before A = alpha (1 - e^(eps - L)).
 LOG_ODDS_SLACK = 1e-15
 #: Largest number of reports: counts up to 2^53 are exact in float64 (the bottom layer's count limit).
 N_MAX = COUNT_MAX
+#: The counts of reports accepted, [1, `N_MAX`].
+N_RANGE = Interval(1, N_MAX, integer=True)
 #: Default relative precision of a returned epsilon (the grid exp(k log(1 + rtol)) it is snapped to).
 DEFAULT_RTOL = 1e-7
 #: Relative accuracy of an inverse: the returned eps0 amplifies to within this fraction below the
@@ -132,14 +153,24 @@ def floor_positive(value: float, delta: float) -> float:
 
 
 __all__ = [
+    "COMPOSED_SEARCH_MAX_EPSILON",
     "DEFAULT_RTOL",
     "DELTA_MIN",
+    "DELTA_RANGE",
     "EPS0_MAX",
     "EPS0_MIN",
+    "EPS0_RANGE",
     "EPS_CEILING",
+    "EPS_RANGE",
     "LOG_ODDS_SLACK",
+    "MAX_DISTANCE",
     "N_MAX",
+    "NOISE_EPSILON_MAX",
+    "NOISE_EPSILON_RANGE",
+    "N_RANGE",
     "ROUND_TRIP_RTOL",
+    "SEARCH_MAX_EPSILON",
+    "SEARCH_MIN_EPSILON",
     "UNIT_ROUNDOFF",
     "floor_positive",
     "grid_step",

@@ -21,6 +21,7 @@ from scipy import optimize
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting._checks import Family, check_inverse_problem, check_n_delta, parameters_of, resolve_params
+from shuffledp.accounting._rounding import COMPOSED_SEARCH_MAX_EPSILON, SEARCH_MIN_EPSILON
 from shuffledp.accounting.accountants import Accountant, PLDAccountant, VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import shuffle_epsilon
 from shuffledp.accounting.events import Event, SampledEvent, SelfComposedEvent, ShuffleEvent
@@ -458,8 +459,8 @@ def composed_local_epsilon(
     family: Family = "generic",
     *,
     method: str = "tight",
-    min_epsilon: float = 1e-3,
-    max_epsilon: float = 20.0,
+    min_epsilon: float = SEARCH_MIN_EPSILON,
+    max_epsilon: float = COMPOSED_SEARCH_MAX_EPSILON,
     population: int | None = None,
     sampling: str = "fixed-size",
 ) -> float:

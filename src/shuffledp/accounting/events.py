@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.validation import check_positive_int, check_probability
-from shuffledp.accounting._checks import check_budgets, check_family, check_victim_budget
-from shuffledp.accounting._rounding import N_MAX
+from shuffledp.accounting._checks import check_budgets, check_family, check_n, check_victim_budget
+from shuffledp.accounting._rounding import N_MAX, N_RANGE
 from shuffledp.errors import PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio, check_release_params
 
@@ -83,7 +83,7 @@ class ShuffleEvent:
     >>> ShuffleEvent(VariationRatio.from_ldp(2.0), 0)
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: n must be an integer >= 1, got 0
+    shuffledp.errors.PrivacyParameterError: n must be an integer in [1, 2^53]; got 0
     """
 
     params: VariationRatio | BlanketDecomposition | PoissonReport
@@ -92,10 +92,7 @@ class ShuffleEvent:
 
     def __post_init__(self) -> None:
         check_release_params(self.params)
-        n = check_positive_int(self.n, "n")
-        if n > N_MAX:
-            raise PrivacyParameterError(f"n must be at most 2^53 = {N_MAX}, got n={n}")
-        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "n", check_n(self.n))
         object.__setattr__(self, "gamma", check_probability(self.gamma, "gamma", open_low=False, open_high=False))
 
 
@@ -223,9 +220,7 @@ class SampledEvent:
             raise PrivacyParameterError(
                 f"SampledEvent samples a shuffled release (ShuffleEvent or LinkedEvent), got {type(self.event).__name__}"
             )
-        population = check_positive_int(self.population, "population")
-        if population > N_MAX:
-            raise PrivacyParameterError(f"population must be at most 2^53 = {N_MAX}, got population={population}")
+        population = check_n(self.population, "population")
         m = check_positive_int(self.sample_size, "sample_size")
         if m > population:
             raise PrivacyParameterError(f"sample_size must be at most population={population}, got sample_size={m}")
@@ -453,7 +448,7 @@ class PersonalizedShuffleEvent:
             merged[float(budget)] = merged.get(float(budget), 0) + check_positive_int(count, "others count")
         object.__setattr__(self, "others", tuple(sorted(merged.items())))
         if self.n > N_MAX:
-            raise PrivacyParameterError(f"n must be at most 2^53 = {N_MAX}, got n={self.n}")
+            raise N_RANGE.error("n", self.n)
 
     @classmethod
     def from_budgets(

@@ -34,9 +34,9 @@ from scipy import special, stats
 
 from shuffledp._util.validation import check_real, check_rtol
 from shuffledp.accounting._checks import check_delta, check_n
-from shuffledp.accounting._rounding import DEFAULT_RTOL, EPS_CEILING, UNIT_ROUNDOFF, rel_slack
+from shuffledp.accounting._rounding import DEFAULT_RTOL, EPS_RANGE, UNIT_ROUNDOFF, rel_slack
 from shuffledp.accounting.dominating_pair import solve_epsilon
-from shuffledp.errors import OutsideRegimeError, PrivacyParameterError
+from shuffledp.errors import OutsideRegimeError
 from shuffledp.params import check_eps0
 
 __all__ = ["ExactCurve", "MAX_EXACT_N", "binary_rr_exact_delta", "binary_rr_exact_epsilon", "exact_curve"]
@@ -151,10 +151,7 @@ def binary_rr_exact_delta(eps0: float, n: int, epsilon: float, *, upper: bool = 
     0.5
     """
     eps0, n = _checked(eps0, n)
-    epsilon = check_real(epsilon, "epsilon")
-    if not 0.0 <= epsilon <= EPS_CEILING:
-        raise PrivacyParameterError(f"epsilon must be in [0, {EPS_CEILING:g}], got epsilon={epsilon!r}")
-    return exact_curve(eps0, n).delta(epsilon, upper)
+    return exact_curve(eps0, n).delta(EPS_RANGE.check(epsilon, "epsilon"), upper)
 
 
 def binary_rr_exact_epsilon(

@@ -9,7 +9,7 @@ eps0 and returns a value that is verified to satisfy ``shuffle_epsilon(eps0) <= 
 from __future__ import annotations
 
 from shuffledp.accounting._checks import Family, check_inverse_problem, parameters_of
-from shuffledp.accounting._rounding import ROUND_TRIP_RTOL
+from shuffledp.accounting._rounding import ROUND_TRIP_RTOL, SEARCH_MAX_EPSILON, SEARCH_MIN_EPSILON
 from shuffledp.accounting._solve import largest_within
 from shuffledp.accounting.accountants import accountant_for, calibrate
 from shuffledp.accounting.events import ShuffleEvent
@@ -23,8 +23,8 @@ def local_epsilon(
     family: Family = "generic",
     method: str = "variation-ratio",
     *,
-    min_epsilon: float = 1e-3,
-    max_epsilon: float = 50.0,
+    min_epsilon: float = SEARCH_MIN_EPSILON,
+    max_epsilon: float = SEARCH_MAX_EPSILON,
 ) -> float:
     """Largest local eps0 in [min_epsilon, max_epsilon] whose amplified epsilon is <= the target.
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from shuffledp._util.validation import check_probability, check_real
+from shuffledp._util.validation import Interval, check_probability, check_real
 
 # re-exported: their public paths were this module's before the validators and the count law moved out
 from shuffledp.accounting._checks import (  # noqa: F401
@@ -72,7 +72,7 @@ from shuffledp.accounting._count_law import convolve as _convolve
 from shuffledp.accounting._count_law import grouped_law as _grouped_law
 from shuffledp.accounting._count_law import leave_one_out as _leave_one_out
 from shuffledp.accounting._count_law import tight_window as _tight_window
-from shuffledp.accounting._rounding import EPS_CEILING, UNIT_ROUNDOFF, tail_budget
+from shuffledp.accounting._rounding import EPS_CEILING, EPS_RANGE, N_MAX, UNIT_ROUNDOFF, tail_budget
 from shuffledp.accounting.dominating_pair import DominatingPair, PairDivergence, solve_epsilon
 from shuffledp.errors import PrivacyParameterError, ShapeError
 
@@ -531,8 +531,10 @@ def _eapes_inputs(eps: Any, deltas: Any, name: str) -> tuple[np.ndarray, np.ndar
     d = np.zeros(e.size) if deltas is None else _real_array(deltas, "deltas").ravel()
     if d.size != e.size:
         raise ShapeError(f"deltas must have one entry per entry of {name} ({e.size}), got {d.size}")
-    if not np.all((d >= 0.0) & (d < 1.0)):
-        raise PrivacyParameterError(f"deltas must lie in [0, 1), got {float(d[~((d >= 0.0) & (d < 1.0))][0])!r}")
+    bad = ~((d >= 0.0) & (d < 1.0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise Interval(0.0, 1.0, high_open=True).error(f"deltas[{i}]", float(d[i]))
     return e, d
 
 
@@ -602,11 +604,7 @@ def gdp_delta(eps: float, mu: float) -> float:
     >>> gdp_delta(1.0, 1.0) < gdp_delta(0.5, 1.0)
     True
     """
-    eps, mu = check_real(eps, "eps"), check_real(mu, "mu")
-    if not (math.isfinite(eps) and 0.0 <= eps <= EPS_CEILING):
-        raise PrivacyParameterError(f"eps must be finite and in [0, {EPS_CEILING:g}], got {eps!r}")
-    if not (math.isfinite(mu) and mu > 0.0):
-        raise PrivacyParameterError(f"mu must be finite and > 0, got {mu!r}")
+    eps, mu = EPS_RANGE.check(eps, "eps"), Interval(0.0, low_open=True).check(mu, "mu")
     return float(special.ndtr(-eps / mu + mu / 2.0) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2.0))
 
 
@@ -737,7 +735,7 @@ def weakest_budget_epsilon(
     b = check_budgets(budgets, "budgets", allow_empty=False)
     n = check_n(n)
     if n < b.size:
-        raise PrivacyParameterError(f"n must be at least the number of budgets ({b.size}), got n={n}")
+        raise Interval(b.size, N_MAX, integer=True).error("n", n, f"at least the number of budgets, {b.size}")
     eps_max = float(np.max(b))
     return personalized_shuffle_epsilon(eps_max, [eps_max], delta, family, k=k, rtol=rtol, others_counts=[n - 1])
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 
-from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
+from shuffledp._util.validation import Interval, check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting._rounding import N_MAX
 from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant
 from shuffledp.accounting.bounds import check_delta
@@ -60,6 +60,8 @@ M_MAX = 1.0e4
 #: Smallest blanket rate accepted: one blanket per million users (the optimizer's m is 0.3-20 in §6;
 #: far below it the binomial pmfs of the engine underflow, m ~ 1e-305 overflowed scipy's beta function).
 M_FLOOR = 1.0e-6
+#: The blanket rates accepted, [`M_FLOOR`, `M_MAX`].
+M_RANGE = Interval(M_FLOOR, M_MAX)
 #: Ways to count the blanket slots (module docstring).
 SLOT_RULES = ("theorem2", "theorem3")
 
@@ -91,17 +93,9 @@ def check_blanket_rate(m: float, name: str = "m") -> float:
     >>> check_blanket_rate(0)
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: m (blanket messages per user) must lie in [1e-06, 10000], got 0
+    shuffledp.errors.PrivacyParameterError: m (blanket messages per user) must be a number in [1e-6, 10000]; got 0
     """
-    try:
-        value = float(m)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not (math.isfinite(value) and M_FLOOR <= value <= M_MAX):
-        raise PrivacyParameterError(
-            f"{name} (blanket messages per user) must lie in [{M_FLOOR:g}, {M_MAX:g}], got {m!r}"
-        )
-    return value
+    return M_RANGE.check(m, f"{name} (blanket messages per user)")
 
 
 def check_sampling_rate(lam: float, name: str = "lam") -> float:

@@ -2,7 +2,9 @@
 
 * Option parsers validate every value at the boundary with the library's own
   validators (`shuffledp._util.validation`), under the option's name
-  (``--eps0``), so a bad value never reaches the numerics.
+  (``--eps0``), so a bad value never reaches the numerics.  A numeric option's range is an
+  `shuffledp._util.validation.Interval`: its error (``--eps0 must be a number in [1e-6, 700]; got '0'``) and its --help
+  (``Must be a number in [1e-6, 700].``) use the same words.
 * `OneLineGroup` prints every usage error and every
   `ShuffleDPError` as one ``error: ...`` line on stderr and
   exits with status 2 (also under ``typer.testing.CliRunner``, which calls ``main``).
@@ -26,9 +28,14 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from shuffledp._util import validation as V
-from shuffledp.accounting._rounding import DELTA_MIN
-from shuffledp.errors import DomainError, ExperimentError, PrivacyParameterError, ShuffleDPError
-from shuffledp.params import EPS0_MAX, EPS0_MIN
+from shuffledp.accounting._rounding import COMPOSED_SEARCH_MAX_EPSILON as COMPOSED_SEARCH_MAX_EPSILON
+from shuffledp.accounting._rounding import DELTA_RANGE as DELTA_RANGE
+from shuffledp.accounting._rounding import MAX_DISTANCE as MAX_DISTANCE
+from shuffledp.accounting._rounding import NOISE_EPSILON_RANGE as NOISE_EPSILON_RANGE
+from shuffledp.accounting._rounding import SEARCH_MAX_EPSILON as SEARCH_MAX_EPSILON
+from shuffledp.accounting._rounding import SEARCH_MIN_EPSILON
+from shuffledp.errors import DomainError, ExperimentError, ShuffleDPError
+from shuffledp.params import EPS0_RANGE as EPS0_RANGE
 
 try:  # recent typer vendors click as typer._click; older releases depend on click itself
     from typer._click import exceptions as _click_errors
@@ -137,80 +144,68 @@ def _integer_text(value: Any) -> Any:
     return value
 
 
-def _real_text(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``check`` of the user's text read as a float (the API takes numbers, never numeric strings); an error
-    quotes the text as typed ('nan', '1e-400'), not the float it was read as."""
-
-    def run(value: Any) -> Any:
-        if not isinstance(value, str):
-            return check(value)
-        try:
-            number = float(value)
-        except ValueError:
-            return check(value)  # not a number: refused, quoting the text
-        try:
-            return check(number)
-        except PrivacyParameterError as exc:
-            message, read = str(exc), f"got {number!r}"
-            if not message.endswith(read):
-                raise
-            raise PrivacyParameterError(message[: -len(read)] + f"got {value!r}") from None
-
-    return run
+#: --max-epsilon of local-budget: above the search's low end, and e^eps0 must fit in float64.  (The ranges
+#: and search bounds are re-exported from where the library defines them: command modules import no
+#: private library module.)
+SEARCH_CAP_RANGE = V.Interval(SEARCH_MIN_EPSILON, EPS0_RANGE.high, low_open=True)
 
 
-def epsilon_option(name: str, maximum: float | None = None) -> Callable[[Any], Any]:
-    """Epsilons >= 2^-52 (and at most ``maximum`` if given)."""
+#: Users per level of ``segmented optimize --counts``: n * ceil(m) blanket slots must stay below 2^53.
+COUNTS_RANGE = V.Interval(1, 2**40, integer=True)
+#: The one wording of a range error (for options whose range is not one `V.Interval`, e.g. a list).
+range_message, bound_text = V.range_message, V.bound_text
 
-    def check(value: Any) -> float:
-        number = V.check_epsilon(value, name)
-        if maximum is not None and number > maximum:
-            raise PrivacyParameterError(f"{name} must be at most {maximum:g}, got {value!r}")
-        return number
 
-    return _checked(_real_text(check))
+def interval_option(name: str, interval: V.Interval | Callable[[], V.Interval]) -> Callable[[Any], Any]:
+    """A number in ``interval`` (an integer if ``interval.integer``: float literals such as ``1e6`` accepted if
+    exact); text that is not such a number is refused in the one wording of a range error
+    (`shuffledp._util.validation.range_message`), quoting the text as typed ('nan', '1e-400').
+
+    The parser's ``allowed()`` is what the error says is allowed: `_HelpFormatting` states it in the option's
+    --help with the same words.  ``interval`` may be a function returning it, called when a value is parsed or
+    help is shown (so that defining the option imports no library module).
+    """
+
+    def check(value: Any) -> Any:
+        rng = interval() if callable(interval) else interval
+        if isinstance(value, str):
+            text = value
+            if rng.integer:
+                number = _integer_text(text)
+            else:
+                try:
+                    number = float(text)
+                except ValueError:
+                    number = None
+        else:
+            text = number = value
+        if isinstance(number, (int, float)) and not isinstance(number, bool) and number in rng:
+            return int(number) if rng.integer else float(number)
+        raise rng.error(name, text)
+
+    parse = _checked(check)
+    parse.allowed = lambda: (interval() if callable(interval) else interval).allowed  # type: ignore[attr-defined]
+    return parse
+
+
+def epsilon_option(name: str, maximum: float = math.inf) -> Callable[[Any], Any]:
+    """Epsilons >= 2^-52 (float64 tells e^epsilon from 1), at most ``maximum``."""
+    return interval_option(name, V.Interval(V.EPSILON_MIN, maximum))
 
 
 def probability_option(name: str) -> Callable[[Any], Any]:
-    return _checked(_real_text(lambda v: V.check_probability(v, name)))
-
-
-#: The accepted ranges of the options the accounting prices, written as in every error and --help.
-DELTA_RANGE = (DELTA_MIN, 1.0, "[1e-300, 1)")
-EPS0_RANGE = (EPS0_MIN, EPS0_MAX, "[1e-6, 700]")
-
-
-def range_error(name: str, interval: str, value: Any) -> PrivacyParameterError:
-    """The one wording of a range error, at the command line and in --help: ``--delta must lie in [1e-300, 1), got '1e-400'``."""
-    return PrivacyParameterError(f"{name} must lie in {interval}, got {value!r}")
-
-
-def range_option(name: str, bounds: tuple[float, float, str]) -> Callable[[Any], Any]:
-    """A number in ``bounds`` = (low, high, interval as written); ``[`` / ``]`` closed, ``(`` / ``)`` open."""
-    low, high, interval = bounds
-
-    def check(value: Any) -> float:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise range_error(name, interval, value) from None
-        low_ok = number >= low if interval.startswith("[") else number > low
-        high_ok = number <= high if interval.endswith("]") else number < high
-        if not (math.isfinite(number) and low_ok and high_ok):
-            raise range_error(name, interval, value)
-        return number
-
-    return _checked(check)
+    """A probability in (0, 1)."""
+    return interval_option(name, V.Interval(0.0, 1.0, low_open=True, high_open=True))
 
 
 def delta_option(name: str = "--delta") -> Callable[[Any], Any]:
-    """A delta as the accountant takes it, in [1e-300, 1) (below, neglected masses cannot be charged in float64)."""
-    return range_option(name, DELTA_RANGE)
+    """A delta as the accountant takes it, in `DELTA_RANGE` (below, neglected masses cannot be charged in float64)."""
+    return interval_option(name, DELTA_RANGE)
 
 
 def eps0_option(name: str = "--eps0") -> Callable[[Any], Any]:
-    """A local epsilon as the accountant takes it, in [1e-6, 700] (e^eps0 must fit in float64)."""
-    return range_option(name, EPS0_RANGE)
+    """A local epsilon as the accountant takes it, in `EPS0_RANGE` (e^eps0 must fit in float64)."""
+    return interval_option(name, EPS0_RANGE)
 
 
 #: API phrases in library errors, and what they mean at the command line (``{composition}``: the
@@ -234,14 +229,7 @@ def cli_advice(message: str, composition: str = "--composition") -> str:
 
 def count_option(name: str, minimum: int = 1, maximum: int = V.COUNT_MAX) -> Callable[[Any], Any]:
     """Integers in [minimum, maximum]; float literals such as ``1e6`` are accepted if exact."""
-
-    def check(value: Any) -> int:
-        number = _integer_text(value)
-        if isinstance(number, int) and not minimum <= number <= maximum:
-            number = value  # out of range: the message quotes the user's own text ('1e308')
-        return V.check_positive_int(number, name, minimum, maximum)
-
-    return _checked(check)
+    return interval_option(name, V.Interval(minimum, maximum, integer=True))
 
 
 def directory_option(name: str) -> Callable[[Any], Any]:
@@ -293,6 +281,12 @@ def choice_option(name: str, choices: Callable[[], list[str]], what: str) -> Cal
 # --- help and errors -------------------------------------------------------------------
 
 
+def _parser_of(param: Any) -> Any:
+    """The ``parser=`` function of a typer option (where this typer release keeps it), or None."""
+    info = getattr(getattr(param, "type_descriptor", None), "parameter_info", None)
+    return getattr(info, "parser", None) or getattr(getattr(param, "type", None), "func", None)
+
+
 class _HelpFormatting:
     """Flags without a value placeholder; registry placeholders filled in."""
 
@@ -302,7 +296,10 @@ class _HelpFormatting:
                 param.metavar = ""
             help_text = getattr(param, "help", None)
             if help_text and "{" in help_text:
-                param.help = _fill_choices(help_text)
+                param.help = help_text = _fill_choices(help_text)
+            allowed = getattr(_parser_of(param), "allowed", None)
+            if help_text is not None and allowed is not None and allowed() not in help_text:
+                param.help = f"{help_text} Must be {allowed()}."
         super().format_help(ctx, formatter)  # type: ignore[misc]
 
 

@@ -21,7 +21,7 @@ import typer
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, emit_result, number, status, table
 from shuffledp.errors import PrivacyParameterError, ShuffleDPError, UnsupportedEventError
-from shuffledp.params import EPS0_MAX, BlanketDecomposition
+from shuffledp.params import BlanketDecomposition
 
 __all__ = ["amplify_cmd", "app", "compose_cmd", "local_budget_cmd"]
 
@@ -29,9 +29,7 @@ __all__ = ["amplify_cmd", "app", "compose_cmd", "local_budget_cmd"]
 app = typer.Typer()
 
 #: Options shared by several commands (each validated when parsed, under its own name).
-Eps0Opt = Annotated[
-    float, typer.Option("--eps0", parser=S.eps0_option(), help=f"Local epsilon of each report, in {S.EPS0_RANGE[2]}.")
-]
+Eps0Opt = Annotated[float, typer.Option("--eps0", parser=S.eps0_option(), help="Local epsilon of each report.")]
 ReportsOpt = Annotated[
     int,
     typer.Option(
@@ -45,7 +43,7 @@ DeltaOpt = Annotated[
     typer.Option(
         "--delta",
         parser=S.delta_option(),
-        help=f"Target delta of the shuffled guarantee (with --rounds: the total over all rounds), in {S.DELTA_RANGE[2]}.",
+        help="Target delta of the shuffled guarantee (with --rounds: the total over all rounds).",
     ),
 ]
 RandomizerOpt = Annotated[
@@ -181,11 +179,16 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (in
 def _randomizer(name: str, eps0: float, dim: int | None) -> Any:
     """The randomizer ``name`` at ``eps0`` (``dim`` None: one without a size); its errors name the
     options that built it."""
-    from shuffledp.randomizers.registry import make_randomizer
+    from shuffledp.randomizers.registry import make_randomizer, size_argument
 
     try:
         return make_randomizer(name, eps0) if dim is None else make_randomizer(name, eps0, dim=dim)
     except ShuffleDPError as exc:
+        # the size argument's range error, in the option's name: "--dim must be an integer in [2, inf); got 1 (...)"
+        size, (head, must, tail) = size_argument(name), str(exc).partition(" must be ")
+        if dim is not None and must and head.split(" (")[0] == size:
+            what = head.replace(" (", ", the ").removesuffix(")")
+            raise type(exc)(f"--dim{must}{tail} (with --randomizer {name}, --dim is its {what})") from None
         options = f"--randomizer {name}" if dim is None else f"--randomizer {name} --dim {dim}"
         raise type(exc)(f"{options}: {exc}") from None
 
@@ -352,7 +355,7 @@ def _delta_share_reason(method: str, delta: float, rounds: int) -> str:
     """Why a composition certifies nothing: its per-round share of --delta is below the smallest delta priced."""
     return (
         f"{method} composition divides --delta {delta!r} among the {rounds} rounds, and a share falls below "
-        f"{S.DELTA_RANGE[0]:g}, the smallest delta priced; use a larger --delta or fewer --rounds"
+        f"{S.DELTA_RANGE.low:g}, the smallest delta priced; use a larger --delta or fewer --rounds"
     )
 
 
@@ -394,8 +397,9 @@ def local_budget_cmd(
         float | None,
         typer.Option(
             "--max-epsilon",
-            parser=S.epsilon_option("--max-epsilon"),
-            help="Largest local epsilon searched (default: the library's, 50 for one round, 20 over rounds).",
+            parser=S.interval_option("--max-epsilon", S.SEARCH_CAP_RANGE),
+            help=f"Largest local epsilon searched (default {S.SEARCH_MAX_EPSILON:g} for one round, "
+            f"{S.COMPOSED_SEARCH_MAX_EPSILON:g} over rounds; above the search's low end).",
         ),
     ] = None,
     population: PopulationOpt = None,
@@ -449,18 +453,13 @@ def local_budget_cmd(
         solver = partial(composed_local_epsilon, target, n, delta, rounds, family=family, method=composition)
         amplified = lambda eps0: composed_shuffle_epsilon(n, delta, rounds, params=params_of(eps0), method=composition)  # noqa: E731
         label = f"{composition} composition of {rounds} rounds"
-    parameters = signature(solver.func).parameters
-    low = parameters["min_epsilon"].default
-    cap = parameters["max_epsilon"].default if max_epsilon is None else max_epsilon
-    if not low < cap <= EPS0_MAX:
-        raise PrivacyParameterError(
-            f"--max-epsilon must lie in ({low:g}, {EPS0_MAX:g}] (above the search's lower end; e^eps0 must fit in float64), got {cap:g}"
-        )
+    cap = signature(solver.func).parameters["max_epsilon"].default if max_epsilon is None else max_epsilon
     with status(f"searching the local epsilon ({label})"):
         try:
             value = solver(max_epsilon=cap)
         except PrivacyParameterError as exc:  # every option was checked when parsed: a round's share of --delta
-            if rounds > 1 and str(exc).startswith(("delta must be at least", "delta / rounds must be at least")):
+            below = tuple(f"{name} must be {S.DELTA_RANGE.allowed}" for name in ("delta", "delta / rounds"))
+            if rounds > 1 and str(exc).startswith(below):
                 raise PrivacyParameterError(_delta_share_reason(composition, delta, rounds)) from None
             raise
         achieved = amplified(value)

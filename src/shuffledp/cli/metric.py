@@ -38,10 +38,6 @@ _OPTIONAL = {
     "rr-shuffle": ("--method",),
     "sgdl-shuffle": ("--k", "--method", "--max-distance"),
 }
-#: Largest --eps-geo / --eps (shuffledp.accounting.metric.MAX_EPSILON; a test keeps the two equal).
-MAX_NOISE_EPSILON = 100.0
-#: Largest --max-distance (shuffledp.accounting.metric.MAX_DISTANCE; a test keeps the two equal).
-MAX_DISTANCE = 10_000
 #: The --method values each mechanism takes (the first is the default).
 _METHODS = {
     "geo-shuffle": ("certified", "theorem-4.1"),
@@ -50,9 +46,7 @@ _METHODS = {
 }
 
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
-DeltaOpt = Annotated[
-    float, typer.Option("--delta", parser=S.delta_option(), help=f"delta of the guarantee, in {S.DELTA_RANGE[2]}.")
-]
+DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.delta_option(), help="delta of the guarantee.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
 
 
@@ -81,9 +75,9 @@ MaxDistanceOpt = Annotated[
     int | None,
     typer.Option(
         "--max-distance",
-        parser=S.count_option("--max-distance", maximum=MAX_DISTANCE),
+        parser=S.count_option("--max-distance", maximum=S.MAX_DISTANCE),
         help="Largest distance d of Theorem 4.1's (Geo-Shuffle) and Theorem 7.2's (SGDL-Shuffle) maxima over d = 1..this "
-        f"(default 50, at most {MAX_DISTANCE}).",
+        "(default 50).",
     ),
 ]
 
@@ -154,8 +148,8 @@ def epsilon_cmd(
         float | None,
         typer.Option(
             "--eps-geo",
-            parser=S.epsilon_option("--eps-geo", maximum=MAX_NOISE_EPSILON),
-            help=f"Geo-Shuffle: the users' eps_geo (at most {MAX_NOISE_EPSILON:g}).",
+            parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
+            help="Geo-Shuffle: the users' eps_geo.",
         ),
     ] = None,
     p: Annotated[
@@ -175,8 +169,8 @@ def epsilon_cmd(
         float | None,
         typer.Option(
             "--eps",
-            parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
-            help=f"SGDL-Shuffle: target epsilon (at most {MAX_NOISE_EPSILON:g}).",
+            parser=S.interval_option("--eps", S.NOISE_EPSILON_RANGE),
+            help="SGDL-Shuffle: target epsilon.",
         ),
     ] = None,
     max_distance: MaxDistanceOpt = None,
@@ -397,8 +391,8 @@ def profile_cmd(
         float | None,
         typer.Option(
             "--eps-geo",
-            parser=S.epsilon_option("--eps-geo", maximum=MAX_NOISE_EPSILON),
-            help=f"Geo-Shuffle: the users' eps_geo (at most {MAX_NOISE_EPSILON:g}).",
+            parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
+            help="Geo-Shuffle: the users' eps_geo.",
         ),
     ] = None,
     p: Annotated[
@@ -409,8 +403,8 @@ def profile_cmd(
         float | None,
         typer.Option(
             "--eps",
-            parser=S.epsilon_option("--eps", maximum=MAX_NOISE_EPSILON),
-            help=f"SGDL-Shuffle: its epsilon parameter (at most {MAX_NOISE_EPSILON:g}).",
+            parser=S.interval_option("--eps", S.NOISE_EPSILON_RANGE),
+            help="SGDL-Shuffle: its epsilon parameter.",
         ),
     ] = None,
     target: Annotated[

@@ -177,9 +177,7 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
 
 @app.callback(invoke_without_command=True)
 def personalized_cmd(
-    delta: Annotated[
-        float, typer.Option("--delta", parser=S.delta_option(), help=f"Target delta, in {S.DELTA_RANGE[2]}.")
-    ],
+    delta: Annotated[float, typer.Option("--delta", parser=S.delta_option(), help="Target delta.")],
     family: Annotated[
         str,
         typer.Option(

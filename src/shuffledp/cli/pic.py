@@ -121,7 +121,7 @@ def simulate_cmd(
         typer.Option(
             "--delta",
             parser=S.delta_option(),
-            help=f"Target delta, in {S.DELTA_RANGE[2]} (default 0.01/n_i per group, §7).",
+            help="Target delta (default 0.01/n_i per group, §7).",
         ),
     ] = None,
     suite: Annotated[

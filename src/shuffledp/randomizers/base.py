@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_rng
+from shuffledp._util.validation import EPSILON_MIN, Interval, check_epsilon, check_rng
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
 from shuffledp.randomizers.domains import Domain
@@ -55,10 +55,7 @@ class LocalRandomizer(ABC):
     def __init__(self, epsilon: float, domain: Domain) -> None:
         self.epsilon = check_epsilon(epsilon)
         if self.max_epsilon is not None and self.epsilon > self.max_epsilon:
-            raise PrivacyParameterError(
-                f"epsilon must be at most {self.max_epsilon:g} for {type(self).__name__} "
-                f"(beyond it e^epsilon overflows float64), got {epsilon!r}"
-            )
+            raise _epsilon_overflow(self, self.max_epsilon, epsilon)
         self.domain = domain
 
     def randomize(self, X: Any, rng: np.random.Generator | None = None, *, clip: bool = False) -> np.ndarray:
@@ -148,6 +145,12 @@ class LocalRandomizer(ABC):
 MAX_DISCRETE_EPSILON = 700.0
 
 
+def _epsilon_overflow(randomizer: LocalRandomizer, top: float, epsilon: Any) -> PrivacyParameterError:
+    """The range error of an epsilon above ``top``, where e^epsilon overflows float64 for ``randomizer``."""
+    note = f"for {type(randomizer).__name__}: beyond {top:g} e^epsilon overflows float64"
+    return Interval(EPSILON_MIN, top).error("epsilon", epsilon, note)
+
+
 class DiscreteRandomizer(LocalRandomizer):
     """A randomizer with finitely many inputs and outputs we can tabulate.
 
@@ -163,10 +166,7 @@ class DiscreteRandomizer(LocalRandomizer):
     def __init__(self, epsilon: float, domain: Domain) -> None:
         super().__init__(epsilon, domain)
         if self.epsilon > MAX_DISCRETE_EPSILON:
-            raise PrivacyParameterError(
-                f"epsilon must be at most {MAX_DISCRETE_EPSILON:g} for {type(self).__name__} "
-                f"(beyond it e^epsilon overflows float64), got {epsilon!r}"
-            )
+            raise _epsilon_overflow(self, MAX_DISCRETE_EPSILON, epsilon)
 
     @abstractmethod
     def transition_matrix(self) -> np.ndarray:

@@ -118,7 +118,7 @@ def test_one_user_gets_eapes_inf():
 
 def test_range_ends_must_be_numbers_not_strings():
     rng = np.random.default_rng(0)
-    with pytest.raises(PrivacyParameterError, match="low must be a number, got '0'"):
+    with pytest.raises(PrivacyParameterError, match="low must be a number; got '0'"):
         personalized_average(np.full(4, 0.5), np.ones(4), "0", 1.0, rng)
     with pytest.raises(PrivacyParameterError, match="high must be a number"):
         personalized_average(np.full(4, 0.5), np.ones(4), 0.0, True, rng)

@@ -107,9 +107,9 @@ def test_too_few_users_for_k_neighbours_is_named():
 @pytest.mark.parametrize(
     "field, value, message",
     [
-        ("epsilon_c", math.nan, "epsilon_c must be a finite number > 0"),
+        ("epsilon_c", math.nan, r"epsilon_c must be a number in \[2\^-52, inf\); got nan"),
         ("epsilon_c", -1.0, "epsilon_c must be"),
-        ("delta", 0.0, "delta must lie in"),
+        ("delta", 0.0, r"delta must be a number in \(0, 1\); got 0.0"),
         ("suite", "foo", "suite must be one of"),
         ("randomizer", "foo", "randomizer must be one of"),
         ("corrupted", -1, "corrupted"),

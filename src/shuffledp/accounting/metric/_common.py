@@ -9,7 +9,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int
+from shuffledp._util.validation import check_positive_int
+from shuffledp.accounting import _rounding
 from shuffledp.errors import PrivacyParameterError
 
 #: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
@@ -18,19 +19,18 @@ TAIL_RTOL = 1e-20
 
 #: Distances d over which Theorem 4.1's maximum is taken by default (Conjecture B.3: d = 1 attains it).
 DEFAULT_MAX_DISTANCE = 50
-#: Largest ``max_distance`` accepted (the maximum over d costs one pmf ratio per unit of distance).
-MAX_DISTANCE = 10_000
+#: Largest ``max_distance`` accepted (`shuffledp.accounting._rounding.MAX_DISTANCE`).
+MAX_DISTANCE = _rounding.MAX_DISTANCE
 
 
-#: Largest noise epsilon (Geo-Shuffle's eps_geo, SGDL-Shuffle's eps) accepted: the noise parameter e^-eps is then
-#: 3.7e-44, so a report is noiseless with probability 1 - 1e-43 (a guarantee of e^100 per unit distance is none),
-#: and e^-2 eps stays a normal float64.  Beyond about 745, e^-eps is 0 in float64.
-MAX_EPSILON = 100.0
+#: Largest noise epsilon (Geo-Shuffle's eps_geo, SGDL-Shuffle's eps) accepted
+#: (`shuffledp.accounting._rounding.NOISE_EPSILON_MAX`: beyond it the noise e^-eps vanishes).
+MAX_EPSILON = _rounding.NOISE_EPSILON_MAX
 
 
 def check_noise_epsilon(value: Any, name: str) -> float:
-    """``value`` (a real number, not a string) as a float in [2^-52, MAX_EPSILON] (a metric protocol's noise
-    epsilon), else PrivacyParameterError.
+    """``value`` (a real number, not a string) as a float in `NOISE_EPSILON_RANGE` = [2^-52, MAX_EPSILON] (a
+    metric protocol's noise epsilon), else PrivacyParameterError (`ParameterTypeError` if not a number).
 
     Examples
     --------
@@ -39,16 +39,11 @@ def check_noise_epsilon(value: Any, name: str) -> float:
     >>> check_noise_epsilon(800, "eps_geo")
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: eps_geo must be at most 100 (MAX_EPSILON: beyond it the noise e^-eps_geo vanishes), got 800
+    shuffledp.errors.PrivacyParameterError: eps_geo must be a number in [2^-52, 100]; got 800 (beyond 100 the noise e^-eps_geo vanishes)
     """
-    if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
-        raise PrivacyParameterError(f"{name} must be a number in (0, {MAX_EPSILON:g}], got {value!r}")
-    number = check_epsilon(value, name)
-    if number > MAX_EPSILON:
-        raise PrivacyParameterError(
-            f"{name} must be at most {MAX_EPSILON:g} (MAX_EPSILON: beyond it the noise e^-{name} vanishes), got {value!r}"
-        )
-    return number
+    above = isinstance(value, numbers.Real) and value > MAX_EPSILON
+    note = f"beyond {MAX_EPSILON:g} the noise e^-{name} vanishes" if above else ""
+    return _rounding.NOISE_EPSILON_RANGE.check(value, name, note)
 
 
 def no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting.personalized import MAX_BUDGET, MIN_BUDGET
 from shuffledp.errors import DataError, PrivacyParameterError
+from shuffledp.params import EPS0_RANGE
 
 __all__ = ["TABLE3", "group_budgets", "read_budgets", "table3_budgets"]
 
@@ -170,8 +171,5 @@ def read_budgets(path: str | Path) -> np.ndarray:
     bad = np.flatnonzero(~(np.isfinite(values) & (values >= MIN_BUDGET) & (values <= MAX_BUDGET)))
     if bad.size:
         i = int(bad[0])
-        raise DataError(
-            f"{path}: {label} {numbers[i]}: a budget must be a finite number in "
-            f"[{MIN_BUDGET:g}, {MAX_BUDGET:g}], got {str(texts[i])!r}"
-        )
+        raise EPS0_RANGE.error(f"{path}: {label} {numbers[i]}: a budget", str(texts[i]), cls=DataError)
     return values

@@ -9,17 +9,20 @@ by `shuffledp.protocols.segmented`.  The public names stay importable from their
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int
+from shuffledp._util.validation import EPSILON_MIN, Interval, check_positive_int, range_message
 from shuffledp.accounting.segmented import check_sampling_rate
 from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterError, ShapeError
 
 __all__ = [
     "EPSILON_P_MAX",
+    "LEVEL_MAX",
+    "LEVEL_RANGE",
     "check_epsilon_p",
     "check_lambdas",
     "check_level_counts",
@@ -32,6 +35,14 @@ __all__ = [
 #: probability < (k - 1) e^-40 ~ 4e-18 per other level: a larger budget buys nothing over
 #: exact counting (epsilon_p=None), and calibration near the search's top (50) would cap.
 EPSILON_P_MAX = 40.0
+#: Largest privacy level E_k (a search cap of the optimizer).  A level is a user's epsilon: at 40 a report
+#: may be e^40 ~ 2e17 times likelier under one input than another (no protection), and Eq. 7's target
+#: delta / (s e^E) shrinks like e^-E, so beyond it every check of the optimizer only chases ever smaller
+#: tails (the paper's levels are 0.5 to 2; at n = 5,000 a level above about 15 is met at the smallest
+#: blanket rate with lambda = 1 anyway).
+LEVEL_MAX = 40.0
+#: The privacy levels accepted, [2^-52, `LEVEL_MAX`].
+LEVEL_RANGE = Interval(EPSILON_MIN, LEVEL_MAX)
 
 
 def check_epsilon_p(epsilon_p: Any) -> float:
@@ -49,7 +60,7 @@ def check_epsilon_p(epsilon_p: Any) -> float:
     Raises
     ------
     PrivacyParameterError
-        If ``epsilon_p`` is not a finite number in (0, 40].
+        If ``epsilon_p`` is not a number in [2^-52, 40].
 
     Examples
     --------
@@ -58,15 +69,14 @@ def check_epsilon_p(epsilon_p: Any) -> float:
     >>> check_epsilon_p(51)
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: epsilon_p must lie in (0, 40] (beyond 40 the level reports are exact to within e^-40; pass epsilon_p=None to count the levels exactly), got 51
+    shuffledp.errors.PrivacyParameterError: epsilon_p must be a number in [2^-52, 40]; got 51 (beyond 40 the level reports are exact to within e^-40; pass epsilon_p=None to count the levels exactly)
     """
-    value = check_epsilon(epsilon_p, "epsilon_p")
-    if value > EPSILON_P_MAX:
-        raise PrivacyParameterError(
-            f"epsilon_p must lie in (0, {EPSILON_P_MAX:g}] (beyond {EPSILON_P_MAX:g} the level reports are exact to "
-            f"within e^-{EPSILON_P_MAX:g}; pass epsilon_p=None to count the levels exactly), got {epsilon_p!r}"
-        )
-    return value
+    above = isinstance(epsilon_p, numbers.Real) and epsilon_p > EPSILON_P_MAX
+    note = (
+        f"beyond {EPSILON_P_MAX:g} the level reports are exact to within e^-{EPSILON_P_MAX:g}; "
+        "pass epsilon_p=None to count the levels exactly"
+    )
+    return Interval(EPSILON_MIN, EPSILON_P_MAX).check(epsilon_p, "epsilon_p", note if above else "")
 
 
 def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
@@ -75,7 +85,7 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
     Parameters
     ----------
     levels : sequence of float
-        At least one finite epsilon > 0, strictly increasing.
+        At least one number in `LEVEL_RANGE` = [2^-52, 40], strictly increasing.
 
     Returns
     -------
@@ -85,7 +95,7 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
     Raises
     ------
     PrivacyLevelError
-        If ``levels`` is empty, not numeric, not finite and positive, or not strictly increasing.
+        If ``levels`` is empty, holds a level that is not a number in `LEVEL_RANGE`, or is not strictly increasing.
 
     References
     ----------
@@ -99,15 +109,23 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
     Traceback (most recent call last):
     ...
     shuffledp.errors.PrivacyLevelError: levels must be strictly increasing, got [1.0, 0.5]
+    >>> check_levels([0.5, 800])
+    Traceback (most recent call last):
+    ...
+    shuffledp.errors.PrivacyLevelError: levels[1] must be a number in [2^-52, 40]; got 800 (the optimizer's search cap)
     """
-    try:
-        values = tuple(float(e) for e in levels)
-    except (TypeError, ValueError):
-        raise PrivacyLevelError(f"levels must be numbers, got {levels!r}") from None
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
+        raise PrivacyLevelError(range_message("levels", "a sequence of numbers", levels))
+    values = []
+    for i, e in enumerate(levels):
+        try:
+            above = isinstance(e, numbers.Real) and e > LEVEL_MAX
+            values.append(LEVEL_RANGE.check(e, f"levels[{i}]", "the optimizer's search cap" if above else ""))
+        except PrivacyParameterError as exc:  # a range or type error, as the menu's own error
+            raise PrivacyLevelError(str(exc)) from None
+    values = tuple(values)
     if not values:
         raise PrivacyLevelError("levels must name at least one privacy level, got none")
-    if not all(math.isfinite(e) and e > 0.0 for e in values):
-        raise PrivacyLevelError(f"levels must be finite epsilons > 0, got {list(values)}")
     if any(b <= a for a, b in zip(values, values[1:])):
         raise PrivacyLevelError(f"levels must be strictly increasing, got {list(values)}")
     return values
@@ -233,7 +251,7 @@ def check_lambdas(lambdas: Any, name: str = "lambdas") -> np.ndarray:
     >>> check_lambdas([0.5, 0.0])
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyParameterError: lambdas[1] (Poisson sampling rate) must lie in (0, 1], got 0.0
+    shuffledp.errors.PrivacyParameterError: lambdas[1] (Poisson sampling rate) must be a number in (0, 1]; got 0.0
     """
     try:
         arr = np.asarray(lambdas, dtype=np.float64)

@@ -33,12 +33,13 @@ comparison does not favour our protocol.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_rng
+from shuffledp._util.validation import EPSILON_MIN, Interval, check_epsilon, check_positive_int, check_rng
 from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.events import GroupEvent, ShuffleEvent
@@ -156,12 +157,15 @@ class SubsetExponentialBaseline:
             local = SubsetExponential(epsilon, d, s).epsilon  # validates epsilon, d, s
             return cls(model, local, None, d, s, n_users, local)
         delta = check_delta(delta)
-        target = check_epsilon(epsilon)
-        if target > SUBEXP_SHUFFLE_EPSILON_MAX:
-            raise PrivacyParameterError(
-                f"epsilon must lie in (0, {SUBEXP_SHUFFLE_EPSILON_MAX:g}] for Subexp, shuffle (no amplification is left "
-                f"to calibrate beyond it; use model='local' for a pure local budget), got {epsilon!r}"
-            )
+        above = isinstance(epsilon, numbers.Real) and epsilon > SUBEXP_SHUFFLE_EPSILON_MAX
+        target = Interval(EPSILON_MIN, SUBEXP_SHUFFLE_EPSILON_MAX).check(
+            epsilon,
+            "epsilon",
+            "for Subexp, shuffle no amplification is left to calibrate beyond "
+            f"{SUBEXP_SHUFFLE_EPSILON_MAX:g}; use model='local' for a pure local budget"
+            if above
+            else "",
+        )
         local = calibrate(
             lambda e: ShuffleEvent(SubsetExponential(e, d, s).amplification_parameters(), n_users),
             target,

@@ -32,7 +32,7 @@ from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import check_delta
 from shuffledp.accounting.segmented import M_MAX, check_blanket_rate, level_constraint_met, user_epsilon, user_event
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError
-from shuffledp.protocols.segmented._checks import check_lambdas, check_level_counts, check_levels
+from shuffledp.protocols.segmented._checks import LEVEL_RANGE, check_lambdas, check_level_counts, check_levels
 
 #: Smallest m the free search considers.
 M_MIN = 1e-3
@@ -468,6 +468,7 @@ def _search_blanket_rate(
 
 __all__ = [
     "LAMBDA_MIN",
+    "LEVEL_RANGE",
     "M_MIN",
     "SegmentedParameters",
     "clear_caches",
