@@ -241,3 +241,13 @@ def test_numpy_numbers_are_still_numbers():
         1e-4, 0.5, 4, 50
     )
     assert M.planar_guarantee(np.float64(0.5), 1e-4)[0] == pytest.approx(0.5 * math.sqrt(2))
+
+
+@pytest.mark.parametrize("bad", ["abc", 2.5, 0, M.MAX_DISTANCE + 1])
+@pytest.mark.parametrize("method", ["certified", "theorem-4.1"])
+def test_geo_shuffle_checks_max_distance_whatever_the_method(bad, method):
+    """A bad max_distance is refused even where the method does not read it (it was silently ignored)."""
+    with pytest.raises(PrivacyParameterError, match="max_distance"):
+        M.geo_shuffle_epsilon(0.2, 1e-4, 100, 5, method=method, max_distance=bad)
+    with pytest.raises(PrivacyParameterError, match="max_distance"):
+        M.geo_shuffle_local_epsilon(0.1, 1e-4, 100, 5, method=method, max_distance=bad)

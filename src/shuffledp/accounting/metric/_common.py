@@ -278,14 +278,20 @@ def distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.nd
     return np.abs(logs[: a.size] - logs[a.size :]) / distances
 
 
-def distances(max_distance: int) -> np.ndarray:
-    """d = 1..max_distance; at most `MAX_DISTANCE` (about 2 s at the costliest n, 4096; Conjecture B.3 puts the
+def check_max_distance(max_distance: int) -> int:
+    """``max_distance`` in [1, `MAX_DISTANCE`] (about 2 s at the costliest n, 4096; Conjecture B.3 puts the
     maximum at d = 1 and the exceptions found sit at single-digit d)."""
-    return np.arange(1, check_positive_int(max_distance, "max_distance", maximum=MAX_DISTANCE) + 1, dtype=np.float64)
+    return check_positive_int(max_distance, "max_distance", maximum=MAX_DISTANCE)
+
+
+def distances(max_distance: int) -> np.ndarray:
+    """d = 1..max_distance (`check_max_distance`)."""
+    return np.arange(1, check_max_distance(max_distance) + 1, dtype=np.float64)
 
 
 __all__ = [
     "CertifiedEpsilon",
+    "check_max_distance",
     "DEFAULT_MAX_DISTANCE",
     "MAX_CONVOLUTION_WORK",
     "MAX_DISTANCE",

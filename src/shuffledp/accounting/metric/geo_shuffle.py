@@ -15,7 +15,13 @@ from shuffledp.accounting._checks import check_delta, check_n
 from shuffledp.accounting._solve import largest_within
 from shuffledp.accounting.accountants import VariationRatioAccountant
 from shuffledp.accounting.events import ShuffleEvent
-from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, MAX_EPSILON, CertifiedEpsilon, check_noise_epsilon
+from shuffledp.accounting.metric._common import (
+    DEFAULT_MAX_DISTANCE,
+    MAX_EPSILON,
+    CertifiedEpsilon,
+    check_max_distance,
+    check_noise_epsilon,
+)
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
@@ -453,6 +459,7 @@ def geo_shuffle_epsilon(
     >>> geo_shuffle_epsilon(0.5, 1e-4, 300, 1000), round(geo_shuffle_epsilon(0.5, 1e-4, 300, method="theorem-4.1"), 6)
     (0.5, 0.103266)
     """
+    check_max_distance(max_distance)  # checked whatever the method: the certified one does not read it
     if method == "certified":
         return geo_shuffle_certified_epsilon(eps_geo, delta, n, k)
     if method == "theorem-4.1":
@@ -524,6 +531,7 @@ def geo_shuffle_local_epsilon(
     target = check_epsilon(target_epsilon, "target_epsilon")
     delta, n = check_delta(delta), check_n(n)
     hi = check_noise_epsilon(max_eps_geo, "max_eps_geo")
+    check_max_distance(max_distance)
     if method not in GEO_SHUFFLE_METHODS:
         raise PrivacyParameterError(f"method must be one of {', '.join(GEO_SHUFFLE_METHODS)}, got {method!r}")
     if hi <= target:
