@@ -20,6 +20,7 @@ __all__ = [
     "NoCloneBoundError",
     "OptionalDependencyError",
     "OutsideRegimeError",
+    "ParameterTypeError",
     "PolicyError",
     "PrivacyLevelError",
     "PrivacyParameterError",
