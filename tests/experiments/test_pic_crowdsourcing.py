@@ -109,6 +109,7 @@ def test_claims_verdicts():
     rows = [dict(r, value=r["value"] * 3) if r["model"] == "PIC" and r["metric"] == "l2_error" else r for r in rows]
     first = claims(rows)[0]
     assert first.verdict == "partly" and "exceptions" in first.ours
+    assert "eps0 = 1.00 x:" in first.ours  # the rows' PIC local epsilon is x itself: no amplification
     assert findings_line(claims(rows)).startswith(
         "paper's claims: 5 held, 1 partly held, 0 not held (not fully: PIC model"
     )

@@ -299,9 +299,14 @@ def claims(rows: list[dict[str, Any]]) -> list[Claim]:
         c for c in cells if better(_mean(t, c[0], PIC, c[1], c[2], c[3]), _mean(t, c[0], LDP, c[1], c[2], c[3]), c[3])
     ]
     losses = [c for c in cells if c not in wins]
+    why = ""
+    if losses:  # where the plan barely amplifies, the PIC round's local epsilon is about x: the LDP model's own
+        lifts = [_pic_local_epsilon(rows, d, lab, e) / e for d, lab, e, _ in losses]
+        span = f"{min(lifts):.2f}" + (f"-{max(lifts):.2f}" if f"{max(lifts):.2f}" != f"{min(lifts):.2f}" else "")
+        why = f" (in these cells the round's plan gives the users eps0 = {span} x: little amplification)"
     out.append(Claim("PIC model beats the LDP model for every randomizer (same x, every metric)",
                      f"PIC better in {len(wins)} of {len(cells)} (dataset, randomizer, x, metric) cells"
-                     + (f"; exceptions e.g. {_cell(losses[:3])}" if losses else ""), share_verdict(len(wins), len(cells))))  # fmt: skip
+                     + (f"; exceptions e.g. {_cell(losses[:3])}{why}" if losses else ""), share_verdict(len(wins), len(cells))))  # fmt: skip
     # 2-4. In the PIC model Minkowski is best: l2 error for eps_c >= 1, travel cost, success ratio
     for metric, what, eps_set in (("l2_error", "the lowest single-report error for epsilon_c >= 1", [e for e in EPSILONS if e >= 1]),
                                   ("travel_cost", "the lowest travel cost", list(EPSILONS)),
@@ -375,6 +380,13 @@ def _real_cases(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def _pic_local_epsilon(rows: list[dict[str, Any]], dataset: str, randomizer: str, eps: float) -> float:
+    """The users' local epsilon the PIC round's plan gave at x = ``eps`` (mean over instances; NaN if none)."""
+    found = [r["local_epsilon"] for r in rows if r["dataset"] == dataset and r["model"] == PIC
+             and r["randomizer"] == randomizer and r["epsilon"] == eps and r["metric"] == "l2_error"]  # fmt: skip
+    return float(np.mean(found)) if found else math.nan
+
+
 def _cell(cells: list[tuple]) -> str:
     return "; ".join(f"{d} {lab} x={e:g} {m}" for d, lab, e, m in cells)
 
@@ -411,9 +423,7 @@ def _summary(rows: list[dict[str, Any]], instances: tuple[int, ...]) -> str:
                 for e in EPSILONS:
                     cell = " / ".join(fmt_num(_mean(t, d, model, lab, e, m)) for m in METRICS)
                     if model == PIC:
-                        le = np.mean([r["local_epsilon"] for r in rows if r["dataset"] == d and r["model"] == PIC
-                                      and r["randomizer"] == lab and r["epsilon"] == e and r["metric"] == "l2_error"])  # fmt: skip
-                        cell += f" (eps0 {le:.2f})"
+                        cell += f" (eps0 {_pic_local_epsilon(rows, d, lab, e):.2f})"
                     cells.append(cell)
                 lines.append(f"| {lab} | " + " | ".join(cells) + " |")
             ref = [
