@@ -31,6 +31,10 @@ min(|G_a|, |G_b|), Fig. 7).  The non-private reference runs the tasks on the
 true locations.  Rows: one per (dataset, instance, model, randomizer, x,
 metric); ``local_epsilon`` is the users' group's (the workers' is in the
 ``l2_error_workers`` row).  ``--quick``: instances 0 and 1 of each data set, F_PIC only.
+
+Time on the shared 2-core machine (load average 3.6-4.8, two runs each): ``--quick``
+53-67 s wall (43 s CPU); full 2 min 15 s - 2 min 20 s (97 s CPU), of which the two real
+rounds take 2 s (gMission) and 15 s (EverySender).
 """
 
 from __future__ import annotations
