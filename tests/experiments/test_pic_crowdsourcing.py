@@ -8,11 +8,21 @@ import pytest
 
 from shuffledp.datasets import SpatialInstance, synthetic_instance
 from shuffledp.experiments.pic_common import COLUMNS, findings_line, ideal_partners, plan, randomize_groups
-from shuffledp.experiments.pic_crowdsourcing import MAX_MATCHING, MIN_WEIGHT, claims, run_instance
+from shuffledp.experiments.pic_crowdsourcing import (
+    MATCHES_IDEAL,
+    MAX_MATCHING,
+    MIN_WEIGHT,
+    REAL_SECONDS,
+    claims,
+    matches_ideal,
+    real_round_rows,
+    run_instance,
+    run_real_round,
+)
 from shuffledp.experiments.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext
 from shuffledp.protocols.pic.round import RoundConfig, plan_groups
-from shuffledp.tasks import min_weight_matching, radius_matching
+from shuffledp.tasks import NO_MATCH, min_weight_matching, radius_matching
 
 
 def _ctx(tmp_path: Path) -> ExperimentContext:
@@ -74,7 +84,8 @@ def _row(dataset, model, randomizer, eps, metric, value):
             "local_epsilon": eps, "metric": metric, "value": value}  # fmt: skip
 
 
-def test_claims_verdicts():
+def _claim_rows():
+    """Rows where every paper claim holds: PIC halves LDP's costs, Minkowski best, clear matching ratio 1."""
     from shuffledp.experiments.pic_common import EPSILONS, RANDOMIZERS
 
     rows = []
@@ -87,12 +98,59 @@ def test_claims_verdicts():
                              _row(d, model, label, e, "travel_cost", scale * (10 + bonus)),
                              _row(d, model, label, e, "success_ratio", (0.5 - bonus / 10) / scale)]  # fmt: skip
         rows += [_row(d, "non-private", "non-private", math.nan, "success_ratio", 1.0)]
+    return rows
+
+
+def test_claims_verdicts():
+    rows = _claim_rows()
     verdicts = [c.verdict for c in claims(rows)]
     assert verdicts == ["held"] * 6
     assert findings_line(claims(rows)) == "paper's claims: 6 held, 0 partly held, 0 not held"
     rows = [dict(r, value=r["value"] * 3) if r["model"] == "PIC" and r["metric"] == "l2_error" else r for r in rows]
     first = claims(rows)[0]
     assert first.verdict == "partly" and "exceptions" in first.ours
+    assert "eps0 = 1.00 x:" in first.ours  # the rows' PIC local epsilon is x itself: no amplification
     assert findings_line(claims(rows)).startswith(
         "paper's claims: 5 held, 1 partly held, 0 not held (not fully: PIC model"
     )
+
+
+def test_real_protocol_round_gives_its_f_pic_twins_outputs(tmp_path):
+    """Full mode's real round (run_round: HPKE, shuffler, signed board) on a small instance: every output is
+    F_PIC's on the same reports, and those are the reports of the twin F_PIC round in `run_instance`."""
+    inst = synthetic_instance(40, 30, np.random.default_rng(0))
+    real = run_real_round(inst, _ctx(tmp_path), (0, 0))
+    assert real.result.metrics["outputs_verified"] is True  # a real round, with its own check
+    assert real.matches
+    values = {r["metric"]: r["value"] for r in real_round_rows(real, "synthetic", 0)}
+    assert values[MATCHES_IDEAL] == 1.0 and values[REAL_SECONDS] > 0.0
+    twin = run_instance(inst, "synthetic", 0, _ctx(tmp_path), (0, 0), randomizers=(("Minkowski", "minkowski"),),
+                        epsilons=(0.5, 1.0))  # fmt: skip
+    (cost,) = [r["value"] for r in twin if r["model"] == "PIC" and r["epsilon"] == 1.0 and r["metric"] == "travel_cost"]
+    assert real.result.utility["travel_cost"] == cost
+
+
+def test_a_real_round_that_differs_from_f_pic_is_reported(tmp_path):
+    inst = synthetic_instance(40, 30, np.random.default_rng(0))
+    real = run_real_round(inst, _ctx(tmp_path), (0, 0))
+    identity, reports = real.result.identity_outputs, real.reports
+    i, j = np.flatnonzero(real.ideal[0] != NO_MATCH)[:2]
+    swapped = [p.copy() for p in real.ideal]
+    swapped[0][[i, j]] = swapped[0][[j, i]]
+    dropped = [p.copy() for p in real.ideal]
+    dropped[0][i] = NO_MATCH
+    moved = [y.copy() for y in reports]
+    moved[1][real.ideal[0][i]] += 1e-9  # user i's partner reported something else
+    assert matches_ideal(MIN_WEIGHT, identity, reports, real.ideal)
+    assert not matches_ideal(MIN_WEIGHT, identity, reports, swapped)
+    assert not matches_ideal(MIN_WEIGHT, identity, reports, dropped)
+    assert not matches_ideal(MIN_WEIGHT, identity, moved, real.ideal)
+    assert not matches_ideal(MIN_WEIGHT, identity[:1], reports, real.ideal)
+    # the claim: held when every data set's real round matched, partly when one did not
+    real_rows = [r for d in ("gmission", "everysender") for r in real_round_rows(real, d, 0)]
+    last = claims(_claim_rows() + real_rows)[-1]
+    assert last.claim.startswith("The real protocol gives F_PIC's outputs") and last.verdict == "held"
+    real_rows[0]["value"] = 0.0
+    last = claims(_claim_rows() + real_rows)[-1]
+    assert last.verdict == "partly" and "gmission #0: NOT equal" in last.ours
+    assert len(claims(_claim_rows())) == 6  # no real round (--quick): no such claim

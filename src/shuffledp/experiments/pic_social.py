@@ -23,6 +23,9 @@ computed from pair counts (`radius_neighbor_counts`: k-d trees, exact totals, hi
 exact up to 2e6 pairs and otherwise estimated from 2e6 uniform random pairs: no n^2
 matrix, no neighbour lists).  ``--quick``: x in {1, 3} (the two budgets the paper quotes
 F1 values for); full: {0.5, 1, 2, 3, 4, 5}.
+
+Time on the shared 2-core machine (two runs each): ``--quick`` 48-55 s wall (load average
+3.1-3.6, 30 s CPU); full 2 min 18 s - 2 min 55 s (load 3.6-3.9 and 4.1-4.6, 85-90 s CPU).
 """
 
 from __future__ import annotations
