@@ -38,6 +38,12 @@ SeedOpt = Annotated[
 ]
 
 
+def _experiment_names() -> list[str]:
+    from shuffledp.experiments import all_experiments
+
+    return list(all_experiments())
+
+
 @group.command("list", cls=S.OneLineCommand)
 def experiment_list() -> None:
     """List every registered experiment."""
@@ -48,7 +54,12 @@ def experiment_list() -> None:
 
 @group.command("run", cls=S.OneLineCommand)
 def experiment_run(
-    name: str = typer.Argument(..., metavar="NAME", help="Experiment name (see `shuffledp experiment list`)."),
+    name: str = typer.Argument(
+        ...,
+        metavar="NAME",
+        parser=S.choice_option("NAME", _experiment_names, "experiment"),
+        help="Experiment name (see `shuffledp experiment list`).",
+    ),
     quick: QuickOpt = False,
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,

@@ -45,6 +45,8 @@ app = typer.Typer(
     "to --step (sound); laplace budgets are used as given (for laplace a more conservative user can get a worse "
     "guarantee than a more liberal one).",
     cls=S.OneLineGroup,
+    # options after a stray word are still read, so 'personalized foo --delta 1e-4' says "No such command 'foo'"
+    context_settings={"allow_interspersed_args": True},
 )
 
 FAMILY_CHOICES = ["binary-rr", "k-rr", "laplace"]
@@ -177,6 +179,7 @@ def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) ->
 
 @app.callback(invoke_without_command=True)
 def personalized_cmd(
+    ctx: typer.Context,
     delta: Annotated[float, typer.Option("--delta", parser=S.delta_option(), help="Target delta.")],
     family: Annotated[
         str,
@@ -230,6 +233,8 @@ def personalized_cmd(
     """
     from shuffledp.protocols.personalized import table3_budgets
 
+    if family != "k-rr" and S.given(ctx, "k"):
+        raise PrivacyParameterError(f"--k applies to --family k-rr only (its alphabet size), not {family}")
     if (budgets_file is None) == (distribution is None):
         raise PrivacyParameterError("give exactly one of --budgets FILE and --distribution NAME")
     if distribution is not None:

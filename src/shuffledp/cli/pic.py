@@ -188,7 +188,9 @@ def simulate_cmd(
         raise _bad(ctx, "instance", "applies to gmission and everysender only")
     if n is not None and n > _MAX_USERS[task]:
         raise _bad(
-            ctx, "n", f"must be at most {_MAX_USERS[task]:,} per group for --task {task} ({_WHY_MAX[task]}), got {n}"
+            ctx,
+            "n",
+            f"must be at most {_MAX_USERS[task]:,} per group for --task {task} ({_WHY_MAX[task]}), got {S.typed('--n', n)}",
         )
     from shuffledp.experiments.runner import writable_directory
 
@@ -203,12 +205,14 @@ def simulate_cmd(
     pic_task = PicTask(task, radius=radius, k=k if task == "neighbors" else 1)
     smallest = min(len(X) for _, X in groups)
     if task == "neighbors" and k >= smallest:
-        raise _bad(ctx, "k", f"must be below the group's {smallest} users for --task neighbors, got {k}")
+        raise _bad(
+            ctx, "k", f"must be below the group's {smallest} users for --task neighbors, got {S.typed('--k', k)}"
+        )
     most = (smallest - 1) // (1 + pic_task.exposure(1))  # |C| + |U| = |C| (1 + k) must leave the victim (§5.3)
     if corrupted > most:
         raise _bad(ctx, "corrupted", f"must be at most {most} for --task {task} with a smallest group of {smallest} users "
                    f"(each corrupted user may expose {pic_task.exposure(1)} honest one(s), §5.3, and the victim must stay "
-                   f"anonymous), got {corrupted}")  # fmt: skip
+                   f"anonymous), got {S.typed('--corrupted', corrupted)}")  # fmt: skip
     try:
         config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted, bucket_bits=bucket_bits,
                              min_bucket_size=min_bucket_size)  # fmt: skip
@@ -278,14 +282,14 @@ def _print(report: dict[str, Any]) -> None:
     for p in report["privacy"]:
         if not p["target_met"]:  # say why: the round's n' fell below the one the local epsilon was planned for
             console.print(
-                f"warning: {p['name']} misses --epsilon-c {report['epsilon_c_target']:g}: its local epsilon was "
+                f"warning: {p['name']} misses --epsilon-c {S.typed('--epsilon-c', report['epsilon_c_target'])}: its local epsilon was "
                 f"planned for n' = {p['n_prime_planned']}, the round gave n' = {p['n_prime']} ({p['n_prime_rule']})"
             )
     capped = [p["name"] for p in report["privacy"] if p["local_epsilon_capped"]]
     if capped:
         console.print(
             f"note: the local epsilon of {', '.join(capped)} is the search cap {LOCAL_EPSILON_CAP:g}: --epsilon-c "
-            f"{report['epsilon_c_target']:g} allows at least that much, and eps_c is the guarantee at the cap"
+            f"{S.typed('--epsilon-c', report['epsilon_c_target'])} allows at least that much, and eps_c is the guarantee at the cap"
         )
     console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
     if not report["ideal"]:

@@ -38,11 +38,13 @@ def _number_list(name: str, interval: Any, cap: str = "") -> Callable[[Any], Any
         if value is None or isinstance(value, list):
             return value
         try:
-            return [item(v.strip()) for v in str(value).split(",")]
+            values = [item(v.strip()) for v in str(value).split(",")]
         except typer.BadParameter:
             rng = interval() if callable(interval) else interval
             note = f"{S.bound_text(rng.high)} is the {cap}'s search cap" if cap else ""
             raise typer.BadParameter(S.range_message(name, allowed(), value, note)) from None
+        S.record_typed(name, str(value))  # the list as typed, for messages that quote it
+        return values
 
     parse.allowed = allowed  # type: ignore[attr-defined]
     return parse
@@ -109,7 +111,7 @@ def optimize(
     from shuffledp.protocols.segmented.optimizer import optimize_parameters
 
     if any(b <= a for a, b in zip(levels, levels[1:])):
-        raise PrivacyLevelError(f"--levels must be strictly increasing, got {','.join(map(str, levels))}")
+        raise PrivacyLevelError(f"--levels must be strictly increasing, got {S.typed('--levels', levels)}")
     if len(counts) != len(levels):
         raise PrivacyLevelError(f"--counts must give one count per level ({len(levels)}), got {len(counts)}")
     if s > d:
