@@ -15,7 +15,7 @@ import typer
 
 from shuffledp.accounting import local_epsilon
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import console, json_text, number, progress, table
+from shuffledp.cli._output import console, emit_result, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
 
 __all__ = ["app", "simulate_cmd"]
@@ -165,6 +165,9 @@ def simulate_cmd(
     seed: Annotated[
         int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the data and randomization streams.")
     ] = 0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (inputs and the round's report) instead of tables.")
+    ] = False,
 ) -> None:
     """Run one full PIC round in process; print privacy and utility; write DIR/round.json."""
     import numpy as np
@@ -238,6 +241,13 @@ def simulate_cmd(
         (out / "round.json").write_text(json_text(report, indent=2) + "\n")
     except OSError as exc:
         raise _bad(ctx, "out", f"cannot write {str(out / 'round.json')!r} ({exc.strerror or exc})") from None
+    if as_json:
+        inputs = dict(dataset=dataset, task=task, randomizer=randomizer, epsilon_c=epsilon_c, out=str(out),
+                      instance=None if dataset == "synthetic" else instance, n=n, delta=delta, suite=suite,
+                      corrupted=corrupted, k=k if task == "neighbors" else None, bucket_bits=bucket_bits,
+                      min_bucket_size=min_bucket_size if bucket_bits else None, ideal=ideal, seed=seed)  # fmt: skip
+        emit_result(inputs, {**report, "round_json": str(out / "round.json")})
+        return
     _print(report)
     console.print(f"wrote {out / 'round.json'}")
 
