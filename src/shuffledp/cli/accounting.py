@@ -495,11 +495,19 @@ def local_budget_cmd(
             results["sampling"] = sample
         emit_result(inputs, results)
         return
-    source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer}"
+    source = "any eps0-LDP randomizer" if randomizer is None else randomizer
     if dim is not None:
         source += f" (--dim {dim})"
-    console.print(f"local epsilon {value:.6g} for {source}, method {label}")
-    console.print(f"shuffled epsilon at this budget: {achieved:.6g} (target {target:g}, n={n}, delta={delta:g})")
+    rows = [
+        ("local epsilon", value),
+        ("randomizer", source),
+        ("method", label),
+        ("shuffled epsilon at this budget", achieved),
+        ("target", S.typed("--target", target)),
+        ("n", n),
+        ("delta", S.typed("--delta", delta)),
+    ]
+    table(("quantity", "value"), rows)
     _print_sampling(sample)
     if limited_by != "target":
         console.print("note: " + _LIMIT_NOTES[limited_by].format(cap=cap, method=label))

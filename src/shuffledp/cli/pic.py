@@ -301,15 +301,18 @@ def _print(report: dict[str, Any]) -> None:
             f"note: the local epsilon of {', '.join(capped)} is the search cap {LOCAL_EPSILON_CAP:g}: --epsilon-c "
             f"{S.typed('--epsilon-c', report['epsilon_c_target'])} allows at least that much, and eps_c is the guarantee at the cap"
         )
-    console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
+    rows: list[tuple[str, Any]] = [(f"utility: {k}", number(v, 4)) for k, v in report["utility"].items()]
     if not report["ideal"]:
-        console.print(
-            f"envelopes {report['message_bytes']} B to the shuffler, {report['inner_envelope_bytes']} B to the server; "
-            f"board {report['board_bytes']} B ({report['board_bucket_bits']} bucket bits); client prepare "
-            f"{report['client_prepare_us']:.0f} us, shuffler {report['shuffler_unwrap_us_per_envelope']:.0f} us/envelope, "
-            f"server decrypt {report['server_decrypt_us_per_message']:.0f} us/report, f(L) {report['task_ms']:.1f} ms"
-        )
-        console.print(
-            f"outputs verified against F_PIC on the clients' own reports: {report['outputs_verified']}; "
-            f"posts verified: {report['posts_verified']}"
-        )
+        rows += [
+            ("envelope to the shuffler (B)", report["message_bytes"]),
+            ("envelope to the server (B)", report["inner_envelope_bytes"]),
+            ("board (B)", report["board_bytes"]),
+            ("board bucket bits", report["board_bucket_bits"]),
+            ("client prepare (us)", number(report["client_prepare_us"], 3)),
+            ("shuffler (us/envelope)", number(report["shuffler_unwrap_us_per_envelope"], 3)),
+            ("server decrypt (us/report)", number(report["server_decrypt_us_per_message"], 3)),
+            ("f(L) (ms)", number(report["task_ms"], 3)),
+            ("outputs verified against F_PIC on the clients' own reports", report["outputs_verified"]),
+            ("posts verified", report["posts_verified"]),
+        ]
+    table(("quantity", "value"), rows)

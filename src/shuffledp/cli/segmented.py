@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import emit_result, status
+from shuffledp.cli._output import emit_result, number, status, table
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError
 
 __all__ = ["app", "optimize"]
@@ -126,8 +126,12 @@ def optimize(
         inputs = {"levels": levels, "counts": counts, "d": d, "s": s, "m": m, "delta": delta}
         emit_result(inputs, result.to_dict())
         return
-    typer.echo(f"n={n} d={d} s={s} delta={delta:g}  m={result.m:.6g}  MSE bound={result.mse_bound:.6g}")
+    summary = [("n", n), ("d", d), ("s", s), ("delta", delta), ("m", result.m), ("MSE bound", result.mse_bound)]
     if result.m_range is not None:
-        typer.echo(f"searched m in [{result.m_range[0]:.6g}, {result.m_range[1]:.6g}]")
-    for level, count, lam, eps in zip(levels, counts, result.lambdas, result.epsilons):
-        typer.echo(f"level {level:g}: {count} users  lambda={lam:.9g}  user epsilon={eps:.9g}")
+        summary.append(("m searched in", f"[{number(result.m_range[0])}, {number(result.m_range[1])}]"))
+    table(("quantity", "value"), summary)
+    levels_rows = zip(levels, counts, result.lambdas, result.epsilons)
+    table(
+        ("level", "users", "lambda", "user epsilon"),
+        ((level, count, number(lam, 9), number(eps, 9)) for level, count, lam, eps in levels_rows),
+    )
