@@ -336,3 +336,11 @@ def test_shapley_is_refused_with_the_python_api_named(tmp_path):
     assert result.exit_code == 2
     assert "--task" in result.output and "validation gradient" in result.output and "RoundConfig" in result.output
     assert not (tmp_path / "round.json").exists()
+
+
+def test_the_search_cap_note_quotes_epsilon_c_as_typed(tmp_path):
+    result, _ = _simulate(tmp_path, "--dataset", "synthetic", "--n", "30", "--task", "neighbors", "--k", "2",
+                          "--randomizer", "minkowski", "--epsilon-c", "1e6", "--ideal")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "--epsilon-c 1e6 allows at least that much" in text and "1e+06" not in text

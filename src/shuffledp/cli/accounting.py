@@ -419,7 +419,7 @@ def local_budget_cmd(
 
     if rounds == 1 and S.given(ctx, "composition"):
         raise PrivacyParameterError(
-            f"--composition applies with --rounds 2 or more only (one round is priced by --method), got --composition "
+            f"--composition must come with --rounds 2 or more (one round is priced by --method), got --composition "
             f"{composition} with --rounds {S.typed('--rounds', rounds)}"
         )
     dim = _dimension(randomizer, dim)

@@ -90,7 +90,7 @@ def demo_cmd(
         inst = load_crowdsourcing("gmission", instance, root=data_root)
     except DataError as exc:  # name the option that points at the data
         if data_root is not None:
-            raise DataError(f"--data-root {str(data_root)!r}: {exc}") from None
+            raise DataError(f"--data-root {str(data_root)!r} must hold spatial_crowdsourcing/: {exc}") from None
         raise DataError(f"{exc} (give the folder holding spatial_crowdsourcing/ with --data-root)") from None
     groups = [("passengers", inst.users), ("drivers", inst.workers)]
     folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="shuffledp-demo-"))

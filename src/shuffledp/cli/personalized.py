@@ -231,7 +231,7 @@ def personalized_cmd(
     from shuffledp.protocols.personalized import table3_budgets
 
     if family != "k-rr" and S.given(ctx, "k"):
-        raise PrivacyParameterError(f"--k applies to --family k-rr only (its alphabet size), not {family}")
+        raise PrivacyParameterError(f"--k must come with --family k-rr (its alphabet size), got --family {family}")
     if (budgets_file is None) == (distribution is None):
         raise PrivacyParameterError("give exactly one of --budgets FILE and --distribution NAME")
     if distribution is not None:
