@@ -16,6 +16,7 @@ from shuffledp.accounting.inverse import local_epsilon
 from shuffledp.cli import _output as cli_output
 from shuffledp.cli import accounting as cli_accounting
 from shuffledp.cli import app
+from shuffledp.cli._output import number
 from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.randomizers.registry import make_randomizer
 
@@ -23,6 +24,12 @@ from shuffledp.randomizers.registry import make_randomizer
 def run_cli(*args: str):
     """The CLI in-process (fast); the real entry point is tested in tests/test_cli_errors.py."""
     return CliRunner().invoke(app, list(args), terminal_width=400)
+
+
+def _table_cells(text: str) -> dict[str, str]:
+    """A two-column rich table in ``text`` as {quantity: value}."""
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+    return {row[0]: row[1] for row in rows if len(row) == 2}
 
 
 def test_amplify_json_has_every_bound_and_matches_the_library():
@@ -173,7 +180,10 @@ def test_local_budget_round_trips_and_reports_what_it_achieves():
         "max_epsilon": 50.0,
     }
     text = run_cli("local-budget", "--target", "0.5", "--n", "10000", "--delta", "1e-6")
-    assert f"local epsilon {value:.6g} for any eps0-LDP randomizer" in text.stdout
+    cells = _table_cells(text.stdout)  # one output style: a rich table, every fact the sentences gave
+    assert cells["local epsilon"] == number(value) and cells["randomizer"] == "any eps0-LDP randomizer"
+    assert cells["method"] == "variation-ratio" and cells["target"] == "0.5" and cells["delta"] == "1e-6"
+    assert cells["shuffled epsilon at this budget"] == number(payload["achieved_epsilon"]) and cells["n"] == "10000"
     assert "note:" not in text.stdout
 
 

@@ -223,3 +223,54 @@ def test_a_rounds_share_of_delta_below_the_floor_is_explained_in_options():
     assert result.exit_code == 2
     assert "basic composition divides --delta 1e-300 among the 3 rounds" in result.output
     assert "use a larger --delta or fewer --rounds" in result.output
+
+
+#: Errors that quote an option's value as the user typed it, not as Python reformats it (2e-07, 10000000000000).
+TYPED_ROWS = [
+    (["compose", "--eps0", "1", "--n", "1000", "--delta", "2e-7", "--rounds", "20000", "--method", "tight"],
+     "at --delta 2e-7 over --rounds 20000"),
+    (["pic", "simulate", "--dataset", "synthetic", "--n", "1e13", "--task", "neighbors", "--randomizer", "minkowski",
+      "--epsilon-c", "1", "--out", "unused"], "got 1e13"),
+    (["segmented", "optimize", "--levels", "2,1", "--counts", "100,100", "--d", "8", "--s", "1", "--m", "1"],
+     "--levels must be strictly increasing, got 2,1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args,fragment", TYPED_ROWS)
+def test_errors_quote_the_value_as_typed(args, fragment, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert fragment in lines[0], lines[0]
+
+
+#: Advice in command-line terms: the option or name the user gave, never click's doubled wording.
+ADVICE_ROWS = [
+    (["personalized", "foo", "--delta", "1e-4"], "No such command 'foo'"),
+    (["personalized", "--k", "5", "--distribution", "uniform1", "--n", "100", "--delta", "1e-4"],
+     "--k must come with --family k-rr"),
+    (BASE["local-budget"] + ["--composition", "advanced"], "--composition must come with --rounds 2 or more"),
+    (["serve", "foo"], "ROLE: unknown role 'foo'; allowed: shuffler, server, bulletin, all"),
+    (["experiment", "run", "foo"], "NAME: unknown experiment 'foo'; allowed: "),
+    (["demo", "--data-root", "/nonexistent-clistyle"], "--data-root '/nonexistent-clistyle' must hold "),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args,fragment", ADVICE_ROWS)
+def test_errors_name_what_the_user_gave_in_cli_terms(args, fragment, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert_one_line_error(result, fragment)
+    assert "Invalid value for" not in result.stderr and "Missing option" not in result.stderr
+    if args[:2] == ["experiment", "run"]:
+        assert "table7" in result.stderr and "--help" in result.stderr
+
+
+def test_notes_quote_the_target_as_typed_and_name_the_search_cap_in_cli_terms():
+    budget = CliRunner().invoke(app, ["local-budget", "--target", "1e6", "--n", "1000", "--delta", "1e-6"])
+    assert budget.exit_code == 0 and re.search(r"│ target +│ 1e6 +│", budget.stdout), budget.stdout
+    args = ["metric", "local-epsilon", "--target", "1e6", "--n", "50", "--delta", "1e-4", "--k", "5"]
+    metric = " ".join(CliRunner().invoke(app, args).stdout.split())
+    assert "eps_geo is the search's cap of 100" in metric and "--target 1e6 allows" in metric
+    assert "MAX_EPSILON" not in metric

@@ -159,6 +159,24 @@ JSON_COMMANDS = {
     "metric profile": ["--mechanism", "rr-shuffle", "--n", "30", "--delta", "1e-4", "--p", "0.01", "--k", "5"],
     "personalized": ["--distribution", "uniform1", "--n", "100", "--delta", "1e-5"],
     "segmented optimize": ["--levels", "0.5,1", "--counts", "100,100", "--d", "8", "--s", "1", "--m", "1"],
+    "pic simulate": [
+        "--dataset",
+        "synthetic",
+        "--n",
+        "30",
+        "--task",
+        "neighbors",
+        "--k",
+        "2",
+        "--randomizer",
+        "minkowski",
+        "--epsilon-c",
+        "1",
+        "--out",
+        "round",
+        "--ideal",
+    ],  # fmt: skip
+    "experiment list": [],
     "demo": ["--seed", "1"],  # on fake services (_fake_demo_services): the real round takes half a minute
 }
 

@@ -13,6 +13,7 @@ from shuffledp.accounting.personalized import (
     personalized_shuffle_epsilons,
 )
 from shuffledp.cli import app
+from shuffledp.cli._output import number
 from shuffledp.protocols.personalized import table3_budgets
 
 runner = CliRunner()
@@ -171,10 +172,11 @@ def test_laplace_budgets_are_used_as_given_not_rounded(tmp_path):
     assert victim["upper"] == personalized_shuffle_epsilon(0.191, np.full(999, 0.2), 1e-3, "laplace") > 0.18
     assert victim["upper"] > 10 * out["rows"][1]["upper"]  # more conservative, worse guarantee
     text = runner.invoke(
-        app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--step", "0.5"]
-    )
+        app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--step", "0.5"],
+        terminal_width=200,
+    )  # fmt: skip
     assert text.exit_code == 0 and "0.191" in text.stdout and "as given" in text.stdout
-    assert "weakest: the bound at the largest budget, not proven for laplace" in text.stdout
+    assert "weakest: the bound at the largest budget, not proven for laplace" in " ".join(text.stdout.split())
     help_text = " ".join(runner.invoke(app, ["personalized", "--help"]).output.replace("│", " ").split())
     assert "laplace budgets are used as given" in help_text and "worse guarantee" in help_text
 
@@ -243,12 +245,13 @@ def test_json_is_strict_and_text_marks_missing_lower_and_eapes_below_lower(tmp_p
                 "0.1",
             ],
         )
-        assert "nan" not in text.stdout and text.stdout.splitlines()[1].split()[4] == "-"
+        assert "nan" not in text.stdout and _table_rows(text.stdout)[0][4] == "-"
     star = tmp_path / "star.txt"
     star.write_text("0.01\n" * 99 + "5\n")  # a liberal victim among near-fair coins: E-APES understates
-    result = runner.invoke(app, ["personalized", "--budgets", str(star), "--delta", "1e-6"])
+    result = runner.invoke(app, ["personalized", "--budgets", str(star), "--delta", "1e-6"], terminal_width=200)
+    rows = _table_rows(result.stdout)
+    assert rows[1][5].endswith("*") and not rows[0][5].endswith("*")
     lines = result.stdout.splitlines()
-    assert lines[2].split()[5].endswith("*") and not lines[1].split()[5].endswith("*")
     assert any(line.startswith("* E-APES") and "below our certified lower bound" in line for line in lines)
     row = _strict(runner.invoke(app, ["personalized", "--budgets", str(star), "--delta", "1e-6", "--json"]).stdout)[
         "rows"
@@ -256,12 +259,36 @@ def test_json_is_strict_and_text_marks_missing_lower_and_eapes_below_lower(tmp_p
     assert row["eapes_below_lower"] is True
 
 
+def _table_rows(text: str) -> list[list[str]]:
+    """The cells of a rich table's body rows in ``text``."""
+    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+
+
+def test_the_table_is_a_rich_table_with_every_fact_and_the_notes_below():
+    """One output style: personalized prints a rich table (as every command does), not hand-aligned columns."""
+    result = runner.invoke(
+        app, ["personalized", "--distribution", "uniform1", "--n", "300", "--delta", "1e-5", "--step", "0.1"],
+        terminal_width=200,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
+    assert [c.strip() for c in header.split("┃")[1:-1]] == ["budget", "given max", "users", "upper", "lower",
+                                                             "E-APES", "weakest"]  # fmt: skip
+    rows = _table_rows(result.stdout)
+    payload = _strict(runner.invoke(app, ["personalized", "--distribution", "uniform1", "--n", "300", "--delta", "1e-5",
+                                          "--step", "0.1", "--json"]).stdout)["rows"]  # fmt: skip
+    assert [row[0] for row in rows] == [number(r["budget"]) for r in payload]
+    assert sum(int(row[2]) for row in rows) == 300
+    assert "budget: given budgets rounded up to --step 0.1 (sound for binary-rr)" in " ".join(result.stdout.split())
+
+
 def test_progress_never_reaches_stdout():
     result = runner.invoke(
         app, ["personalized", "--distribution", "uniform1", "--n", "100000", "--delta", "1e-5", "--step", "0.1"]
     )
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0].split()[0] == "budget" and "E-APES" not in result.stdout.splitlines()[0][:8]
+    header = next(line for line in result.stdout.splitlines() if "budget" in line)
+    assert header.split("┃")[1].strip() == "budget" and "personalized:" not in result.stdout  # no spinner text
 
 
 def test_rounding_stays_in_range_and_rows_stay_consistent(tmp_path):
@@ -275,7 +302,7 @@ def test_rounding_stays_in_range_and_rows_stay_consistent(tmp_path):
     for r in out["rows"]:
         assert r["lower"] <= r["upper"] <= r["given_max"] and r["weakest_budget"] <= 700.0
         assert r["eapes_above_budget"] == (r["eapes"] == "inf" or r["eapes"] > r["budget"])
-    text = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-4"]).stdout
+    text = runner.invoke(app, ["personalized", "--budgets", str(path), "--delta", "1e-4"], terminal_width=200).stdout
     assert "^ E-APES is above the row's own local budget" in text
 
 

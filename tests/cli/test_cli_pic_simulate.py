@@ -1,6 +1,7 @@
 """`shuffledp pic simulate`: real data sets, round.json contents, --ideal agreement, one-line errors."""
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -43,7 +44,36 @@ def test_simulate_instance_0(tmp_path, dataset, shared_data):
     sizes = {"gmission": {"users": 713, "workers": 532}, "everysender": {"users": 4036, "workers": 817}}[dataset]
     assert report["n_per_group"] == sizes
     assert all(e <= 1.0 for e in report["epsilon_c"].values())
-    assert "outputs verified against F_PIC on the clients' own reports: True" in result.output
+    assert re.search(r"│ outputs verified against F_PIC on the clients' own reports +│ yes +│", result.output)
+
+
+def _cells(text: str) -> dict[str, str]:
+    """The two-column rich table rows in ``text`` as {quantity: value}."""
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+    return {row[0]: row[1] for row in rows if len(row) == 2}
+
+
+def test_utility_costs_and_verification_are_a_table_with_yes_not_python_true(tmp_path):
+    """One output style: the round's utility, sizes, timings and checks are table rows; a boolean is yes/no."""
+    result, report = _simulate(tmp_path, "--dataset", "synthetic", "--n", "30", "--task", "neighbors", "--k", "2",
+                               "--randomizer", "minkowski", "--epsilon-c", "1")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "True" not in result.output and "False" not in result.output
+    cells = _cells(result.output)
+    assert cells["outputs verified against F_PIC on the clients' own reports"] == "yes"
+    assert cells["posts verified"] == "yes" and cells["envelope to the shuffler (B)"] == str(report["message_bytes"])
+    assert cells["board (B)"] == str(report["board_bytes"])
+    assert {f"utility: {k}" for k in report["utility"]} <= set(cells)
+
+
+def test_json_prints_the_options_and_the_report_and_still_writes_round_json(tmp_path):
+    result, report = _simulate(tmp_path, "--dataset", "synthetic", "--n", "30", "--task", "neighbors", "--k", "2",
+                               "--randomizer", "minkowski", "--epsilon-c", "1e0", "--ideal", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["inputs"]["epsilon_c"] == 1.0 and out["inputs"]["n"] == 30 and out["inputs"]["instance"] is None
+    assert out["round_json"] == str(tmp_path / "round.json")
+    assert {k: v for k, v in out.items() if k not in ("inputs", "round_json")} == report
 
 
 def test_ideal_gives_every_user_the_real_output(tmp_path):
@@ -306,3 +336,11 @@ def test_shapley_is_refused_with_the_python_api_named(tmp_path):
     assert result.exit_code == 2
     assert "--task" in result.output and "validation gradient" in result.output and "RoundConfig" in result.output
     assert not (tmp_path / "round.json").exists()
+
+
+def test_the_search_cap_note_quotes_epsilon_c_as_typed(tmp_path):
+    result, _ = _simulate(tmp_path, "--dataset", "synthetic", "--n", "30", "--task", "neighbors", "--k", "2",
+                          "--randomizer", "minkowski", "--epsilon-c", "1e6", "--ideal")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "--epsilon-c 1e6 allows at least that much" in text and "1e+06" not in text

@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shuffledp.cli import app
+from shuffledp.cli._output import number
 
 BASE = ["segmented", "optimize", "--levels", "0.5,1,2", "--counts", "250,500,250", "--d", "32", "--s", "2", "--m", "1"]
 
@@ -42,6 +43,24 @@ def test_json_matches_the_api():
     assert all(eps <= level for eps, level in zip(out["epsilons"], [0.5, 1.0]))
     assert out["lambdas"] == sorted(out["lambdas"]) and out["lambdas"][0] > 0 and out["lambdas"][-1] <= 1
     assert out["inputs"]["delta"] == pytest.approx(1e-5)
+
+
+def test_text_is_rich_tables_with_every_fact_of_the_json():
+    """One output style: a summary table and one row per level (not key=value lines)."""
+    args = ["segmented", "optimize", "--levels", "0.5,1", "--counts", "500,500", "--d", "32", "--s", "1", "--m", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in result.output.splitlines() if line.startswith("│")]
+    summary = {row[0]: row[1] for row in rows if len(row) == 2}
+    assert (
+        summary["n"] == "1000" and summary["m"] == number(out["m"]) and summary["MSE bound"] == number(out["mse_bound"])
+    )
+    assert summary["d"] == "32" and summary["s"] == "1" and summary["delta"] == number(out["inputs"]["delta"])
+    levels = [row for row in rows if len(row) == 4]
+    assert levels == [[number(level), "500", number(lam, 9), number(eps, 9)]
+                      for level, lam, eps in zip((0.5, 1.0), out["lambdas"], out["epsilons"])]  # fmt: skip
+    assert "=" not in result.output
 
 
 @pytest.mark.parametrize(

@@ -39,8 +39,42 @@ from shuffledp.params import EPS0_RANGE as EPS0_RANGE
 
 try:  # recent typer vendors click as typer._click; older releases depend on click itself
     from typer._click import exceptions as _click_errors
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import exceptions as _click_errors  # type: ignore[no-redef]
+    from click import get_current_context  # type: ignore[no-redef]
+    from click.core import ParameterSource  # type: ignore[no-redef]
+
+
+# --- what the user typed ------------------------------------------------------------------
+
+#: Key of `typed`'s record in the click context's ``meta`` (shared by a command and its parents).
+_TYPED = "shuffledp.typed"
+
+
+def record_typed(name: str, text: str) -> None:
+    """Remember ``text``, the value of option ``name`` as typed, for messages that quote it (`typed`)."""
+    ctx = get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.setdefault(_TYPED, {})[name] = text
+
+
+def typed(name: str, value: Any) -> str:
+    """Option ``name``'s value as the user typed it (``2e-7``, not ``2e-07``); ``value`` as written if not typed.
+
+    Messages quote what the user gave: a value parsed from ``1e13`` is quoted as ``1e13``, not ``10000000000000``.
+    """
+    ctx = get_current_context(silent=True)
+    text = None if ctx is None else ctx.meta.get(_TYPED, {}).get(name)
+    if text is not None:
+        return text.strip()
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def given(ctx: Any, name: str) -> bool:
+    """Whether parameter ``name`` (the Python name, ``min_bucket_size``) was given, not left at its default."""
+    return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
 
 
 # --- choices from the registries (imported on use) ---------------------------------------
@@ -111,12 +145,15 @@ def _fill_choices(help_text: str) -> str:
 # --- parsers ---------------------------------------------------------------------------
 
 
-def _checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A typer parser: ``check`` raises ShuffleDPError, reported as a bad option value."""
+def _checked(check: Callable[[Any], Any], name: str = "") -> Callable[[Any], Any]:
+    """A typer parser: ``check`` raises ShuffleDPError, reported as a bad option value; the text as typed
+    is remembered under ``name`` (`typed`)."""
 
     def parse(value: Any) -> Any:
         if value is None:  # an optional option left out
             return None
+        if name and isinstance(value, str):
+            record_typed(name, value)
         try:
             return check(value)
         except ShuffleDPError as exc:
@@ -183,7 +220,7 @@ def interval_option(name: str, interval: V.Interval | Callable[[], V.Interval]) 
             return int(number) if rng.integer else float(number)
         raise rng.error(name, text)
 
-    parse = _checked(check)
+    parse = _checked(check, name)
     parse.allowed = lambda: (interval() if callable(interval) else interval).allowed  # type: ignore[attr-defined]
     return parse
 
@@ -312,6 +349,14 @@ def _hint(exc: Any) -> str:
     return f" (see '{ctx.command_path} --help')" if ctx is not None else ""
 
 
+def _names(param: Any) -> tuple[str, ...]:
+    """How a parameter is named on the command line: its options (``--n``), or an argument's ``ROLE``."""
+    return (
+        *getattr(param, "opts", ()),
+        getattr(param, "metavar", None) or (getattr(param, "name", None) or "").upper(),
+    )
+
+
 def _message(exc: Any) -> str:
     """One line for a click usage error; our parsers' messages already name the option."""
     param = getattr(exc, "param", None)
@@ -320,7 +365,7 @@ def _message(exc: Any) -> str:
         isinstance(exc, _click_errors.BadParameter)
         and param is not None
         and message
-        and any(message.startswith(opt) for opt in getattr(param, "opts", ()))
+        and any(message.startswith(name) for name in _names(param) if name)
     ):
         return message + _hint(exc)
     return exc.format_message() + _hint(exc)

@@ -354,13 +354,14 @@ _LIMIT_NOTES = {
 def _delta_share_reason(method: str, delta: float, rounds: int) -> str:
     """Why a composition certifies nothing: its per-round share of --delta is below the smallest delta priced."""
     return (
-        f"{method} composition divides --delta {delta!r} among the {rounds} rounds, and a share falls below "
+        f"{method} composition divides --delta {S.typed('--delta', delta)} among the {rounds} rounds, and a share falls below "
         f"{S.DELTA_RANGE.low:g}, the smallest delta priced; use a larger --delta or fewer --rounds"
     )
 
 
 @app.command("local-budget", cls=S.OneLineCommand)
 def local_budget_cmd(
+    ctx: typer.Context,
     target: Annotated[
         float,
         typer.Option("--target", parser=S.epsilon_option("--target"), help="Target central epsilon after shuffling."),
@@ -416,6 +417,11 @@ def local_budget_cmd(
     from shuffledp.accounting.composition import composed_local_epsilon, composed_shuffle_epsilon
     from shuffledp.accounting.inverse import local_epsilon, parameters_of
 
+    if rounds == 1 and S.given(ctx, "composition"):
+        raise PrivacyParameterError(
+            f"--composition must come with --rounds 2 or more (one round is priced by --method), got --composition "
+            f"{composition} with --rounds {S.typed('--rounds', rounds)}"
+        )
     dim = _dimension(randomizer, dim)
     family: Any = "generic"
     if randomizer is not None:
@@ -489,11 +495,19 @@ def local_budget_cmd(
             results["sampling"] = sample
         emit_result(inputs, results)
         return
-    source = "any eps0-LDP randomizer" if randomizer is None else f"randomizer {randomizer}"
+    source = "any eps0-LDP randomizer" if randomizer is None else randomizer
     if dim is not None:
         source += f" (--dim {dim})"
-    console.print(f"local epsilon {value:.6g} for {source}, method {label}")
-    console.print(f"shuffled epsilon at this budget: {achieved:.6g} (target {target:g}, n={n}, delta={delta:g})")
+    rows = [
+        ("local epsilon", value),
+        ("randomizer", source),
+        ("method", label),
+        ("shuffled epsilon at this budget", achieved),
+        ("target", S.typed("--target", target)),
+        ("n", n),
+        ("delta", S.typed("--delta", delta)),
+    ]
+    table(("quantity", "value"), rows)
     _print_sampling(sample)
     if limited_by != "target":
         console.print("note: " + _LIMIT_NOTES[limited_by].format(cap=cap, method=label))
@@ -559,7 +573,7 @@ def compose_cmd(
     finite = {k: v for k, v in results["epsilon"].items() if math.isfinite(v)}
     if not finite:
         raise CompositionError(
-            f"no composition method certifies a finite epsilon at --delta {delta!r} over --rounds {rounds}: "
+            f"no composition method certifies a finite epsilon at --delta {S.typed('--delta', delta)} over --rounds {rounds}: "
             + "; ".join(f"{name}: {reason}" for name, reason in reasons.items())
         )
     best = min(finite, key=finite.__getitem__)

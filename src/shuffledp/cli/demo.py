@@ -26,6 +26,7 @@ import typer
 
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import PhaseProgress, console, emit_result, number, table
+from shuffledp.errors import DataError
 
 __all__ = ["app", "demo_cmd"]
 
@@ -85,7 +86,12 @@ def demo_cmd(
     given = {k: v for k, v in {"db_url": db, "data_dir": data_dir}.items() if v is not None}
     check_settings(ctx, given, folder=data_dir is not None)
     start = time.perf_counter()
-    inst = load_crowdsourcing("gmission", instance, root=data_root)
+    try:
+        inst = load_crowdsourcing("gmission", instance, root=data_root)
+    except DataError as exc:  # name the option that points at the data
+        if data_root is not None:
+            raise DataError(f"--data-root {str(data_root)!r} must hold spatial_crowdsourcing/: {exc}") from None
+        raise DataError(f"{exc} (give the folder holding spatial_crowdsourcing/ with --data-root)") from None
     groups = [("passengers", inst.users), ("drivers", inst.workers)]
     folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="shuffledp-demo-"))
     services = LocalServices(folder, db_url=db)

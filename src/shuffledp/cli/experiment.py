@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import console, table
+from shuffledp.cli._output import console, emit_result, table
 
 __all__ = ["app", "experiment_list", "experiment_run", "group", "reproduce_cmd"]
 
@@ -38,17 +38,34 @@ SeedOpt = Annotated[
 ]
 
 
+def _experiment_names() -> list[str]:
+    from shuffledp.experiments import all_experiments
+
+    return list(all_experiments())
+
+
 @group.command("list", cls=S.OneLineCommand)
-def experiment_list() -> None:
+def experiment_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+) -> None:
     """List every registered experiment."""
     from shuffledp.experiments import all_experiments
 
-    table(("name", "title", "paper"), ((name, exp.title, exp.paper) for name, exp in all_experiments().items()))
+    rows = [(name, exp.title, exp.paper) for name, exp in all_experiments().items()]
+    if as_json:
+        emit_result({}, {"experiments": [dict(name=name, title=title, paper=paper) for name, title, paper in rows]})
+        return
+    table(("name", "title", "paper"), rows)
 
 
 @group.command("run", cls=S.OneLineCommand)
 def experiment_run(
-    name: str = typer.Argument(..., metavar="NAME", help="Experiment name (see `shuffledp experiment list`)."),
+    name: str = typer.Argument(
+        ...,
+        metavar="NAME",
+        parser=S.choice_option("NAME", _experiment_names, "experiment"),
+        help="Experiment name (see `shuffledp experiment list`).",
+    ),
     quick: QuickOpt = False,
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,

@@ -318,8 +318,8 @@ def local_epsilon_cmd(
     }
     if results["capped"]:
         results["note"] = (
-            f"eps_geo is the search's upper end, MAX_EPSILON = {M.MAX_EPSILON:g} (the largest eps_geo accepted); "
-            "the target allows at least that much"
+            f"eps_geo is the search's cap of {M.MAX_EPSILON:g} (the largest eps_geo accepted): "
+            f"--target {S.typed('--target', target)} allows at least that much"
         )
     inputs = {"target": target, "n": n, "delta": delta, "k": k, "method": method, "max_distance": max_distance}
     _emit(as_json, inputs, results)

@@ -35,7 +35,7 @@ import numpy as np
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import emit_result, number, status
+from shuffledp.cli._output import console, emit_result, number, status, table
 from shuffledp.errors import DataError, PrivacyParameterError
 
 __all__ = ["app", "personalized_cmd"]
@@ -45,6 +45,8 @@ app = typer.Typer(
     "to --step (sound); laplace budgets are used as given (for laplace a more conservative user can get a worse "
     "guarantee than a more liberal one).",
     cls=S.OneLineGroup,
+    # options after a stray word are still read, so 'personalized foo --delta 1e-4' says "No such command 'foo'"
+    context_settings={"allow_interspersed_args": True},
 )
 
 FAMILY_CHOICES = ["binary-rr", "k-rr", "laplace"]
@@ -143,40 +145,38 @@ def _rows(given: np.ndarray, budgets: np.ndarray, delta: float, family: str, k: 
 
 
 def _print_table(rows: list[dict[str, Any]], family: str, step: float | None) -> None:
-    def cell(value: Any) -> str:
-        return f"{number(value, 5):>10s}"
+    def flagged(r: dict[str, Any]) -> str:
+        return number(r["eapes"]) + ("*" if r["eapes_below_lower"] else "^" if r["eapes_above_budget"] else "")
 
-    typer.echo(
-        f"{'budget':>9s} {'given max':>9s} {'users':>7s} {'upper':>10s} {'lower':>10s} {'E-APES':>10s}  {'weakest':>10s}"
-    )
-    for r in rows:
-        flag = "*" if r["eapes_below_lower"] else "^" if r["eapes_above_budget"] else " "
-        typer.echo(
-            f"{r['budget']:9.6g} {r['given_max']:9.6g} {r['count']:7d} {cell(r['upper'])} {cell(r['lower'])} "
-            f"{cell(r['eapes'])}{flag} {cell(r['weakest_budget'])}"
-        )
+    columns = ("budget", "given max", "users", "upper", "lower", "E-APES", "weakest")
+    cells = [
+        (r["budget"], r["given_max"], r["count"], r["upper"], r["lower"], flagged(r), r["weakest_budget"]) for r in rows
+    ]
+    table(columns, cells, whole=columns)
     if step is not None:
-        typer.echo(
-            f"budget: given budgets rounded up to --step {step:g} (sound for {family}); upper: every user of the row,\n"
+        console.print(
+            f"budget: given budgets rounded up to --step {S.typed('--step', step)} (sound for {family}); upper: every "
+            "user of the row, "
             "capped at its largest given budget; lower (at most upper), E-APES: a user at the row's budget."
         )
     else:
-        typer.echo(
-            "budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee).\n"
+        console.print(
+            "budget: as given (laplace is not rounded: a more conservative user can get a worse guarantee). "
             "weakest: the bound at the largest budget, not proven for laplace users below it (same reason)."
         )
     if family != "binary-rr":
-        typer.echo("lower: - (computed for binary-rr only).")
+        console.print("lower: - (computed for binary-rr only).")
     if any(r["eapes_below_lower"] for r in rows):
-        typer.echo(
+        console.print(
             "* E-APES (a CLT approximation) is below our certified lower bound: it understates the privacy loss."
         )
     if any(r["eapes_above_budget"] for r in rows):
-        typer.echo("^ E-APES is above the row's own local budget, which alone already bounds the central epsilon.")
+        console.print("^ E-APES is above the row's own local budget, which alone already bounds the central epsilon.")
 
 
 @app.callback(invoke_without_command=True)
 def personalized_cmd(
+    ctx: typer.Context,
     delta: Annotated[float, typer.Option("--delta", parser=S.delta_option(), help="Target delta.")],
     family: Annotated[
         str,
@@ -230,6 +230,8 @@ def personalized_cmd(
     """
     from shuffledp.protocols.personalized import table3_budgets
 
+    if family != "k-rr" and S.given(ctx, "k"):
+        raise PrivacyParameterError(f"--k must come with --family k-rr (its alphabet size), got --family {family}")
     if (budgets_file is None) == (distribution is None):
         raise PrivacyParameterError("give exactly one of --budgets FILE and --distribution NAME")
     if distribution is not None:

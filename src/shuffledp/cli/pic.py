@@ -15,7 +15,7 @@ import typer
 
 from shuffledp.accounting import local_epsilon
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import console, json_text, number, progress, table
+from shuffledp.cli._output import console, emit_result, json_text, number, progress, table
 from shuffledp.errors import PrivacyParameterError
 
 __all__ = ["app", "simulate_cmd"]
@@ -165,6 +165,9 @@ def simulate_cmd(
     seed: Annotated[
         int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the data and randomization streams.")
     ] = 0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (inputs and the round's report) instead of tables.")
+    ] = False,
 ) -> None:
     """Run one full PIC round in process; print privacy and utility; write DIR/round.json."""
     import numpy as np
@@ -188,7 +191,9 @@ def simulate_cmd(
         raise _bad(ctx, "instance", "applies to gmission and everysender only")
     if n is not None and n > _MAX_USERS[task]:
         raise _bad(
-            ctx, "n", f"must be at most {_MAX_USERS[task]:,} per group for --task {task} ({_WHY_MAX[task]}), got {n}"
+            ctx,
+            "n",
+            f"must be at most {_MAX_USERS[task]:,} per group for --task {task} ({_WHY_MAX[task]}), got {S.typed('--n', n)}",
         )
     from shuffledp.experiments.runner import writable_directory
 
@@ -203,12 +208,14 @@ def simulate_cmd(
     pic_task = PicTask(task, radius=radius, k=k if task == "neighbors" else 1)
     smallest = min(len(X) for _, X in groups)
     if task == "neighbors" and k >= smallest:
-        raise _bad(ctx, "k", f"must be below the group's {smallest} users for --task neighbors, got {k}")
+        raise _bad(
+            ctx, "k", f"must be below the group's {smallest} users for --task neighbors, got {S.typed('--k', k)}"
+        )
     most = (smallest - 1) // (1 + pic_task.exposure(1))  # |C| + |U| = |C| (1 + k) must leave the victim (§5.3)
     if corrupted > most:
         raise _bad(ctx, "corrupted", f"must be at most {most} for --task {task} with a smallest group of {smallest} users "
                    f"(each corrupted user may expose {pic_task.exposure(1)} honest one(s), §5.3, and the victim must stay "
-                   f"anonymous), got {corrupted}")  # fmt: skip
+                   f"anonymous), got {S.typed('--corrupted', corrupted)}")  # fmt: skip
     try:
         config = RoundConfig(pic_task, randomizer, epsilon_c, delta, suite, corrupted, bucket_bits=bucket_bits,
                              min_bucket_size=min_bucket_size)  # fmt: skip
@@ -234,6 +241,13 @@ def simulate_cmd(
         (out / "round.json").write_text(json_text(report, indent=2) + "\n")
     except OSError as exc:
         raise _bad(ctx, "out", f"cannot write {str(out / 'round.json')!r} ({exc.strerror or exc})") from None
+    if as_json:
+        inputs = dict(dataset=dataset, task=task, randomizer=randomizer, epsilon_c=epsilon_c, out=str(out),
+                      instance=None if dataset == "synthetic" else instance, n=n, delta=delta, suite=suite,
+                      corrupted=corrupted, k=k if task == "neighbors" else None, bucket_bits=bucket_bits,
+                      min_bucket_size=min_bucket_size if bucket_bits else None, ideal=ideal, seed=seed)  # fmt: skip
+        emit_result(inputs, {**report, "round_json": str(out / "round.json")})
+        return
     _print(report)
     console.print(f"wrote {out / 'round.json'}")
 
@@ -278,24 +292,27 @@ def _print(report: dict[str, Any]) -> None:
     for p in report["privacy"]:
         if not p["target_met"]:  # say why: the round's n' fell below the one the local epsilon was planned for
             console.print(
-                f"warning: {p['name']} misses --epsilon-c {report['epsilon_c_target']:g}: its local epsilon was "
+                f"warning: {p['name']} misses --epsilon-c {S.typed('--epsilon-c', report['epsilon_c_target'])}: its local epsilon was "
                 f"planned for n' = {p['n_prime_planned']}, the round gave n' = {p['n_prime']} ({p['n_prime_rule']})"
             )
     capped = [p["name"] for p in report["privacy"] if p["local_epsilon_capped"]]
     if capped:
         console.print(
             f"note: the local epsilon of {', '.join(capped)} is the search cap {LOCAL_EPSILON_CAP:g}: --epsilon-c "
-            f"{report['epsilon_c_target']:g} allows at least that much, and eps_c is the guarantee at the cap"
+            f"{S.typed('--epsilon-c', report['epsilon_c_target'])} allows at least that much, and eps_c is the guarantee at the cap"
         )
-    console.print("utility: " + ", ".join(f"{k} {v:.4g}" for k, v in report["utility"].items()))
+    rows: list[tuple[str, Any]] = [(f"utility: {k}", number(v, 4)) for k, v in report["utility"].items()]
     if not report["ideal"]:
-        console.print(
-            f"envelopes {report['message_bytes']} B to the shuffler, {report['inner_envelope_bytes']} B to the server; "
-            f"board {report['board_bytes']} B ({report['board_bucket_bits']} bucket bits); client prepare "
-            f"{report['client_prepare_us']:.0f} us, shuffler {report['shuffler_unwrap_us_per_envelope']:.0f} us/envelope, "
-            f"server decrypt {report['server_decrypt_us_per_message']:.0f} us/report, f(L) {report['task_ms']:.1f} ms"
-        )
-        console.print(
-            f"outputs verified against F_PIC on the clients' own reports: {report['outputs_verified']}; "
-            f"posts verified: {report['posts_verified']}"
-        )
+        rows += [
+            ("envelope to the shuffler (B)", report["message_bytes"]),
+            ("envelope to the server (B)", report["inner_envelope_bytes"]),
+            ("board (B)", report["board_bytes"]),
+            ("board bucket bits", report["board_bucket_bits"]),
+            ("client prepare (us)", number(report["client_prepare_us"], 3)),
+            ("shuffler (us/envelope)", number(report["shuffler_unwrap_us_per_envelope"], 3)),
+            ("server decrypt (us/report)", number(report["server_decrypt_us_per_message"], 3)),
+            ("f(L) (ms)", number(report["task_ms"], 3)),
+            ("outputs verified against F_PIC on the clients' own reports", report["outputs_verified"]),
+            ("posts verified", report["posts_verified"]),
+        ]
+    table(("quantity", "value"), rows)

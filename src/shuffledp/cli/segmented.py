@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from shuffledp.cli import _support as S
-from shuffledp.cli._output import emit_result, status
+from shuffledp.cli._output import emit_result, number, status, table
 from shuffledp.errors import PrivacyLevelError, PrivacyParameterError
 
 __all__ = ["app", "optimize"]
@@ -38,11 +38,13 @@ def _number_list(name: str, interval: Any, cap: str = "") -> Callable[[Any], Any
         if value is None or isinstance(value, list):
             return value
         try:
-            return [item(v.strip()) for v in str(value).split(",")]
+            values = [item(v.strip()) for v in str(value).split(",")]
         except typer.BadParameter:
             rng = interval() if callable(interval) else interval
             note = f"{S.bound_text(rng.high)} is the {cap}'s search cap" if cap else ""
             raise typer.BadParameter(S.range_message(name, allowed(), value, note)) from None
+        S.record_typed(name, str(value))  # the list as typed, for messages that quote it
+        return values
 
     parse.allowed = allowed  # type: ignore[attr-defined]
     return parse
@@ -109,7 +111,7 @@ def optimize(
     from shuffledp.protocols.segmented.optimizer import optimize_parameters
 
     if any(b <= a for a, b in zip(levels, levels[1:])):
-        raise PrivacyLevelError(f"--levels must be strictly increasing, got {','.join(map(str, levels))}")
+        raise PrivacyLevelError(f"--levels must be strictly increasing, got {S.typed('--levels', levels)}")
     if len(counts) != len(levels):
         raise PrivacyLevelError(f"--counts must give one count per level ({len(levels)}), got {len(counts)}")
     if s > d:
@@ -124,8 +126,12 @@ def optimize(
         inputs = {"levels": levels, "counts": counts, "d": d, "s": s, "m": m, "delta": delta}
         emit_result(inputs, result.to_dict())
         return
-    typer.echo(f"n={n} d={d} s={s} delta={delta:g}  m={result.m:.6g}  MSE bound={result.mse_bound:.6g}")
+    summary = [("n", n), ("d", d), ("s", s), ("delta", delta), ("m", result.m), ("MSE bound", result.mse_bound)]
     if result.m_range is not None:
-        typer.echo(f"searched m in [{result.m_range[0]:.6g}, {result.m_range[1]:.6g}]")
-    for level, count, lam, eps in zip(levels, counts, result.lambdas, result.epsilons):
-        typer.echo(f"level {level:g}: {count} users  lambda={lam:.9g}  user epsilon={eps:.9g}")
+        summary.append(("m searched in", f"[{number(result.m_range[0])}, {number(result.m_range[1])}]"))
+    table(("quantity", "value"), summary)
+    levels_rows = zip(levels, counts, result.lambdas, result.epsilons)
+    table(
+        ("level", "users", "lambda", "user epsilon"),
+        ((level, count, number(lam, 9), number(eps, 9)) for level, count, lam, eps in levels_rows),
+    )
