@@ -262,4 +262,4 @@ def test_segmented_help_example_is_a_fast_one():
     result = runner.invoke(app, ["segmented", "optimize", *example.group(1).split(), "--json"])
     assert result.exit_code == 0, result.output
     assert time.perf_counter() - start < 60.0  # a few seconds alone; generous for a loaded machine
-    assert json.loads(result.stdout)["result"]["m"] == float(example.group(1).split()[-1])
+    assert json.loads(result.stdout)["m"] == float(example.group(1).split()[-1])
