@@ -24,10 +24,9 @@ app = typer.Typer(
 )
 
 
-def _number_list(name: str, interval: Any, cap: str = "") -> Callable[[Any], Any]:
+def _number_list(name: str, interval: Any) -> Callable[[Any], Any]:
     """A comma-separated list of numbers, each in ``interval`` (or the function returning it), as
-    `S.interval_option` reads one; a bad list is refused in the one wording of a range error (naming
-    the range's top as a search cap when ``cap`` names the search)."""
+    `S.interval_option` reads one; a bad list is refused in the one wording of a range error."""
     item = S.interval_option(name, interval)
 
     def allowed() -> str:
@@ -40,9 +39,7 @@ def _number_list(name: str, interval: Any, cap: str = "") -> Callable[[Any], Any
         try:
             values = [item(v.strip()) for v in str(value).split(",")]
         except typer.BadParameter:
-            rng = interval() if callable(interval) else interval
-            note = f"{S.bound_text(rng.high)} is the {cap}'s search cap" if cap else ""
-            raise typer.BadParameter(S.range_message(name, allowed(), value, note)) from None
+            raise typer.BadParameter(S.range_message(name, allowed(), value)) from None
         S.record_typed(name, str(value))  # the list as typed, for messages that quote it
         return values
 
@@ -66,8 +63,8 @@ LevelsOpt = Annotated[
     list,
     typer.Option(
         "--levels",
-        parser=_number_list("--levels", _levels, cap="optimizer"),
-        help="Privacy levels E_1 < ... < E_K, e.g. 0.5,1,2 (the top of the range is the optimizer's search cap).",
+        parser=_number_list("--levels", _levels),
+        help="Privacy levels E_1 < ... < E_K, e.g. 0.5,1,2.",
     ),
 ]
 CountsOpt = Annotated[

@@ -21,7 +21,6 @@ from shuffledp.errors import DomainError, PrivacyLevelError, PrivacyParameterErr
 
 __all__ = [
     "EPSILON_P_MAX",
-    "LEVEL_MAX",
     "LEVEL_RANGE",
     "check_epsilon_p",
     "check_lambdas",
@@ -35,14 +34,10 @@ __all__ = [
 #: probability < (k - 1) e^-40 ~ 4e-18 per other level: a larger budget buys nothing over
 #: exact counting (epsilon_p=None), and calibration near the search's top (50) would cap.
 EPSILON_P_MAX = 40.0
-#: Largest privacy level E_k (a search cap of the optimizer).  A level is a user's epsilon: at 40 a report
-#: may be e^40 ~ 2e17 times likelier under one input than another (no protection), and Eq. 7's target
-#: delta / (s e^E) shrinks like e^-E, so beyond it every check of the optimizer only chases ever smaller
-#: tails (the paper's levels are 0.5 to 2; at n = 5,000 a level above about 15 is met at the smallest
-#: blanket rate with lambda = 1 anyway).
-LEVEL_MAX = 40.0
-#: The privacy levels accepted, [2^-52, `LEVEL_MAX`].
-LEVEL_RANGE = Interval(EPSILON_MIN, LEVEL_MAX)
+#: The privacy levels accepted, [2^-52, inf): a level is a user's epsilon, and the optimizer meets any finite
+#: one (a level far above the others, even 1e300, is met at the smallest blanket rate: the group-privacy
+#: tests pin that it is as good as 40 and fast), so no cap is put on it.
+LEVEL_RANGE = Interval(EPSILON_MIN)
 
 
 def check_epsilon_p(epsilon_p: Any) -> float:
@@ -85,7 +80,7 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
     Parameters
     ----------
     levels : sequence of float
-        At least one number in `LEVEL_RANGE` = [2^-52, 40], strictly increasing.
+        At least one number in `LEVEL_RANGE` = [2^-52, inf), strictly increasing.
 
     Returns
     -------
@@ -109,18 +104,17 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
     Traceback (most recent call last):
     ...
     shuffledp.errors.PrivacyLevelError: levels must be strictly increasing, got [1.0, 0.5]
-    >>> check_levels([0.5, 800])
+    >>> check_levels([0.5, 0])
     Traceback (most recent call last):
     ...
-    shuffledp.errors.PrivacyLevelError: levels[1] must be a number in [2^-52, 40]; got 800 (the optimizer's search cap)
+    shuffledp.errors.PrivacyLevelError: levels[1] must be a number in [2^-52, inf); got 0
     """
     if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
         raise PrivacyLevelError(range_message("levels", "a sequence of numbers", levels))
     values = []
     for i, e in enumerate(levels):
         try:
-            above = isinstance(e, numbers.Real) and e > LEVEL_MAX
-            values.append(LEVEL_RANGE.check(e, f"levels[{i}]", "the optimizer's search cap" if above else ""))
+            values.append(LEVEL_RANGE.check(e, f"levels[{i}]"))
         except PrivacyParameterError as exc:  # a range or type error, as the menu's own error
             raise PrivacyLevelError(str(exc)) from None
     values = tuple(values)
