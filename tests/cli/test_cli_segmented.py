@@ -44,6 +44,14 @@ def test_json_matches_the_api():
     assert out["inputs"]["delta"] == pytest.approx(1e-5)
 
 
+def test_a_tiny_level_is_optimized_not_a_traceback():
+    """Issue 16: --levels 1e-7 ended in 'ValueError: math domain error' (the accountant's group search)."""
+    args = ["segmented", "optimize", "--levels", "1e-7", "--counts", "1250", "--d", "100", "--s", "4", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert 0.0 < json.loads(result.output)["epsilons"][0] <= 1e-7
+
+
 @pytest.mark.parametrize(
     "option,value",
     [
