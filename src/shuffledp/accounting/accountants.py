@@ -59,11 +59,7 @@ from shuffledp.accounting.subsampling import SampledProfile, amplified_cap, samp
 from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon_lower,
 )
-from shuffledp.errors import (
-    OutsideRegimeError,
-    PrivacyParameterError,
-    UnsupportedEventError,
-)
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 
 #: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
