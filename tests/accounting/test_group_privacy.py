@@ -96,3 +96,18 @@ def test_huge_levels_and_tiny_deltas_stay_correct_and_fast():
     with pytest.raises(PrivacyParameterError, match="level 0.5 cannot be met at delta=1e-300"):
         optimize_parameters([0.5, 1.0, 2.0], 1e-300, [1250, 2500, 1250], 128, 4)
     assert time.perf_counter() - start < 30
+
+
+def test_a_group_that_certifies_epsilon_zero_is_priced():
+    """A user event whose release meets delta at epsilon 0 (tiny lambda): the group's delta at epsilon 0 had no
+    ladder below it to search (log2(0), a math domain error); it is the group's bound at 0."""
+    acc = VariationRatioAccountant().compose(user_event(1e-6, 100, 1250, 0.5, 4))
+    assert acc.get_epsilon(8e-6) == 0.0
+    assert 0.0 < acc.get_delta(0.0) <= 8e-6
+
+
+def test_levels_far_below_one_are_optimized():
+    """Issue 16: levels 1e-7 and 2e-7 crashed the optimizer (the group above); 1e-6 worked."""
+    for level in (1e-7, 2e-7):
+        p = optimize_parameters([level], 8e-6, [1250], 100, 4)
+        assert 0.0 < p.epsilons[0] <= level and 0.0 < p.lambdas[0] <= 1.0

@@ -266,3 +266,32 @@ def test_segmented_help_example_is_a_fast_one():
     assert result.exit_code == 0, result.output
     assert time.perf_counter() - start < 60.0  # a few seconds alone; generous for a loaded machine
     assert json.loads(result.stdout)["m"] == float(example.group(1).split()[-1])
+
+
+@pytest.mark.parametrize(
+    "randomizer,dim",
+    [
+        ("laplace", "1e8"),
+        ("staircase", "1e8"),
+        ("square_wave", "1e8"),
+        ("unary", "1e13"),
+        ("subset_exponential", "1e8"),
+        ("privhs", "1e8"),
+    ],
+)
+def test_a_dim_the_randomizer_cannot_compute_is_one_named_line(randomizer, dim):
+    """Issue 16: these ended in MemoryError or ran for minutes; --help states each cap as the error does."""
+    from shuffledp._util.validation import bound_text
+    from shuffledp.randomizers.registry import max_size
+
+    args = ["amplify", "--eps0", "3", "--n", "1e4", "--delta", "1e-6", "--randomizer", randomizer, "--dim", dim]
+    result = runner.invoke(app, args)
+    cap = bound_text(max_size(randomizer))
+    assert result.exit_code == 2, result.output
+    assert re.search(
+        rf"error: --dim must be an integer in \[\d, {cap}\]; got {int(float(dim))} \(with --randomizer "
+        rf"{randomizer}",
+        result.output,
+    ), result.output
+    help_text = " ".join(runner.invoke(app, ["amplify", "--help"], terminal_width=400).output.split())
+    assert f"{cap} for {randomizer}" in help_text

@@ -63,6 +63,14 @@ def test_text_is_rich_tables_with_every_fact_of_the_json():
     assert "=" not in result.output
 
 
+def test_a_tiny_level_is_optimized_not_a_traceback():
+    """Issue 16: --levels 1e-7 ended in 'ValueError: math domain error' (the accountant's group search)."""
+    args = ["segmented", "optimize", "--levels", "1e-7", "--counts", "1250", "--d", "100", "--s", "4", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert 0.0 < json.loads(result.output)["epsilons"][0] <= 1e-7
+
+
 @pytest.mark.parametrize(
     "option,value",
     [

@@ -74,6 +74,16 @@ def test_demo_refuses_bad_settings_in_one_line_before_starting_anything(options,
     _one_line_error(_run("demo", *options, timeout=60, cwd=tmp_path), options[0])
 
 
+def test_demo_refuses_an_epsilon_c_above_the_services_cap_before_starting_anything(tmp_path):
+    """Issue 16: --epsilon-c 1e6 started the three services, then failed with the service's 422; the option
+    takes its range from the same constant as the service's round spec."""
+    from shuffledp.service.server_app import CreateRound
+
+    cap = next(m.le for m in CreateRound.model_fields["epsilon_c"].metadata if getattr(m, "le", None) is not None)
+    out = _run("demo", "--epsilon-c", "1e6", timeout=120, cwd=tmp_path)
+    _one_line_error(out, "--epsilon-c must be a number in [2^-52, " + f"{cap:g}]; got '1e6'")
+
+
 def test_serve_refuses_an_unknown_role_in_one_line():
     out = _run("serve", "cook")
     assert out.returncode == 2 and "cook" in out.stderr and "shuffler" in out.stderr

@@ -43,3 +43,15 @@ def test_unknown_name_lists_the_available_ones():
         make_randomizer("nope", 1.0)
     with pytest.raises(PrivacyParameterError, match="unknown randomizer"):
         size_argument("nope")
+
+
+@pytest.mark.parametrize("name", ["laplace", "staircase", "square_wave", "unary", "subset_exponential", "privhs"])
+def test_a_size_beyond_what_amplification_parameters_computes_is_refused(name):
+    """Issue 16: laplace at dim 1e8 raised MemoryError, privhs and subset_exponential ran for minutes."""
+    from shuffledp.errors import PrivacyParameterError
+    from shuffledp.randomizers.registry import make_randomizer, max_size
+
+    cap = max_size(name)
+    assert cap is not None
+    with pytest.raises(PrivacyParameterError, match=rf"must be an integer in \[\d, [^]]+\]; got {cap + 1}$"):
+        make_randomizer(name, 3.0, dim=cap + 1)

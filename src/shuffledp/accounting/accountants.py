@@ -59,11 +59,7 @@ from shuffledp.accounting.subsampling import SampledProfile, amplified_cap, samp
 from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon_lower,
 )
-from shuffledp.errors import (
-    OutsideRegimeError,
-    PrivacyParameterError,
-    UnsupportedEventError,
-)
+from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 
 #: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
@@ -456,6 +452,8 @@ class _PairAccountant(Accountant):
             return 0.0 if d <= 0.0 else math.exp(min(0.0, math.log(size) + e + math.log(d)))
 
         best = bound(epsilon)
+        if epsilon <= 0.0:  # no e below 0 to search (a release weak enough to certify epsilon 0)
+            return best
         # beyond 2 EPS_CEILING the bound is 1 (e^e times any float64 delta_1 > 0): start the ladder there
         k = math.ceil(_LADDER_STEPS * math.log2(min(epsilon, 2.0 * EPS_CEILING))) - 1
         if best == 0.0 or (best < 1.0 and bound(2.0 ** (k / _LADDER_STEPS)) >= best):

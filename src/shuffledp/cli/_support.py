@@ -100,7 +100,7 @@ def randomizer_names() -> list[str]:
 
 def randomizer_sizes() -> list[str]:
     """What ``--dim`` means for each randomizer (the registry's size argument), as one help phrase."""
-    from shuffledp.randomizers.registry import available_randomizers, size_argument
+    from shuffledp.randomizers.registry import available_randomizers, max_size, size_argument
 
     by_size: dict[str | None, list[str]] = {}
     for name in available_randomizers():
@@ -113,6 +113,9 @@ def randomizer_sizes() -> list[str]:
     parts = [f"{text} {', '.join(by_size[key])}" for key, text in meaning.items() if key in by_size]
     if None in by_size:
         parts.append(f"refused with {', '.join(by_size[None])} (no size)")
+    caps = [f"{bound_text(cap)} for {name}" for name in available_randomizers() if (cap := max_size(name)) is not None]
+    if caps:
+        parts.append(f"at most {', '.join(caps)} (what their amplification parameters compute in a few seconds)")
     return ["; ".join(parts)]
 
 

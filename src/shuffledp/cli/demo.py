@@ -55,7 +55,10 @@ def demo_cmd(
     epsilon_c: Annotated[
         float,
         typer.Option(
-            "--epsilon-c", parser=S.epsilon_option("--epsilon-c"), help="Target central epsilon of each group."
+            "--epsilon-c",
+            parser=S.epsilon_option("--epsilon-c", S.SEARCH_MAX_EPSILON),
+            help="Target central epsilon of each group (at most the service's cap: the top of the local-epsilon "
+            "search, which a shuffled epsilon never exceeds).",
         ),
     ] = 1.0,
     data_root: Annotated[

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from scipy import special
@@ -118,9 +119,11 @@ class PrivHS(LocalRandomizer):
     max_epsilon = 700.0
 
     name = "privhs"
+    #: Largest size accepted (its amplification_parameters() takes about 2 s at this cap; above it, it overflows float64 (by dim 2,000 at epsilon 3) or runs for minutes).
+    MAX_SIZE: ClassVar[int] = 1_000
 
     def __init__(self, epsilon: float, dim: int = 2) -> None:
-        dim = check_positive_int(dim, "dim")
+        dim = check_positive_int(dim, "dim", maximum=self.MAX_SIZE)
         super().__init__(epsilon, Box(dim))
         self.dim = dim
         self.bound = output_bound(self.epsilon, dim)

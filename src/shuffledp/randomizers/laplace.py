@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from scipy import special
@@ -94,9 +95,11 @@ class Laplace(LocalRandomizer):
     max_epsilon = 700.0
 
     name = "laplace"
+    #: Largest size accepted (its amplification_parameters() convolves dim per-coordinate loss laws: about 1.5 s and 1 GiB at this cap, a MemoryError by 10^6).
+    MAX_SIZE: ClassVar[int] = 100_000
 
     def __init__(self, epsilon: float, dim: int = 2) -> None:
-        dim = check_positive_int(dim, "dim")
+        dim = check_positive_int(dim, "dim", maximum=self.MAX_SIZE)
         super().__init__(epsilon, Box(dim))
         self.dim = dim
         self.scale = self.domain.l1_diameter / self.epsilon

@@ -15,7 +15,7 @@ from typing import Any
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers.base import LocalRandomizer
 
-__all__ = ["available_randomizers", "make_randomizer", "randomizer_class", "size_argument"]
+__all__ = ["available_randomizers", "make_randomizer", "max_size", "randomizer_class", "size_argument"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,19 @@ def size_argument(name: str) -> str | None:
     """
     randomizer_class(name)  # unknown names fail with the list of names
     return _ENTRIES[name].size
+
+
+def max_size(name: str) -> int | None:
+    """The largest size the randomizer accepts (its ``MAX_SIZE``: what its amplification_parameters() computes
+    in a few seconds and bounded memory), or None if it has no such cap.
+
+    Examples
+    --------
+    >>> from shuffledp.randomizers.registry import max_size
+    >>> max_size("laplace"), max_size("krr")
+    (100000, None)
+    """
+    return getattr(randomizer_class(name), "MAX_SIZE", None)
 
 
 def available_randomizers() -> list[str]:

@@ -22,7 +22,7 @@ v~ = (y - q(1 + 2b)/2) / (2b(p - q)) is unbiased for v and x~ = 2 v~ - 1 for x.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -75,9 +75,11 @@ class SquareWave(LocalRandomizer):
     max_epsilon = 700.0
 
     name = "square_wave"
+    #: Largest size accepted (its amplification_parameters() convolves dim per-coordinate loss laws: about 1.5 s at this cap, a MemoryError by 10^8).
+    MAX_SIZE: ClassVar[int] = 10_000_000
 
     def __init__(self, epsilon: float, dim: int = 2) -> None:
-        dim = check_positive_int(dim, "dim")
+        dim = check_positive_int(dim, "dim", maximum=self.MAX_SIZE)
         super().__init__(epsilon, Box(dim))
         self.dim = dim
         self.coordinate_epsilon = self.epsilon / dim

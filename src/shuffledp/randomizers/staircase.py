@@ -29,7 +29,7 @@ eps <= 5 both agree with the table to within 2%.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -96,9 +96,11 @@ class Staircase(LocalRandomizer):
     max_epsilon = 700.0
 
     name = "staircase"
+    #: Largest size accepted (its amplification_parameters() convolves dim per-coordinate loss laws: about 1.5 s at this cap, a MemoryError by 10^8).
+    MAX_SIZE: ClassVar[int] = 10_000_000
 
     def __init__(self, epsilon: float, dim: int = 2, gamma: str | float = "mse") -> None:
-        dim = check_positive_int(dim, "dim")
+        dim = check_positive_int(dim, "dim", maximum=self.MAX_SIZE)
         super().__init__(epsilon, Box(dim))
         self.dim = dim
         self.coordinate_epsilon = self.epsilon / dim

@@ -22,7 +22,7 @@ Outputs are (n, k) 0/1 int8 matrices.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy import stats
@@ -86,9 +86,11 @@ class UnaryEncoding(DiscreteRandomizer):
     """
 
     name = "unary"
+    #: Largest size accepted (its amplification_parameters() takes about 2 s at this cap and runs out of memory by k = 10^12).
+    MAX_SIZE: ClassVar[int] = 10_000_000_000
 
     def __init__(self, epsilon: float, k: int, variant: Variant = "symmetric") -> None:
-        k = check_positive_int(k, "k (number of categories)", minimum=2)
+        k = check_positive_int(k, "k (number of categories)", minimum=2, maximum=self.MAX_SIZE)
         if variant not in ("symmetric", "optimized"):
             raise PrivacyParameterError(f"variant must be 'symmetric' (SUE) or 'optimized' (OUE), got {variant!r}")
         super().__init__(epsilon, Categorical(k))

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from fastapi import FastAPI, Request, Response
 from pydantic import Field, field_validator
 
+from shuffledp.accounting._rounding import SEARCH_MAX_EPSILON
 from shuffledp.crypto import KemPublicKey, VerifyKey
 from shuffledp.crypto.kem import fingerprint
 from shuffledp.errors import AnonymityThresholdError, MessageFormatError, ShuffleDPError
@@ -72,7 +73,9 @@ class GroupSpec(StrictModel):
 class CreateRound(StrictModel):
     task: TaskModel
     randomizer: Literal["minkowski", "laplace", "staircase", "squarewave", "duchi", "privunit"] = "minkowski"
-    epsilon_c: float = Field(gt=0, le=50)
+    # at most the local-epsilon search's top: a group's local epsilon is searched up to it, and a shuffled
+    # epsilon never exceeds the local one, so a larger target is met exactly as this one
+    epsilon_c: float = Field(gt=0, le=SEARCH_MAX_EPSILON)
     delta: float | None = Field(None, gt=0, lt=1)
     groups: list[GroupSpec] = Field(min_length=1, max_length=2)
     min_fraction: float = Field(1.0, gt=0, le=1)
