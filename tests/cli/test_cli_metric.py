@@ -223,7 +223,12 @@ def test_noise_epsilon_and_max_distance_maxima_at_the_command_line():
 
 def test_local_epsilon_says_when_the_search_is_capped():
     capped = _json(["local-epsilon", "--target", "160", "--n", "1", "--delta", "1e-4"])
-    assert capped["eps_geo"] == M.MAX_EPSILON and capped["capped"] is True and "MAX_EPSILON" in capped["note"]
+    assert (
+        capped["eps_geo"] == M.MAX_EPSILON
+        and capped["capped"] is True
+        and "search's cap of 100" in capped["note"]
+        and "MAX_EPSILON" not in capped["note"]
+    )
     free = _json(["local-epsilon", "--target", "60", "--n", "1", "--delta", "1e-4"])
     assert free["eps_geo"] == 60.0 and free["capped"] is False and "note" not in free
 
