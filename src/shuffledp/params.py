@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 
 from shuffledp._util.validation import Interval, check_positive_int, check_real
@@ -436,9 +437,10 @@ def check_release_params(params: object) -> VariationRatio | BlanketDecompositio
     if math.isinf(params.p):
         return params
     generic_beta = math.tanh(math.log(params.p) / 2.0)
-    if params.beta < generic_beta * (1.0 - _GENERIC_SLACK) or min(params.q0, params.q1) < params.p * (
-        1.0 - _GENERIC_SLACK
-    ):
+    # p = e^eps0 is stored one ulp up, so log(p) may exceed eps0 by a few ulps of 1: relative 1e-10 at
+    # eps0 = 1e-6, where beta = tanh(eps0/2) then read as below the generic value and was refused.
+    beta_slack = _GENERIC_SLACK + 8.0 * sys.float_info.epsilon / math.log(params.p)
+    if params.beta < generic_beta * (1.0 - beta_slack) or min(params.q0, params.q1) < params.p * (1.0 - _GENERIC_SLACK):
         raise UnprovenBoundError(
             "the variation-ratio pair is proven only for the generic parameters (beta = tanh(eps0/2) = "
             f"{generic_beta:.6g}, q >= p) or p = infinity; got p={params.p:g}, beta={params.beta:g}, "

@@ -11,8 +11,8 @@ from scipy import stats
 
 from shuffledp import local_epsilon, shuffle_epsilon
 from shuffledp.accounting._binomial import binomial_pmf, product_binomial_pmf
-from shuffledp.errors import PrivacyParameterError, ShapeError
-from shuffledp.params import BlanketDecomposition
+from shuffledp.errors import PrivacyParameterError, ShapeError, UnprovenBoundError
+from shuffledp.params import BlanketDecomposition, VariationRatio
 from shuffledp.randomizers import KRandomizedResponse, MinkowskiResponse, UnaryEncoding
 from shuffledp.shuffle_audit import exact_shuffle_delta, exact_shuffle_epsilon, iid_shuffle_delta
 
@@ -84,3 +84,16 @@ def test_the_enumeration_refuses_work_of_hours_and_bad_arguments():
 def test_a_decomposition_refuses_numbers_given_as_text_or_bools(field):
     with pytest.raises(PrivacyParameterError, match="must be a number"):
         BlanketDecomposition(eps0=2.0, **field)
+
+
+@pytest.mark.parametrize("eps0", [1e-6, 2e-6, 1e-5, 3e-5, 1e-4, 3e-4])
+def test_the_generic_pair_is_accepted_down_to_the_smallest_eps0(eps0):
+    """p = e^eps0 is stored one ulp up, so tanh(log(p)/2) exceeded beta = tanh(eps0/2) by ~1e-10 relative at
+    eps0 = 1e-6 and the generic pair was refused as 'own parameters' (UnprovenBoundError) below eps0 = 3e-4."""
+    eps = shuffle_epsilon(1000, 1e-6, eps0=eps0)
+    assert 0.0 <= eps <= eps0
+    generic = VariationRatio.from_ldp(eps0)
+    assert shuffle_epsilon(1000, 1e-6, params=generic) == eps
+    with pytest.raises(UnprovenBoundError):  # a randomizer's own smaller beta is still refused there
+        shuffle_epsilon(1000, 1e-6, params=VariationRatio(p=generic.p, beta=generic.beta * 0.999, q0=generic.p,
+                                                          q1=generic.p))  # fmt: skip
