@@ -51,7 +51,7 @@ ACCOUNTING_LAYERS = (
         ),
     ),
     ("events", ("events",)),
-    ("accountants", ("accountants",)),
+    ("accountants", ("accountants", "pld_accountant")),
     ("user-facing", ("bounds", "inverse", "composition")),
     ("protocol-specific", ("segmented", "metric")),
     ("ledgers", ("ledger",)),

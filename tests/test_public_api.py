@@ -39,6 +39,17 @@ def test_top_level_imports():
     assert set(shuffledp.__all__) <= set(dir(shuffledp))
 
 
+def test_submodules_are_attributes_before_they_are_imported():
+    code = (
+        "import shuffledp.accounting as acc\n"
+        "assert acc.subsampling.SECRET_SAMPLE.startswith('secret sample')\n"
+        "assert acc.SampledEvent is acc.events.SampledEvent\n"
+        "try:\n    acc.no_such_module\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "has no attribute 'no_such_module'" in out
+
+
 def test_accounting_exports_composition_and_population():
     import shuffledp.accounting as acc
     from shuffledp.accounting import (  # noqa: F401

@@ -22,10 +22,10 @@ from dp_accounting import GaussianDpEvent, NeighboringRelation  # noqa: E402
 from dp_accounting.pld import PLDAccountant as TheirAccountant  # noqa: E402
 from dp_accounting.pld import privacy_loss_distribution as dpa  # noqa: E402
 
-from shuffledp.accounting.accountants import PLDAccountant  # noqa: E402
 from shuffledp.accounting.events import SampledEvent, SelfComposedEvent, ShuffleEvent  # noqa: E402
 from shuffledp.accounting.interop import compose_into_accountant  # noqa: E402
 from shuffledp.accounting.pld import PrivacyLossDistribution  # noqa: E402
+from shuffledp.accounting.pld_accountant import PLDAccountant  # noqa: E402
 from shuffledp.accounting.release import shuffle_pld  # noqa: E402
 from shuffledp.errors import PrivacyParameterError  # noqa: E402
 from shuffledp.params import VariationRatio  # noqa: E402

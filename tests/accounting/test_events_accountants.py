@@ -20,7 +20,6 @@ from shuffledp.accounting import events as E
 from shuffledp.accounting.accountants import (
     CloneAccountant,
     ClosedFormAccountant,
-    PLDAccountant,
     VariationRatioAccountant,
     accountant_for,
     calibrate,
@@ -28,6 +27,7 @@ from shuffledp.accounting.accountants import (
 from shuffledp.accounting.bounds import shuffle_epsilon
 from shuffledp.accounting.clones import clone_epsilon, stronger_clone_epsilon
 from shuffledp.accounting.inverse import local_epsilon
+from shuffledp.accounting.pld_accountant import PLDAccountant
 from shuffledp.accounting.variation_ratio import hockey_stick_divergence, variation_ratio_epsilon
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, VariationRatio

@@ -8,9 +8,10 @@ import math
 import pytest
 
 from shuffledp.accounting import events as E
-from shuffledp.accounting.accountants import PLDAccountant, VariationRatioAccountant
+from shuffledp.accounting.accountants import VariationRatioAccountant
 from shuffledp.accounting.bounds import shuffle_epsilon
 from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count, local_epsilon_for
+from shuffledp.accounting.pld_accountant import PLDAccountant
 from shuffledp.accounting.population import anonymous_population
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.randomizers import MinkowskiResponse

@@ -17,7 +17,6 @@ from shuffledp.accounting import personalized as P
 from shuffledp.accounting.accountants import (
     CloneAccountant,
     ClosedFormAccountant,
-    PLDAccountant,
     VariationRatioAccountant,
 )
 from shuffledp.accounting.events import (
@@ -28,6 +27,7 @@ from shuffledp.accounting.events import (
     event_from_json,
     event_to_json,
 )
+from shuffledp.accounting.pld_accountant import PLDAccountant
 from shuffledp.errors import NoCloneBoundError, PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import VariationRatio
 

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from scipy import signal, stats
 
 from shuffledp.accounting import events as E
-from shuffledp.accounting.accountants import PLDAccountant, VariationRatioAccountant, calibrate
+from shuffledp.accounting.accountants import VariationRatioAccountant, calibrate
 from shuffledp.accounting.dominating_pair import DominatingPair, pair_cells
+from shuffledp.accounting.pld_accountant import PLDAccountant
 from shuffledp.accounting.subsampling import SampledProfile, sampled_pld
 from shuffledp.errors import PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, VariationRatio

@@ -1,12 +1,14 @@
 """Lazy package exports (PEP 562), so ``import shuffledp`` stays cheap and cycle-free.
 
 A package lists ``name -> module`` and gets a module-level ``__getattr__`` importing the
-module on first access (``from shuffledp import shuffle_epsilon`` works as usual).
+module on first access (``from shuffledp import shuffle_epsilon`` works as usual); its
+submodules are attributes without an explicit import (``shuffledp.accounting.subsampling``).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~20 ms): annotations are strings here
 if TYPE_CHECKING:
@@ -21,8 +23,10 @@ def lazy_exports(
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
-        if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if module is None:  # a submodule is an attribute too, as after ``import package.name``
+            if name.startswith("_") or importlib.util.find_spec(f"{package}.{name}") is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            return importlib.import_module(f"{package}.{name}")
         value = getattr(importlib.import_module(module), name)
         namespace[name] = value  # later lookups skip __getattr__
         return value

@@ -17,7 +17,7 @@ nothing raises its subclass `OutsideRegimeError`, saying why.
 * `CloneAccountant` — the (stronger) clone bounds of Feldman, McMillan, Talwar, for
   generic eps0-LDP releases; same structure.
 * `ClosedFormAccountant` — one closed form of the literature, single releases only.
-* `PLDAccountant` — tight composition of possibly different rounds through the
+* `PLDAccountant` (`shuffledp.accounting.pld_accountant`) — tight composition of possibly different rounds through the
   privacy-loss distribution of each round's dominating pair.
 
 Examples
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import copy
 import math
-from collections import Counter
 from collections.abc import Callable
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_rtol
@@ -51,19 +50,15 @@ from shuffledp.accounting.personalized import (
     personalized_shuffle_epsilon,
     personalized_shuffle_epsilon_lower,
 )
-from shuffledp.accounting.pld import MAX_COMPOSED_BINS as _MAX_COMPOSED_BINS
-from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
 from shuffledp.accounting.registry import lookup_method
-from shuffledp.accounting.release import release_cap, release_divergence, release_epsilon, shuffle_pld
-from shuffledp.accounting.subsampling import SampledProfile, amplified_cap, sampled_epsilon, sampled_pld
+from shuffledp.accounting.release import release_cap, release_divergence, release_epsilon
+from shuffledp.accounting.subsampling import SampledProfile, amplified_cap, sampled_epsilon
 from shuffledp.accounting.variation_ratio import (
     variation_ratio_epsilon_lower,
 )
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import BlanketDecomposition, PoissonReport, VariationRatio
 
-#: Most rounds the PLD composes: each keeps at least 1,000 bins within _MAX_COMPOSED_BINS (memory).
-_MAX_PLD_ROUNDS = _MAX_COMPOSED_BINS // 1_000
 #: Iterations of the group-privacy fixed point (each one a bound evaluation).
 _GROUP_ITERATIONS = 60
 #: Tail mass a single release may neglect (and charge) when its delta is evaluated.
@@ -110,6 +105,7 @@ class Accountant:
 
     Examples
     --------
+    >>> from shuffledp.accounting.pld_accountant import PLDAccountant
     >>> issubclass(PLDAccountant, Accountant), Accountant.get_epsilon is PLDAccountant.get_epsilon
     (True, True)
     """
@@ -178,6 +174,7 @@ class Accountant:
         >>> from shuffledp.accounting.events import ShuffleEvent
         >>> from shuffledp.accounting.events import GroupEvent
         >>> ev = GroupEvent(ShuffleEvent(VariationRatio.from_ldp(1.0), 100), 2)
+        >>> from shuffledp.accounting.pld_accountant import PLDAccountant
         >>> VariationRatioAccountant().supports(ev), PLDAccountant().supports(ev)
         (True, False)
         """
@@ -738,141 +735,6 @@ class ClosedFormAccountant(Accountant):
         raise UnsupportedEventError(f"the closed form {self.name!r} gives epsilon at a delta, not delta at an epsilon")
 
 
-class PLDAccountant(Accountant):
-    """Tight composition of shuffled rounds through privacy-loss distributions (pessimistic rounding).
-
-    Supports single (possibly linked) releases and any composition of them, with different
-    n and parameters per round; the PLD of each round is that of its dominating pair
-    (`shuffle_pld`), all on one loss grid, convolved
-    by one FFT: delta(eps) = E_P[(1 - e^(eps - L))_+] + P[L = inf] of the summed losses.
-    The result is capped by the sum of the rounds' log p. One round without ``step`` is
-    priced by the variation-ratio bound itself.
-
-    Parameters
-    ----------
-    step : float, in [1e-8, 0.1], or None
-        Loss grid; ``None`` picks the coarsest of the rounds' default steps.
-
-    Raises
-    ------
-    UnsupportedEventError
-        From `compose` for group events.
-    CompositionError
-        From `get_epsilon` when the mass at infinite loss plus the FFT round-off
-        allowance reaches delta (and the log p cap is infinite).
-
-    References
-    ----------
-    segmented-multimessage-shuffle.txt §3.3 Theorem 1 (the per-round pair); Meiser and
-    Mohammadi, CCS 2018 (pessimistic PLD; not in /work/shared/papers).
-
-    Examples
-    --------
-    >>> from shuffledp.params import VariationRatio
-    >>> from shuffledp.accounting.events import ShuffleEvent
-    >>> from shuffledp.accounting.events import ComposedEvent
-    >>> a = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
-    >>> b = ShuffleEvent(VariationRatio.from_ldp(1.0), 5_000)
-    >>> round(PLDAccountant().compose(ComposedEvent([a, b])).get_epsilon(1e-6), 3)
-    0.133
-    """
-
-    name = "pld"
-
-    def __init__(self, step: float | None = None) -> None:
-        super().__init__()
-        if step is not None:
-            try:
-                step = float(step)
-            except (TypeError, ValueError):
-                step = math.nan
-            if not (math.isfinite(step) and 1e-8 <= step <= 0.1):
-                raise PrivacyParameterError(f"step must be None or lie in [1e-8, 0.1], got {step!r}")
-        self.step = step
-
-    def _check_supported(self, event: E.Event) -> None:
-        self._rounds(event)
-
-    def _rounds(self, event: E.Event) -> Counter:
-        """Every round as (ShuffleEvent or normalised SampledEvent, count), in a Counter."""
-        if isinstance(event, E.SampledEvent):
-            return Counter({event.normalised(): 1})
-        single = _single(event)
-        if single is not None:
-            return Counter({single: 1})
-        if isinstance(event, E.GroupEvent):
-            raise UnsupportedEventError("PLDAccountant does not price group privacy: use VariationRatioAccountant")
-        if isinstance(event, E.PersonalizedShuffleEvent):
-            raise UnsupportedEventError(
-                "PLDAccountant has no privacy-loss distribution for personalized releases: use VariationRatioAccountant"
-            )
-        if isinstance(event, E.SelfComposedEvent):
-            return Counter({k: v * event.count for k, v in self._rounds(event.event).items()})
-        total: Counter = Counter()
-        for inner in event.events:
-            total.update(self._rounds(inner))
-        return total
-
-    def _pld(self, event: E.Event, tail: float) -> tuple[PrivacyLossDistribution, float]:
-        """The composed PLD and the cap sum(count * log p)."""
-        rounds = self._rounds(event)
-        total = sum(rounds.values())
-        bins = max(1_000, _MAX_COMPOSED_BINS // total)  # the composed PLD has about `total` times as many bins
-        tail_mass = tail / total
-
-        def build(ev: E.ShuffleEvent | E.SampledEvent, step: float | None) -> PrivacyLossDistribution:
-            if isinstance(ev, E.SampledEvent):
-                return sampled_pld(_profile(ev, _TAIL), step=step, tail_mass=tail_mass, max_bins=bins // 2)
-            return shuffle_pld(ev.n, params=ev.params, step=step, tail_mass=tail_mass, max_bins=bins, gamma=ev.gamma)
-
-        cap = sum(c * _cap(ev) for ev, c in rounds.items())
-        if len(rounds) == 1:
-            ((ev, count),) = rounds.items()
-            return build(ev, self.step).compose(count), cap
-        plds = {ev: build(ev, self.step) for ev in rounds}
-        step = max(pld.step for pld in plds.values())
-        plds = {ev: pld if pld.step == step else build(ev, step) for ev, pld in plds.items()}
-        return PrivacyLossDistribution.compose_all([(plds[ev], c) for ev, c in rounds.items()]), cap
-
-    def _epsilon(self, event: E.Event, delta: float) -> float:
-        rounds = self._rounds(event)
-        if sum(rounds.values()) == 1 and self.step is None:
-            # one round: the pair's epsilon itself, without the PLD's discretisation bias
-            (ev,) = rounds
-            if isinstance(ev, E.SampledEvent):
-                return sampled_epsilon(_profile(ev, _TAIL), delta, DEFAULT_RTOL)
-            value = release_epsilon(ev.params, ev.n, delta, ev.gamma, DEFAULT_RTOL)
-            if not math.isfinite(value):
-                raise OutsideRegimeError(f"no finite epsilon certifies delta={delta:g}, n={ev.n} (p = inf, no cover)")
-            return value
-        total = sum(rounds.values())
-        if total > _MAX_PLD_ROUNDS:
-            raise CompositionError(
-                f"tight composition of {total} rounds needs more than {_MAX_COMPOSED_BINS} PLD bins (at least 1,000 per "
-                f"round); at most {_MAX_PLD_ROUNDS} rounds: use method='best' (or 'advanced'/'basic')"
-            )
-        pld, cap = self._pld(event, 1e-4 * delta)
-        if pld.inf_mass + pld.roundoff >= delta:
-            raise CompositionError(
-                f"tight composition certifies nothing for {total} rounds at delta={delta:g}: the PLD's "
-                f"mass at infinite loss ({pld.inf_mass:.3g}) plus its FFT round-off allowance ({pld.roundoff:.3g}) "
-                f"reaches delta; use method='best' (or 'basic'/'advanced'), fewer rounds or a larger delta"
-            )
-        return float(min(pld.epsilon(delta), cap))
-
-    def _delta(self, event: E.Event, epsilon: float) -> float:
-        rounds = self._rounds(event)
-        if sum(rounds.values()) == 1 and self.step is None:  # one round: the pair itself, as get_epsilon
-            (ev,) = rounds
-            if isinstance(ev, E.SampledEvent):
-                return _profile(ev, _TAIL).upper(epsilon)
-            return release_divergence(ev.params, ev.n, ev.gamma, _TAIL).upper(epsilon)
-        if sum(rounds.values()) > _MAX_PLD_ROUNDS:
-            raise OutsideRegimeError(f"tight composition is limited to {_MAX_PLD_ROUNDS} rounds (PLD memory)")
-        pld, cap = self._pld(event, 1e-15)
-        return 0.0 if epsilon >= cap else pld.delta(epsilon)
-
-
 def accountant_for(method: str) -> Accountant:
     """The accountant behind a `shuffle_epsilon` method name.
 
@@ -991,7 +853,6 @@ __all__ = [
     "Accountant",
     "CloneAccountant",
     "ClosedFormAccountant",
-    "PLDAccountant",
     "VariationRatioAccountant",
     "accountant_for",
     "calibrate",

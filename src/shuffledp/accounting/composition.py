@@ -22,10 +22,11 @@ from scipy import optimize
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
 from shuffledp.accounting._checks import Family, check_inverse_problem, check_n_delta, parameters_of, resolve_params
 from shuffledp.accounting._rounding import COMPOSED_SEARCH_MAX_EPSILON, SEARCH_MIN_EPSILON
-from shuffledp.accounting.accountants import Accountant, PLDAccountant, VariationRatioAccountant, calibrate
+from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import shuffle_epsilon
 from shuffledp.accounting.events import Event, SampledEvent, SelfComposedEvent, ShuffleEvent
 from shuffledp.accounting.pld import CompositionError, PrivacyLossDistribution
+from shuffledp.accounting.pld_accountant import PLDAccountant
 from shuffledp.accounting.release import shuffle_pld
 from shuffledp.errors import PrivacyParameterError, UnsupportedEventError
 from shuffledp.params import VariationRatio

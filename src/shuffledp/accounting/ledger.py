@@ -36,11 +36,11 @@ from shuffledp.accounting import events as E
 from shuffledp.accounting.accountants import (
     Accountant,
     ClosedFormAccountant,
-    PLDAccountant,
     VariationRatioAccountant,
     calibrate,
 )
 from shuffledp.accounting.bounds import check_delta
+from shuffledp.accounting.pld_accountant import PLDAccountant
 from shuffledp.accounting.population import anonymous_population
 from shuffledp.accounting.release import bound_name
 from shuffledp.errors import OutsideRegimeError, PrivacyParameterError

@@ -4,7 +4,7 @@
 variation-ratio reduction (segmented paper, Theorem 1).  (P, Q) dominates every round,
 so the product pair dominates the k-fold (even adaptive) composition; its hockey-stick
 divergence is computed from the k-fold convolution of the PLD (FFT, `scipy.fft`).
-The accountants (`shuffledp.accounting.accountants.PLDAccountant`) compose rounds with it;
+The accountants (`shuffledp.accounting.pld_accountant.PLDAccountant`) compose rounds with it;
 the user-facing functions are in `shuffledp.accounting.composition`.
 
 **The PLD of (P, Q).**  Outcomes are (x, s - x) with s the total count.  Both pmfs are
