@@ -29,6 +29,8 @@ of *valid* reports, and refuses to publish otherwise (`AnonymityThresholdError`)
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -114,6 +116,15 @@ def _seal_all(
 _WORKER: dict[str, object] = {}
 #: Fewest envelopes worth spreading over worker processes (below it, start-up costs more than it saves).
 PARALLEL_MIN = 2000
+
+
+@functools.cache
+def _worker_context() -> multiprocessing.context.BaseContext:
+    """Workers start from a fork server that imported this module once: forking the caller itself can deadlock
+    when it runs threads (JAX, a web server's pool), and spawning would import the library in every worker."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def _worker_init(signed: bytes, verify_key: bytes, suite: str, secret: bytes) -> None:
@@ -233,7 +244,9 @@ class Server:
             return _open_all(self.params, self._kem, group_id, envelopes)
         chunks = [list(envelopes[i :: self.workers]) for i in range(self.workers)]
         init = (self._signed, self.verify_key.to_bytes(), self.params.suite, self._kem.secret_bytes())
-        with ProcessPoolExecutor(self.workers, initializer=_worker_init, initargs=init) as pool:
+        with ProcessPoolExecutor(
+            self.workers, mp_context=_worker_context(), initializer=_worker_init, initargs=init
+        ) as pool:
             parts = list(pool.map(_worker_open, [group_id] * len(chunks), chunks))
         return [p for part, _ in parts for p in part], sum((r for _, r in parts), Counter())
 
