@@ -141,3 +141,14 @@ def test_the_search_prices_each_local_epsilon_once(target, n):
     distinct = sorted(set(asked[:-1]))
     assert len(distinct) == len(asked) - 1
     assert all(b > math.nextafter(a, math.inf) for a, b in zip(distinct, distinct[1:]))
+
+
+def test_a_method_that_certifies_nothing_says_why_not_increase_n():
+    from shuffledp.accounting import composed_local_epsilon
+    from shuffledp.errors import OutsideRegimeError
+
+    with pytest.raises(OutsideRegimeError) as caught:
+        composed_local_epsilon(1.0, 10_000, 2e-7, 100_000, population=50_000)
+    message = str(caught.value)
+    assert "pld certifies nothing even at eps0=0.001" in message and "16777 rounds" in message
+    assert "increase n" not in message and "amplifies to inf" not in message

@@ -244,3 +244,15 @@ def test_specific_blanket_decomposition_is_sampled_too():
     specific = PLDAccountant().compose(_sampled(2.0, 1_000, 5_000, params=rr), 10).get_epsilon(1e-6)
     generic = PLDAccountant().compose(_sampled(2.0, 1_000, 5_000), 10).get_epsilon(1e-6)
     assert specific <= generic
+
+
+@pytest.mark.parametrize("call", ["composed_local_epsilon", "composed_shuffle_epsilon"])
+def test_a_sample_larger_than_the_population_names_the_caller_s_argument(call):
+    import shuffledp.accounting as acc
+
+    args = (1.0, 10_000, 2e-7, 80) if call == "composed_local_epsilon" else (10_000, 2e-7, 80)
+    kwargs = {} if call == "composed_local_epsilon" else {"eps0": 1.0}
+    with pytest.raises(
+        PrivacyParameterError, match=r"n \(the sample size\) must be at most population=5000, got n=10000"
+    ):
+        getattr(acc, call)(*args, population=5_000, **kwargs)

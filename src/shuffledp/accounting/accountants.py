@@ -843,9 +843,12 @@ def calibrate(
 
     try:
         return largest_within(cost, target, lo, hi, context=context)
-    except PrivacyParameterError as exc:
-        if reasons and not math.isfinite(cost(lo)):  # nothing certified even at the low end: say why
-            raise OutsideRegimeError(f"{exc}; {base.name} certifies nothing there: {reasons[-1]}") from None
+    except PrivacyParameterError:
+        if reasons and not math.isfinite(cost(lo)):  # nothing certified even at the low end: say why, not "increase n"
+            raise OutsideRegimeError(
+                f"no local epsilon in [{lo:g}, {hi:g}] reaches target_epsilon={target:g}"
+                f"{' ' + context if context else ''}: {base.name} certifies nothing even at eps0={lo:g}: {reasons[-1]}"
+            ) from None
         raise
 
 

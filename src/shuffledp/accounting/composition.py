@@ -20,7 +20,14 @@ import numpy as np
 from scipy import optimize
 
 from shuffledp._util.validation import check_nonnegative, check_positive_int, check_probability
-from shuffledp.accounting._checks import Family, check_inverse_problem, check_n_delta, parameters_of, resolve_params
+from shuffledp.accounting._checks import (
+    Family,
+    check_inverse_problem,
+    check_n,
+    check_n_delta,
+    parameters_of,
+    resolve_params,
+)
 from shuffledp.accounting._rounding import COMPOSED_SEARCH_MAX_EPSILON, SEARCH_MIN_EPSILON
 from shuffledp.accounting.accountants import Accountant, VariationRatioAccountant, calibrate
 from shuffledp.accounting.bounds import shuffle_epsilon
@@ -159,7 +166,12 @@ def advanced_composition(epsilon: float, delta: float, rounds: int, delta_slack:
 def _round(n: int, params, population: int | None, sampling: str) -> ShuffleEvent | SampledEvent:
     """One round: n shuffled reports, or (with ``population``) a sample of n of ``population`` users, shuffled."""
     release = ShuffleEvent(params, n)
-    return release if population is None else SampledEvent(release, n, population, sampling)
+    if population is None:
+        return release
+    population = check_n(population, "population")
+    if population < n:  # n is the sample size here: name the argument the caller gave
+        raise PrivacyParameterError(f"n (the sample size) must be at most population={population}, got n={n}")
+    return SampledEvent(release, n, population, sampling)
 
 
 def _sampled_per_round(population: int | None, per_round_method: str) -> None:

@@ -134,7 +134,8 @@ class PLDAccountant(Accountant):
         pair : {"own", "generic"}
             ``"own"``: every round's own proven pair; ``"generic"``: rounds with a randomizer's own
             decomposition priced by the generic eps0-LDP pair instead (both dominate; `get_epsilon`
-            uses the better composition).
+            uses the better composition).  A sampled round is the same either way: its profile
+            already takes the smaller of the two pairs at every epsilon.
         tail_mass : float, in (0, 1)
             Mass the PLD may move to infinite loss (charged, never dropped).
 

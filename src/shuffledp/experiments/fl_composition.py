@@ -295,10 +295,19 @@ def _summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _budget_bars(ax: Any, index: int, groups: int, width: float, budgets: list[float]) -> Any:
+    """Series ``index`` of ``groups`` bars per target, labelled with its values."""
+    offset = width * (index - (groups - 1) / 2)
+    bars = ax.bar([j + offset for j in range(len(TARGETS))], budgets, width=width, **bar_style(index))
+    ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+    return bars
+
+
 def _figure(rows: list[dict[str, Any]]):
     with page_style() as plt:
         fig, (left, right) = plt.subplots(1, 2, figsize=(PAGE_WIDTH, 3.2))
-        width = 0.8 / len(COMPOSITION_METHODS)
+        groups = len(COMPOSITION_METHODS) + 1  # the three compositions, then tight with the sampling credited
+        width = 0.8 / groups
         handles = []
         for i, method in enumerate(COMPOSITION_METHODS):
             pts = sorted(
@@ -315,10 +324,11 @@ def _figure(rows: list[dict[str, Any]]):
                 )
                 for t in TARGETS
             ]
-            offset = width * (i - (len(COMPOSITION_METHODS) - 1) / 2)
-            bars = right.bar([j + offset for j in range(len(TARGETS))], budgets, width=width, **bar_style(i))
-            right.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+            bars = _budget_bars(right, i, groups, width, budgets)
             handles.append(((line, bars.patches[0]), method))
+        sampled = _sampled(rows, "sampled-budget", "generic")
+        bars = _budget_bars(right, groups - 1, groups, width, sampled)
+        handles.append((bars.patches[0], f"tight, secret sample {USERS_PER_ROUND:,} of {POPULATION:,}"))
         left.set_xlabel("per-round local $\\varepsilon_0$")
         left.set_ylabel(f"global $\\varepsilon$ after {ROUNDS} rounds")
         log_ticks(left, "y")
@@ -331,9 +341,11 @@ def _figure(rows: list[dict[str, Any]]):
             fig,
             [h for h, _ in handles],
             [label for _, label in handles],
-            ncol=len(handles),
+            ncol=3,
             caption=f"{ROUNDS} rounds of n = {USERS_PER_ROUND} shuffled generic eps0-LDP reports, global delta = {DELTA:g}. "
             "Left: global epsilon for a per-round eps0 (log scale); right: the per-round eps0 each composition allows "
-            "for the global targets of Tables 5-6.",
+            f"for the global targets of Tables 5-6, and (last bar) tight composition crediting each round's secret "
+            f"sample of {USERS_PER_ROUND:,} of {POPULATION:,} users (valid only if the server cannot tell who was "
+            "sampled).",
         )
     return fig
