@@ -11,10 +11,12 @@ from shuffledp.experiments.pic_common import plan, population_fraction
 from shuffledp.experiments.pic_social import (
     NEIGHBORS,
     PAPER_CHECKINS,
+    SWEEP_EPSILONS,
     TAUS,
     checkin_sources,
     claims,
     diagnose,
+    diagnosis_budgets,
     diagnosis_markdown,
     meets_paper_f1,
     run_group,
@@ -145,3 +147,20 @@ def test_diagnosis_says_the_papers_f1_does_not_hold_when_no_planned_budget_reach
     needed = min((e for e, v in f1.items() if meets_paper_f1(v, 0.2, 1.0)), default=math.inf)
     line = next(l for l in diagnosis_markdown(rows, evidence).splitlines() if l.startswith("- **Budget, tau = 0.2.**"))
     assert ("the claim does not hold here" in line) == all(b < needed for b in ours + papers)
+
+
+def test_diagnosis_scores_minkowskis_planned_budget_once_per_epsilon_c(tmp_path: Path):
+    """Every randomizer's plan gives a slightly different eps0 (their amplification parameters differ in late
+    digits); the diagnosis takes Minkowski's, one per epsilon_c, plus the sweep."""
+    ctx = ExperimentContext(quick=True, seed=1, out_dir=tmp_path, progress=ProgressReporter(False))
+    X = np.random.default_rng(0).uniform(-1, 1, (400, 2))
+    rows = run_group(
+        "toy", X, ctx, (0,), (0.5, 2.0), randomizers=(("Minkowski", "minkowski"), ("PrivUnit", "privunit"))
+    )
+    budgets = diagnosis_budgets(rows, "toy", 400)
+    minkowski = {
+        r["epsilon"]: r["local_epsilon"]
+        for r in rows
+        if (r["model"], r["randomizer"], r["tau"]) == ("PIC", "Minkowski", 0.2)
+    }
+    assert budgets == tuple(sorted({*minkowski.values(), *SWEEP_EPSILONS}))

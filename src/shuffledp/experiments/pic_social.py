@@ -24,7 +24,14 @@ exact up to 2e6 pairs and otherwise estimated from 2e6 uniform random pairs: no 
 matrix, no neighbour lists).  ``--quick``: x in {1, 3} (the two budgets the paper quotes
 F1 values for); full: {0.5, 1, 2, 3, 4, 5}.
 
-Time on the shared 2-core machine (two runs each): ``--quick`` 48-55 s wall (load average
+Diagnosis (`diagnose`, the summary's last section): the reported-point errors against tau per randomizer
+(median, 90th percentile, share within tau/2); Minkowski Response and SquareWave at the plan's budgets and at
+eps0 in {10, 12, 14} on the 10,000-point subset and on as many uniform points (the paper's neighbour share); and
+the plan's local epsilon at the paper's own group sizes (Table 3: 138,368 and 227,428 check-ins).  It shows that
+F1 about 0.9 at tau = 0.2 needs eps0 near 12, which no plan gives at epsilon_c = 1 even at the paper's n.
+
+Time on the shared 2-core machine (two runs each, before the diagnosis; with it ``--quick`` took 48-58 s wall,
+30 s CPU, at load 3-5): ``--quick`` 48-55 s wall (load average
 3.1-3.6, 30 s CPU); full 2 min 18 s - 2 min 55 s (load 3.6-3.9 and 4.1-4.6, 85-90 s CPU).
 """
 
@@ -70,6 +77,7 @@ __all__ = [
     "checkin_sources",
     "claims",
     "diagnose",
+    "diagnosis_budgets",
     "diagnosis_markdown",
     "meets_paper_f1",
     "run",
@@ -189,6 +197,14 @@ def run_group(
     return rows
 
 
+def diagnosis_budgets(rows: list[dict[str, Any]], dataset: str, n: int) -> tuple[float, ...]:
+    """The local epsilons `diagnose` scores: Minkowski's planned eps0 for the group of size ``n`` (one per
+    epsilon_c, at tau = 0.2; other randomizers' plans differ only in late digits) and `SWEEP_EPSILONS`."""
+    planned = {r["local_epsilon"] for r in rows if r["dataset"] == dataset and r["n"] == n and r["model"] == PIC
+               and r["tau"] == max(TAUS) and r["randomizer"] == "Minkowski"}  # fmt: skip
+    return tuple(sorted(planned | set(SWEEP_EPSILONS)))
+
+
 def diagnose(
     dataset: str, subset: np.ndarray, ctx: ExperimentContext, stream: tuple[int, ...],
     local_epsilons: tuple[float, ...], epsilons: tuple[float, ...],
@@ -246,10 +262,9 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         rows += run_group(dataset, X, ctx, (d, g), epsilons)
     evidence: list[dict[str, Any]] = []
     for d, g, dataset, X in cases:
-        if g == 0:  # on the subset, at the large group's planned budgets (tau = 0.2) and beyond
-            planned = {r["local_epsilon"] for r in rows if r["dataset"] == dataset and r["n"] == len(sources[d][1])
-                       and r["model"] == PIC and r["tau"] == max(TAUS)}  # fmt: skip
-            evidence += diagnose(dataset, X, ctx, (d, 2), tuple(sorted(planned | set(SWEEP_EPSILONS))), epsilons)
+        if g == 0:  # on the subset, at the large group's planned budgets and beyond
+            budgets = diagnosis_budgets(rows, dataset, len(sources[d][1]))
+            evidence += diagnose(dataset, X, ctx, (d, 2), budgets, epsilons)
     names = {name: (AUSTIN_SUBSTITUTE_NAME if name == "austin" else name) for name, _ in sources}
     found = claims(rows, epsilons)
     return ExperimentOutput(
