@@ -31,7 +31,7 @@ the plan's local epsilon at the paper's own group sizes (Table 3: 138,368 and 22
 F1 about 0.9 at tau = 0.2 needs eps0 near 12, which no plan gives at epsilon_c = 1 even at the paper's n.
 
 Time on the shared 2-core machine (two runs each, before the diagnosis; with it ``--quick`` took 48-58 s wall,
-30 s CPU, at load 3-5): ``--quick`` 48-55 s wall (load average
+30 s CPU, and full 2 min 39 s wall, 84 s CPU, at load 3-5): ``--quick`` 48-55 s wall (load average
 3.1-3.6, 30 s CPU); full 2 min 18 s - 2 min 55 s (load 3.6-3.9 and 4.1-4.6, 85-90 s CPU).
 """
 
