@@ -134,3 +134,28 @@ def test_experiment_writes_its_artefacts(tmp_path, monkeypatch):
     summary = (target / "summary.md").read_text()
     assert "| server | task computation f(L): min-weight | 31 ms |" in summary
     assert Path(target / "results.csv").read_text().splitlines()[0] == ",".join(pc.COLUMNS)
+
+
+def test_figure_is_a_dot_plot_of_table_8_beside_ours_on_a_log_scale(tiny):
+    """Markers, not bars (a bar's length from an arbitrary log-scale baseline misleads): one series for the paper
+    and one per suite, every procedure Table 8 prices on both panels, labelled in the legend."""
+    rows = [
+        {**r, "dataset": d} for d, _ in pc.DATASETS for (suite, task), procs in tiny.items() for r in procs.values()
+    ]
+    fig = pc.figure(rows)
+    try:
+        axes = fig.axes
+        assert len(axes) == 2 and all(ax.get_xscale() == "log" for ax in axes)
+        for ax in axes:
+            assert not ax.patches  # no bars
+            dots = [
+                line for line in ax.lines if line.get_linestyle() == "None" and line.get_marker() not in ("", "None")
+            ]
+            assert len(dots) == 1 + len(pc.SUITES)
+            assert {len(line.get_xdata()) for line in dots} == {len(ax.get_yticks())}
+        legend = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+        assert legend == ["paper (Table 8)"] + [f"ours, {s}" for s in pc.SUITES]
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

@@ -8,10 +8,24 @@ import pytest
 
 from shuffledp.datasets import AUSTIN_SUBSTITUTE_NAME
 from shuffledp.experiments.pic_common import plan, population_fraction
-from shuffledp.experiments.pic_social import NEIGHBORS, TAUS, checkin_sources, claims, run_group
+from shuffledp.experiments.pic_social import (
+    NEIGHBORS,
+    PAPER_CHECKINS,
+    SWEEP_EPSILONS,
+    TAUS,
+    checkin_sources,
+    claims,
+    diagnose,
+    diagnosis_budgets,
+    diagnosis_markdown,
+    meets_paper_f1,
+    run_group,
+)
 from shuffledp.experiments.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext
 from shuffledp.protocols.pic.round import RoundConfig, plan_groups
+
+ERROR_PROFILE = {"error_median", "error_p90", "share_within_half_tau"}
 
 
 @pytest.mark.parametrize("n", [10_000, 88_100, 12_345, 7])
@@ -32,7 +46,7 @@ def test_run_group_rows(tmp_path: Path):
     ctx = ExperimentContext(quick=True, seed=1, out_dir=tmp_path, progress=ProgressReporter(False))
     X = np.random.default_rng(0).uniform(-1, 1, (400, 2))
     rows = run_group("toy", X, ctx, (0,), (2.0,), randomizers=(("Minkowski", "minkowski"), ("Laplace", "laplace")))
-    assert {r["metric"] for r in rows} == {"l2_error", "precision", "recall", "f1"}
+    assert {r["metric"] for r in rows} == {"l2_error", "precision", "recall", "f1", *ERROR_PROFILE}
     pic = [r for r in rows if r["model"] == "PIC" and r["metric"] == "f1"]
     assert sorted((r["tau"], r["population"]) for r in pic) == [(0.1, 392), (0.1, 392), (0.2, 360), (0.2, 360)]
     ldp = {(r["randomizer"], r["tau"], r["metric"]): r["value"] for r in rows if r["model"] == "LDP"}
@@ -71,3 +85,82 @@ def test_claims_compare_with_the_papers_f1_values():
     assert out["PIC beats LDP (higher F1, lower single-report error), every randomizer"] == "held"
     assert out["F1 about 0.9 at epsilon_c = 1, tau = 0.2, large group (Minkowski, PIC)"] == "held"
     assert out["F1 nearly 1 at epsilon_c = 3, tau = 0.2, large group (Minkowski, PIC)"] == "not"
+
+
+def _toy_run(tmp_path: Path):
+    ctx = ExperimentContext(quick=True, seed=3, out_dir=tmp_path, progress=ProgressReporter(False))
+    X = np.random.default_rng(5).uniform(-0.3, 0.3, (500, 2))
+    pair = (("Minkowski", "minkowski"), ("SquareWave", "square_wave"))
+    rows = run_group("toy", X, ctx, (0,), (1.0,), randomizers=pair)
+    return ctx, X, rows, diagnose("toy", X, ctx, (1,), (6.0, 14.0), (1.0,))
+
+
+def test_reported_point_errors_are_profiled_against_tau(tmp_path: Path):
+    _, X, rows, _ = _toy_run(tmp_path)
+    for model in ("LDP", "PIC"):
+        for tau in TAUS:
+            got = {
+                r["metric"]: r["value"]
+                for r in rows
+                if (r["model"], r["tau"], r["randomizer"]) == (model, tau, "Minkowski")
+            }
+            assert got["error_median"] <= got["error_p90"] and 0.0 <= got["share_within_half_tau"] <= 1.0
+
+
+def test_diagnosis_plans_the_papers_group_sizes_and_controls_density(tmp_path: Path):
+    _, X, rows, evidence = _toy_run(tmp_path)
+    planned = [r for r in evidence if r["metric"] == "planned_local_epsilon"]
+    assert {r["n"] for r in planned} == set(PAPER_CHECKINS.values())
+    for r in planned:  # the round's own plan at the paper's n and n' = floor(fraction n)
+        _, direct = plan_groups(
+            RoundConfig(NEIGHBORS, "minkowski", r["epsilon"], min_fraction=population_fraction(r["n"], TAUS[r["tau"]])),
+            [("users", r["n"])],
+        )
+        assert r["value"] == direct[0].local_epsilon and r["population"] == math.floor(TAUS[r["tau"]] * r["n"])
+    scored = {(r["dataset"], r["randomizer"], r["epsilon"]) for r in evidence if r["metric"] == "f1"}
+    assert scored == {
+        (d, lab, e) for d in ("toy", "uniform control") for lab in ("Minkowski", "SquareWave") for e in (6.0, 14.0)
+    }
+    text = diagnosis_markdown(rows, evidence)
+    for name in PAPER_CHECKINS:
+        assert name in text
+    assert "uniform points" in text and "precision" in text
+
+
+def test_diagnosis_says_the_papers_f1_does_not_hold_when_no_planned_budget_reaches_it(tmp_path: Path):
+    _, X, rows, evidence = _toy_run(tmp_path)
+    f1 = {
+        r["epsilon"]: r["value"]
+        for r in evidence
+        if (r["dataset"], r["randomizer"], r["metric"], r["tau"]) == ("toy", "Minkowski", "f1", 0.2)
+    }
+    ours = [
+        r["local_epsilon"]
+        for r in rows
+        if (r["model"], r["randomizer"], r["tau"], r["metric"]) == ("PIC", "Minkowski", 0.2, "f1")
+    ]
+    papers = [
+        r["value"]
+        for r in evidence
+        if r["metric"] == "planned_local_epsilon" and (r["tau"], r["epsilon"]) == (0.2, 1.0)
+    ]
+    needed = min((e for e, v in f1.items() if meets_paper_f1(v, 0.2, 1.0)), default=math.inf)
+    line = next(l for l in diagnosis_markdown(rows, evidence).splitlines() if l.startswith("- **Budget, tau = 0.2.**"))
+    assert ("the claim does not hold here" in line) == all(b < needed for b in ours + papers)
+
+
+def test_diagnosis_scores_minkowskis_planned_budget_once_per_epsilon_c(tmp_path: Path):
+    """Every randomizer's plan gives a slightly different eps0 (their amplification parameters differ in late
+    digits); the diagnosis takes Minkowski's, one per epsilon_c, plus the sweep."""
+    ctx = ExperimentContext(quick=True, seed=1, out_dir=tmp_path, progress=ProgressReporter(False))
+    X = np.random.default_rng(0).uniform(-1, 1, (400, 2))
+    rows = run_group(
+        "toy", X, ctx, (0,), (0.5, 2.0), randomizers=(("Minkowski", "minkowski"), ("PrivUnit", "privunit"))
+    )
+    budgets = diagnosis_budgets(rows, "toy", 400)
+    minkowski = {
+        r["epsilon"]: r["local_epsilon"]
+        for r in rows
+        if (r["model"], r["randomizer"], r["tau"]) == ("PIC", "Minkowski", 0.2)
+    }
+    assert budgets == tuple(sorted({*minkowski.values(), *SWEEP_EPSILONS}))

@@ -47,57 +47,54 @@ def test_run_experiment_writes_all_artefacts(tmp_path, toy_experiment):
     assert meta["seed"] == 5 and meta["quick"] is True and meta["parameters"] == {"quick": True}
 
 
+@pytest.fixture
+def second_toy(toy_experiment):
+    """A second experiment that always runs, beside a toy that tests make skip."""
+    register("toy-test-2", "Another toy", "none")(_REGISTRY[toy_experiment].run)
+    yield "toy-test-2"
+    _REGISTRY.pop("toy-test-2")
+
+
+def _needs_missing_extra(name, monkeypatch):
+    needs = dataclasses.replace(_REGISTRY[name], requires=("no_such_module_for_shuffledp",), extra="fl")
+    monkeypatch.setitem(_REGISTRY, name, needs)
+
+
 def test_an_experiment_whose_optional_extra_is_missing_is_skipped_naming_the_pip_command(
-    tmp_path, toy_experiment, monkeypatch
+    tmp_path, toy_experiment, second_toy, monkeypatch
 ):
-    needs = dataclasses.replace(_REGISTRY[toy_experiment], requires=("no_such_module_for_shuffledp",), extra="fl")
-    monkeypatch.setitem(_REGISTRY, toy_experiment, needs)
-    report = reproduce(tmp_path / "all", quick=True, progress=False, only=[toy_experiment]).read_text()
+    _needs_missing_extra(toy_experiment, monkeypatch)
+    report = reproduce(tmp_path / "all", quick=True, progress=False, only=[toy_experiment, second_toy]).read_text()
     assert "skipped: needs no_such_module_for_shuffledp, not installed: pip install 'shuffledp[fl]'" in report
     assert f"| {toy_experiment} | - | skipped: needs no_such_module_for_shuffledp" in report  # its row, no link
-    assert not (tmp_path / "all" / toy_experiment).exists()
+    assert "Skipped: 1 of 2 (an optional extra is missing)." in report
+    assert not (tmp_path / "all" / toy_experiment).exists() and (tmp_path / "all" / second_toy).is_dir()
     with pytest.raises(ExperimentError, match=r"'toy-test' needs no_such_module_for_shuffledp.*'shuffledp\[fl\]'"):
         run_experiment(toy_experiment, tmp_path / "one", quick=True, progress=False)
-
-
-def test_reproduce_only_writes_a_report_of_the_selection(tmp_path, toy_experiment):
-    report = reproduce(tmp_path, quick=True, seed=3, progress=False, only=[toy_experiment, toy_experiment])
-    assert report == tmp_path / "REPORT.md"
-    text = report.read_text()
-    assert f"({toy_experiment}/summary.md)" in text and "Only: toy-test." in text
-    assert "table7" not in text  # only the selection ran
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["REPORT.md", toy_experiment]
-
-
-def test_cli_reproduce_only_writes_report(tmp_path, toy_experiment):
-    result = CliRunner().invoke(app, ["reproduce", "--only", toy_experiment, "--out", str(tmp_path), "--seed", "1e3"])
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "REPORT.md").is_file()
-    assert json.loads((tmp_path / toy_experiment / "meta.json").read_text())["seed"] == 1000
-
-
-@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "7"])
-def test_bad_seed_is_refused_before_running(tmp_path, toy_experiment, seed):
-    with pytest.raises(ExperimentError, match=r"seed must be an integer in \[0, 2\^64 - 1\]; got"):
-        run_experiment(toy_experiment, tmp_path, seed=seed, progress=False)
-    assert not (tmp_path / toy_experiment).exists()
-
-
-def test_largest_seed_is_accepted(tmp_path, toy_experiment):
-    target = run_experiment(toy_experiment, tmp_path, seed=2**64 - 1, progress=False)
-    assert json.loads((target / "meta.json").read_text())["seed"] == 2**64 - 1
-
-
-def test_unwritable_out_is_refused_before_running(tmp_path, toy_experiment):
-    blocker = tmp_path / "file"
-    blocker.write_text("not a directory")
-    with pytest.raises(ExperimentError, match="out must be a writable directory: cannot create"):
-        run_experiment(toy_experiment, blocker / "sub", progress=False)
-    with pytest.raises(ExperimentError, match="out must be a writable directory: cannot create"):
-        reproduce(blocker, only=[toy_experiment], progress=False)
-    with pytest.raises(ExperimentError, match=r"only: unknown experiment\(s\) 'nope'; available: .*table7"):
-        reproduce(tmp_path / "fresh", only=[toy_experiment, "nope"], progress=False)
     assert not (tmp_path / "fresh" / toy_experiment).exists()  # nothing ran
+
+
+def test_reproduce_refuses_when_every_experiment_asked_for_would_be_skipped(tmp_path, toy_experiment, monkeypatch):
+    _needs_missing_extra(toy_experiment, monkeypatch)
+    with pytest.raises(ExperimentError, match=r"nothing to reproduce.*toy-test needs .*pip install 'shuffledp\[fl\]'"):
+        reproduce(tmp_path / "none", quick=True, progress=False, only=[toy_experiment])
+    assert not (tmp_path / "none").exists()  # nothing ran, no report
+
+
+def test_cli_reproduce_exits_2_with_the_pip_line_when_everything_is_skipped(tmp_path, toy_experiment, monkeypatch):
+    _needs_missing_extra(toy_experiment, monkeypatch)
+    result = CliRunner().invoke(app, ["reproduce", "--only", toy_experiment, "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert "error: nothing to reproduce" in result.output and "pip install 'shuffledp[fl]'" in result.output
+
+
+def test_cli_reproduce_with_some_skipped_exits_0_and_says_how_many(tmp_path, toy_experiment, second_toy, monkeypatch):
+    _needs_missing_extra(toy_experiment, monkeypatch)
+    only = ["--only", toy_experiment, "--only", second_toy]
+    result = CliRunner().invoke(app, ["reproduce", *only, "--quick", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 of 2 experiments: toy-test needs no_such_module_for_shuffledp" in " ".join(result.output.split())
+    assert (tmp_path / "r" / "REPORT.md").is_file()
 
 
 def test_unknown_experiment_is_a_clear_error():

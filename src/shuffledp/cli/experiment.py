@@ -89,8 +89,15 @@ def reproduce_cmd(
         ),
     ] = None,
 ) -> None:
-    """Run every experiment (or those given with --only) and write one report, REPORT.md."""
-    from shuffledp.experiments import reproduce
+    """Run every experiment (or those given with --only) and write one report, REPORT.md.
+
+    An experiment whose optional extra is missing is skipped (the pip line is printed); exit status 2 if every
+    one asked for would be.
+    """
+    from shuffledp.experiments.runner import reproduce, selected_experiments, skip_note, skipped_experiments
 
     report = reproduce(out, quick=quick, seed=seed, only=only)
     console.print(f"report: {report}")
+    selected = selected_experiments(only)
+    if note := skip_note(skipped_experiments(selected), len(selected)):
+        console.print(note)

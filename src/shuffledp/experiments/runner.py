@@ -28,6 +28,7 @@ from shuffledp._util.validation import SEED_MAX, check_positive_int
 from shuffledp.errors import ExperimentError, ShuffleDPError
 from shuffledp.experiments.registry import (
     Claim,
+    Experiment,
     ExperimentContext,
     ExperimentOutput,
     all_experiments,
@@ -35,7 +36,15 @@ from shuffledp.experiments.registry import (
     get_experiment,
 )
 
-__all__ = ["check_seed", "reproduce", "run_experiment", "writable_directory"]
+__all__ = [
+    "check_seed",
+    "reproduce",
+    "run_experiment",
+    "selected_experiments",
+    "skip_note",
+    "skipped_experiments",
+    "writable_directory",
+]
 
 
 def _write_csv(path: Path, output: ExperimentOutput) -> None:
@@ -133,26 +142,25 @@ def reproduce(
 ) -> Path:
     """Run every registered experiment (or those named in ``only``) and write ``out/REPORT.md``.
 
-    Names, seed and ``out`` are checked before anything runs.
+    Names, seed and ``out`` are checked before anything runs.  An experiment whose optional extra is missing
+    is skipped (REPORT.md says why and how many); if every one asked for would be, `ExperimentError` names them
+    with their pip lines and nothing runs.
     """
     seed = check_seed(seed)
-    experiments = all_experiments()
-    if only is not None:
-        names = list(dict.fromkeys(only))  # in the order given, once each
-        if not names:
-            raise ExperimentError("only must name at least one experiment")
-        unknown = [name for name in names if name not in experiments]
-        if unknown:
-            raise ExperimentError(
-                f"only: unknown experiment(s) {', '.join(map(repr, unknown))}; available: {', '.join(experiments)}"
-            )
-        experiments = {name: experiments[name] for name in names}
+    experiments = selected_experiments(only)
+    skipped = skipped_experiments(experiments)
+    if len(skipped) == len(experiments):
+        raise ExperimentError(
+            f"nothing to reproduce: every experiment asked for would be skipped ({_skip_list(skipped)})"
+        )
     out = writable_directory(Path(out))
     selection = "" if only is None else f" Only: {', '.join(experiments)}."
+    if skipped:
+        selection += f" Skipped: {len(skipped)} of {len(experiments)} (an optional extra is missing)."
     runs = []
     for name, experiment in experiments.items():
-        if missing := experiment.missing_requirement():  # an optional extra is not installed: skip, say why
-            runs.append(_Run(name, experiment.title, [], 0.0, skipped=missing))
+        if name in skipped:  # an optional extra is not installed: skip, say why
+            runs.append(_Run(name, experiment.title, [], 0.0, skipped=skipped[name]))
             continue
         target = run_experiment(name, out, quick=quick, seed=seed, progress=progress)
         meta = json.loads((target / "meta.json").read_text())
@@ -161,6 +169,36 @@ def reproduce(
     report = out / "REPORT.md"
     report.write_text(_report_markdown(runs, f"Mode: {'quick' if quick else 'full'}, seed {seed}.{selection}"))
     return report
+
+
+def selected_experiments(only: Iterable[str] | None = None) -> dict[str, Experiment]:
+    """The experiments `reproduce` runs: every registered one, or those named in ``only`` (in its order, once each)."""
+    experiments = all_experiments()
+    if only is None:
+        return experiments
+    names = list(dict.fromkeys(only))
+    if not names:
+        raise ExperimentError("only must name at least one experiment")
+    unknown = [name for name in names if name not in experiments]
+    if unknown:
+        raise ExperimentError(
+            f"only: unknown experiment(s) {', '.join(map(repr, unknown))}; available: {', '.join(experiments)}"
+        )
+    return {name: experiments[name] for name in names}
+
+
+def skipped_experiments(experiments: dict[str, Experiment]) -> dict[str, str]:
+    """Of ``experiments``, those `reproduce` skips (an optional extra is missing): name -> why, with the pip line."""
+    return {name: why for name, experiment in experiments.items() if (why := experiment.missing_requirement())}
+
+
+def skip_note(skipped: dict[str, str], total: int) -> str:
+    """One line saying how many of ``total`` experiments were skipped and why ("" when none was)."""
+    return f"skipped {len(skipped)} of {total} experiments: {_skip_list(skipped)}" if skipped else ""
+
+
+def _skip_list(skipped: dict[str, str]) -> str:
+    return "; ".join(f"{name} {why}" for name, why in skipped.items())
 
 
 @dataclass(frozen=True)
