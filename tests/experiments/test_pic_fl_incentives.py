@@ -126,26 +126,6 @@ def test_shapley_error_equals_exact_values_on_each_users_sparse_gradient():
     assert fl.shapley_error(true, true, coords, v, seed=0) == 0.0
 
 
-def test_order_shapley_over_all_orders_equals_exact_shapley_for_overlapping_sparse_gradients():
-    rng = np.random.default_rng(4)
-    coords = np.array([[0, 1], [1, 2], [0, 1], [3, 4], [2, 5]])  # users 0-2 share coordinates: Gram cross terms
-    values = rng.normal(size=(5, 2))
-    values[2] = -values[0]  # users 0 and 2 cancel: a zero coalition sum, U = 0 there
-    G, v = fl.scatter(values, coords, 6), rng.normal(size=6)
-    orders = np.array(list(itertools.permutations(range(5))))
-    np.testing.assert_allclose(fl.order_shapley(G, v, orders), exact_shapley(G, v), rtol=1e-10, atol=1e-12)
-
-
-def test_order_shapley_over_sampled_orders_is_unbiased():
-    rng = np.random.default_rng(5)
-    coords = fl.user_coordinates(9, 8, 3, rng)
-    G, v = fl.scatter(rng.normal(size=(9, 3)), coords, 8), rng.normal(size=8)
-    orders = rng.permuted(np.broadcast_to(np.arange(9), (20, 9)), axis=1)
-    runs = np.array([fl.order_shapley(G, v, rng.permuted(orders, axis=1)) for _ in range(200)])
-    se = runs.std(axis=0) / np.sqrt(len(runs))
-    assert np.all(np.abs(runs.mean(axis=0) - exact_shapley(G, v)) < 5 * se + 1e-12)
-
-
 def test_scaled_split_and_sample_keep_the_papers_fractions():
     assert fl.scaled_split(1797) == (1497, 150, 150)
     assert fl.sample_size(1497) == 299

@@ -41,7 +41,7 @@ The round (§7.3):
 6. **Shapley.**  The server's Shapley value of each report for the cosine-similarity utility
    with the validation gradient (mean gradient over the validation set, Appendix E), each
    user's gradient zero off its own coordinates: exact for s <= 12, else the permutation
-   estimator over `SHAPLEY_PERMUTATIONS` orders (`order_shapley`, the sparse-Gram form of
+   estimator over `SHAPLEY_PERMUTATIONS` orders (`shuffledp.tasks.order_shapley`, the sparse-Gram form of
    `shuffledp.tasks.permutation_shapley`), once on the true (clipped, subsampled) gradients
    and once on the server's estimates, with the same orders.
 
@@ -81,7 +81,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from shuffledp.accounting.composition import composed_local_epsilon
 from shuffledp.errors import DomainError
@@ -92,7 +91,7 @@ from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentO
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.registry import make_randomizer
 from shuffledp.tasks import exact_shapley
-from shuffledp.tasks.shapley import AUTO_EXACT_MAX
+from shuffledp.tasks.shapley import AUTO_EXACT_MAX, order_shapley
 
 __all__ = [
     "COLUMNS",
@@ -104,7 +103,6 @@ __all__ = [
     "claims",
     "clip_values",
     "coverage_k",
-    "order_shapley",
     "reference_ks",
     "paper_scale_errors",
     "round_budgets",
@@ -294,36 +292,6 @@ def sanitize(
         return np.asarray(values, dtype=np.float64)
     unit = np.asarray(values, dtype=np.float64) / clip
     return np.asarray(randomizer.estimate(randomizer.randomize(unit, rng))) * clip
-
-
-def order_shapley(gradients: np.ndarray, validation: np.ndarray, orders: np.ndarray) -> np.ndarray:
-    """Mean over ``orders`` (rows: permutations of the users) of each user's marginal cosine utility.
-
-    The permutation estimator of `shuffledp.tasks.permutation_shapley` (unbiased for uniform orders; exact
-    when ``orders`` are all s! permutations) for sparse gradients: the coalitions' squared norms come from
-    the Gram matrix, whose off-diagonal entries are nonzero only for users sharing a coordinate (about
-    s^2 k^2 / (2 d) pairs), so an order costs O(s + pairs), not O(s^2).  U(S) = 0 for a zero sum.
-    """
-    G, v = np.asarray(gradients, dtype=np.float64), np.asarray(validation, dtype=np.float64)
-    T, s = orders.shape
-    sparse = csr_matrix(G)
-    K = (sparse @ sparse.T).toarray()
-    i, j = np.nonzero(np.triu(K, 1))
-    rows = np.arange(T)[:, None]
-    position = np.empty_like(orders)
-    np.put_along_axis(position, orders, np.arange(s)[None, :], axis=1)
-    later = np.maximum(position[:, i], position[:, j])  # the pair's cross term joins the prefix here
-    step = np.diag(K)[orders] + np.bincount(
-        (rows * s + later).ravel(), weights=np.broadcast_to(2 * K[i, j], later.shape).ravel(), minlength=T * s
-    ).reshape(T, s)
-    sq, dots, v_sq = np.cumsum(step, axis=1), np.cumsum((G @ v)[orders], axis=1), float(v @ v)
-    # a sum that cancels to zero leaves rounding residue in sq: below 1e-12 of its terms' squared norms it is 0
-    sq[sq <= 1e-12 * np.cumsum(np.diag(K)[orders], axis=1)] = 0.0
-    denom = np.sqrt(sq * v_sq)
-    U = np.clip(np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0.0), -1.0, 1.0)
-    contribution = np.empty_like(U)
-    np.put_along_axis(contribution, orders, np.diff(U, axis=1, prepend=0.0), axis=1)
-    return contribution.mean(axis=0)
 
 
 def shapley_error(
