@@ -2,6 +2,8 @@
 
 import itertools
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -156,10 +158,18 @@ def test_task_is_a_function_of_the_multiset_of_reports():
         out.user_output(20)
 
 
-def test_auto_switches_to_the_estimator_above_twelve_users():
+def test_auto_is_exact_up_to_the_limit_the_readme_states_and_estimates_above():
+    """One number: README's "exact by enumeration up to s = N", the auto switch and the FL experiment's meta."""
+    from shuffledp.experiments.pic_fl_incentives import SHAPLEY_METHOD
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    stated = re.findall(r"exact by enumeration up to s = (\d+)", " ".join(readme.split()))
+    assert stated == [str(shapley_module.EXACT_MAX_PLAYERS)]
+    limit = int(stated[0])
     rng = np.random.default_rng(13)
-    assert shapley_values(rng.normal(size=(12, 2)), [1.0, 0.0]).method == "exact"
-    assert shapley_values(rng.normal(size=(13, 2)), [1.0, 0.0], rng=rng).method == "permutation"
+    assert shapley_values(rng.normal(size=(limit, 2)), [1.0, 0.0]).method == "exact"
+    assert shapley_values(rng.normal(size=(limit + 1, 2)), [1.0, 0.0], rng=rng).method == "permutation"
+    assert SHAPLEY_METHOD.startswith(f"exact for s <= {limit},")
 
 
 def test_bad_input_is_refused_with_named_errors():

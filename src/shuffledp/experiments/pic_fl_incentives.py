@@ -40,7 +40,7 @@ The round (§7.3):
    rate 0.05 decayed by 0.99 per round (Appendix E; optax).
 6. **Shapley.**  The server's Shapley value of each report for the cosine-similarity utility
    with the validation gradient (mean gradient over the validation set, Appendix E), each
-   user's gradient zero off its own coordinates: exact for s <= 12, else the permutation
+   user's gradient zero off its own coordinates: exact for s <= `EXACT_MAX_PLAYERS`, else the permutation
    estimator over `SHAPLEY_PERMUTATIONS` orders (`shuffledp.tasks.order_shapley`, the sparse-Gram form of
    `shuffledp.tasks.permutation_shapley`), once on the true (clipped, subsampled) gradients
    and once on the server's estimates, with the same orders.
@@ -91,7 +91,7 @@ from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentO
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.registry import make_randomizer
 from shuffledp.tasks import exact_shapley
-from shuffledp.tasks.shapley import AUTO_EXACT_MAX, order_shapley
+from shuffledp.tasks.shapley import EXACT_MAX_PLAYERS, order_shapley
 
 __all__ = [
     "COLUMNS",
@@ -143,6 +143,8 @@ PAPER_SAMPLE, PAPER_POPULATION = fl_composition.USERS_PER_ROUND, fl_composition.
 #: §7.3: the per-round local budgets the paper reports (LDP model, PIC model).
 PAPER_LDP_RANGE, PAPER_PIC_RANGE = (0.2, 0.75), fl_composition.PAPER_PER_ROUND_RANGE
 SHAPLEY_PERMUTATIONS = 256
+#: How the run computes Shapley values (meta.json's ``shapley``).
+SHAPLEY_METHOD = f"exact for s <= {EXACT_MAX_PLAYERS}, else order_shapley over {SHAPLEY_PERMUTATIONS} random orders"
 #: Table 4's d on MNIST.
 PAPER_DIM = 4_292
 #: Label of the non-private run whose users keep `coverage_k` coordinates (each covered as often as in the paper).
@@ -300,13 +302,13 @@ def shapley_error(
     """§7.3's Shapley l2 error: mean over users of |Shapley^_i - Shapley_i|, both for the cosine utility.
 
     User i's gradient is its (s, k) values at its own ``coords`` row, zero elsewhere.  Exact values
-    (`shuffledp.tasks.exact_shapley`) for s <= `AUTO_EXACT_MAX`, else `order_shapley` over
+    (`shuffledp.tasks.exact_shapley`) for s <= `EXACT_MAX_PLAYERS`, else `order_shapley` over
     `SHAPLEY_PERMUTATIONS` uniform orders from ``seed``, the same orders for both value vectors.
     """
     dim = len(validation)
     true_g, est_g = scatter(true_values, coords, dim), scatter(estimates, coords, dim)
     s = len(true_g)
-    if s <= AUTO_EXACT_MAX:
+    if s <= EXACT_MAX_PLAYERS:
         values = [exact_shapley(G, validation) for G in (true_g, est_g)]
     else:
         orders = np.random.default_rng(seed).permuted(np.broadcast_to(np.arange(s), (SHAPLEY_PERMUTATIONS, s)), axis=1)
@@ -477,7 +479,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         "paper_reports_per_coordinate": PAPER_SAMPLE * FL_DIM / PAPER_DIM,
         "clip": CLIP,
         "adam": {"learning_rate": LEARNING_RATE, "decay_per_round": LR_DECAY},
-        "shapley": f"exact for s <= {AUTO_EXACT_MAX}, else order_shapley over {SHAPLEY_PERMUTATIONS} random orders",
+        "shapley": SHAPLEY_METHOD,
         "randomizers": [label for label, _ in RANDOMIZERS],
         "budgets": {
             f"{t:g}": {"delta": b.delta, "ldp_per_round": b.ldp, "pic_per_round": b.pic, "pic_paper_scale": paper_scale[t]}

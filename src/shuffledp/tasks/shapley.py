@@ -33,7 +33,7 @@ Two ways to compute it:
 - ``order_shapley``: the same estimator over orders the caller gives, for sparse
   gradients (few nonzero coordinates per user) through their Gram matrix.
 
-`shapley_values` picks exact enumeration for s <= `AUTO_EXACT_MAX` and the
+`shapley_values` picks exact enumeration for s <= `EXACT_MAX_PLAYERS` and the
 estimator otherwise.  Like every task (``tasks.base``) it is permutation-
 equivariant: the gradients are put in canonical order first and the result is
 mapped back, so permuting the reports permutes the values the same way (the
@@ -56,6 +56,7 @@ from shuffledp.tasks.base import as_reports, canonical_order, inverse_permutatio
 
 __all__ = [
     "DEFAULT_PERMUTATIONS",
+    "EXACT_MAX_PLAYERS",
     "ShapleyTask",
     "ShapleyValues",
     "cosine_utility",
@@ -65,10 +66,10 @@ __all__ = [
     "shapley_values",
 ]
 
-#: Largest number of users `exact_shapley` enumerates (2^16 coalitions of <= 17 coordinates: 9 MB).
+#: Largest number of users whose values are exact: `exact_shapley` enumerates up to this many (2^16
+#: coalitions of <= 17 coordinates: 9 MB, about 0.1 s) and `shapley_values(method="auto")` switches to the
+#: estimator above it.  README.md states this number (a test reads it there).
 EXACT_MAX_PLAYERS = 16
-#: `shapley_values(method="auto")` enumerates up to this many users and samples orders above.
-AUTO_EXACT_MAX = 12
 #: Default number of random orders of the estimator.
 DEFAULT_PERMUTATIONS = 256
 #: Elements per (orders, users, coordinates) block of the estimator (32 MB of float64).
@@ -346,7 +347,7 @@ def shapley_values(
         The validation gradient v.
     method : {"auto", "exact", "permutation"}, default "auto"
         ``"exact"``: enumeration (s <= 16); ``"permutation"``: the unbiased
-        estimator; ``"auto"``: exact for s <= `AUTO_EXACT_MAX` (12), else the estimator.
+        estimator; ``"auto"``: exact for s <= `EXACT_MAX_PLAYERS` (16), else the estimator.
     n_permutations : int, default 256
         Orders of the estimator.
     rng : numpy.random.Generator or None
@@ -374,7 +375,7 @@ def shapley_values(
     if method not in ("auto", "exact", "permutation"):
         raise DomainError(f"method must be 'auto', 'exact' or 'permutation', got {method!r}")
     G, v = _inputs(gradients, validation)
-    if method == "exact" or (method == "auto" and len(G) <= AUTO_EXACT_MAX):
+    if method == "exact" or (method == "auto" and len(G) <= EXACT_MAX_PLAYERS):
         values = exact_shapley(G, v)
         return ShapleyValues(values, np.zeros_like(values), "exact", 0)
     return permutation_shapley(G, v, n_permutations, rng)
