@@ -85,7 +85,7 @@ __all__ = [
 ]
 
 TASK_NAMES = ("min-weight", "max-matching", "neighbors", "shapley")
-#: Orders the ``shapley`` task's estimator averages (groups above 12 users, `shapley_values`).  Fixed with the
+#: Orders the ``shapley`` task's estimator averages (groups above `EXACT_MAX_PLAYERS` users, `shapley_values`).  Fixed with the
 #: task's name, so the signed parameters pin f (a different T would be a different task).
 SHAPLEY_PERMUTATIONS = DEFAULT_PERMUTATIONS
 _SHAPLEY_LABEL = b"shuffledp/pic/shapley/v1\0"
