@@ -78,8 +78,9 @@ Both are printed beside the paper's 0.2-0.75 and 4.0-6.0, and beside the PIC bud
 paper's own scale (s = 10,000 of N = 50,000), at which each randomizer's single-report error is
 also measured (the ``PAPER_SCALE`` rows).
 
-Time (2 cores shared with other jobs, digits): full mode (80 rounds, 31 trainings) 4 min 55 s;
-``--quick`` (20 rounds) 2 min 17 s.
+Time (2 cores shared with other jobs, digits, with the Shapley noise-floor levels of every round):
+full mode (80 rounds, 31 trainings) 9 min 14 s wall, 4 min 41 s CPU, at load average 5-7; ``--quick``
+(20 rounds) 2 min 28 s wall, 1 min 12 s CPU, at load 7 (the levels add about 25 s of CPU).
 """
 
 from __future__ import annotations
