@@ -115,10 +115,18 @@ def assert_one_line_error(result, fragment: str) -> None:
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
-    assert re.search(r"must|allowed|available|Missing|No such|does not take", lines[0]), lines[
+    assert re.search(r"must|allowed|available|missing|no such|does not take", lines[0]), lines[
         0
     ]  # says what is allowed
+    assert_cli_error_style(lines[0])
     assert result.stdout == ""
+
+
+def assert_cli_error_style(line: str) -> None:
+    """The one style of every error line, click's usage errors too: ``error: `` then lower case, no closing period."""
+    assert line.startswith("error: ") and not line.startswith(("error: Error", "Error")), line
+    assert not re.match(r"error: [A-Z][a-z]", line), line  # "error: Missing option ..." was click's capital
+    assert not re.search(r"\.( \(see '[^']*'\))?$", line), line
 
 
 @pytest.mark.parametrize("args,fragment", [*numeric_rows(), *OTHER_ROWS])
@@ -247,7 +255,7 @@ def test_errors_quote_the_value_as_typed(args, fragment, tmp_path, monkeypatch):
 
 #: Advice in command-line terms: the option or name the user gave, never click's doubled wording.
 ADVICE_ROWS = [
-    (["personalized", "foo", "--delta", "1e-4"], "No such command 'foo'"),
+    (["personalized", "foo", "--delta", "1e-4"], "no such command 'foo'"),
     (["personalized", "--k", "5", "--distribution", "uniform1", "--n", "100", "--delta", "1e-4"],
      "--k must come with --family k-rr"),
     (BASE["local-budget"] + ["--composition", "advanced"], "--composition must come with --rounds 2 or more"),

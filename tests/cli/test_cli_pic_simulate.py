@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from test_cli_errors import assert_cli_error_style  # tests/cli is on sys.path (pytest prepend mode)
 from typer.testing import CliRunner
 
 from shuffledp.cli import app
@@ -336,6 +337,24 @@ def test_shapley_is_refused_with_the_python_api_named(tmp_path):
     assert result.exit_code == 2
     assert "--task" in result.output and "validation gradient" in result.output and "RoundConfig" in result.output
     assert not (tmp_path / "round.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--task", "shapley"],  # click: a required option missing
+        ["--task", "shapley", "--dataset", "synthetic", "--n", "20", "--randomizer", "laplace", "--epsilon-c", "4",
+         "--bogus"],  # click: an unknown option
+        ["--task", "shapley", "--dataset", "synthetic", "--n", "20", "--randomizer", "laplace", "--epsilon-c", "4",
+         "--k"],  # click: an option without its value
+        ["--task", "shapley", "--dataset", "synthetic", "--n", "20", "--randomizer", "laplace", "--epsilon-c", "4"],
+    ],
+)  # fmt: skip
+def test_shapley_usage_errors_read_in_the_clis_error_style(tmp_path, args):
+    result, _ = _simulate(tmp_path, *args)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert_cli_error_style(lines[0])
 
 
 def test_the_search_cap_note_quotes_epsilon_c_as_typed(tmp_path):

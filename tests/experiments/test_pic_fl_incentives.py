@@ -122,28 +122,74 @@ def test_shapley_error_equals_exact_values_on_each_users_sparse_gradient():
     expected = np.mean(
         np.abs(exact_shapley(fl.scatter(est, coords, d), v) - exact_shapley(fl.scatter(true, coords, d), v))
     )
-    assert fl.shapley_error(true, est, coords, v, seed=0) == pytest.approx(expected, rel=1e-9, abs=1e-12)
-    assert fl.shapley_error(true, true, coords, v, seed=0) == 0.0
+    assert fl.shapley_errors(true, est, coords, v, seed=0)[fl.SHAPLEY_ERROR] == pytest.approx(expected, rel=1e-9)
+    assert fl.shapley_errors(true, true, coords, v, seed=0)[fl.SHAPLEY_ERROR] == 0.0
 
 
-def test_order_shapley_over_all_orders_equals_exact_shapley_for_overlapping_sparse_gradients():
-    rng = np.random.default_rng(4)
-    coords = np.array([[0, 1], [1, 2], [0, 1], [3, 4], [2, 5]])  # users 0-2 share coordinates: Gram cross terms
-    values = rng.normal(size=(5, 2))
-    values[2] = -values[0]  # users 0 and 2 cancel: a zero coalition sum, U = 0 there
-    G, v = fl.scatter(values, coords, 6), rng.normal(size=6)
-    orders = np.array(list(itertools.permutations(range(5))))
-    np.testing.assert_allclose(fl.order_shapley(G, v, orders), exact_shapley(G, v), rtol=1e-10, atol=1e-12)
+def test_shapley_error_is_the_papers_mean_absolute_difference_on_a_hand_computed_case():
+    """Two users, one coordinate each, v = (1, 1).  True g = (1, 0), (0, 1): U(1) = U(2) = 1/sqrt2, U(12) = 1, so
+    Shapley = (1/2, 1/2).  Estimates (1, 0), (0, -1): U(1) = 1/sqrt2, U(2) = -1/sqrt2, U(12) = 0, so Shapley^ =
+    (1/sqrt2, -1/sqrt2).  §7.3: sum_i |Shapley^_i - Shapley_i| / |S| = ((1/sqrt2 - 1/2) + (1/sqrt2 + 1/2)) / 2."""
+    coords = np.array([[0], [1]])
+    got = fl.shapley_errors(np.array([[1.0], [1.0]]), np.array([[1.0], [-1.0]]), coords, np.array([1.0, 1.0]), 0)
+    assert got[fl.SHAPLEY_ERROR] == pytest.approx(1 / np.sqrt(2), rel=1e-12)
+    assert fl.SHAPLEY_ERROR == "shapley_mean_abs_error" and fl.SHAPLEY_ERROR in fl.METRICS  # named for what it is
+    assert got[fl.SHAPLEY_ESTIMATOR_SPREAD] == got[fl.SHAPLEY_VALUE_SPREAD] == 0.0  # exact values: no estimator
 
 
-def test_order_shapley_over_sampled_orders_is_unbiased():
-    rng = np.random.default_rng(5)
-    coords = fl.user_coordinates(9, 8, 3, rng)
-    G, v = fl.scatter(rng.normal(size=(9, 3)), coords, 8), rng.normal(size=8)
-    orders = rng.permuted(np.broadcast_to(np.arange(9), (20, 9)), axis=1)
-    runs = np.array([fl.order_shapley(G, v, rng.permuted(orders, axis=1)) for _ in range(200)])
-    se = runs.std(axis=0) / np.sqrt(len(runs))
-    assert np.all(np.abs(runs.mean(axis=0) - exact_shapley(G, v)) < 5 * se + 1e-12)
+def test_shapley_levels_measure_no_information_and_the_estimators_own_spread():
+    rng = np.random.default_rng(8)
+    s, d = 40, 30  # s above the exact limit: the estimator, two independent sets of orders
+    coords = fl.user_coordinates(s, d, 3, rng)
+    true, v = rng.normal(size=(s, 3)), rng.normal(size=d)
+    perfect = fl.shapley_errors(true, true, coords, v, seed=4)
+    assert perfect[fl.SHAPLEY_ERROR] == perfect[fl.SHAPLEY_ESTIMATOR_SPREAD] == 0.0  # the same orders for both
+    assert perfect[fl.SHAPLEY_NO_INFORMATION] > 0.0  # other users' (exact) gradients score like noise
+    assert 0.0 < perfect[fl.SHAPLEY_VALUE_SPREAD] < perfect[fl.SHAPLEY_NO_INFORMATION]
+    noisy = fl.shapley_errors(true, true + rng.normal(size=true.shape), coords, v, seed=4)
+    assert 0.0 < noisy[fl.SHAPLEY_ESTIMATOR_SPREAD] < noisy[fl.SHAPLEY_ERROR]
+
+
+def _claim_rows(values, rounds, spread=0.0):
+    """Rows of a run: (eps, model, randomizer, metric) -> mean, each round's value mean +- spread (alternating)."""
+    return [
+        {"epsilon": e, "model": m, "randomizer": lab, "local_epsilon": 1.0, "round": r + 1, "metric": metric,
+         "value": value + (spread if r % 2 else -spread)}
+        for (e, m, lab, metric), value in values.items()
+        for r in range(rounds)
+    ]  # fmt: skip
+
+
+def _cells(shapley, accuracy=0.1):
+    """Minkowski and Laplace at eps 1: PIC far better on gradient error; Shapley errors (LDP, PIC) as given."""
+    out = {}
+    for lab, (ldp, pic) in shapley.items():
+        for m, g, sh in ((LDP, 100.0, ldp), (PIC, 10.0 if lab == "Minkowski" else 20.0, pic)):
+            out.update({(1.0, m, lab, "gradient_l2_error"): g, (1.0, m, lab, fl.SHAPLEY_ERROR): sh,
+                        (1.0, m, lab, "test_accuracy"): accuracy})  # fmt: skip
+    return out
+
+
+def test_quick_mode_accuracy_claims_are_not_testable_in_quick_mode():
+    rows = _claim_rows(_cells({"Minkowski": (3e-3, 2e-3), "Laplace": (3e-3, 2.5e-3)}), fl.ROUNDS_QUICK, 1e-5)
+    assert fl.quick_run(rows)
+    beats, gradient, shapley, accuracy = fl.claims(rows, test_size=150)
+    assert accuracy.verdict == "not testable" and accuracy.ours.startswith("not testable in quick mode (20 of 80")
+    assert "chance 10%" in accuracy.ours
+    assert beats.verdict == "held" and "final accuracy not testable in quick mode" in beats.ours  # not "partly"
+    assert gradient.verdict == shapley.verdict == "held"
+
+
+def test_shapley_claim_is_read_only_beyond_the_noise_floor():
+    within = _claim_rows(_cells({"Minkowski": (3.0e-3, 2.70e-3), "Laplace": (3.0e-3, 2.72e-3)}), fl.ROUNDS, 1e-4)
+    beats, _, shapley, accuracy = fl.claims(within, test_size=150)
+    assert shapley.verdict == "not testable" and "within the noise floor" in shapley.ours
+    assert accuracy.verdict == "not testable"  # full mode: equal accuracies, within the test set's noise
+    assert "PIC better in 4 of the 4" in beats.ours and "2 of 6 within it" in beats.ours  # the accuracy cells
+    beyond = _claim_rows(_cells({"Minkowski": (3.0e-3, 2.2e-3), "Laplace": (3.0e-3, 2.7e-3)}), fl.ROUNDS, 1e-4)
+    assert fl.claims(beyond, test_size=150)[2].verdict == "held"
+    worse = _claim_rows(_cells({"Minkowski": (3.0e-3, 2.7e-3), "Laplace": (3.0e-3, 2.2e-3)}), fl.ROUNDS, 1e-4)
+    assert fl.claims(worse, test_size=150)[2].verdict == "not"
 
 
 def test_scaled_split_and_sample_keep_the_papers_fractions():
@@ -188,7 +234,7 @@ def test_quick_mode_writes_the_four_files_with_the_documented_columns(tmp_path, 
         rows = list(reader)
     assert reader.fieldnames == fl.COLUMNS
     trained = [r for r in rows if r["model"] != fl.PAPER_SCALE]
-    assert {r["metric"] for r in trained} == {*fl.METRICS, "clipped_share"}
+    assert {r["metric"] for r in trained} == {*fl.METRICS, *fl.SHAPLEY_LEVELS, "clipped_share"}
     assert {r["round"] for r in trained} == {"1", "2"}
     references = {(NON_PRIVATE, label) for label in (NON_PRIVATE, fl.PAPER_COVERAGE, fl.ALL_COORDINATES)}
     assert {(r["model"], r["randomizer"]) for r in trained} == references | {

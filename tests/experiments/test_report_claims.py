@@ -9,7 +9,7 @@ import pytest
 
 from shuffledp.errors import ExperimentError
 from shuffledp.experiments import Claim, ExperimentOutput, register, reproduce
-from shuffledp.experiments.registry import _REGISTRY, VERDICTS, combined_verdict, share_verdict
+from shuffledp.experiments.registry import _REGISTRY, NOT_TESTABLE, VERDICTS, combined_verdict, share_verdict
 
 #: name -> the claims' verdicts of a toy experiment, and the experiment's verdict by the report's rule
 TOYS = {
@@ -99,10 +99,19 @@ def test_report_shortens_long_claims_in_the_opening_table_only(tmp_path):
     assert rule in detail and " …" not in detail
 
 
-@pytest.mark.parametrize("verdicts", [[v] for v in VERDICTS] + [list(VERDICTS), ["held", "not"], ["partly", "not"]])
-def test_combined_verdict_is_held_when_all_held_not_when_none_held_at_all_else_partly(verdicts):
+TESTED = [v for v in VERDICTS if v != NOT_TESTABLE]
+
+
+@pytest.mark.parametrize("verdicts", [[v] for v in TESTED] + [TESTED, ["held", "not"], ["partly", "not"]])
+@pytest.mark.parametrize("untestable", [0, 2])
+def test_combined_verdict_is_held_when_all_held_not_when_none_held_at_all_else_partly(verdicts, untestable):
     expected = "held" if set(verdicts) == {"held"} else "not" if set(verdicts) == {"not"} else "partly"
-    assert combined_verdict(verdicts) == expected
+    assert combined_verdict(verdicts + [NOT_TESTABLE] * untestable) == expected  # untestable claims are left out
+
+
+def test_combined_verdict_is_not_testable_only_when_no_claim_was_testable():
+    assert combined_verdict([NOT_TESTABLE]) == combined_verdict([NOT_TESTABLE] * 3) == "not testable"
+    assert Claim("accuracy after 80 rounds", "not testable in quick mode", NOT_TESTABLE).verdict == "not testable"
 
 
 def test_share_verdict_follows_the_combined_rule():
@@ -112,7 +121,7 @@ def test_share_verdict_follows_the_combined_rule():
 
 
 def test_a_verdict_is_held_partly_or_not():
-    with pytest.raises(ExperimentError, match="verdict must be one of held, partly, not, got 'maybe'"):
+    with pytest.raises(ExperimentError, match="verdict must be one of held, partly, not, not testable, got 'maybe'"):
         Claim("x", "y", "maybe")
-    with pytest.raises(ExperimentError, match="verdict must be one of held, partly, not, got 'maybe'"):
+    with pytest.raises(ExperimentError, match="verdict must be one of held, partly, not, not testable, got 'maybe'"):
         combined_verdict(["held", "maybe"])

@@ -2,6 +2,8 @@
 
 import itertools
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from shuffledp.tasks import (
     ShapleyTask,
     cosine_utility,
     exact_shapley,
+    order_shapley,
     permutation_shapley,
     shapley_error,
     shapley_values,
@@ -155,10 +158,18 @@ def test_task_is_a_function_of_the_multiset_of_reports():
         out.user_output(20)
 
 
-def test_auto_switches_to_the_estimator_above_twelve_users():
+def test_auto_is_exact_up_to_the_limit_the_readme_states_and_estimates_above():
+    """One number: README's "exact by enumeration up to s = N", the auto switch and the FL experiment's meta."""
+    from shuffledp.experiments.pic_fl_incentives import SHAPLEY_METHOD
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    stated = re.findall(r"exact by enumeration up to s = (\d+)", " ".join(readme.split()))
+    assert stated == [str(shapley_module.EXACT_MAX_PLAYERS)]
+    limit = int(stated[0])
     rng = np.random.default_rng(13)
-    assert shapley_values(rng.normal(size=(12, 2)), [1.0, 0.0]).method == "exact"
-    assert shapley_values(rng.normal(size=(13, 2)), [1.0, 0.0], rng=rng).method == "permutation"
+    assert shapley_values(rng.normal(size=(limit, 2)), [1.0, 0.0]).method == "exact"
+    assert shapley_values(rng.normal(size=(limit + 1, 2)), [1.0, 0.0], rng=rng).method == "permutation"
+    assert SHAPLEY_METHOD.startswith(f"exact for s <= {limit},")
 
 
 def test_bad_input_is_refused_with_named_errors():
@@ -183,3 +194,43 @@ def test_shapley_error_is_the_mean_absolute_difference():
     assert math.isnan(shapley_error([], []))
     with pytest.raises(ShapeError, match="same length"):
         shapley_error([0.1, 0.2], [0.1])
+
+
+def _scatter(values, coords, dim):
+    """(s, dim) gradients, zero off each user's coordinates."""
+    out = np.zeros((len(values), dim))
+    np.put_along_axis(out, np.asarray(coords), np.asarray(values, float), axis=1)
+    return out
+
+
+def test_order_shapley_is_defined_once_with_the_other_shapley_code():
+    from shuffledp.experiments import pic_fl_incentives
+
+    assert order_shapley.__module__ == "shuffledp.tasks.shapley"
+    assert pic_fl_incentives.order_shapley is order_shapley  # the experiment uses it, keeps no copy
+    assert "order_shapley" not in pic_fl_incentives.__all__
+
+
+def test_order_shapley_refuses_orders_of_another_group_size_quoting_the_shape():
+    with pytest.raises(ShapeError, match=r"shape \(T, 2\), got shape \(1, 3\)"):
+        order_shapley([[1.0, 0.0], [0.0, 1.0]], [1.0, 0.0], [[0, 1, 2]])
+
+
+def test_order_shapley_over_all_orders_equals_exact_shapley_for_overlapping_sparse_gradients():
+    rng = np.random.default_rng(4)
+    coords = np.array([[0, 1], [1, 2], [0, 1], [3, 4], [2, 5]])  # users 0-2 share coordinates: Gram cross terms
+    values = rng.normal(size=(5, 2))
+    values[2] = -values[0]  # users 0 and 2 cancel: a zero coalition sum, U = 0 there
+    G, v = _scatter(values, coords, 6), rng.normal(size=6)
+    orders = np.array(list(itertools.permutations(range(5))))
+    np.testing.assert_allclose(order_shapley(G, v, orders), exact_shapley(G, v), rtol=1e-10, atol=1e-12)
+
+
+def test_order_shapley_over_sampled_orders_is_unbiased():
+    rng = np.random.default_rng(5)
+    coords = np.sort(np.argsort(rng.random((9, 8)), axis=1)[:, :3], axis=1)  # 3 of 8 coordinates per user
+    G, v = _scatter(rng.normal(size=(9, 3)), coords, 8), rng.normal(size=8)
+    orders = rng.permuted(np.broadcast_to(np.arange(9), (20, 9)), axis=1)
+    runs = np.array([order_shapley(G, v, rng.permuted(orders, axis=1)) for _ in range(200)])
+    se = runs.std(axis=0) / np.sqrt(len(runs))
+    assert np.all(np.abs(runs.mean(axis=0) - exact_shapley(G, v)) < 5 * se + 1e-12)

@@ -360,8 +360,33 @@ def _names(param: Any) -> tuple[str, ...]:
     )
 
 
+#: A capital that opens a sentence of click's wording ("Missing option", ". Did you mean", "(Possible options").
+_CLICK_CAPITAL = re.compile(r"(^|[.:] |\()([A-Z])(?=[a-z ])")
+
+
+def in_cli_style(text: str) -> str:
+    """click's own wording in the CLI's error style: sentences open in lower case, no closing period.
+
+    Every other error line reads ``error: --option ...`` or ``error: unknown ...``; click's read
+    ``Missing option '--n'.`` or ``No such command 'x'. Did you mean 'y'?``.  Capitals inside
+    quotes or of a whole word (an argument's ``ROLE``) are kept.
+
+    Examples
+    --------
+    >>> in_cli_style("No such command 'simulat'. Did you mean 'simulate'?")
+    "no such command 'simulat'. did you mean 'simulate'?"
+    >>> in_cli_style("Missing option '--dataset'."), in_cli_style("No such option: --bogus (Possible options: --out)")
+    ("missing option '--dataset'", 'no such option: --bogus (possible options: --out)')
+    >>> in_cli_style("Missing argument 'ROLE'.")
+    "missing argument 'ROLE'"
+    """
+    text = text.strip()
+    text = text[:-1] if text.endswith(".") else text
+    return _CLICK_CAPITAL.sub(lambda m: m.group(1) + m.group(2).lower(), text)
+
+
 def _message(exc: Any) -> str:
-    """One line for a click usage error; our parsers' messages already name the option."""
+    """One line for a click usage error; our parsers' messages already name the option, click's are restyled."""
     param = getattr(exc, "param", None)
     message = getattr(exc, "message", None)
     if (
@@ -371,7 +396,7 @@ def _message(exc: Any) -> str:
         and any(message.startswith(name) for name in _names(param) if name)
     ):
         return message + _hint(exc)
-    return exc.format_message() + _hint(exc)
+    return in_cli_style(exc.format_message()) + _hint(exc)
 
 
 def _fail(message: str, status: int) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from shuffledp._util.numbers import number
-from shuffledp.experiments.registry import VERDICTS, Claim
+from shuffledp.experiments.registry import NOT_TESTABLE, VERDICTS, Claim
 from shuffledp.protocols.pic.computation import PicTask
 from shuffledp.protocols.pic.ideal import ideal_pic
 from shuffledp.protocols.pic.identity import SigningIdentity
@@ -138,6 +138,8 @@ def fmt_num(value: Any, digits: int = 3) -> str:
 def findings_line(claims: list[Claim]) -> str:
     """REPORT.md's line for an experiment: how many of the paper's claims held, partly held or not."""
     counts = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
-    missed = [c.claim for c in claims if c.verdict != "held"]
+    missed = [c.claim for c in claims if c.verdict not in ("held", NOT_TESTABLE)]
     line = f"paper's claims: {counts['held']} held, {counts['partly']} partly held, {counts['not']} not held"
+    if counts[NOT_TESTABLE]:
+        line += f", {counts[NOT_TESTABLE]} not testable"
     return line + (f" (not fully: {'; '.join(missed)})" if missed else "")

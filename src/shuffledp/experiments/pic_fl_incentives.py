@@ -40,8 +40,8 @@ The round (§7.3):
    rate 0.05 decayed by 0.99 per round (Appendix E; optax).
 6. **Shapley.**  The server's Shapley value of each report for the cosine-similarity utility
    with the validation gradient (mean gradient over the validation set, Appendix E), each
-   user's gradient zero off its own coordinates: exact for s <= 12, else the permutation
-   estimator over `SHAPLEY_PERMUTATIONS` orders (`order_shapley`, the sparse-Gram form of
+   user's gradient zero off its own coordinates: exact for s <= `EXACT_MAX_PLAYERS`, else the permutation
+   estimator over `SHAPLEY_PERMUTATIONS` orders (`shuffledp.tasks.order_shapley`, the sparse-Gram form of
    `shuffledp.tasks.permutation_shapley`), once on the true (clipped, subsampled) gradients
    and once on the server's estimates, with the same orders.
 
@@ -52,9 +52,18 @@ and with every coordinate.  They measure how much of the gap to the paper's accu
 data's scale; no private run changes k.
 
 Metrics (§7.3): gradient l2 error, the mean over the s users of ||g^_i - g_i||_2 **in units of
-c** (the randomizers' domain; the paper's values are of that scale), Shapley l2 error, the mean
-over users of |Shapley^_i - Shapley_i|, both averaged over the rounds; test accuracy after the
-last round.
+c** (the randomizers' domain; the paper's values are of that scale); the Shapley error
+`SHAPLEY_ERROR`, the mean over users of |Shapley^_i - Shapley_i| (the paper's "Shapley l2 error"
+sum_i ||Shapley^_i - Shapley_i||_2 / |S|: a value is a scalar, so its l2 norm is its absolute
+value), both averaged over the rounds; test accuracy after the last round.
+
+Noise floor (`shapley_errors`, `noise_floor`): a round's values sum to U(N) <= 1 over s users, so
+they and any uninformed estimate's error are of order 1/s.  Each round also records the Shapley error
+of estimates given to the wrong users (the no-information level) and how much a second set of
+orders moves the error (the estimator's part).  A difference between two cells counts only beyond
+`NOISE_Z` standard errors over the rounds (final accuracy: binomial errors of the test set); the
+claims read it only there and are "not testable" otherwise, as is final accuracy in ``--quick``
+(20 of 80 rounds: accuracies near chance).
 
 Per-round local budgets (for the full 80 rounds; ``--quick`` runs the first `ROUNDS_QUICK` of
 the same schedule):
@@ -69,8 +78,9 @@ Both are printed beside the paper's 0.2-0.75 and 4.0-6.0, and beside the PIC bud
 paper's own scale (s = 10,000 of N = 50,000), at which each randomizer's single-report error is
 also measured (the ``PAPER_SCALE`` rows).
 
-Time (2 cores shared with other jobs, digits): full mode (80 rounds, 31 trainings) 4 min 55 s;
-``--quick`` (20 rounds) 2 min 17 s.
+Time (2 cores shared with other jobs, digits, with the Shapley noise-floor levels of every round):
+full mode (80 rounds, 31 trainings) 9 min 14 s wall, 4 min 41 s CPU, at load average 5-7; ``--quick``
+(20 rounds) 2 min 28 s wall, 1 min 12 s CPU, at load 7 (the levels add about 25 s of CPU).
 """
 
 from __future__ import annotations
@@ -81,18 +91,25 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from shuffledp.accounting.composition import composed_local_epsilon
 from shuffledp.errors import DomainError
 from shuffledp.experiments import fl_composition
 from shuffledp.experiments.pic_common import LDP, NON_PRIVATE, PIC, findings_line, fmt_num
 from shuffledp.experiments.plotting import PAGE_WIDTH, bar_style, legend_and_caption, log_ticks, page_style
-from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
+from shuffledp.experiments.registry import (
+    NOT_TESTABLE,
+    Claim,
+    ExperimentContext,
+    ExperimentOutput,
+    combined_verdict,
+    register,
+    share_verdict,
+)
 from shuffledp.randomizers.base import LocalRandomizer
 from shuffledp.randomizers.registry import make_randomizer
-from shuffledp.tasks import exact_shapley
-from shuffledp.tasks.shapley import AUTO_EXACT_MAX
+from shuffledp.tasks import exact_shapley, shapley_error
+from shuffledp.tasks.shapley import EXACT_MAX_PLAYERS, order_shapley
 
 __all__ = [
     "COLUMNS",
@@ -104,7 +121,8 @@ __all__ = [
     "claims",
     "clip_values",
     "coverage_k",
-    "order_shapley",
+    "noise_floor",
+    "quick_run",
     "reference_ks",
     "paper_scale_errors",
     "round_budgets",
@@ -114,7 +132,7 @@ __all__ = [
     "sanitize",
     "scaled_split",
     "scatter",
-    "shapley_error",
+    "shapley_errors",
     "user_coordinates",
 ]
 
@@ -145,6 +163,8 @@ PAPER_SAMPLE, PAPER_POPULATION = fl_composition.USERS_PER_ROUND, fl_composition.
 #: §7.3: the per-round local budgets the paper reports (LDP model, PIC model).
 PAPER_LDP_RANGE, PAPER_PIC_RANGE = (0.2, 0.75), fl_composition.PAPER_PER_ROUND_RANGE
 SHAPLEY_PERMUTATIONS = 256
+#: How the run computes Shapley values (meta.json's ``shapley``).
+SHAPLEY_METHOD = f"exact for s <= {EXACT_MAX_PLAYERS}, else order_shapley over {SHAPLEY_PERMUTATIONS} random orders"
 #: Table 4's d on MNIST.
 PAPER_DIM = 4_292
 #: Label of the non-private run whose users keep `coverage_k` coordinates (each covered as often as in the paper).
@@ -152,7 +172,19 @@ PAPER_COVERAGE = "non-private, paper's coverage"
 #: Label of the non-private run whose users keep every coordinate (clipping only, no subsampling).
 ALL_COORDINATES = "non-private, all coordinates"
 WIDER = (PAPER_COVERAGE, ALL_COORDINATES)
-METRICS = ("test_accuracy", "gradient_l2_error", "shapley_l2_error")
+#: §7.3's "Shapley l2 error": mean over the s users of |Shapley^_i - Shapley_i| (a value is a scalar).
+SHAPLEY_ERROR = "shapley_mean_abs_error"
+#: The Shapley error of estimates given to the wrong users (no information about each user's gradient).
+SHAPLEY_NO_INFORMATION = "shapley_error_no_information"
+#: How much the estimator's orders alone move the Shapley error, and the true values (two sets of orders).
+SHAPLEY_ESTIMATOR_SPREAD, SHAPLEY_VALUE_SPREAD = "shapley_error_estimator_spread", "shapley_value_estimator_spread"
+#: Per-round levels the Shapley error is read against (private runs only).
+SHAPLEY_LEVELS = (SHAPLEY_NO_INFORMATION, SHAPLEY_ESTIMATOR_SPREAD, SHAPLEY_VALUE_SPREAD)
+METRICS = ("test_accuracy", "gradient_l2_error", SHAPLEY_ERROR)
+#: Standard errors (over the rounds) a difference must exceed to count: about 95% two-sided.
+NOISE_Z = 2.0
+#: Test accuracy by chance: 10 classes.
+CHANCE = 0.1
 COLUMNS = ["epsilon", "model", "randomizer", "local_epsilon", "round", "metric", "value"]
 #: Rows of single-report errors at the PIC budgets of the paper's scale (s = 10,000 of N = 50,000).
 PAPER_SCALE = "PIC at the paper's scale"
@@ -296,54 +328,46 @@ def sanitize(
     return np.asarray(randomizer.estimate(randomizer.randomize(unit, rng))) * clip
 
 
-def order_shapley(gradients: np.ndarray, validation: np.ndarray, orders: np.ndarray) -> np.ndarray:
-    """Mean over ``orders`` (rows: permutations of the users) of each user's marginal cosine utility.
-
-    The permutation estimator of `shuffledp.tasks.permutation_shapley` (unbiased for uniform orders; exact
-    when ``orders`` are all s! permutations) for sparse gradients: the coalitions' squared norms come from
-    the Gram matrix, whose off-diagonal entries are nonzero only for users sharing a coordinate (about
-    s^2 k^2 / (2 d) pairs), so an order costs O(s + pairs), not O(s^2).  U(S) = 0 for a zero sum.
-    """
-    G, v = np.asarray(gradients, dtype=np.float64), np.asarray(validation, dtype=np.float64)
-    T, s = orders.shape
-    sparse = csr_matrix(G)
-    K = (sparse @ sparse.T).toarray()
-    i, j = np.nonzero(np.triu(K, 1))
-    rows = np.arange(T)[:, None]
-    position = np.empty_like(orders)
-    np.put_along_axis(position, orders, np.arange(s)[None, :], axis=1)
-    later = np.maximum(position[:, i], position[:, j])  # the pair's cross term joins the prefix here
-    step = np.diag(K)[orders] + np.bincount(
-        (rows * s + later).ravel(), weights=np.broadcast_to(2 * K[i, j], later.shape).ravel(), minlength=T * s
-    ).reshape(T, s)
-    sq, dots, v_sq = np.cumsum(step, axis=1), np.cumsum((G @ v)[orders], axis=1), float(v @ v)
-    # a sum that cancels to zero leaves rounding residue in sq: below 1e-12 of its terms' squared norms it is 0
-    sq[sq <= 1e-12 * np.cumsum(np.diag(K)[orders], axis=1)] = 0.0
-    denom = np.sqrt(sq * v_sq)
-    U = np.clip(np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0.0), -1.0, 1.0)
-    contribution = np.empty_like(U)
-    np.put_along_axis(contribution, orders, np.diff(U, axis=1, prepend=0.0), axis=1)
-    return contribution.mean(axis=0)
-
-
-def shapley_error(
+def shapley_errors(
     true_values: np.ndarray, estimates: np.ndarray, coords: np.ndarray, validation: np.ndarray, seed: int
-) -> float:
-    """§7.3's Shapley l2 error: mean over users of |Shapley^_i - Shapley_i|, both for the cosine utility.
+) -> dict[str, float]:
+    """A round's Shapley error (§7.3's "Shapley l2 error") and the levels it is read against.
 
-    User i's gradient is its (s, k) values at its own ``coords`` row, zero elsewhere.  Exact values
-    (`shuffledp.tasks.exact_shapley`) for s <= `AUTO_EXACT_MAX`, else `order_shapley` over
-    `SHAPLEY_PERMUTATIONS` uniform orders from ``seed``, the same orders for both value vectors.
+    User i's gradient is its (s, k) values at its own ``coords`` row, zero elsewhere; values for the
+    cosine utility are exact (`shuffledp.tasks.exact_shapley`) for s <= `EXACT_MAX_PLAYERS`, else
+    `shuffledp.tasks.order_shapley` over `SHAPLEY_PERMUTATIONS` uniform orders from ``seed``, the same
+    orders for the true and the estimated gradients.  Returns:
+
+    * `SHAPLEY_ERROR`: the paper's sum_i ||Shapley^_i - Shapley_i||_2 / |S| (`shuffledp.tasks.shapley_error`):
+      a user's value is a scalar, so this is the mean absolute difference over the s users;
+    * `SHAPLEY_NO_INFORMATION`: the same error when each user is given another user's estimate (a random
+      permutation from ``seed``, at its own coordinates): what a report that says nothing about its own
+      gradient scores;
+    * `SHAPLEY_ESTIMATOR_SPREAD`: |the error - the error over a second, independent set of orders|, and
+      `SHAPLEY_VALUE_SPREAD`: the mean |difference| of the true gradients' values over the two sets (both 0
+      for exact values): how much the estimator alone moves the error and the values.
     """
     dim = len(validation)
     true_g, est_g = scatter(true_values, coords, dim), scatter(estimates, coords, dim)
     s = len(true_g)
-    if s <= AUTO_EXACT_MAX:
-        values = [exact_shapley(G, validation) for G in (true_g, est_g)]
+    other_g = scatter(estimates[np.random.default_rng([seed, 2]).permutation(s)], coords, dim)
+    if s <= EXACT_MAX_PLAYERS:
+        true_phi, est_phi, other_phi = (exact_shapley(G, validation) for G in (true_g, est_g, other_g))
+        true_phi2, est_phi2 = true_phi, est_phi
     else:
-        orders = np.random.default_rng(seed).permuted(np.broadcast_to(np.arange(s), (SHAPLEY_PERMUTATIONS, s)), axis=1)
-        values = [order_shapley(G, validation, orders) for G in (true_g, est_g)]
-    return float(np.mean(np.abs(values[1] - values[0])))
+        first, second = (
+            rng.permuted(np.broadcast_to(np.arange(s), (SHAPLEY_PERMUTATIONS, s)), axis=1)
+            for rng in (np.random.default_rng(seed), np.random.default_rng([seed, 1]))
+        )
+        true_phi, est_phi, other_phi = (order_shapley(G, validation, first) for G in (true_g, est_g, other_g))
+        true_phi2, est_phi2 = (order_shapley(G, validation, second) for G in (true_g, est_g))
+    error = shapley_error(est_phi, true_phi)
+    return {
+        SHAPLEY_ERROR: error,
+        SHAPLEY_NO_INFORMATION: shapley_error(other_phi, true_phi),
+        SHAPLEY_ESTIMATOR_SPREAD: abs(error - shapley_error(est_phi2, true_phi2)),
+        SHAPLEY_VALUE_SPREAD: shapley_error(true_phi2, true_phi),
+    }
 
 
 @dataclass(frozen=True)
@@ -399,9 +423,10 @@ def run_training(
 ) -> list[dict[str, float]]:
     """Train from ``model.initial`` over ``schedule`` (per round: the sampled users, each one's coordinates).
 
-    Returns per round: gradient_l2_error (units of c), shapley_l2_error, test_accuracy after the update,
-    clipped_share (of the kept true values, the share at least c in magnitude: clipped to +-c).
-    ``randomizer`` None (non-private): the estimates are the true values, so both errors are 0 exactly.
+    Returns per round: gradient_l2_error (units of c), `SHAPLEY_ERROR` and (private runs) its `SHAPLEY_LEVELS`
+    (`shapley_errors`), test_accuracy after the update, clipped_share (of the kept true values, the share at
+    least c in magnitude: clipped to +-c).  ``randomizer`` None (non-private): the estimates are the true
+    values, so both errors are 0 exactly.
     """
     import jax.numpy as jnp
 
@@ -417,12 +442,12 @@ def run_training(
         raw = np.take_along_axis(G, coords, axis=1)
         true = clip_values(raw, CLIP)
         est = sanitize(true, randomizer, CLIP, rng)
-        errors = {"gradient_l2_error": 0.0, "shapley_l2_error": 0.0}
+        errors = {"gradient_l2_error": 0.0, SHAPLEY_ERROR: 0.0}
         if randomizer is not None:
             v = np.asarray(model.mean_gradient(theta, Xv, yv), dtype=np.float64)
             errors = {
                 "gradient_l2_error": float(np.linalg.norm(est - true, axis=1).mean() / CLIP),
-                "shapley_l2_error": shapley_error(true, est, coords, v, seed + t),
+                **shapley_errors(true, est, coords, v, seed + t),
             }
         updates, state = optimizer.update(
             jnp.asarray(aggregate(est, coords, model.dim), dtype=jnp.float32), state, theta
@@ -451,7 +476,7 @@ def _rows(
 
 @register(
     NAME,
-    "PIC Tables 5-6: federated learning with Shapley incentives (accuracy, gradient and Shapley l2 errors)",
+    "PIC Tables 5-6: federated learning with Shapley incentives (accuracy, gradient l2 error, Shapley error)",
     "PIC §7.3, Tables 4-6; full version Appendices B and E",
     requires=("jax", "optax"),
     extra="fl",
@@ -489,7 +514,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         per_round = run_training(model, data, randomizer, plan, ctx.rng(4, i), ctx.seed)
         rows += _rows(eps, m, label, local, per_round)
     rows += paper_scale_errors(paper_scale, ctx.rng(5))
-    found = claims(rows)
+    found = claims(rows, len(data.test[1]))
     parameters = {
         "data": data.name,
         "split": {"train": population, "validation": len(data.validation[1]), "test": len(data.test[1])},
@@ -509,7 +534,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         "paper_reports_per_coordinate": PAPER_SAMPLE * FL_DIM / PAPER_DIM,
         "clip": CLIP,
         "adam": {"learning_rate": LEARNING_RATE, "decay_per_round": LR_DECAY},
-        "shapley": f"exact for s <= {AUTO_EXACT_MAX}, else order_shapley over {SHAPLEY_PERMUTATIONS} random orders",
+        "shapley": SHAPLEY_METHOD,
         "randomizers": [label for label, _ in RANDOMIZERS],
         "budgets": {
             f"{t:g}": {"delta": b.delta, "ldp_per_round": b.ldp, "pic_per_round": b.pic, "pic_paper_scale": paper_scale[t]}
@@ -551,57 +576,128 @@ def paper_scale_errors(budgets: dict[float, float], rng: np.random.Generator) ->
 
 def _table(rows: list[dict[str, Any]]) -> dict[tuple[float, str, str, str], float]:
     """(epsilon, model, randomizer, metric) -> errors averaged over the rounds, accuracy after the last round."""
+    return {k: float(np.mean(v)) for k, v in _per_round(rows).items()}
+
+
+def _per_round(rows: list[dict[str, Any]]) -> dict[tuple[float, str, str, str], list[float]]:
+    """(epsilon, model, randomizer, metric) -> each round's value (test accuracy: the last round's alone)."""
     last = max(r["round"] for r in rows if r["round"] is not None)
     out: dict[tuple, list[float]] = {}
     for r in rows:
         if r["metric"] == "test_accuracy" and r["round"] != last:
             continue
         out.setdefault((r["epsilon"], r["model"], r["randomizer"], r["metric"]), []).append(r["value"])
-    return {k: float(np.mean(v)) for k, v in out.items()}
+    return out
+
+
+def _standard_errors(rows: list[dict[str, Any]]) -> dict[tuple[float, str, str, str], float]:
+    """(epsilon, model, randomizer, metric) -> standard error of the mean over the rounds (0 for one round).
+
+    Each round draws new users, coordinates, randomness and estimator orders, so the rounds' spread
+    holds the estimator's noise as well as the sampling's.
+    """
+    return {k: float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0 for k, v in _per_round(rows).items()}
+
+
+def quick_run(rows: list[dict[str, Any]]) -> bool:
+    """Whether ``rows`` stop before the `ROUNDS` the budgets are for (``--quick``)."""
+    return max(r["round"] for r in rows if r["round"] is not None) < ROUNDS
+
+
+def noise_floor(
+    t: dict[tuple, float], se: dict[tuple, float], a: tuple, b: tuple, metric: str, test_size: int
+) -> float:
+    """The smallest difference between cells ``a`` and ``b`` (keys without the metric) that counts.
+
+    Errors (averaged over the rounds): `NOISE_Z` standard errors of the difference of the two means.
+    Final test accuracy (one run, ``test_size`` images): `NOISE_Z` binomial standard errors of the difference.
+
+    Examples
+    --------
+    >>> a, b = (1.0, "PIC", "x"), (1.0, "PIC", "y")
+    >>> round(noise_floor({}, {(*a, "e"): 3e-5, (*b, "e"): 4e-5}, a, b, "e", 150), 12)   # 2 * hypot(3, 4) e-5
+    0.0001
+    >>> round(noise_floor({(*a, "test_accuracy"): 0.5, (*b, "test_accuracy"): 0.5}, {}, a, b, "test_accuracy", 200), 4)
+    0.1
+    """
+    if metric == "test_accuracy":
+        pa, pb = t[(*a, metric)], t[(*b, metric)]
+        return NOISE_Z * math.sqrt((pa * (1 - pa) + pb * (1 - pb)) / test_size)
+    return NOISE_Z * math.hypot(se[(*a, metric)], se[(*b, metric)])
 
 
 def _better(metric: str, a: float, b: float) -> bool:
     return a > b if metric == "test_accuracy" else a < b
 
 
-def claims(rows: list[dict[str, Any]]) -> list[Claim]:
-    """§7.3's claims, each checked on every cell it covers (`share_verdict`)."""
-    t = _table(rows)
+def _minkowski_verdict(
+    t: dict[tuple, float], se: dict[tuple, float], e: float, labels: list[str], metric: str, test_size: int
+) -> tuple[str, str]:
+    """(verdict, what we saw) of "Minkowski Response is best on ``metric`` in the PIC model at eps = e".
+
+    held: Minkowski is best by more than the noise floor; not: another is better by more than it;
+    `NOT_TESTABLE`: the leader's margin is within it.
+    """
+    sign = -1 if metric == "test_accuracy" else 1
+    ranked = sorted(labels, key=lambda lab: sign * t[(e, PIC, lab, metric)])
+    rival = ranked[1] if ranked[0] == "Minkowski" else ranked[0]
+    mink, other = (e, PIC, "Minkowski"), (e, PIC, rival)
+    gap = abs(t[(*mink, metric)] - t[(*other, metric)])
+    floor = noise_floor(t, se, mink, other, metric, test_size)
+    verdict = NOT_TESTABLE if gap <= floor else "held" if ranked[0] == "Minkowski" else "not"
+    return verdict, (
+        f"eps = {e:g}: best {ranked[0]} ({fmt_num(t[(e, PIC, ranked[0], metric)])}), "
+        + (f"next {rival}" if ranked[0] == "Minkowski" else f"Minkowski {fmt_num(t[(*mink, metric)])}")
+        + f", gap {fmt_num(gap)} {'within' if gap <= floor else 'beyond'} the noise floor {fmt_num(floor)}"
+    )
+
+
+def claims(rows: list[dict[str, Any]], test_size: int) -> list[Claim]:
+    """§7.3's claims, each read only where a difference exceeds its noise floor (`noise_floor`).
+
+    A cell or comparison within the floor is not testable, and so is final accuracy in a quick run
+    (the first `ROUNDS_QUICK` of `ROUNDS` rounds: accuracies near chance); `NOT_TESTABLE` where nothing is left.
+    """
+    t, se = _table(rows), _standard_errors(rows)
+    quick = quick_run(rows)
+    rounds = max(r["round"] for r in rows if r["round"] is not None)
     targets = sorted({r["epsilon"] for r in rows if r["model"] != NON_PRIVATE})
     labels = list(dict.fromkeys(r["randomizer"] for r in rows if r["model"] == PIC))
-    cells = [(e, lab, m) for e in targets for lab in labels for m in METRICS]
-    wins = [c for c in cells if _better(c[2], t[(c[0], PIC, c[1], c[2])], t[(c[0], LDP, c[1], c[2])])]
+    tested = [m for m in METRICS if not (quick and m == "test_accuracy")]
+    cells = [(e, lab, m) for e in targets for lab in labels for m in tested]
+    decided = [c for c in cells if abs(t[(c[0], PIC, c[1], c[2])] - t[(c[0], LDP, c[1], c[2])])
+               > noise_floor(t, se, (c[0], PIC, c[1]), (c[0], LDP, c[1]), c[2], test_size)]  # fmt: skip
+    wins = [c for c in decided if _better(c[2], t[(c[0], PIC, c[1], c[2])], t[(c[0], LDP, c[1], c[2])])]
+    untested = f"; final accuracy not testable in quick mode ({rounds} of {ROUNDS} rounds)" if quick else ""
     out = [
         Claim(
             "PIC model beats the LDP model for every randomizer, on every metric and the final accuracy (Tables 5-6)",
-            f"PIC better in {len(wins)} of {len(cells)} (eps, randomizer, metric) cells",
-            share_verdict(len(wins), len(cells)),
+            f"PIC better in {len(wins)} of the {len(decided)} (eps, randomizer, metric) cells whose difference "
+            f"exceeds its noise floor; {len(cells) - len(decided)} of {len(cells)} within it{untested}",
+            share_verdict(len(wins), len(decided)) if decided else NOT_TESTABLE,
         )
     ]
+    accuracies = [t[(e, m, lab, "test_accuracy")] for e in targets for m in (LDP, PIC) for lab in labels]
     for metric, what in (
         ("gradient_l2_error", "the lowest gradient l2 error"),
-        ("shapley_l2_error", "the lowest Shapley l2 error"),
+        (SHAPLEY_ERROR, "the lowest Shapley error (mean |Shapley^_i - Shapley_i|, the paper's 'Shapley l2 error')"),
         ("test_accuracy", "the highest test accuracy"),
     ):
-        best = {
-            e: min(labels, key=lambda lab, e=e: t[(e, PIC, lab, metric)] * (-1 if metric == "test_accuracy" else 1))
-            for e in targets
-        }
-        held = sum(best[e] == "Minkowski" for e in targets)
-        out.append(
-            Claim(
-                f"In the PIC model Minkowski Response has {what} (Tables 5-6, eps = 1 and 3)",
-                "best: " + ", ".join(f"{best[e]} at eps = {e:g}" for e in targets),
-                share_verdict(held, len(targets)),
-            )
-        )  # fmt: skip
+        claim = f"In the PIC model Minkowski Response has {what} (Tables 5-6, eps = 1 and 3)"
+        if metric not in tested:
+            out.append(Claim(claim, f"not testable in quick mode ({rounds} of {ROUNDS} rounds): final private "
+                                    f"accuracies {100 * min(accuracies):.0f}-{100 * max(accuracies):.0f}%, chance "
+                                    f"{100 * CHANCE:.0f}%", NOT_TESTABLE))  # fmt: skip
+            continue
+        found = [_minkowski_verdict(t, se, e, labels, metric, test_size) for e in targets]
+        out.append(Claim(claim, "; ".join(text for _, text in found), combined_verdict(v for v, _ in found)))
     return out
 
 
 def _summary(
     rows: list[dict[str, Any]], p: dict[str, Any], budgets: dict[float, RoundBudgets], paper_scale: dict[float, float]
 ) -> str:
-    t = _table(rows)
+    t, se = _table(rows), _standard_errors(rows)
     rounds = p["rounds"]
     clipped = float(
         np.mean([r["value"] for r in rows if r["metric"] == "clipped_share" and r["randomizer"] not in WIDER])
@@ -635,11 +731,15 @@ def _summary(
         "(it names no accountant). Our PIC budgets are smaller than at the paper's scale because a round shuffles "
         f"{p['users_per_round']} reports, not 10,000.",
         "",
-        "**Ours beside Tables 5-6** (test accuracy after the last round; errors averaged over the rounds; "
-        "gradient error in units of c; ratio = ours / paper):",
+        "**Ours beside Tables 5-6** (test accuracy after the last round; errors averaged over the rounds, "
+        f"+- {NOISE_Z:g} standard errors over the rounds; gradient error in units of c; Shapley error: the mean "
+        "over the round's users of |Shapley^_i - Shapley_i|, which is what the paper's 'Shapley l2 error' "
+        "sum_i ||Shapley^_i - Shapley_i||_2 / |S| is for scalar values; no-information level: the Shapley error "
+        "when each user is given another user's estimate; ratio = ours / paper):",
         "",
-        "| eps | model | randomizer | accuracy (ours / paper) | gradient l2 error (ours / paper / ratio) | Shapley l2 error (ours / paper / ratio) |",
-        "|---|---|---|---|---|---|",
+        "| eps | model | randomizer | accuracy (ours / paper) | gradient l2 error (ours / paper / ratio) | "
+        "Shapley error, mean abs (ours / paper / ratio) | Shapley error at no information |",
+        "|---|---|---|---|---|---|---|",
     ]  # fmt: skip
     for e in budgets:
         for m in (LDP, PIC):
@@ -649,8 +749,12 @@ def _summary(
                 cells = [f"{100 * ours[0]:.1f}% / " + (f"{paper[0]:g}%" if paper else "-")]
                 for j in (1, 2):
                     ratio = ours[j] / paper[j] if paper else math.nan
-                    cells.append(f"{fmt_num(ours[j])} / {fmt_num(paper[j]) if paper else '-'} / {fmt_num(ratio, 2)}")
+                    band = NOISE_Z * se.get((e, m, label, METRICS[j]), math.nan)
+                    cells.append(f"{fmt_num(ours[j])} +- {fmt_num(band, 2)} / {fmt_num(paper[j]) if paper else '-'} "
+                                 f"/ {fmt_num(ratio, 2)}")  # fmt: skip
+                cells.append(fmt_num(t.get((e, m, label, SHAPLEY_NO_INFORMATION))))
                 lines.append(f"| {e:g} | {m} | {label} | " + " | ".join(cells) + " |")
+    lines += ["", *_shapley_floor(t, se, list(budgets), p["users_per_round"])]
     last = {r["randomizer"]: r["value"] for r in rows if r["model"] == NON_PRIVATE and r["metric"] == "test_accuracy"}
     refs = {label: last[label] for label in p["non_private_references"]}
     ks = {label: ref["kept_coordinates"] for label, ref in p["non_private_references"].items()}
@@ -719,40 +823,90 @@ def _summary(
         "",
         "Substitutions: digits 8x8 for MNIST (split and s scaled as above); the CNN's strides; k = 6 kept coordinates "
         "is 0.38% of our d; PrivUnitG added. Shapley values here are over s = "
-        f"{p['users_per_round']} users, not 10,000, so they (and their errors) are on a larger scale per user; "
-        "the estimator's own sampling error is part of the Shapley error of every randomizer.",
+        f"{p['users_per_round']} users, not 10,000, so they (and their errors) are on a larger scale per user.",
     ]  # fmt: skip
     return "\n".join(lines)
 
 
+def _shapley_floor(t: dict[tuple, float], se: dict[tuple, float], targets: list[float], s: int) -> list[str]:
+    """The summary's paragraph on what the Shapley errors can and cannot tell (their noise floor)."""
+    labels = [label for label, _ in RANDOMIZERS]
+    private = [(e, m, lab) for e in targets for m in (LDP, PIC) for lab in labels]
+    errors = [t[(*c, SHAPLEY_ERROR)] for c in private]
+    bands = [NOISE_Z * se[(*c, SHAPLEY_ERROR)] for c in private]
+    estimator = [t[(*c, SHAPLEY_ESTIMATOR_SPREAD)] for c in private]
+
+    def informative(m: str) -> str:  # cells whose error is below the no-information level by more than the floor
+        cells = [c for c in private if c[1] == m]
+        below = [
+            c for c in cells
+            if t[(*c, SHAPLEY_NO_INFORMATION)] - t[(*c, SHAPLEY_ERROR)]
+            > NOISE_Z * math.hypot(se[(*c, SHAPLEY_ERROR)], se[(*c, SHAPLEY_NO_INFORMATION)])
+        ]  # fmt: skip
+        return f"{len(below)} of {len(cells)}"
+
+    return [
+        f"**Noise floor of the Shapley error.** A round's s = {s} values sum to U(N), at most 1, so a user's value "
+        f"is of order 1/s = {fmt_num(1 / s, 2)} and so is the error of an estimate that knows nothing about it: the "
+        f"no-information level (each user given another user's estimate) is "
+        f"{fmt_num(min(t[(*c, SHAPLEY_NO_INFORMATION)] for c in private))}-"
+        f"{fmt_num(max(t[(*c, SHAPLEY_NO_INFORMATION)] for c in private))}, and our errors are "
+        f"{fmt_num(min(errors))}-{fmt_num(max(errors))}. The estimator ({SHAPLEY_PERMUTATIONS} orders) is not "
+        f"what makes them this large: a second, independent set of orders moves a round's error by "
+        f"{fmt_num(float(np.mean(estimator)), 2)} on average (at most {fmt_num(max(estimator), 2)} in a cell's "
+        f"mean), and the true gradients' values by {fmt_num(float(np.mean([t[(*c, SHAPLEY_VALUE_SPREAD)] for c in private])), 2)} "
+        f"a user. The noise floor of a cell is {NOISE_Z:g} standard errors over the rounds "
+        f"({fmt_num(min(bands), 2)}-{fmt_num(max(bands), 2)}; each round draws new users, randomness and orders, "
+        "so this spread includes the estimator's), and a difference between two cells counts only beyond "
+        f"{NOISE_Z:g} standard errors of the difference; the claims above read the Shapley errors only there "
+        "(not testable otherwise). Errors below the no-information level by more than the floor: "
+        f"LDP model {informative(LDP)} cells, PIC model {informative(PIC)}; an error at that level says the "
+        "sanitized values carry no information about the true ones.",
+    ]  # fmt: skip
+
+
 def _figure(rows: list[dict[str, Any]]):
-    t = _table(rows)
+    t, se = _table(rows), _standard_errors(rows)
     targets = sorted({r["epsilon"] for r in rows if r["model"] != NON_PRIVATE})
     labels = [label for label, _ in RANDOMIZERS]
+    titles = {"test_accuracy": "test accuracy", "gradient_l2_error": "gradient l2 error (log)",
+              SHAPLEY_ERROR: "Shapley error, mean abs"}  # fmt: skip
     with page_style() as plt:
         fig, axes = plt.subplots(len(targets), len(METRICS), figsize=(PAGE_WIDTH, 2.4 * len(targets)), squeeze=False)
-        handles = []
+        handles: dict[str, Any] = {}
         width = 0.4
         for row, e in enumerate(targets):
             for col, metric in enumerate(METRICS):
                 ax = axes[row][col]
                 for j, m in enumerate((LDP, PIC)):
+                    x = np.arange(len(labels)) + (j - 0.5) * width
                     values = [t[(e, m, lab, metric)] for lab in labels]
-                    bars = ax.bar(np.arange(len(labels)) + (j - 0.5) * width, values, width=width, **bar_style(j))
-                    if row == col == 0:
-                        handles.append((bars.patches[0], f"{m} model"))
+                    errors = (
+                        None if metric == "test_accuracy" else [NOISE_Z * se[(e, m, lab, metric)] for lab in labels]
+                    )
+                    bars = ax.bar(x, values, width=width, yerr=errors, ecolor="0.2", capsize=1.5, **bar_style(j))
+                    handles.setdefault(f"{m} model", bars.patches[0])
+                    if metric == SHAPLEY_ERROR:
+                        level = [t[(e, m, lab, SHAPLEY_NO_INFORMATION)] for lab in labels]
+                        (mark,) = ax.plot(x, level, linestyle="none", marker="_", markersize=7, color="black")
+                        handles.setdefault("Shapley error at no information (estimates given to other users)", mark)
                 ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=7)
-                ax.set_title(f"{metric.replace('_', ' ')}, eps = {e:g}", fontsize=8)
+                ax.set_title(f"{titles[metric]}, eps = {e:g}", fontsize=8)
                 ax.grid(False, axis="x")
-                if metric != "test_accuracy":
-                    ax.set_yscale("log")
+                if metric == "gradient_l2_error":  # spans three decades: log scale, no zero
                     log_ticks(ax, "y")
+                else:  # an error or a share: bars from 0
+                    ax.set_ylim(bottom=0)
+                if metric == "test_accuracy":
+                    chance = ax.axhline(CHANCE, color="black", linestyle=":", linewidth=1)
+                    handles.setdefault(f"chance ({100 * CHANCE:.0f}%, 10 classes)", chance)
         legend_and_caption(
             fig,
-            [h for h, _ in handles],
-            [label for _, label in handles],
-            ncol=len(handles),
-            caption="Test accuracy after the last round; gradient l2 error (units of c) and Shapley l2 error averaged "
-            "over the rounds, for global (eps, 0.01/N).",
+            list(handles.values()),
+            list(handles),
+            ncol=2,
+            caption="Test accuracy after the last round; gradient l2 error (units of c, log scale) and Shapley error "
+            f"(mean over users of |Shapley^_i - Shapley_i|, the paper's 'Shapley l2 error') averaged over the rounds, "
+            f"whiskers +- {NOISE_Z:g} standard errors over the rounds, for global (eps, 0.01/N).",
         )
     return fig

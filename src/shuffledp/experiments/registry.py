@@ -23,6 +23,7 @@ __all__ = [
     "Experiment",
     "ExperimentContext",
     "ExperimentOutput",
+    "NOT_TESTABLE",
     "VERDICTS",
     "combined_verdict",
     "all_experiments",
@@ -66,8 +67,10 @@ class ExperimentContext:
         return np.random.default_rng([self.seed, *stream])
 
 
+#: A claim our run cannot decide (e.g. differences within the run's noise, or a quick run too short for it).
+NOT_TESTABLE = "not testable"
 #: What a reproduction can say of a claim of the paper.
-VERDICTS = ("held", "partly", "not")
+VERDICTS = ("held", "partly", "not", NOT_TESTABLE)
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,9 @@ def combined_verdict(verdicts: Iterable[str]) -> str:
     """One verdict for several (``VERDICTS``): held if every one held, not if none held even in part, else partly.
 
     The rule of an experiment's verdict from its claims' (REPORT.md) and of a claim's from its cases
-    (`share_verdict`); no verdict at all is ``"not"`` (nothing was shown to hold).
+    (`share_verdict`); no verdict at all is ``"not"`` (nothing was shown to hold).  Verdicts
+    ``NOT_TESTABLE`` are left out (they say nothing either way; each stays listed on its own), and
+    only they give ``NOT_TESTABLE``.
 
     Examples
     --------
@@ -106,9 +111,14 @@ def combined_verdict(verdicts: Iterable[str]) -> str:
     ('held', 'partly', 'partly')
     >>> combined_verdict(["not", "not"]), combined_verdict([])
     ('not', 'not')
+    >>> combined_verdict(["not", "not testable"]), combined_verdict(["not testable", "not testable"])
+    ('not', 'not testable')
     """
     seen = set(verdicts)
     _check_verdicts(seen)
+    if seen == {NOT_TESTABLE}:
+        return NOT_TESTABLE
+    seen.discard(NOT_TESTABLE)
     if seen == {"held"}:
         return "held"
     return "partly" if seen - {"not"} else "not"

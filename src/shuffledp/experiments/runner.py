@@ -221,8 +221,10 @@ class _Run:
 _NO_CLAIM = ("(no claim recorded in structured form)", "see the summary", "-")
 _VERDICT_RULE = (
     "held: the claim holds in our run; partly: it holds in part or only in some settings (the row says which); "
-    "not: our run contradicts it (the summary says why). An experiment's verdict combines its claims' "
-    "(`combined_verdict`): held if every claim held, not if none held even in part, otherwise partly."
+    "not: our run contradicts it (the summary says why); not testable: our run cannot decide it (differences "
+    "within the run's noise, or a quick run too short; the row says which). An experiment's verdict combines its "
+    "claims' (`combined_verdict`): held if every testable claim held, not if none held even in part, otherwise "
+    "partly; not testable if no claim was."
 )
 
 

@@ -23,6 +23,7 @@ from shuffledp.tasks.shapley import (
     ShapleyValues,
     cosine_utility,
     exact_shapley,
+    order_shapley,
     permutation_shapley,
     shapley_values,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "mean_l2_error",
     "min_weight_matching",
     "neighbor_scores",
+    "order_shapley",
     "permutation_shapley",
     "radius_matching",
     "radius_neighbor_counts",

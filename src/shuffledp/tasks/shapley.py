@@ -30,7 +30,10 @@ Two ways to compute it:
   orders at once, the prefix sums of each order by ``cumsum`` (in column chunks
   when D is large), no Python loop over users.
 
-`shapley_values` picks exact enumeration for s <= `AUTO_EXACT_MAX` and the
+- ``order_shapley``: the same estimator over orders the caller gives, for sparse
+  gradients (few nonzero coordinates per user) through their Gram matrix.
+
+`shapley_values` picks exact enumeration for s <= `EXACT_MAX_PLAYERS` and the
 estimator otherwise.  Like every task (``tasks.base``) it is permutation-
 equivariant: the gradients are put in canonical order first and the result is
 mapped back, so permuting the reports permutes the values the same way (the
@@ -45,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from shuffledp._util.validation import check_rng
 from shuffledp.errors import DomainError, ShapeError
@@ -52,18 +56,20 @@ from shuffledp.tasks.base import as_reports, canonical_order, inverse_permutatio
 
 __all__ = [
     "DEFAULT_PERMUTATIONS",
+    "EXACT_MAX_PLAYERS",
     "ShapleyTask",
     "ShapleyValues",
     "cosine_utility",
     "exact_shapley",
+    "order_shapley",
     "permutation_shapley",
     "shapley_values",
 ]
 
-#: Largest number of users `exact_shapley` enumerates (2^16 coalitions of <= 17 coordinates: 9 MB).
+#: Largest number of users whose values are exact: `exact_shapley` enumerates up to this many (2^16
+#: coalitions of <= 17 coordinates: 9 MB, about 0.1 s) and `shapley_values(method="auto")` switches to the
+#: estimator above it.  README.md states this number (a test reads it there).
 EXACT_MAX_PLAYERS = 16
-#: `shapley_values(method="auto")` enumerates up to this many users and samples orders above.
-AUTO_EXACT_MAX = 12
 #: Default number of random orders of the estimator.
 DEFAULT_PERMUTATIONS = 256
 #: Elements per (orders, users, coordinates) block of the estimator (32 MB of float64).
@@ -341,7 +347,7 @@ def shapley_values(
         The validation gradient v.
     method : {"auto", "exact", "permutation"}, default "auto"
         ``"exact"``: enumeration (s <= 16); ``"permutation"``: the unbiased
-        estimator; ``"auto"``: exact for s <= `AUTO_EXACT_MAX` (12), else the estimator.
+        estimator; ``"auto"``: exact for s <= `EXACT_MAX_PLAYERS` (16), else the estimator.
     n_permutations : int, default 256
         Orders of the estimator.
     rng : numpy.random.Generator or None
@@ -369,10 +375,68 @@ def shapley_values(
     if method not in ("auto", "exact", "permutation"):
         raise DomainError(f"method must be 'auto', 'exact' or 'permutation', got {method!r}")
     G, v = _inputs(gradients, validation)
-    if method == "exact" or (method == "auto" and len(G) <= AUTO_EXACT_MAX):
+    if method == "exact" or (method == "auto" and len(G) <= EXACT_MAX_PLAYERS):
         values = exact_shapley(G, v)
         return ShapleyValues(values, np.zeros_like(values), "exact", 0)
     return permutation_shapley(G, v, n_permutations, rng)
+
+
+def order_shapley(gradients: Any, validation: Any, orders: Any) -> np.ndarray:
+    """Mean over ``orders`` (rows: permutations of the users) of each user's marginal cosine utility.
+
+    The permutation estimator of `permutation_shapley` (unbiased for uniform orders; exact
+    when ``orders`` are all s! permutations) for sparse gradients: the coalitions' squared norms come from
+    the Gram matrix, whose off-diagonal entries are nonzero only for users sharing a coordinate (about
+    s^2 k^2 / (2 d) pairs), so an order costs O(s + pairs), not O(s^2).  U(S) = 0 for a zero sum.
+    The caller draws the orders, so two gradient sets can be valued over the same ones (federated
+    learning's true and sanitized gradients, `shuffledp.experiments.pic_fl_incentives`).
+
+    Parameters
+    ----------
+    gradients : array_like, shape (s, D)
+        One gradient per user, finite (mostly zeros: each user's few kept coordinates).
+    validation : array_like, shape (D,)
+        The validation gradient v.
+    orders : array_like of int, shape (T, s)
+        T orders, each row a permutation of range(s).
+
+    Returns
+    -------
+    numpy.ndarray, shape (s,)
+        The mean marginal contribution of each user over the orders.
+
+    Examples
+    --------
+    >>> import itertools
+    >>> G, v = [[1.0, 0.0], [0.0, 1.0]], [1.0, 0.0]
+    >>> order_shapley(G, v, list(itertools.permutations(range(2)))).round(4)   # every order: exact
+    array([ 0.8536, -0.1464])
+    """
+    G, v = _inputs(gradients, validation)
+    orders = np.asarray(orders)
+    if orders.ndim != 2 or orders.shape[1] != len(G) or not np.issubdtype(orders.dtype, np.integer):
+        raise ShapeError(
+            f"orders must be integer rows of {len(G)} users, shape (T, {len(G)}), got shape {orders.shape}"
+        )
+    T, s = orders.shape
+    sparse = csr_matrix(G)
+    K = (sparse @ sparse.T).toarray()
+    i, j = np.nonzero(np.triu(K, 1))
+    rows = np.arange(T)[:, None]
+    position = np.empty_like(orders)
+    np.put_along_axis(position, orders, np.arange(s)[None, :], axis=1)
+    later = np.maximum(position[:, i], position[:, j])  # the pair's cross term joins the prefix here
+    step = np.diag(K)[orders] + np.bincount(
+        (rows * s + later).ravel(), weights=np.broadcast_to(2 * K[i, j], later.shape).ravel(), minlength=T * s
+    ).reshape(T, s)
+    sq, dots, v_sq = np.cumsum(step, axis=1), np.cumsum((G @ v)[orders], axis=1), float(v @ v)
+    # a sum that cancels to zero leaves rounding residue in sq: below 1e-12 of its terms' squared norms it is 0
+    sq[sq <= 1e-12 * np.cumsum(np.diag(K)[orders], axis=1)] = 0.0
+    denom = np.sqrt(sq * v_sq)
+    U = np.clip(np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0.0), -1.0, 1.0)
+    contribution = np.empty_like(U)
+    np.put_along_axis(contribution, orders, np.diff(U, axis=1, prepend=0.0), axis=1)
+    return contribution.mean(axis=0)
 
 
 @dataclass(frozen=True, eq=False)

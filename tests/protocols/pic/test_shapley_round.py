@@ -27,6 +27,8 @@ from shuffledp.protocols.pic.round import RoundConfig, plan_groups, run_round
 from shuffledp.protocols.pic.server import Server
 from shuffledp.protocols.pic.shuffler import Shuffler
 from shuffledp.tasks import exact_shapley, shapley_values
+from shuffledp.tasks import shapley as shapley_module
+from shuffledp.tasks.shapley import EXACT_MAX_PLAYERS
 
 DIM, N = 5, 8
 SHAPLEY = PicTask("shapley")
@@ -76,7 +78,7 @@ def test_permuting_the_submissions_changes_no_user_s_value():
     assert reversed_.values == plain.values  # new keys, new order on the wire: the same value for each user
 
 
-@pytest.mark.parametrize("n", [N, 14])  # exact enumeration, and the seeded permutation estimator (n > 12)
+@pytest.mark.parametrize("n", [N, EXACT_MAX_PLAYERS + 1])  # exact enumeration, and the seeded permutation estimator
 def test_f_pic_is_equivariant_and_its_estimator_seed_is_the_public_one(n):
     G, v = _data(5, n)
     config = _config(v)
@@ -93,7 +95,7 @@ def test_f_pic_is_equivariant_and_its_estimator_seed_is_the_public_one(n):
     seed = shapley_seed(params.round_id, pseudonyms[order])
     E = group_randomizer(group).estimate(X)
     sv = shapley_values(E[order], v, n_permutations=SHAPLEY_PERMUTATIONS, rng=np.random.default_rng(seed))
-    assert sv.method == ("exact" if n <= 12 else "permutation")
+    assert sv.method == ("exact" if n <= EXACT_MAX_PLAYERS else "permutation")
     assert [decode_value(y) for y in out] == sv.values[np.argsort(order)].tolist()
 
 
@@ -225,10 +227,10 @@ def test_bad_shapley_configurations_are_refused_by_field():
 
 
 def test_a_round_above_the_exact_limit_agrees_with_f_pic_through_the_seeded_estimator():
-    G, v = _data(17, 14)  # 14 users > AUTO_EXACT_MAX: the permutation estimator, seeded from the round's public data
+    G, v = _data(17, EXACT_MAX_PLAYERS + 1)  # above the exact limit: the estimator, seeded from the round's public data
     config = _config(v)
     real = run_round([("users", G)], config, np.random.default_rng(18))
     assert real.metrics["outputs_verified"] is True  # F_PIC drew the same orders as the server
-    exact = exact_shapley(_estimates(config, G, 18), v)
+    exact = shapley_module._exact(_estimates(config, G, 18), v)  # enumeration past the public limit, for the test
     assert real.values[0] != exact.tolist()  # an estimate ...
     assert sum(real.values[0]) == pytest.approx(exact.sum())  # ... whose every order sums to U(N)

@@ -38,7 +38,7 @@ value      8                   phi_i as a big-endian float64
 (`evaluate`'s ``validation``; `Server` and `RoundConfig` take it), never part of the signed
 parameters: the signed ``task`` names f, the server supplies its own input, as every user
 does (§4.2).  Values come from `shapley_values`: exact enumeration for groups of at most
-`shuffledp.tasks.shapley.AUTO_EXACT_MAX` users, the unbiased permutation estimator with `SHAPLEY_PERMUTATIONS`
+`shuffledp.tasks.shapley.EXACT_MAX_PLAYERS` users, the unbiased permutation estimator with `SHAPLEY_PERMUTATIONS`
 orders above, seeded by `shapley_seed` from public round data (the round id and the sorted
 pseudonyms, both on the signed board), so the real server and F_PIC agree bit for bit and
 anyone holding v and L can recompute f.  Publishing v, or a commitment to it, in the signed
@@ -85,7 +85,7 @@ __all__ = [
 ]
 
 TASK_NAMES = ("min-weight", "max-matching", "neighbors", "shapley")
-#: Orders the ``shapley`` task's estimator averages (groups above 12 users, `shapley_values`).  Fixed with the
+#: Orders the ``shapley`` task's estimator averages (groups above `EXACT_MAX_PLAYERS` users, `shapley_values`).  Fixed with the
 #: task's name, so the signed parameters pin f (a different T would be a different task).
 SHAPLEY_PERMUTATIONS = DEFAULT_PERMUTATIONS
 _SHAPLEY_LABEL = b"shuffledp/pic/shapley/v1\0"

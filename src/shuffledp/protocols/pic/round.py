@@ -650,7 +650,7 @@ def shapley_utility(true: Sequence[np.ndarray], values: list[list[float | None]]
     """A shapley round's values beside those of the true gradients (§7.3, Tables 5-6's Shapley l2 error).
 
     The reference is `shapley_values` on the true gradients of the users who received a value (exact up to
-    `AUTO_EXACT_MAX` users, else the estimator with a fixed seed): ``shapley_error`` is the paper's mean
+    `EXACT_MAX_PLAYERS` users, else the estimator with a fixed seed): ``shapley_error`` is the paper's mean
     absolute difference, ``shapley_l2`` the l2 norm of the difference vector.
     """
     got = [(i, x) for i, x in enumerate(values[0]) if x is not None]
