@@ -26,10 +26,11 @@ a finite adaptive family of blocks covers D = 1..N - 1, and D = N is the single 
 exactly.  The certified epsilon is the largest of these; it equals the all-0 vs all-k value whenever every
 block's bound is below it (the search refines blocks until they are, within a work budget).
 
-Numerics: plain binomial log pmfs by scipy's log-gamma formula (relative error ~1e-14); a sum of two
-binomials by exponential tilting (the tilted law is again a sum of two binomials) and an FFT of positive terms
+Numerics: plain binomial log pmfs by the log-gamma formula with ln q and ln(1 - q) taken from the logit (relative
+error ~1e-13 even for q within 1e-9 of 0 or 1); a sum of two binomials by exponential tilting (the tilted law is
+again a sum of two binomials, with logits shifted by the tilt) and an FFT of positive terms
 around each tilt's mean, keeping only outcomes within two standard deviations of it (relative error below
-1e-11 there); numerators inflated and denominators deflated by PMF_SLACK = 1e-9 relative; the mass of the
+1e-10 there, checked against 50 digits by the tests); numerators inflated and denominators deflated by PMF_SLACK = 1e-9 relative; the mass of the
 numerator outside the window is bounded by Hoeffding (sum of independent bits) and added; the denominator is
 summed over the window only (a lower bound).  Everything errs toward a larger epsilon.
 """
@@ -80,22 +81,14 @@ class _LogChoose:
         return special.gammaln(y + 1.0) + special.gammaln(self.m - y + 1.0)
 
 
-def _log_binomial(m: int, q: float, lo: int, hi: int, log_choose: _LogChoose | None = None) -> np.ndarray:
-    """ln Pr[Bin(m, q) = y] for y = lo..hi, 0 <= lo <= hi <= m: scipy's log pmf of the binomial, term by term
-    (ln m! - (ln y! + ln (m - y)!) + y ln q + (m - y) ln(1 - q)), with the factorials from ``log_choose``."""
+def _log_binomial(m: int, logit: float, lo: int, hi: int, log_choose: _LogChoose | None = None) -> np.ndarray:
+    """ln Pr[Bin(m, q) = y] for y = lo..hi, 0 <= lo <= hi <= m, q = expit(``logit``): term by term
+    (ln m! - (ln y! + ln (m - y)!) + y ln q + (m - y) ln(1 - q)), with the factorials from ``log_choose`` and
+    ln q, ln(1 - q) taken from the logit (no rounding of 1 - q when q is near 1, as after a strong tilt)."""
     y = np.arange(lo, hi + 1, dtype=np.float64)
     factorials = (log_choose or _LogChoose(m))(lo, hi)
-    return (special.gammaln(m + 1.0) - factorials) + special.xlogy(y, q) + special.xlog1py(m - y, -q)
-
-
-def _tilted(q: float, theta: float) -> float:
-    """q e^theta / (1 - q + q e^theta) (the parameter of Bin(m, q) tilted by e^(theta y))."""
-    return float(special.expit(special.logit(q) + theta))
-
-
-def _log_mgf_bit(q: float, theta: float) -> float:
-    """ln(1 - q + q e^theta) = ln(1 - q) - ln(1 - q_theta), without cancellation."""
-    return math.log1p(-q) - math.log1p(-_tilted(q, theta))
+    log_q, log_r = special.log_expit(logit), special.log_expit(-logit)
+    return (special.gammaln(m + 1.0) - factorials) + y * log_q + (m - y) * log_r
 
 
 def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -108,17 +101,17 @@ def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return fft.irfft(fft.rfft(x, length) * fft.rfft(y, length), length)[:size]
 
 
-def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -> np.ndarray:
-    """ln Pr[Bin(a, qa) + Bin(b, qb) = y] for y = lo..hi, each value within a relative 1e-11 of the truth
-    (-inf outside the support).  Exponential tilting by e^(theta y) with the tilted mean at a grid of centres;
+def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -> np.ndarray:
+    """ln Pr[Bin(a, qa) + Bin(b, qb) = y] for y = lo..hi (``la``, ``lb``: the logits of qa, qb), each value within a
+    relative 1e-10 of the truth (-inf outside the support).  Exponential tilting by e^(theta y) with the tilted mean
+    at a grid of centres (the tilted binomials have the logits la + theta, lb + theta: exact, whatever the tilt);
     each tilt's FFT convolution of positive terms is trusted within two tilted standard deviations of its mean."""
     if a == 0:
-        return _log_binomial(b, qb, lo, hi)
+        return _log_binomial(b, lb, lo, hi)
     if b == 0:
-        return _log_binomial(a, qa, lo, hi)
+        return _log_binomial(a, la, lo, hi)
     out = np.full(hi - lo + 1, -np.inf)
     lo_in, hi_in = max(lo, 0), min(hi, a + b)
-    la, lb = special.logit(qa), special.logit(qb)
     choose_a, choose_b = _LogChoose(a), _LogChoose(b)
 
     def mean(theta: float) -> float:
@@ -128,15 +121,15 @@ def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -
     while y <= hi_in:
         centre = min(max(y, 0.5), a + b - 0.5)
         theta = optimize.brentq(lambda t, c=centre: mean(t) - c, -1e4, 1e4, xtol=1e-12, rtol=1e-15)
-        ta, tb = _tilted(qa, theta), _tilted(qb, theta)
+        ta, tb = float(special.expit(la + theta)), float(special.expit(lb + theta))
         sd = math.sqrt(a * ta * (1.0 - ta) + b * tb * (1.0 - tb))
         keep = max(1, int(_KEEP_SDS * sd))
         parts = []
-        for m, q, log_choose in ((a, ta, choose_a), (b, tb, choose_b)):
+        for m, q, logit, log_choose in ((a, ta, la + theta, choose_a), (b, tb, lb + theta, choose_b)):
             s = math.sqrt(m * q * (1.0 - q))
             w0 = max(0, int(m * q - _COMPONENT_SDS * s - 20))
             w1 = min(m, int(m * q + _COMPONENT_SDS * s + 20))
-            parts.append((w0, _log_binomial(m, q, w0, w1, log_choose)))
+            parts.append((w0, _log_binomial(m, logit, w0, w1, log_choose)))
         (a0, pa), (b0, pb) = parts
         shift = pa.max() + pb.max()
         conv = _fft_convolve(np.exp(pa - pa.max()), np.exp(pb - pb.max()))
@@ -148,7 +141,10 @@ def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -
         vals = np.full(idx.size, -np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
             vals[valid] = np.log(np.maximum(conv[idx[valid]], 0.0))
-        k_theta = a * _log_mgf_bit(qa, theta) + b * _log_mgf_bit(qb, theta)
+        # ln E e^(theta Y) = sum over bits of ln(1 - q) - ln(1 - q_theta), each from its logit
+        k_theta = a * (special.log_expit(-la) - special.log_expit(-(la + theta))) + b * (
+            special.log_expit(-lb) - special.log_expit(-(lb + theta))
+        )
         ys = np.arange(start, stop + 1, dtype=np.float64)
         out[start - lo : stop - lo + 1] = vals + shift - theta * ys + k_theta
         y = stop + 1
@@ -156,8 +152,10 @@ def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -
 
 
 def _log_law(s: int, m: int, q0: float, lo: int, hi: int) -> np.ndarray:
-    """ln P_s^m(y), y = lo..hi: the released count with s ones among m bits."""
-    return _log_two_binomials(s, 1.0 - q0, m - s, q0, lo, hi)
+    """ln P_s^m(y), y = lo..hi: the released count with s ones among m bits (logits -l0 and l0 of 1 - q0 and q0,
+    l0 = ln q0 - ln(1 - q0), so 1 - q0 is never rounded)."""
+    l0 = math.log(q0) - math.log1p(-q0)
+    return _log_two_binomials(s, -l0, m - s, l0, lo, hi)
 
 
 def _log_sf(log_pmf: np.ndarray) -> np.ndarray:
