@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
@@ -122,3 +123,39 @@ def test_two_binomial_laws_match_forty_digits_at_strong_tilts(ones, bits, q0):
     for lo in (0, bits // 2, int(0.9 * bits)):
         ours = E._log_law(ones, bits, float(q0), lo, bits)
         assert max(abs(o - x) for o, x in zip(ours, exact[lo:])) <= 1e-10
+
+
+@pytest.mark.parametrize(
+    "n, k, p, delta",
+    [(100, 20, 0.5, 1e-2), (250, 40, 0.3, 1e-4), (1000, 100, 0.9, 1e-6), (99, 1010, 0.5, 1e-4), (500, 200, 0.05, 1e-3)],
+)
+def test_certified_epsilon_never_below_fifty_digits_of_the_worst_pair_up_to_n_k_1e5(n, k, p, delta):
+    exact = _all_zero_all_k_mp(n * k, p, delta)
+    cert = M.rr_shuffle_certificate(delta, p, k, n)
+    assert cert.epsilon >= exact
+    if cert.certified:  # the covers close on the worst pair wherever they run to the end
+        assert cert.epsilon <= exact * 1.01
+
+
+@pytest.mark.parametrize("total, p, delta", [(2_000, 0.5, 1e-4), (50_000, 0.3, 1e-6), (600, 0.999, 1e-2)])
+def test_narrow_first_window_gives_the_whole_windows_value(total, p, delta, monkeypatch):
+    """`up_exponent` first reads outcomes from 2 sd below the numerator's mean, bounding everything below by
+    SF <= 1: the covers' values must be those of the whole Hoeffding window (up to the rounding of the laws)."""
+    pairs = [((d, m), (0, m)) for d, m in ((total // 7, total // 2), (total // 2, total), (total, total))]
+    pairs += [((m, m), (m - d, m)) for d, m in ((total // 7, total // 2), (total // 3, total))]
+    narrow = [E.up_exponent(num, den, p / 2, delta) for num, den in pairs]
+    monkeypatch.setattr(E, "_LOW_SDS", 1e9)
+    whole = [E.up_exponent(num, den, p / 2, delta) for num, den in pairs]
+    for a, b in zip(narrow, whole):
+        assert a == pytest.approx(b, rel=1e-11, abs=1e-12)
+
+
+def test_chunked_log_survival_is_the_log_sum_recursion():
+    rng = np.random.default_rng(5)
+    for slope in (1e-3, 0.5, 2.2, 40.0, 900.0):
+        for size in (1, 63, 64, 1000, 20_000):
+            x = -np.cumsum(rng.random(size) * slope * rng.choice([-1.0, 1.0], size=size, p=[0.3, 0.7])) + 50.0
+            ref = np.logaddexp.accumulate(x[::-1])[::-1]
+            assert np.allclose(E._log_sf(x), ref, rtol=1e-13, atol=1e-12)
+    x = np.array([-np.inf] * 10 + list(-np.arange(100.0)) + [-np.inf])
+    assert np.array_equal(E._log_sf(x), np.logaddexp.accumulate(x[::-1])[::-1])
