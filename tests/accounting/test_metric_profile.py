@@ -68,3 +68,21 @@ def test_profile_refuses_a_missing_or_foreign_parameter():
         M.metric_profile("geo-shuffle", 1e-4, 5, 2, p=0.5)
     with pytest.raises(PrivacyParameterError, match="protocol must be one of"):
         M.metric_profile("laplace", 1e-4, 5, 2, eps_geo=1.0)
+
+
+@pytest.mark.parametrize(
+    "protocol, noise, delta, n, k, single",
+    [
+        ("sgdl-shuffle", {"epsilon": 0.3}, 1e-2, 100, 10, M.sgdl_shuffle_certified_epsilon),
+        ("geo-shuffle", {"eps_geo": 1.0}, 1e-2, 300, 3, M.geo_shuffle_certified_epsilon),
+    ],
+)
+def test_profile_ends_on_the_single_certified_epsilon(protocol, noise, delta, n, k, single):
+    """The conditioned-noise profile and the single certified epsilon come from one certified search: at
+    SGDL-Shuffle (0.3, 1e-2, n = 100, k = 10) the per-distance root search alone ended at 0.737848 (D = 999, where
+    (A - budget) / B overflows on a subnormal B), above the certified 0.737803 that holds at every distance."""
+    prof = M.metric_profile(protocol, delta, n, k, **noise)
+    assert not prof.exact and prof.distances[-1] == n * k
+    value = single(*noise.values(), delta, n, k)
+    assert prof.uniform == value and prof.epsilons[-1] == value
+    assert np.all(np.diff(prof.epsilons) >= 0) and prof.epsilons[0] < value

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
 from shuffledp.accounting import metric as M
@@ -16,21 +17,42 @@ from shuffledp.accounting.metric import rr_shuffle as RR
 
 
 def _all_zero_all_k_mp(total: int, p: float, delta: float, dps: int = 50) -> float:
-    """The smallest a/N with max_y SF_{Bin(N, q1)}(y) - e^a SF_{Bin(N, q0)}(y) <= delta, at ``dps`` digits."""
+    """The smallest a/N with max_y SF_{Bin(N, q1)}(y) - e^a SF_{Bin(N, q0)}(y) <= delta, at ``dps`` digits.
+
+    The pmfs from y = N downward by the ratio of consecutive terms, (y / (N - y + 1)) (q0 / q1) for Bin(N, q1) and
+    its inverse for Bin(N, q0) (a few multiplications per outcome, so n k = 10^5 takes well under a second)."""
     with mpmath.workdps(dps):
         q0 = mpmath.mpf(p) / 2
         q1 = 1 - q0
+        term_q, term_p = q1**total, q0**total  # Pr[Bin(N, q1) = N], Pr[Bin(N, q0) = N]
         sf_q = sf_p = mpmath.mpf(0)
         best = mpmath.mpf(0)
+        ratio, stop = q0 / q1, 1 - mpmath.mpf(10) ** -30
         for y in range(total, -1, -1):
-            c = mpmath.binomial(total, y)
-            sf_q += c * q1**y * q0 ** (total - y)
-            sf_p += c * q0**y * q1 ** (total - y)
+            sf_q += term_q
+            sf_p += term_p
             if sf_q > delta:
                 best = max(best, mpmath.log((sf_q - delta) / sf_p))
-            if sf_q > 1 - mpmath.mpf(10) ** -30:
+            if sf_q > stop or y == 0:
                 break
+            step = mpmath.mpf(y) / (total - y + 1)
+            term_q *= step * ratio
+            term_p *= step / ratio
         return float(best / total)
+
+
+def _two_binomials_mp(ones: int, bits: int, q0: str) -> list[float]:
+    """ln P_s^m(y) for every y (Bin(ones, 1 - q0) + Bin(bits - ones, q0)) by direct convolution at 40 digits."""
+    with mpmath.workdps(40):
+        q0_mp = mpmath.mpf(q0)
+        q1 = 1 - q0_mp
+        a = [mpmath.binomial(ones, j) * q1**j * q0_mp ** (ones - j) for j in range(ones + 1)]
+        b = [mpmath.binomial(bits - ones, j) * q0_mp**j * q1 ** (bits - ones - j) for j in range(bits - ones + 1)]
+        out = [mpmath.mpf(0)] * (bits + 1)
+        for i, x in enumerate(a):
+            for j, z in enumerate(b):
+                out[i + j] += x * z
+        return [float(mpmath.log(v)) for v in out]
 
 
 @pytest.mark.parametrize(
@@ -87,3 +109,53 @@ def test_inverse_reaches_the_target_at_the_issue_size():
     assert M.rr_shuffle_epsilon(1e-4, p, 1000, 100) <= 0.3
     assert M.rr_shuffle_epsilon(1e-4, p * 0.99, 1000, 100) > 0.3
     assert math.log((2 - p) / p) > 0.3
+
+
+@pytest.mark.parametrize(
+    "ones, bits, q0",
+    [(159, 242, "0.025"), (150, 300, "1e-6"), (399, 400, "0.001"), (200, 260, "0.45"), (30, 400, "0.25")],
+)
+def test_two_binomial_laws_match_forty_digits_at_strong_tilts(ones, bits, q0):
+    """The engine's law of the released count, on the windows the covers ask for, within 1e-10 (in ln) of a
+    40-digit convolution: far below PMF_SLACK = 1e-9, the slack every bound takes.  Near q0 = 0 the tilt pushes a
+    binomial's q to within 1e-9 of 1, where 1 - q in floating point lost the digits the slack relies on."""
+    exact = _two_binomials_mp(ones, bits, q0)
+    for lo in (0, bits // 2, int(0.9 * bits)):
+        ours = E._log_law(ones, bits, float(q0), lo, bits)
+        assert max(abs(o - x) for o, x in zip(ours, exact[lo:])) <= 1e-10
+
+
+@pytest.mark.parametrize(
+    "n, k, p, delta",
+    [(100, 20, 0.5, 1e-2), (250, 40, 0.3, 1e-4), (1000, 100, 0.9, 1e-6), (99, 1010, 0.5, 1e-4), (500, 200, 0.05, 1e-3)],
+)
+def test_certified_epsilon_never_below_fifty_digits_of_the_worst_pair_up_to_n_k_1e5(n, k, p, delta):
+    exact = _all_zero_all_k_mp(n * k, p, delta)
+    cert = M.rr_shuffle_certificate(delta, p, k, n)
+    assert cert.epsilon >= exact
+    if cert.certified:  # the covers close on the worst pair wherever they run to the end
+        assert cert.epsilon <= exact * 1.01
+
+
+@pytest.mark.parametrize("total, p, delta", [(2_000, 0.5, 1e-4), (50_000, 0.3, 1e-6), (600, 0.999, 1e-2)])
+def test_narrow_first_window_gives_the_whole_windows_value(total, p, delta, monkeypatch):
+    """`up_exponent` first reads outcomes from 2 sd below the numerator's mean, bounding everything below by
+    SF <= 1: the covers' values must be those of the whole Hoeffding window (up to the rounding of the laws)."""
+    pairs = [((d, m), (0, m)) for d, m in ((total // 7, total // 2), (total // 2, total), (total, total))]
+    pairs += [((m, m), (m - d, m)) for d, m in ((total // 7, total // 2), (total // 3, total))]
+    narrow = [E.up_exponent(num, den, p / 2, delta) for num, den in pairs]
+    monkeypatch.setattr(E, "_LOW_SDS", 1e9)
+    whole = [E.up_exponent(num, den, p / 2, delta) for num, den in pairs]
+    for a, b in zip(narrow, whole):
+        assert a == pytest.approx(b, rel=1e-11, abs=1e-12)
+
+
+def test_chunked_log_survival_is_the_log_sum_recursion():
+    rng = np.random.default_rng(5)
+    for slope in (1e-3, 0.5, 2.2, 40.0, 900.0):
+        for size in (1, 63, 64, 1000, 20_000):
+            x = -np.cumsum(rng.random(size) * slope * rng.choice([-1.0, 1.0], size=size, p=[0.3, 0.7])) + 50.0
+            ref = np.logaddexp.accumulate(x[::-1])[::-1]
+            assert np.allclose(E._log_sf(x), ref, rtol=1e-13, atol=1e-12)
+    x = np.array([-np.inf] * 10 + list(-np.arange(100.0)) + [-np.inf])
+    assert np.array_equal(E._log_sf(x), np.logaddexp.accumulate(x[::-1])[::-1])

@@ -270,6 +270,43 @@ def max_shift_epsilon(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, 
     return level
 
 
+def shift_bounds(pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower): T's pmf inflated by `PMF_SLACK` plus 1e-300, and deflated by it (the bounds every shift
+    analysis works on)."""
+    return pmf * (1.0 + PMF_SLACK) + 1e-300, pmf * (1.0 - PMF_SLACK)
+
+
+def _rounded_up(epsilon):
+    """The margin every certified shift epsilon gets over its root: relative 1e-12, then one ulp up."""
+    return np.nextafter(np.asarray(epsilon, dtype=np.float64) * (1.0 + 1e-12), np.inf)
+
+
+def certified_shift_epsilon(pmf: np.ndarray, budget: float, shifts: np.ndarray) -> float:
+    """The smallest eps (rounded up) with D_{e^(eps D)}(T + D || T) <= ``budget`` at every D in ``shifts``, T with
+    pmf ``pmf``: `max_shift_epsilon` on `shift_bounds` with 1e-9 of the budget kept back, then checked by
+    `max_shift_divergence` (inf when none, or when the check fails: never an unmet eps).  The one rule of the
+    certified Geo-/SGDL-Shuffle epsilons and of their per-distance profile (`certified_shift_profile`)."""
+    upper, lower = shift_bounds(pmf)
+    eps = max_shift_epsilon(upper, lower, shifts, budget * (1.0 - 1e-9))
+    if not math.isfinite(eps):
+        return math.inf
+    eps = float(_rounded_up(eps))
+    return eps if max_shift_divergence(upper, lower, shifts, eps, budget) <= budget else math.inf
+
+
+def certified_shift_profile(pmf: np.ndarray, budget: float, top: int) -> np.ndarray:
+    """For d = 1..top: an eps meeting ``budget`` at every D <= d (non-decreasing; inf where none).
+
+    Each D solved by `shift_epsilons` with `certified_shift_epsilon`'s margins, the running maximum taken, and capped
+    by `certified_shift_epsilon` over all of 1..top (which holds at every D, so the cap keeps validity): the curve
+    ends on the single certified value, never above it."""
+    upper, lower = shift_bounds(pmf)
+    shifts = np.arange(1, top + 1)
+    per_shift = shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9))
+    per_shift = np.where(np.isfinite(per_shift), _rounded_up(per_shift), np.inf)
+    return np.minimum(np.maximum.accumulate(per_shift), certified_shift_epsilon(pmf, budget, shifts))
+
+
 def distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.ndarray:
     """ln g(center, d) / d: g = max(h, 1/h), h = pmf(floor(center - d/2)) / pmf(floor(center + d/2)) (Eq. 45-48)."""
     a = np.abs(np.floor(center - distances / 2.0)).astype(np.int64)
@@ -302,12 +339,15 @@ __all__ = [
     "check_convolution_size",
     "check_method",
     "check_noise_epsilon",
+    "certified_shift_epsilon",
+    "certified_shift_profile",
     "convolution_work",
     "distance_epsilons",
     "distances",
     "no_smaller_reason",
     "max_shift_divergence",
     "max_shift_epsilon",
+    "shift_bounds",
     "shift_divergences",
     "shift_epsilons",
     "tail_share",

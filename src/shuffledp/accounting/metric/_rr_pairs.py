@@ -26,11 +26,13 @@ a finite adaptive family of blocks covers D = 1..N - 1, and D = N is the single 
 exactly.  The certified epsilon is the largest of these; it equals the all-0 vs all-k value whenever every
 block's bound is below it (the search refines blocks until they are, within a work budget).
 
-Numerics: plain binomial log pmfs by scipy's log-gamma formula (relative error ~1e-14); a sum of two
-binomials by exponential tilting (the tilted law is again a sum of two binomials) and an FFT of positive terms
-around each tilt's mean, keeping only outcomes within two standard deviations of it (relative error below
-1e-11 there); numerators inflated and denominators deflated by PMF_SLACK = 1e-9 relative; the mass of the
-numerator outside the window is bounded by Hoeffding (sum of independent bits) and added; the denominator is
+Numerics: plain binomial log pmfs by the log-gamma formula with ln q and ln(1 - q) taken from the logit (relative
+error ~1e-13 even for q within 1e-9 of 0 or 1); a sum of two binomials by exponential tilting (the tilted law is
+again a sum of two binomials, with logits shifted by the tilt) and an FFT of positive terms around each tilt's mean,
+keeping only outcomes within 3.5 tilted standard deviations of it (relative error below 1e-10 there, checked
+against 50 digits by tests/accounting/test_metric_rr_every_size.py); numerators inflated and denominators deflated
+by PMF_SLACK = 1e-9 relative; the mass of the numerator outside the window is bounded by Hoeffding (sum of
+independent bits) and added, or by 1 below a narrower first window; the denominator is
 summed over the window only (a lower bound).  Everything errs toward a larger epsilon.
 """
 
@@ -48,9 +50,11 @@ PMF_SLACK = 1e-9
 #: Neglected numerator mass per tail (Hoeffding), relative to delta (it is added to the numerator's tail).
 _TAIL_SHARE = 1e-9
 #: Component windows of the tilted binomials: mean +- this many standard deviations (+ a constant).
-_COMPONENT_SDS = 14.0
+_COMPONENT_SDS = 10.0
 #: Outcomes kept per tilt: within this many tilted standard deviations of the tilted mean.
-_KEEP_SDS = 2.0
+_KEEP_SDS = 3.5
+#: The first window of `up_exponent` starts this many standard deviations below the numerator's mean.
+_LOW_SDS = 2.0
 
 
 def _hoeffding_halfwidth(m: int, tail: float) -> int:
@@ -80,22 +84,14 @@ class _LogChoose:
         return special.gammaln(y + 1.0) + special.gammaln(self.m - y + 1.0)
 
 
-def _log_binomial(m: int, q: float, lo: int, hi: int, log_choose: _LogChoose | None = None) -> np.ndarray:
-    """ln Pr[Bin(m, q) = y] for y = lo..hi, 0 <= lo <= hi <= m: scipy's log pmf of the binomial, term by term
-    (ln m! - (ln y! + ln (m - y)!) + y ln q + (m - y) ln(1 - q)), with the factorials from ``log_choose``."""
+def _log_binomial(m: int, logit: float, lo: int, hi: int, log_choose: _LogChoose | None = None) -> np.ndarray:
+    """ln Pr[Bin(m, q) = y] for y = lo..hi, 0 <= lo <= hi <= m, q = expit(``logit``): term by term
+    (ln m! - (ln y! + ln (m - y)!) + y ln q + (m - y) ln(1 - q)), with the factorials from ``log_choose`` and
+    ln q, ln(1 - q) taken from the logit (no rounding of 1 - q when q is near 1, as after a strong tilt)."""
     y = np.arange(lo, hi + 1, dtype=np.float64)
     factorials = (log_choose or _LogChoose(m))(lo, hi)
-    return (special.gammaln(m + 1.0) - factorials) + special.xlogy(y, q) + special.xlog1py(m - y, -q)
-
-
-def _tilted(q: float, theta: float) -> float:
-    """q e^theta / (1 - q + q e^theta) (the parameter of Bin(m, q) tilted by e^(theta y))."""
-    return float(special.expit(special.logit(q) + theta))
-
-
-def _log_mgf_bit(q: float, theta: float) -> float:
-    """ln(1 - q + q e^theta) = ln(1 - q) - ln(1 - q_theta), without cancellation."""
-    return math.log1p(-q) - math.log1p(-_tilted(q, theta))
+    log_q, log_r = special.log_expit(logit), special.log_expit(-logit)
+    return (special.gammaln(m + 1.0) - factorials) + y * log_q + (m - y) * log_r
 
 
 def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -108,17 +104,18 @@ def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return fft.irfft(fft.rfft(x, length) * fft.rfft(y, length), length)[:size]
 
 
-def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -> np.ndarray:
-    """ln Pr[Bin(a, qa) + Bin(b, qb) = y] for y = lo..hi, each value within a relative 1e-11 of the truth
-    (-inf outside the support).  Exponential tilting by e^(theta y) with the tilted mean at a grid of centres;
-    each tilt's FFT convolution of positive terms is trusted within two tilted standard deviations of its mean."""
+def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -> np.ndarray:
+    """ln Pr[Bin(a, qa) + Bin(b, qb) = y] for y = lo..hi (``la``, ``lb``: the logits of qa, qb), each value within a
+    relative 1e-10 of the truth (-inf outside the support).  Exponential tilting by e^(theta y) with the tilted mean
+    at a grid of centres (the tilted binomials have the logits la + theta, lb + theta: exact, whatever the tilt);
+    each tilt's FFT convolution of positive terms is trusted within `_KEEP_SDS` tilted standard deviations of its
+    mean (there every value is at least e^-6.2 of the largest, far above the FFT's rounding)."""
     if a == 0:
-        return _log_binomial(b, qb, lo, hi)
+        return _log_binomial(b, lb, lo, hi)
     if b == 0:
-        return _log_binomial(a, qa, lo, hi)
+        return _log_binomial(a, la, lo, hi)
     out = np.full(hi - lo + 1, -np.inf)
     lo_in, hi_in = max(lo, 0), min(hi, a + b)
-    la, lb = special.logit(qa), special.logit(qb)
     choose_a, choose_b = _LogChoose(a), _LogChoose(b)
 
     def mean(theta: float) -> float:
@@ -128,27 +125,34 @@ def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -
     while y <= hi_in:
         centre = min(max(y, 0.5), a + b - 0.5)
         theta = optimize.brentq(lambda t, c=centre: mean(t) - c, -1e4, 1e4, xtol=1e-12, rtol=1e-15)
-        ta, tb = _tilted(qa, theta), _tilted(qb, theta)
+        ta, tb = float(special.expit(la + theta)), float(special.expit(lb + theta))
         sd = math.sqrt(a * ta * (1.0 - ta) + b * tb * (1.0 - tb))
         keep = max(1, int(_KEEP_SDS * sd))
-        parts = []
-        for m, q, log_choose in ((a, ta, choose_a), (b, tb, choose_b)):
-            s = math.sqrt(m * q * (1.0 - q))
-            w0 = max(0, int(m * q - _COMPONENT_SDS * s - 20))
-            w1 = min(m, int(m * q + _COMPONENT_SDS * s + 20))
-            parts.append((w0, _log_binomial(m, q, w0, w1, log_choose)))
-        (a0, pa), (b0, pb) = parts
-        shift = pa.max() + pb.max()
-        conv = _fft_convolve(np.exp(pa - pa.max()), np.exp(pb - pb.max()))
         start, stop = max(y, int(centre) - keep, lo_in), min(int(centre) + keep, hi_in)
         if start > stop:
             start = stop = y
+        windows = []
+        for m, q in ((a, ta), (b, tb)):
+            s = math.sqrt(m * q * (1.0 - q))
+            windows.append((max(0, int(m * q - _COMPONENT_SDS * s - 20)), min(m, int(m * q + _COMPONENT_SDS * s + 20))))
+        (wa0, wa1), (wb0, wb1) = windows
+        # only the terms that reach an outcome in [start, stop] with the other component inside its window
+        cut = ((max(wa0, start - wb1), min(wa1, stop - wb0)), (max(wb0, start - wa1), min(wb1, stop - wa0)))
+        if cut[0][0] <= cut[0][1] and cut[1][0] <= cut[1][1]:
+            windows = list(cut)
+        (a0, a1), (b0, b1) = windows
+        pa, pb = _log_binomial(a, la + theta, a0, a1, choose_a), _log_binomial(b, lb + theta, b0, b1, choose_b)
+        shift = pa.max() + pb.max()
+        conv = _fft_convolve(np.exp(pa - pa.max()), np.exp(pb - pb.max()))
         idx = np.arange(start, stop + 1) - (a0 + b0)
         valid = (idx >= 0) & (idx < conv.size)
         vals = np.full(idx.size, -np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
             vals[valid] = np.log(np.maximum(conv[idx[valid]], 0.0))
-        k_theta = a * _log_mgf_bit(qa, theta) + b * _log_mgf_bit(qb, theta)
+        # ln E e^(theta Y) = sum over bits of ln(1 - q) - ln(1 - q_theta), each from its logit
+        k_theta = a * (special.log_expit(-la) - special.log_expit(-(la + theta))) + b * (
+            special.log_expit(-lb) - special.log_expit(-(lb + theta))
+        )
         ys = np.arange(start, stop + 1, dtype=np.float64)
         out[start - lo : stop - lo + 1] = vals + shift - theta * ys + k_theta
         y = stop + 1
@@ -156,13 +160,39 @@ def _log_two_binomials(a: int, qa: float, b: int, qb: float, lo: int, hi: int) -
 
 
 def _log_law(s: int, m: int, q0: float, lo: int, hi: int) -> np.ndarray:
-    """ln P_s^m(y), y = lo..hi: the released count with s ones among m bits."""
-    return _log_two_binomials(s, 1.0 - q0, m - s, q0, lo, hi)
+    """ln P_s^m(y), y = lo..hi: the released count with s ones among m bits (logits -l0 and l0 of 1 - q0 and q0,
+    l0 = ln q0 - ln(1 - q0), so 1 - q0 is never rounded)."""
+    l0 = math.log(q0) - math.log1p(-q0)
+    return _log_two_binomials(s, -l0, m - s, l0, lo, hi)
 
 
 def _log_sf(log_pmf: np.ndarray) -> np.ndarray:
-    """ln sum_{t >= y} over the window."""
-    return np.logaddexp.accumulate(log_pmf[::-1])[::-1]
+    """ln sum_{t >= y} over the window (-inf entries allowed).
+
+    In chunks short enough that no term falls more than 600 nats below its chunk's largest (no underflow: e^-600
+    is a normal float): within a chunk a plain reversed cumulative sum of positive terms scaled by that largest
+    (relative error below 1e-13), across chunks the log-sum of the totals of every later chunk; the same sums as
+    ``np.logaddexp.accumulate`` up to rounding, in a few whole-array operations instead of one log and exp per term.
+    """
+    size = log_pmf.size
+    finite = log_pmf[np.isfinite(log_pmf)]
+    if size < 64 or finite.size < size:  # short, or with -inf terms: the direct recursion
+        return np.logaddexp.accumulate(log_pmf[::-1])[::-1]
+    steep = float(np.abs(np.diff(log_pmf)).max()) if size > 1 else 0.0
+    chunk = int(min(512, max(1, 600.0 // max(steep, 1e-300))))
+    if chunk < 8:
+        return np.logaddexp.accumulate(log_pmf[::-1])[::-1]
+    rows = -(-size // chunk)
+    padded = np.full(rows * chunk, -np.inf)
+    padded[:size] = log_pmf
+    block = padded.reshape(rows, chunk)
+    top = block.max(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        inner = np.log(np.cumsum(np.exp(block - top)[:, ::-1], axis=1)[:, ::-1]) + top  # within the chunk
+    later = np.empty(rows)  # ln of the mass of every chunk after this one
+    later[-1] = -np.inf
+    later[:-1] = np.logaddexp.accumulate(inner[::-1, 0])[::-1][1:]
+    return np.logaddexp(inner, later[:, None]).reshape(-1)[:size]
 
 
 def up_exponent(num: tuple[int, int], den: tuple[int, int], q0: float, delta: float) -> float:
@@ -176,6 +206,28 @@ def up_exponent(num: tuple[int, int], den: tuple[int, int], q0: float, delta: fl
     t = _hoeffding_halfwidth(m, tail)
     mean = s1 * (1.0 - q0) + (m - s1) * q0
     lo, hi = max(0, int(mean) - t), min(m, int(mean) + t + 1)
+    # first only from a little below the numerator's mean: the maximum sits in its upper tail (where SF_num nears
+    # delta) and everything below the window is bounded by SF_num <= 1; if that bound is not below the window's
+    # maximum, the whole Hoeffding window is computed (the value never depends on the narrow try, only the time)
+    narrow = max(lo, int(mean - _LOW_SDS * math.sqrt(m * q0 * (1.0 - q0))))
+    if narrow > lo:
+        best, below = _threshold_maximum(num, den, q0, delta, narrow, hi, tail, below_mass=1.0)
+        if below < best:
+            return _rounded_up(best)
+    best, below = _threshold_maximum(num, den, q0, delta, lo, hi, tail, below_mass=tail)
+    return _rounded_up(max(best, below))
+
+
+def _rounded_up(best: float) -> float:
+    return 0.0 if not math.isfinite(best) else max(best, 0.0) * (1.0 + 1e-12) + 1e-15
+
+
+def _threshold_maximum(
+    num: tuple[int, int], den: tuple[int, int], q0: float, delta: float, lo: int, hi: int, tail: float, below_mass
+) -> tuple[float, float]:
+    """(max over y in [lo, hi] of ln((SF_num(y) - delta)_+ / SF_den(y)), a bound on the same for every y < lo);
+    ``tail`` bounds the numerator's mass above ``hi`` and ``below_mass`` its mass below ``lo``."""
+    (s1, m), (s0, _) = num, den
     log_num = _log_law(s1, m, q0, lo, hi) + math.log1p(PMF_SLACK)
     log_den = _log_law(s0, m, q0, lo, hi) + math.log1p(-PMF_SLACK)
     sf_num = np.logaddexp(_log_sf(log_num), math.log(tail))  # + the mass above hi (Hoeffding)
@@ -183,14 +235,12 @@ def up_exponent(num: tuple[int, int], den: tuple[int, int], q0: float, delta: fl
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         excess = np.exp(sf_num) - delta
         a = np.where(excess > 0.0, np.log(np.where(excess > 0.0, excess, 1.0)) - sf_den, -np.inf)
-    best = float(a.max()) if a.size else -np.inf
-    if lo > 0:  # outcomes below the window: SF_num <= 1 <= SF_num(lo) + tail, SF_den >= SF_den(lo)
-        num_lo = math.exp(float(sf_num[0])) + tail - delta
+    best, below = (float(a.max()) if a.size else -np.inf), -np.inf
+    if lo > 0:  # outcomes below the window: SF_num <= min(1, SF_num(lo) + below_mass), SF_den >= SF_den(lo)
+        num_lo = math.exp(float(sf_num[0])) + below_mass - delta
         if num_lo > 0.0:
-            best = max(best, math.log(min(1.0, num_lo)) - float(sf_den[0]))
-    if not math.isfinite(best):
-        return 0.0
-    return max(best, 0.0) * (1.0 + 1e-12) + 1e-15
+            below = math.log(min(1.0, num_lo)) - float(sf_den[0])
+    return best, below
 
 
 def pair_exponents(d: int, m: int, q0: float, delta: float) -> tuple[float, float]:

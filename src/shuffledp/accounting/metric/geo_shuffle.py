@@ -22,13 +22,13 @@ from shuffledp.accounting.metric._common import (
     check_max_distance,
     check_noise_epsilon,
 )
-from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
+from shuffledp.accounting.metric._common import certified_shift_epsilon as _certified_shift_epsilon
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
 from shuffledp.accounting.metric._common import max_shift_divergence as _max_shift_divergence
-from shuffledp.accounting.metric._common import max_shift_epsilon as _max_shift_epsilon
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
+from shuffledp.accounting.metric._common import shift_bounds as _shift_bounds
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
@@ -397,17 +397,10 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
         return CertifiedEpsilon(eps_geo, False, costly)
     pmf, inside = geo_shuffle_conditioned_noise(eps_geo, c, n)
     budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
-    upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
-    lower = pmf * (1.0 - _PMF_SLACK)
-    shifts = np.arange(1, n * k + 1)
-    eps = _max_shift_epsilon(upper, lower, shifts, budget * (1.0 - 1e-9))
-    none_smaller = CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo')}: {fallback}")
+    eps = _certified_shift_epsilon(pmf, budget, np.arange(1, n * k + 1))
     if not eps < eps_geo:
-        return none_smaller
-    eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
-    if _max_shift_divergence(upper, lower, shifts, eps, budget) > budget:  # belt and braces: never report an unmet eps
-        return none_smaller
-    return CertifiedEpsilon(min(eps, eps_geo), True, f"certified: delta met at every sum distance D = 1..{n * k}")
+        return CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo')}: {fallback}")
+    return CertifiedEpsilon(eps, True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
 def geo_shuffle_epsilon(
@@ -571,8 +564,7 @@ def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | Non
     budget = (delta - (1.0 - inside)) / inside
     if not budget > 0.0:
         return False
-    upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
-    lower = pmf * (1.0 - _PMF_SLACK)
+    upper, lower = _shift_bounds(pmf)
     return bool(_max_shift_divergence(upper, lower, np.arange(1, n * k + 1), target, budget) <= budget)
 
 

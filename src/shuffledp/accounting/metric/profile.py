@@ -31,8 +31,7 @@ from shuffledp.accounting.metric._common import (
     check_noise_epsilon,
     convolution_work,
 )
-from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
-from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
+from shuffledp.accounting.metric._common import certified_shift_profile as _certified_shift_profile
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
 from shuffledp.accounting.metric.geo_shuffle import (
     geo_shuffle_c,
@@ -107,12 +106,8 @@ def _rr_profile(delta: float, p: float, k: int, n: int) -> tuple[np.ndarray, np.
 
 
 def _shift_profile(pmf: np.ndarray, budget: float, top: int, fallback: float) -> np.ndarray:
-    """Running maximum over D = 1..top of the smallest eps meeting ``budget`` for T + D against T (capped)."""
-    upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
-    lower = pmf * (1.0 - _PMF_SLACK)
-    eps = _shift_epsilons(upper, lower, np.arange(1, top + 1), budget * (1.0 - 1e-9))
-    eps = np.where(np.isfinite(eps), np.nextafter(eps * (1.0 + 1e-12), np.inf), np.inf)
-    return np.minimum(np.maximum.accumulate(eps), fallback)
+    """Running maximum over D = 1..top of the certified eps meeting ``budget`` for T + D against T (capped)."""
+    return np.minimum(_certified_shift_profile(pmf, budget, top), fallback)
 
 
 def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: int, fallback: float):

@@ -449,8 +449,8 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
     sets, blanket removal, monotonicity in D, reflection), certified by block covers that close on the exact value
     of the worst pair, all zeros against all k, at every size run beyond a few hundred bits (exhaustive search
     below); at most the local epsilon ln((2 - p)/p), which is returned beyond n k = MAX_RR_BITS = 10^7.  Log
-    space throughout; every truncated tail and rounding errs upward.  About 0.3 s at n k = 2,000, 0.6 s at
-    10^5 and 6 s at 10^7 (cached per (n k, p, delta)).
+    space throughout; every truncated tail and rounding errs upward.  About 0.05 s at n k = 2,000, 0.09 s at
+    10^5 and 0.45 s at 10^7 on an idle core (cached per (n k, p, delta); benchmarks/bench_metric.py).
 
     Parameters
     ----------
@@ -564,8 +564,8 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
     return CertifiedEpsilon(eps, True, f"certified: {how}")
 
 
-#: Largest n k of the certified search (beyond it the local ln((2 - p)/p) is returned): 10^7 bits take a few
-#: seconds (benchmarks/bench_metric.py).
+#: Largest n k of the certified search (beyond it the local ln((2 - p)/p) is returned): 10^7 bits take about
+#: 0.45 s on an idle core (benchmarks/bench_metric.py).
 MAX_RR_BITS = 10_000_000
 #: Up to this many bits the exhaustive search of every (S, D) runs (it is exact, and faster than the covers).
 _SMALL_EXACT_BITS = 400
@@ -675,7 +675,7 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
     for p' > p), never
     failing: p = 2 / (1 + e^eps) always qualifies (local epsilon), and is the answer beyond MAX_RR_BITS.
     Beyond a few hundred bits the search runs on the all-0 vs all-k value (one binomial pair per step) and the
-    answer is then certified once (about 0.5 s at n = 100, k = 1000).
+    answer is then certified once (about 0.1 s at n = 100, k = 1000, 0.45 s at n = 10^4).
     ``method="theorem-3.1"``: `rr_shuffle_probability_paper` (may raise `ValidityConditionError`).
 
     Parameters

@@ -13,13 +13,11 @@ from scipy import stats
 from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting._checks import check_delta, check_n
 from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, CertifiedEpsilon, check_noise_epsilon
-from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
+from shuffledp.accounting.metric._common import certified_shift_epsilon as _certified_shift_epsilon
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import check_method as _check_method
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
-from shuffledp.accounting.metric._common import max_shift_divergence as _max_shift_divergence
-from shuffledp.accounting.metric._common import max_shift_epsilon as _max_shift_epsilon
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
@@ -394,17 +392,10 @@ def sgdl_shuffle_certificate(
         return CertifiedEpsilon(
             report, False, f"delta_1 = {delta_1:.3g} (some noise beyond c) leaves no delta: {fallback}"
         )
-    upper = pmf * (1.0 + _PMF_SLACK) + 1e-300
-    lower = pmf * (1.0 - _PMF_SLACK)
-    shifts = np.arange(1, n * k + 1)
-    eps = _max_shift_epsilon(upper, lower, shifts, budget * (1.0 - 1e-9))
-    none_smaller = CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u')}: {fallback}")
+    eps = _certified_shift_epsilon(pmf, budget, np.arange(1, n * k + 1))
     if not eps < report:
-        return none_smaller
-    eps = math.nextafter(eps * (1.0 + 1e-12), math.inf)
-    if _max_shift_divergence(upper, lower, shifts, eps, budget) > budget:  # never report an unmet eps
-        return none_smaller
-    return CertifiedEpsilon(min(eps, report), True, f"certified: delta met at every sum distance D = 1..{n * k}")
+        return CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u')}: {fallback}")
+    return CertifiedEpsilon(eps, True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
 def sgdl_shuffle_epsilon(
