@@ -179,9 +179,22 @@ def shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, bud
 
 
 def _scaled(epsilon: float, d: np.ndarray, shifted: np.ndarray) -> np.ndarray:
-    """e^(eps D) lower(t - D), row by row, with 0 where lower(t - D) = 0 (also when e^(eps D) overflows: no nan)."""
+    """e^(eps D) lower(t - D), row by row, with 0 where lower(t - D) = 0 (no nan).
+
+    Where e^(eps D) overflows float64 (eps D > ~709.78) the product may still be small (a subnormal lower(t - D)),
+    so those rows are exp(eps D + ln lower(t - D)) (ln 0 = -inf gives 0; a product beyond the float range is inf,
+    rightly, as it is then above every upper(t)); the other rows keep the plain product.  Either way the relative
+    rounding is below 1e-12 wherever the product is at most 1 (exp's argument is then below ~745), far inside the
+    1e-9 deflation of the lower law (`shift_bounds`)."""
+    exponent = epsilon * d
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(shifted > 0.0, np.exp(epsilon * d)[:, None] * shifted, 0.0)
+        scale = np.exp(exponent)
+        out = np.where(shifted > 0.0, scale[:, None] * shifted, 0.0)
+    huge = np.isinf(scale)
+    if huge.any():
+        with np.errstate(divide="ignore", over="ignore"):
+            out[huge] = np.exp(exponent[huge, None] + np.log(shifted[huge]))
+    return out
 
 
 def shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.ndarray:
