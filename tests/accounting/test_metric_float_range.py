@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from shuffledp.accounting import metric as M
 from shuffledp.accounting.metric import _common as C
+from shuffledp.accounting.metric import geo_shuffle as G
+from shuffledp.accounting.metric import sgdl_shuffle as S
+from shuffledp.accounting.metric.sgdl import log_sgdl_pmf
 
 
 def _exact_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float) -> list:
@@ -53,3 +57,65 @@ def test_shift_divergences_never_drop_terms_where_e_to_the_eps_d_overflows(seed)
         assert value <= float(truth) * (1.0 + 1e-9) + 1e-300
     budget = 0.5 * float(exact[7])
     assert C.max_shift_divergence(upper, lower, shifts, epsilon, budget) > budget
+
+
+def _log_noise(kind: str, epsilon: float, delta: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(ln of T's pmf convolved in log space, T's pmf as the package computes it, the budget on the divergence)."""
+    if kind == "geo":
+        c = G.geo_shuffle_c(epsilon, delta, n)
+        log_one = -epsilon * np.abs(np.arange(-c, c + 1, dtype=np.float64))
+        pmf, inside = G.geo_shuffle_conditioned_noise(epsilon, c, n)
+        budget = (delta - (1.0 - inside)) / inside
+    else:
+        c = S.sgdl_shuffle_c(epsilon, delta, n)
+        log_one = log_sgdl_pmf(np.arange(-c, c + 1), 1.0 / n, math.exp(-epsilon))
+        pmf, delta_1 = S.sgdl_shuffle_conditioned_noise(epsilon, c, n)
+        budget = delta - delta_1
+    log_one = log_one - logsumexp(log_one)
+    width = log_one.size
+    log_pmf = log_one
+    for _ in range(n - 1):
+        padded = np.concatenate([np.full(width - 1, -np.inf), log_pmf, np.full(width - 1, -np.inf)])
+        windows = np.lib.stride_tricks.sliding_window_view(padded, width)
+        log_pmf = logsumexp(windows + log_one[::-1][None, :], axis=1)
+    return log_pmf, pmf, budget
+
+
+def _log_space_divergences(log_pmf: np.ndarray, epsilon: float, shifts: np.ndarray) -> np.ndarray:
+    """sum_t max(0, p(t) - e^(eps D) p(t - D)) with every term formed in log space: p(t) (1 - e^(eps D + ln p(t - D)
+    - ln p(t))), and p(t) whole where t - D is outside the support."""
+    out = []
+    for d in shifts:
+        here, there = log_pmf[d:], log_pmf[:-d] + epsilon * d
+        gap = there - here
+        kept = np.isfinite(here) & (gap < 0.0)
+        out.append(float((np.exp(here[kept]) * -np.expm1(gap[kept])).sum() + np.exp(log_pmf[:d]).sum()))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("kind, epsilon, delta, n", [("sgdl", 0.3, 1e-2, 100), ("sgdl", 1.0, 1e-4, 200)])
+def test_shift_bounds_hold_against_a_log_space_convolution_below_the_normal_range(kind, epsilon, delta, n):
+    log_pmf, pmf, _ = _log_noise(kind, epsilon, delta, n)
+    assert ((pmf > 0.0) & (pmf < np.finfo(np.float64).tiny)).sum() > 10  # subnormal values, relative error ~40%
+    upper, lower = C.shift_bounds(pmf)
+    with np.errstate(divide="ignore"):
+        assert np.all(np.log(upper) >= log_pmf)
+        assert np.all(np.log(lower) <= log_pmf)
+    normal = pmf > 1e-290
+    assert np.array_equal(lower[normal], pmf[normal] * (1.0 - C.PMF_SLACK))  # the common case is untouched
+
+
+@pytest.mark.parametrize("epsilon, delta, n, k", [(1.0, 1e-2, 50, 10), (1.0, 1e-4, 200, 3)])
+def test_sgdl_certified_epsilon_beyond_the_float_range_meets_delta_in_log_space(epsilon, delta, n, k):
+    found = M.sgdl_shuffle_certificate(epsilon, delta, n, k)
+    assert found.certified and found.epsilon * n * k > math.log(np.finfo(np.float64).max)  # e^(eps D) overflows
+    log_pmf, _, budget = _log_noise("sgdl", epsilon, delta, n)
+    assert _log_space_divergences(log_pmf, found.epsilon, np.arange(1, n * k + 1)).max() <= budget
+
+
+@pytest.mark.parametrize("target, delta, n, k", [(2.4, 1e-2, 400, 1), (1.0, 1e-2, 400, 2)])
+def test_geo_inverse_beyond_the_float_range_meets_delta_in_log_space(target, delta, n, k):
+    eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k)
+    assert eps_geo > target and target * n * k > math.log(np.finfo(np.float64).max)  # e^(eps D) overflows
+    log_pmf, _, budget = _log_noise("geo", eps_geo, delta, n)
+    assert _log_space_divergences(log_pmf, target, np.arange(1, n * k + 1)).max() <= budget

@@ -47,8 +47,9 @@ def check_noise_epsilon(value: Any, name: str) -> float:
 
 
 def no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str) -> str:
-    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf, or genuinely none."""
-    nonzero = np.flatnonzero(pmf > 0.0)
+    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf (where its lower bound,
+    `shift_bounds`, is 0), or genuinely none."""
+    nonzero = np.flatnonzero(shift_bounds(pmf)[1] > 0.0)
     reach = int(nonzero[-1] - nonzero[0]) // 2 if nonzero.size else 0
     if largest_shift > reach:
         return (
@@ -284,9 +285,22 @@ def max_shift_epsilon(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, 
 
 
 def shift_bounds(pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower): T's pmf inflated by `PMF_SLACK` plus 1e-300, and deflated by it (the bounds every shift
-    analysis works on)."""
-    return pmf * (1.0 + PMF_SLACK) + 1e-300, pmf * (1.0 - PMF_SLACK)
+    """(upper, lower): bounds of T's true pmf from the computed one (`geo_shuffle_conditioned_noise`,
+    `sgdl_shuffle_conditioned_noise`: n per-user laws on [-c, c] convolved), the bounds every shift analysis works on.
+
+    Rounded up, ``upper`` = pmf (1 + `PMF_SLACK`) + 1e-300.  Rounded down, ``lower`` = pmf (1 - `PMF_SLACK`) less
+    `subnormal_charge`, floored at 0: the relative slack covers the convolution's relative rounding (~n c ulp), the
+    charge its absolute rounding below the smallest normal double, where a product or a per-user value is rounded
+    to a multiple of 2^-1074 (relative error up to 100% on the smallest values), so a lower value is never above
+    the true one.  The charge changes no value above ~1e-290 (it is below half an ulp there)."""
+    return pmf * (1.0 + PMF_SLACK) + 1e-300, np.maximum(pmf * (1.0 - PMF_SLACK) - subnormal_charge(pmf.size), 0.0)
+
+
+def subnormal_charge(size: int) -> float:
+    """Absolute rounding bound of a value of T's computed pmf on ``size`` = 2 n c + 1 outcomes: each of its at most
+    n (2 c + 1) products and n per-user values errs by at most 2^-1075 below the normal range (subnormal sums are
+    exact) and earlier errors carry weight at most 1, so (n (2 c + 2)) 2^-1075 <= 2 size 2^-1074 (n <= size)."""
+    return 2.0 * size * 2.0**-1074
 
 
 def _rounded_up(epsilon):
@@ -363,6 +377,7 @@ __all__ = [
     "shift_bounds",
     "shift_divergences",
     "shift_epsilons",
+    "subnormal_charge",
     "tail_share",
     "too_costly",
 ]
