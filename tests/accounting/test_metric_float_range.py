@@ -119,3 +119,10 @@ def test_geo_inverse_beyond_the_float_range_meets_delta_in_log_space(target, del
     assert eps_geo > target and target * n * k > math.log(np.finfo(np.float64).max)  # e^(eps D) overflows
     log_pmf, _, budget = _log_noise("geo", eps_geo, delta, n)
     assert _log_space_divergences(log_pmf, target, np.arange(1, n * k + 1)).max() <= budget
+
+
+def test_sgdl_fallback_names_the_float64_underflow_that_caused_it():
+    # e^(eps D) ~ 1e320 at D = n k: only pmf values below 1e-308 (now charged their rounding) could certify it
+    found = M.sgdl_shuffle_certificate(0.3, 1e-2, 100, 10)
+    assert not found.certified and found.epsilon == S.sgdl_shuffle_report_epsilon(0.3, 100)
+    assert "underflows float64" in found.reason and "D = n k = 1000" in found.reason

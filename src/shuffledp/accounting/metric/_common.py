@@ -46,15 +46,22 @@ def check_noise_epsilon(value: Any, name: str) -> float:
     return _rounding.NOISE_EPSILON_RANGE.check(value, name, note)
 
 
-def no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str) -> str:
-    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf (where its lower bound,
-    `shift_bounds`, is 0), or genuinely none."""
-    nonzero = np.flatnonzero(shift_bounds(pmf)[1] > 0.0)
-    reach = int(nonzero[-1] - nonzero[0]) // 2 if nonzero.size else 0
-    if largest_shift > reach:
+def no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str, budget: float) -> str:
+    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf (its lower bound,
+    `shift_bounds`, is 0 there, so at the largest shift every outcome facing it counts as infinite loss: said when
+    that mass alone exceeds ``budget``), or genuinely none."""
+    upper, lower = shift_bounds(pmf)
+    nonzero = np.flatnonzero(lower > 0.0)
+    if nonzero.size:
+        first, last = int(nonzero[0]), int(nonzero[-1])
+        lost = float(upper[: first + largest_shift].sum() + upper[last + largest_shift + 1 :].sum())
+    else:
+        first, last, lost = 0, 0, float(upper.sum())
+    if lost > budget:
         return (
-            f"no epsilon below {bound} certified: T's pmf underflows float64 beyond |t| = {reach} < n k = {largest_shift}, "
-            "and the loss there counts as infinite (conservative)"
+            f"no epsilon below {bound} certified: T's pmf underflows float64 beyond |t| = {(last - first) // 2}, so "
+            f"at D = n k = {largest_shift} a mass {lost:.3g} above the budget {budget:.3g} counts as infinite loss "
+            "(conservative)"
         )
     return f"no epsilon below {bound} meets delta at every sum distance"
 

@@ -399,7 +399,7 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
     eps = _certified_shift_epsilon(pmf, budget, np.arange(1, n * k + 1))
     if not eps < eps_geo:
-        return CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo')}: {fallback}")
+        return CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo', budget)}: {fallback}")
     return CertifiedEpsilon(eps, True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 

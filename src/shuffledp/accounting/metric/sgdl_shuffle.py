@@ -394,7 +394,7 @@ def sgdl_shuffle_certificate(
         )
     eps = _certified_shift_epsilon(pmf, budget, np.arange(1, n * k + 1))
     if not eps < report:
-        return CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u')}: {fallback}")
+        return CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u', budget)}: {fallback}")
     return CertifiedEpsilon(eps, True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
