@@ -57,6 +57,7 @@ def test_shift_divergences_never_drop_terms_where_e_to_the_eps_d_overflows(seed)
         assert value <= float(truth) * (1.0 + 1e-9) + 1e-300
     budget = 0.5 * float(exact[7])
     assert C.max_shift_divergence(upper, lower, shifts, epsilon, budget) > budget
+    assert not np.isnan(C.shift_divergences(upper, lower, shifts, math.inf)).any()  # ln 0 + inf is no nan
 
 
 def _log_noise(kind: str, epsilon: float, delta: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:

@@ -200,8 +200,9 @@ def _scaled(epsilon: float, d: np.ndarray, shifted: np.ndarray) -> np.ndarray:
         out = np.where(shifted > 0.0, scale[:, None] * shifted, 0.0)
     huge = np.isinf(scale)
     if huge.any():
-        with np.errstate(divide="ignore", over="ignore"):
-            out[huge] = np.exp(exponent[huge, None] + np.log(shifted[huge]))
+        below = shifted[huge]
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            out[huge] = np.where(below > 0.0, np.exp(exponent[huge, None] + np.log(below)), 0.0)
     return out
 
 
