@@ -143,6 +143,11 @@ def _parse(
         users.append(fields[user_col].strip())
         lats.append(fields[lat_col])
         lons.append(fields[lon_col])
+    if not lats:
+        raise DataError(
+            f"{path}: no {name} check-in in the file ({len(lines)} line(s), none a check-in); expected one "
+            f"check-in per line: {n_fields} tab-separated fields ({layout})"
+        )
     latlon = np.empty((len(lats), 2))
     for col, (values, label, limit, index) in enumerate(
         ((lats, "latitude", 90.0, lat_col), (lons, "longitude", 180.0, lon_col))
@@ -202,7 +207,7 @@ def read_gowalla(path: str | os.PathLike[str], *, box: tuple[float, float, float
     Raises
     ------
     DataError
-        For a missing file, a line without five tab-separated fields, a latitude outside
+        For a missing or empty file, a line without five tab-separated fields, a latitude outside
         [-90, 90] or a longitude outside [-180, 180] (or not a number), naming file and line.
 
     Examples
@@ -238,7 +243,7 @@ def read_foursquare(path: str | os.PathLike[str], *, box: tuple[float, float, fl
     Raises
     ------
     DataError
-        For a missing file, a line without eight tab-separated fields, or a latitude
+        For a missing or empty file, a line without eight tab-separated fields, or a latitude
         or longitude that is not a number in range, naming file and line.
 
     Examples
