@@ -16,6 +16,7 @@ from shuffledp.experiments.pic_social import (
     TAUS,
     checkin_sources,
     claims,
+    data_sources_text,
     diagnose,
     diagnosis_budgets,
     diagnosis_markdown,
@@ -61,15 +62,18 @@ def test_sources_fall_back_to_the_named_austin_substitute(tmp_path: Path):
     rng = np.random.default_rng(0)
     lines = [",LATITUDE,LONGITUDE"] + [f"{i},{30 + rng.random():.6f},{-97 - rng.random():.6f}" for i in range(10_050)]
     (tmp_path / "locations" / "austin_sparse.csv").write_text("\n".join(lines) + "\n")
-    [(name, X)] = checkin_sources(tmp_path)
+    [(name, X, what, path)] = checkin_sources(tmp_path)
     assert name == "austin" and len(X) == 10_050 and np.abs(X).max() == pytest.approx(1.0)
+    assert what == AUSTIN_SUBSTITUTE_NAME and path == str(tmp_path / "locations" / "austin_sparse.csv")
     (tmp_path / "checkins").mkdir()
     row = "0\t2010-10-19T23:55:27Z\t{lat}\t{lon}\t1\n"
     (tmp_path / "checkins" / "loc-gowalla_totalCheckins.txt").write_text(
         "".join(row.format(lat=37.55 + 0.2 * rng.random(), lon=-122.5 + 0.1 * rng.random()) for _ in range(10_001))
     )
-    [(name, X)] = checkin_sources(tmp_path)
+    [(name, X, what, path)] = checkin_sources(tmp_path)
     assert name == "gowalla-sf" and len(X) == 10_001
+    assert path == str(tmp_path / "checkins" / "loc-gowalla_totalCheckins.txt") and "Gowalla" in what
+    assert data_sources_text({name: what}, {name: path}) == f"Data: `{name}` = {what}, read from `{path}`."
     assert AUSTIN_SUBSTITUTE_NAME.startswith("Austin")
 
 

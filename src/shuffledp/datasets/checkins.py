@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from shuffledp.datasets._paths import existing_file
-from shuffledp.datasets.locations import load_austin
+from shuffledp.datasets.locations import austin_path, load_austin
 from shuffledp.datasets.transform import bounding_box, to_unit_box
 from shuffledp.errors import DataError
 
@@ -274,7 +274,7 @@ def austin_checkins(
     Returns
     -------
     CheckIns
-        Named `AUSTIN_SUBSTITUTE_NAME`; users are the row numbers.
+        Named `AUSTIN_SUBSTITUTE_NAME`; users are the row numbers; ``source`` is the file read.
 
     Raises
     ------
@@ -282,5 +282,5 @@ def austin_checkins(
         For a missing or malformed file (`load_austin`).
     """
     latlon = load_austin(path, root=root)
-    source = str(path) if path is not None else "locations/austin_sparse.csv"
+    source = str(Path(path) if path is not None else austin_path(root))
     return CheckIns(AUSTIN_SUBSTITUTE_NAME, latlon, np.arange(len(latlon)).astype(str), source)

@@ -7,7 +7,9 @@ recall sum_i |N_i ∩ N^_i| / sum_i |N_i|, F1; and the single-report l2 error.
 
 Data.  Gowalla (San Francisco box of Table 3) and Foursquare (New York box) are read
 from ``<data root>/checkins/loc-gowalla_totalCheckins.txt[.gz]`` and
-``<data root>/checkins/dataset_TSMC2014_NYC.txt`` when present; they are not on these
+``<data root>/checkins/dataset_TSMC2014_NYC.txt`` when present (`CHECKIN_FILES`; the data
+root is ``$SHUFFLEDP_DATA``, else the nearest ``shared/data``: `data_root`), and the
+summary and meta.json (``data_files``) name the file read; they are not on these
 machines, so by default the experiment runs on the 88,100 Austin street addresses
 (``locations/austin_sparse.csv``), named as the substitute in every output, mapped to
 [-1,1]^2 by their bounding box (x from longitude, y from latitude).  Each point is one
@@ -75,8 +77,10 @@ __all__ = [
     "NEIGHBORS",
     "PAPER_CHECKINS",
     "TAUS",
+    "CHECKIN_FILES",
     "checkin_sources",
     "claims",
+    "data_sources_text",
     "diagnose",
     "diagnosis_budgets",
     "diagnosis_markdown",
@@ -114,24 +118,32 @@ PAPER_F1 = {
 F1_TOLERANCE = 0.05
 
 
-def checkin_sources(root: str | Path | None = None) -> list[tuple[str, np.ndarray]]:
-    """[(dataset name, points in [-1,1]^2)]: Gowalla SF and Foursquare NYC when present, else the Austin substitute."""
+#: (dataset, file names tried in turn under ``<data root>/checkins/``, reader, Table 3's box, what the data are).
+CHECKIN_FILES = (
+    ("gowalla-sf", ("loc-gowalla_totalCheckins.txt", "loc-gowalla_totalCheckins.txt.gz"), read_gowalla,
+     GOWALLA_SF_BOX, "Gowalla check-ins in Table 3's San Francisco box"),
+    ("foursquare-nyc", ("dataset_TSMC2014_NYC.txt",), read_foursquare, FOURSQUARE_NYC_BOX,
+     "Foursquare TSMC2014 check-ins in Table 3's New York box"),
+)  # fmt: skip
+
+
+def checkin_sources(root: str | Path | None = None) -> list[tuple[str, np.ndarray, str, str]]:
+    """[(dataset name, points in [-1,1]^2, what they are, the file read)]: Gowalla SF and Foursquare NYC from
+    ``<data root>/checkins/`` (`CHECKIN_FILES`) when present, else the Austin substitute."""
     try:
         folder = data_root(root) / "checkins"
     except DataError:
         folder = None
     sources = []
-    if folder is not None:
-        for stem in ("loc-gowalla_totalCheckins.txt", "loc-gowalla_totalCheckins.txt.gz"):
-            if (folder / stem).is_file():
-                sources.append(("gowalla-sf", read_gowalla(folder / stem, box=GOWALLA_SF_BOX).unit_box(GOWALLA_SF_BOX)))
-                break
-        if (folder / "dataset_TSMC2014_NYC.txt").is_file():
-            data = read_foursquare(folder / "dataset_TSMC2014_NYC.txt", box=FOURSQUARE_NYC_BOX)
-            sources.append(("foursquare-nyc", data.unit_box(FOURSQUARE_NYC_BOX)))
+    for name, files, reader, box, what in CHECKIN_FILES if folder is not None else ():
+        path = next((folder / f for f in files if (folder / f).is_file()), None)
+        if path is not None:
+            data = reader(path, box=box)
+            sources.append((name, data.unit_box(box), what, data.source))
     if not sources:
-        sources.append(("austin", austin_checkins(root=root).unit_box()))
-    for name, X in sources:
+        data = austin_checkins(root=root)
+        sources.append(("austin", data.unit_box(), AUSTIN_SUBSTITUTE_NAME, data.source))
+    for name, X, *_ in sources:
         if len(X) < SUBSET:
             raise ExperimentError(
                 f"{name}: pic-social needs at least {SUBSET} check-ins (the small group), got {len(X)}"
@@ -259,7 +271,7 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
     epsilons = EPSILONS_QUICK if ctx.quick else EPSILONS
     sources = checkin_sources()
     cases = []
-    for d, (dataset, X) in enumerate(sources):
+    for d, (dataset, X, *_) in enumerate(sources):
         subset = X[ctx.rng(d, 999).choice(len(X), SUBSET, replace=False)]
         cases += [(d, 0, dataset, subset), (d, 1, dataset, X)]
     rows: list[dict[str, Any]] = []
@@ -270,15 +282,17 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
         if g == 0:  # on the subset, at the large group's planned budgets and beyond
             budgets = diagnosis_budgets(rows, dataset, len(sources[d][1]))
             evidence += diagnose(dataset, X, ctx, (d, 2), budgets, epsilons)
-    names = {name: (AUSTIN_SUBSTITUTE_NAME if name == "austin" else name) for name, _ in sources}
+    names = {name: what for name, _, what, _ in sources}
+    files = {name: path for name, *_, path in sources}
     found = claims(rows, epsilons)
     return ExperimentOutput(
         columns=COLUMNS,
         rows=rows + evidence,
-        summary_markdown=_summary(rows, epsilons, names) + "\n\n" + diagnosis_markdown(rows, evidence),
+        summary_markdown=_summary(rows, epsilons, names, files) + "\n\n" + diagnosis_markdown(rows, evidence),
         figure=_figure(rows, epsilons, names),
         parameters={
             "datasets": names,
+            "data_files": files,
             "group_sizes": sorted({r["n"] for r in rows}),
             "taus": list(TAUS),
             "population_fraction": {str(t): f for t, f in TAUS.items()},
@@ -398,7 +412,14 @@ def claims(rows: list[dict[str, Any]], epsilons: tuple[float, ...]) -> list[Clai
     return out
 
 
-def _summary(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dict[str, str]) -> str:
+def data_sources_text(names: dict[str, str], files: dict[str, str]) -> str:
+    """The summary's data sentence: each dataset, what it is and the file it was read from."""
+    return "Data: " + "; ".join(f"`{k}` = {v}, read from `{files[k]}`" for k, v in names.items()) + "."
+
+
+def _summary(
+    rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dict[str, str], files: dict[str, str]
+) -> str:
     labels = [label for label, _ in RANDOMIZERS]
     groups = sorted({(r["dataset"], r["n"]) for r in rows})
     sampled = sum(1 for r in rows if r["metric"] == "hits_relative_stderr")
@@ -406,9 +427,8 @@ def _summary(rows: list[dict[str, Any]], epsilons: tuple[float, ...], names: dic
         (r["value"] for r in rows if r["metric"] == "hits_relative_stderr" and math.isfinite(r["value"])), default=0.0
     )
     lines = [
-        "Data: "
-        + "; ".join(f"`{k}` = {v}" for k, v in names.items())
-        + ". Groups: "
+        data_sources_text(names, files)
+        + " Groups: "
         + ", ".join(f"{d} n = {n:,}" for d, n in groups)
         + ". PIC budgets from the round's plan (delta = 0.01/n, "
         "n' = floor(0.9 n) at tau = 0.2, floor(0.98 n) at tau = 0.1).",
