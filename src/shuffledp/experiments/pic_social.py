@@ -321,7 +321,7 @@ def paper_f1_bar(tau: float, epsilon_c: float) -> tuple[float, bool, str]:
     if text.startswith("over"):
         return value, True, f"F1 above {value:.2f} (the paper's {text})"
     bar = value - F1_TOLERANCE
-    return bar, False, f"F1 {bar:.2f} (the paper's {text} less a tolerance of {F1_TOLERANCE:g})"
+    return bar, False, f"F1 at least {bar:.2f} (the paper's {text} less a tolerance of {F1_TOLERANCE:g})"
 
 
 def meets_paper_f1(ours: float, tau: float, epsilon_c: float) -> bool:
@@ -407,7 +407,7 @@ def claims(rows: list[dict[str, Any]], epsilons: tuple[float, ...]) -> list[Clai
         ours = _value(rows, model=PIC, metric="f1", randomizer="Minkowski", n=large, tau=tau, epsilon=e)
         held = meets_paper_f1(ours, tau, e)
         out.append(Claim(f"F1 {text} at epsilon_c = {e:g}, tau = {tau:g}, large group (Minkowski, PIC)",
-                         f"ours {ours:.3f} vs paper {value:g} ({ours / value:.2f}x); held at "
+                         f"ours {ours:.3f} vs paper {value:g} ({ours / value:.2f}x); held means "
                          f"{paper_f1_bar(tau, e)[2]}", "held" if held else "not"))  # fmt: skip
     return out
 
@@ -531,10 +531,10 @@ def diagnosis_markdown(rows: list[dict[str, Any]], evidence: list[dict[str, Any]
             radius = {x: make_randomizer("minkowski", x, dim=2).radius for x in sweep}
             bar = paper_f1_bar(tau, e)[2]
             reach = (
-                f"it first reaches {bar} at eps0 = {needed:.2f}, F1 {f1[needed]:.3f} (cap radius "
+                f"it first meets {bar} at eps0 = {needed:.2f}, with F1 {f1[needed]:.3f} (cap radius "
                 f"{radius[needed] / tau:.2f} tau)"
                 if needed is not None
-                else f"it does not reach {bar} at any budget tried (up to {max(sweep):g})"
+                else f"it does not meet {bar} at any budget tried (up to {max(sweep):g})"
             )
             budgets = "; ".join([*(f"{eps0:.2f} at our n = {n:,}" for n, eps0 in ours.items()),
                                  *(f"{eps0:.2f} at {name}" for name, eps0 in planned.items())])  # fmt: skip
