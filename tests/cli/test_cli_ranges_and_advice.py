@@ -210,6 +210,24 @@ def test_every_numeric_option_states_its_range_in_help_in_the_words_of_its_error
         assert info.value.message.startswith(f"{option} must be {allowed}; got '{text}'"), info.value.message
 
 
+def _formatted_help_of(words: list[str], option: str) -> str:
+    """An option's help text as its command's --help prints it (after `_HelpFormatting` adds "Must be ...")."""
+    command = typer.main.get_command(app)
+    for word in words:
+        command = command.commands[word]
+    command.get_help(command.make_context(" ".join(words), [], resilient_parsing=True))
+    return " ".join(next(p for p in command.params if option in p.opts).help.split())
+
+
+@pytest.mark.parametrize("words, option, parser", NUMERIC_OPTIONS)
+def test_no_option_help_states_its_range_twice(words, option, parser):
+    """--seed read "in [0, 2^64 - 1]. Must be an integer in [0, 2^64 - 1].": the help named the range in other
+    words than the parser's, so the formatter added it again."""
+    interval = re.search(r"[\[(].*[\])]", parser.allowed())
+    help_text = _formatted_help_of(words, option)
+    assert help_text.count(interval.group(0) if interval else parser.allowed()) == 1, help_text
+
+
 BASE_LOCAL_BUDGET = ["local-budget", "--target", "0.5", "--n", "1000", "--delta", "1e-6"]
 
 

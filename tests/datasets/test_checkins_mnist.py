@@ -102,6 +102,17 @@ def test_malformed_foursquare_and_missing_files(tmp_path):
         read_gowalla(path, box=(1, 0, 0, 1))
 
 
+@pytest.mark.parametrize("text", ["", "\n  \n", "userId\tvenueId\n"])
+def test_a_file_without_check_ins_is_refused_naming_it(tmp_path, text):
+    path = tmp_path / "empty.txt"
+    path.write_text(text)
+    for reader, name in ((read_gowalla, "gowalla"), (read_foursquare, "foursquare")):
+        if name == "gowalla" and text.startswith("userId"):
+            continue  # not a Gowalla header: a malformed line, refused as such
+        with pytest.raises(DataError, match=rf"empty.txt: no {name} check-in in the file .*tab-separated fields"):
+            reader(path)
+
+
 def test_austin_stand_in_is_named_as_a_substitute(tmp_path):
     path = tmp_path / "austin.csv"
     path.write_text(",LATITUDE,LONGITUDE\n0,30.0,-97.0\n1,30.5,-97.5\n")

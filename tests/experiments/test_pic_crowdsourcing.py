@@ -22,7 +22,7 @@ from shuffledp.experiments.pic_crowdsourcing import (
 )
 from shuffledp.experiments.progress import ProgressReporter
 from shuffledp.experiments.registry import ExperimentContext
-from shuffledp.protocols.pic.round import RoundConfig, plan_groups
+from shuffledp.protocols.pic.round import plan_groups, run_round
 from shuffledp.tasks import NO_MATCH, min_weight_matching, radius_matching
 
 
@@ -45,7 +45,7 @@ def test_pic_budgets_are_the_round_plan(tmp_path):
     rows = run_instance(
         inst, "synthetic", 0, _ctx(tmp_path), (0,), randomizers=(("Laplace", "laplace"),), epsilons=(1.0,)
     )
-    _, privacy = plan_groups(RoundConfig(MIN_WEIGHT, "laplace", 1.0), [("users", 50), ("workers", 30)])
+    _, privacy = plan_groups(pcs.round_config("laplace", 1.0), [("users", 50), ("workers", 30)])
     pic = {r["metric"]: r for r in rows if r["model"] == "PIC"}
     assert pic["l2_error"]["local_epsilon"] == privacy[0].local_epsilon
     assert pic["l2_error_workers"]["local_epsilon"] == privacy[1].local_epsilon
@@ -60,6 +60,26 @@ def test_pic_budgets_are_the_round_plan(tmp_path):
         "travel_cost",
         "success_ratio",
     }
+
+
+def test_pic_rounds_are_priced_at_n_i_minus_1_reports_as_appendix_b(tmp_path):
+    """Appendix B: n' = n_i - 1 per group; our accountant's n counts the victim's report, as n' = |G - C| does."""
+    from shuffledp.accounting import local_epsilon
+    from shuffledp.randomizers.registry import make_randomizer
+
+    sizes = [("users", 50), ("workers", 30)]
+    inst = synthetic_instance(50, 30, np.random.default_rng(4))
+    rows = run_instance(
+        inst, "synthetic", 0, _ctx(tmp_path), (0,), randomizers=(("Laplace", "laplace"),), epsilons=(1.0,)
+    )
+    pic = {r["metric"]: r["local_epsilon"] for r in rows if r["model"] == "PIC"}
+    for metric, (_, n) in zip(("l2_error", "l2_error_workers"), sizes, strict=True):
+        priced = local_epsilon(1.0, n - 1, 0.01 / n, family=lambda e: make_randomizer("laplace", e, dim=2))
+        assert pic[metric] == priced
+    A, B = inst.groups()
+    result = run_round([("users", A), ("workers", B)], pcs.round_config("laplace", 1.0), np.random.default_rng(0),
+                       ideal=True)  # fmt: skip
+    assert [(p.n_prime_planned, p.n_prime) for p in result.privacy] == [(49, 49), (29, 29)]
 
 
 def test_non_private_reference_on_a_hand_computed_instance(tmp_path):

@@ -9,12 +9,14 @@ import pytest
 from shuffledp.datasets import AUSTIN_SUBSTITUTE_NAME
 from shuffledp.experiments.pic_common import plan, population_fraction
 from shuffledp.experiments.pic_social import (
+    F1_TOLERANCE,
     NEIGHBORS,
     PAPER_CHECKINS,
     SWEEP_EPSILONS,
     TAUS,
     checkin_sources,
     claims,
+    data_sources_text,
     diagnose,
     diagnosis_budgets,
     diagnosis_markdown,
@@ -60,15 +62,18 @@ def test_sources_fall_back_to_the_named_austin_substitute(tmp_path: Path):
     rng = np.random.default_rng(0)
     lines = [",LATITUDE,LONGITUDE"] + [f"{i},{30 + rng.random():.6f},{-97 - rng.random():.6f}" for i in range(10_050)]
     (tmp_path / "locations" / "austin_sparse.csv").write_text("\n".join(lines) + "\n")
-    [(name, X)] = checkin_sources(tmp_path)
+    [(name, X, what, path)] = checkin_sources(tmp_path)
     assert name == "austin" and len(X) == 10_050 and np.abs(X).max() == pytest.approx(1.0)
+    assert what == AUSTIN_SUBSTITUTE_NAME and path == str(tmp_path / "locations" / "austin_sparse.csv")
     (tmp_path / "checkins").mkdir()
     row = "0\t2010-10-19T23:55:27Z\t{lat}\t{lon}\t1\n"
     (tmp_path / "checkins" / "loc-gowalla_totalCheckins.txt").write_text(
         "".join(row.format(lat=37.55 + 0.2 * rng.random(), lon=-122.5 + 0.1 * rng.random()) for _ in range(10_001))
     )
-    [(name, X)] = checkin_sources(tmp_path)
+    [(name, X, what, path)] = checkin_sources(tmp_path)
     assert name == "gowalla-sf" and len(X) == 10_001
+    assert path == str(tmp_path / "checkins" / "loc-gowalla_totalCheckins.txt") and "Gowalla" in what
+    assert data_sources_text({name: what}, {name: path}) == f"Data: `{name}` = {what}, read from `{path}`."
     assert AUSTIN_SUBSTITUTE_NAME.startswith("Austin")
 
 
@@ -85,6 +90,26 @@ def test_claims_compare_with_the_papers_f1_values():
     assert out["PIC beats LDP (higher F1, lower single-report error), every randomizer"] == "held"
     assert out["F1 about 0.9 at epsilon_c = 1, tau = 0.2, large group (Minkowski, PIC)"] == "held"
     assert out["F1 nearly 1 at epsilon_c = 3, tau = 0.2, large group (Minkowski, PIC)"] == "not"
+    about = next(c for c in claims(rows, (1.0, 3.0)) if c.claim.startswith("F1 about 0.9"))
+    assert "held means F1 at least 0.85 (the paper's about 0.9 less a tolerance of 0.05)" in about.ours
+
+
+def test_the_paper_f1_bar_is_its_value_less_the_stated_tolerance_or_above_an_over_value():
+    assert meets_paper_f1(0.75 - F1_TOLERANCE, 0.1, 1.0) and not meets_paper_f1(0.75 - F1_TOLERANCE - 1e-9, 0.1, 1.0)
+    assert not meets_paper_f1(0.80, 0.1, 3.0) and meets_paper_f1(0.8001, 0.1, 3.0)
+
+
+def test_budget_bullet_states_the_bar_it_compared_with_and_the_f1_it_found(tmp_path: Path):
+    """F1 0.722 "reaches" the paper's 0.75 only within the tolerance: the bullet must say so, with the value."""
+    _, X, rows, evidence = _toy_run(tmp_path)
+    f1 = {6.0: 0.5, 14.0: 0.722}
+    evidence = [dict(r, value=f1[r["epsilon"]]) if (r["dataset"], r["randomizer"], r["metric"], r["tau"])
+                == ("toy", "Minkowski", "f1", 0.1) else r for r in evidence]  # fmt: skip
+    line = next(l for l in diagnosis_markdown(rows, evidence).splitlines() if l.startswith("- **Budget, tau = 0.1.**"))
+    assert (
+        "first meets F1 at least 0.70 (the paper's 0.75 less a tolerance of 0.05) at eps0 = 14.00, with F1 0.722"
+        in line
+    )
 
 
 def _toy_run(tmp_path: Path):

@@ -32,9 +32,7 @@ OutOpt = Annotated[
 ]
 SeedOpt = Annotated[
     int,
-    typer.Option(
-        "--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams, in [0, 2^64 - 1]."
-    ),
+    typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the experiments' random streams."),
 ]
 
 
@@ -70,7 +68,16 @@ def experiment_run(
     out: OutOpt = Path("results"),
     seed: SeedOpt = 0,
 ) -> None:
-    """Run one experiment and write results.csv, figure.png, summary.md, meta.json."""
+    """Run one experiment and write results.csv, figure.png, summary.md, meta.json.
+
+    Your own data: files are looked for under the data root, $SHUFFLEDP_DATA if set, else the nearest
+    shared/data folder above the current directory or the installed package. pic-social reads check-ins from
+    <root>/checkins/loc-gowalla_totalCheckins.txt (or .txt.gz; Gowalla) and <root>/checkins/dataset_TSMC2014_NYC.txt
+    (Foursquare); pic-fl-incentives reads MNIST from <root>/mnist/train-images-idx3-ubyte and
+    train-labels-idx1-ubyte (or .gz); segmented-msnbc reads <root>/msnbc/msnbc990928.seq. When they are absent the
+    experiments run on named substitutes (the Austin addresses of <root>/locations/, scikit-learn's 8x8 digits, a
+    Zipf msnbc-like data set), named in every output; a file present but malformed is an error naming it.
+    """
     from shuffledp.experiments import run_experiment
 
     target = run_experiment(name, out, quick=quick, seed=seed)

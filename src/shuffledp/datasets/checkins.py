@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from shuffledp.datasets._paths import existing_file
-from shuffledp.datasets.locations import load_austin
+from shuffledp.datasets.locations import austin_path, load_austin
 from shuffledp.datasets.transform import bounding_box, to_unit_box
 from shuffledp.errors import DataError
 
@@ -143,6 +143,11 @@ def _parse(
         users.append(fields[user_col].strip())
         lats.append(fields[lat_col])
         lons.append(fields[lon_col])
+    if not lats:
+        raise DataError(
+            f"{path}: no {name} check-in in the file ({len(lines)} line(s), none a check-in); expected one "
+            f"check-in per line: {n_fields} tab-separated fields ({layout})"
+        )
     latlon = np.empty((len(lats), 2))
     for col, (values, label, limit, index) in enumerate(
         ((lats, "latitude", 90.0, lat_col), (lons, "longitude", 180.0, lon_col))
@@ -202,7 +207,7 @@ def read_gowalla(path: str | os.PathLike[str], *, box: tuple[float, float, float
     Raises
     ------
     DataError
-        For a missing file, a line without five tab-separated fields, a latitude outside
+        For a missing or empty file, a line without five tab-separated fields, a latitude outside
         [-90, 90] or a longitude outside [-180, 180] (or not a number), naming file and line.
 
     Examples
@@ -238,7 +243,7 @@ def read_foursquare(path: str | os.PathLike[str], *, box: tuple[float, float, fl
     Raises
     ------
     DataError
-        For a missing file, a line without eight tab-separated fields, or a latitude
+        For a missing or empty file, a line without eight tab-separated fields, or a latitude
         or longitude that is not a number in range, naming file and line.
 
     Examples
@@ -269,7 +274,7 @@ def austin_checkins(
     Returns
     -------
     CheckIns
-        Named `AUSTIN_SUBSTITUTE_NAME`; users are the row numbers.
+        Named `AUSTIN_SUBSTITUTE_NAME`; users are the row numbers; ``source`` is the file read.
 
     Raises
     ------
@@ -277,5 +282,5 @@ def austin_checkins(
         For a missing or malformed file (`load_austin`).
     """
     latlon = load_austin(path, root=root)
-    source = str(path) if path is not None else "locations/austin_sparse.csv"
+    source = str(Path(path) if path is not None else austin_path(root))
     return CheckIns(AUSTIN_SUBSTITUTE_NAME, latlon, np.arange(len(latlon)).astype(str), source)

@@ -65,19 +65,26 @@ COLUMNS = ["dataset", "instance", "model", "randomizer", "epsilon", "local_epsil
 
 
 @lru_cache(maxsize=4096)
-def _plan(task: PicTask, randomizer: str, epsilon_c: float, sizes: tuple[tuple[str, int], ...], min_fraction: float):
-    return plan_groups(RoundConfig(task, randomizer, epsilon_c, min_fraction=min_fraction), sizes)
+def _plan(
+    task: PicTask, randomizer: str, epsilon_c: float, sizes: tuple[tuple[str, int], ...], min_fraction: float,
+    deanonymized: int,
+):  # fmt: skip
+    config = RoundConfig(task, randomizer, epsilon_c, min_fraction=min_fraction, deanonymized=deanonymized)
+    return plan_groups(config, sizes)
 
 
 def plan(
-    task: PicTask, randomizer: str, epsilon_c: float, sizes: Sequence[tuple[str, int]], min_fraction: float = 1.0
-) -> tuple[list[GroupParams], list[GroupPrivacy]]:
+    task: PicTask, randomizer: str, epsilon_c: float, sizes: Sequence[tuple[str, int]], min_fraction: float = 1.0,
+    deanonymized: int = 0,
+) -> tuple[list[GroupParams], list[GroupPrivacy]]:  # fmt: skip
     """The round's own plan (`plan_groups`, cached): per group its parameters and privacy record.
 
     ``min_fraction`` sets the shuffler threshold ceil(min_fraction * n_i), the population
-    the local epsilon is calibrated for.
+    the local epsilon is calibrated for; ``deanonymized`` users per group are taken off it
+    (`RoundConfig.deanonymized`).
     """
-    return _plan(task, randomizer, float(epsilon_c), tuple((str(n), int(s)) for n, s in sizes), float(min_fraction))
+    key = tuple((str(n), int(s)) for n, s in sizes)
+    return _plan(task, randomizer, float(epsilon_c), key, float(min_fraction), int(deanonymized))
 
 
 def population_fraction(n: int, fraction: float) -> float:

@@ -8,9 +8,11 @@ Table 2), tasks as users (G_a) and workers as G_b, both mapped from [0,5]^2 to
 - **LDP model**: each location is randomized at local epsilon x and the server
   works on the estimates directly (no shuffler, no amplification);
 - **PIC model**: x is the target epsilon_c of every group; each group's local
-  epsilon is the PIC round's own plan (`plan_groups`: delta = 0.01 / n_i,
-  n' = n_i with no corrupted user; the paper's Appendix B takes n_i - 1, a
-  difference of one user), and the round runs through F_PIC (`ideal_pic`, whose
+  epsilon is the PIC round's own plan (`plan_groups`: delta = 0.01 / n_i, no
+  corrupted user, and n' = n_i - 1 as Appendix B prices it: one user of each group
+  assumed de-anonymised by the matching, `DEANONYMIZED`; the accountant's n counts
+  the victim, as Theorem 5.2's n' = |G - C| does, so the round is priced at n_i - 1
+  reports, the victim's included), and the round runs through F_PIC (`ideal_pic`, whose
   equivalence with the real protocol the protocol tests check) once per task on
   the same reports.
 
@@ -70,6 +72,7 @@ from shuffledp.randomizers.registry import make_randomizer
 from shuffledp.tasks import NO_MATCH, Matching, min_weight_matching, radius_matching, success_ratio, travel_cost
 
 __all__ = [
+    "DEANONYMIZED",
     "MATCHES_IDEAL",
     "MAX_MATCHING",
     "MIN_WEIGHT",
@@ -82,6 +85,7 @@ __all__ = [
     "matches_ideal",
     "provenance",
     "real_round_rows",
+    "round_config",
     "run",
     "run_instance",
     "run_real_round",
@@ -97,6 +101,14 @@ MIN_WEIGHT, MAX_MATCHING = PicTask("min-weight"), PicTask("max-matching", radius
 #: Full mode's real-protocol round per data set: (instance, randomizer label, epsilon_c, task).
 REAL_INSTANCE, REAL_RANDOMIZER, REAL_EPSILON, REAL_TASK = 0, "Minkowski", 1.0, MIN_WEIGHT
 MATCHES_IDEAL, REAL_SECONDS = "real_protocol_matches_ideal", "real_round_seconds"
+#: Users of each group assumed de-anonymised after the matching (Appendix B: "one user is associated with at most
+#: one worker", n' = n_i - 1).  Our accountant's n counts the victim's own report, as the paper's n' = |G - C| does.
+DEANONYMIZED = 1
+
+
+def round_config(randomizer: str, epsilon_c: float, task: PicTask = MIN_WEIGHT) -> RoundConfig:
+    """The PIC-model round of this experiment: ``task`` at ``epsilon_c``, priced at n' = n_i - 1 (`DEANONYMIZED`)."""
+    return RoundConfig(task, randomizer, epsilon_c, deanonymized=DEANONYMIZED)
 
 
 def _pic_rng(ctx: ExperimentContext, stream: tuple[int, ...], r: int, e: int) -> np.random.Generator:
@@ -151,7 +163,7 @@ def run_instance(
             rows += _rows_for({**base, "model": LDP, "randomizer": label, "epsilon": eps}, eps, metrics)
             # PIC model: x = epsilon_c; the round's plan gives each group's local epsilon; F_PIC per task
             rng = _pic_rng(ctx, stream, r, e)
-            groups, privacy = plan(MIN_WEIGHT, name, eps, sizes)
+            groups, privacy = plan(MIN_WEIGHT, name, eps, sizes, deanonymized=DEANONYMIZED)
             reports, est = randomize_groups(groups, [A, B], rng)
             metrics = _errors([A, B], est)
             pa = ideal_partners(MIN_WEIGHT, groups, reports, rng)[0]
@@ -214,12 +226,12 @@ def run_real_round(inst: SpatialInstance, ctx: ExperimentContext, stream: tuple[
     r = [label for label, _ in RANDOMIZERS].index(REAL_RANDOMIZER)
     name = RANDOMIZERS[r][1]
     e = EPSILONS.index(REAL_EPSILON)
-    groups, _ = plan(REAL_TASK, name, REAL_EPSILON, (("users", len(A)), ("workers", len(B))))
+    groups, _ = plan(REAL_TASK, name, REAL_EPSILON, (("users", len(A)), ("workers", len(B))), deanonymized=DEANONYMIZED)
     rng = _pic_rng(ctx, stream, r, e)
     reports, _ = randomize_groups(groups, [A, B], rng)
     ideal = ideal_partners(REAL_TASK, groups, reports, rng)
     start = time.perf_counter()
-    result = run_round([("users", A), ("workers", B)], RoundConfig(REAL_TASK, name, REAL_EPSILON),
+    result = run_round([("users", A), ("workers", B)], round_config(name, REAL_EPSILON, REAL_TASK),
                        _pic_rng(ctx, stream, r, e))  # fmt: skip
     return RealRound(result, reports, ideal, time.perf_counter() - start)
 
@@ -259,7 +271,8 @@ def run(ctx: ExperimentContext) -> ExperimentOutput:
             "randomizers": [label for label, _ in RANDOMIZERS],
             "serving_radius": RADIUS,
             "pic_delta": "0.01 / n_i per group",
-            "pic_population": "n' = n_i (plan_groups, no corrupted user)",
+            "pic_population": f"n' = n_i - {DEANONYMIZED} reports, the victim's included (Appendix B; plan_groups, "
+            f"no corrupted user, RoundConfig.deanonymized = {DEANONYMIZED})",
             "rounds": "F_PIC (ideal_pic), one round per task on the same reports",
             "real_protocol_rounds": "none (--quick)"
             if ctx.quick
@@ -464,7 +477,9 @@ def _summary(rows: list[dict[str, Any]], instances: tuple[int, ...]) -> str:
     lines = [
         f"Instances {', '.join(map(str, instances))} of gMission (713 users, 532 workers) and EverySender (4,036 users, "
         "817 workers), locations in [-1,1]^2, serving radius 0.4; values are means over the instances. "
-        "PIC model: rounds through F_PIC; local epsilons from the PIC round's plan (delta = 0.01/n_i, n' = n_i).",
+        "PIC model: rounds through F_PIC; local epsilons from the PIC round's plan (delta = 0.01/n_i, "
+        f"n' = n_i - {DEANONYMIZED} as in Appendix B: our n counts the victim's report, as the paper's n' = |G - C| "
+        "does).",
         "",
         "Real protocol: "
         + (
@@ -588,6 +603,7 @@ def _figure(rows: list[dict[str, Any]]):
             ncol=4,
             caption="PIC Figs 5-7 on gMission and EverySender: mean over instances (band: min to max). LDP model: x is the "
             "local epsilon; PIC model: x is the target epsilon_c of each group (local epsilon from the round's plan, "
-            "delta = 0.01/n_i). Tasks run on the estimates; utility on the true locations. " + provenance(rows),
+            f"delta = 0.01/n_i, n' = n_i - {DEANONYMIZED}). Tasks run on the estimates; utility on the true locations. "
+            + provenance(rows),
         )
     return fig

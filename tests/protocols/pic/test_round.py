@@ -63,6 +63,19 @@ def test_privacy_plan_meets_the_target_and_follows_section_5_3():
     assert neighbors.exposure == 12 and neighbors.n_prime_planned == 500 - 3 - 12
 
 
+def test_deanonymized_users_are_taken_off_every_groups_n_prime_planned_and_settled():
+    config = RoundConfig(PicTask("min-weight"), "minkowski", 1.0, corrupted=2, deanonymized=1)
+    _, plans = plan_groups(config, [("users", 400), ("workers", 300)])
+    assert [(p.exposure, p.n_prime_planned) for p in plans] == [(3, 400 - 5), (3, 300 - 5)]
+    assert all("1 user(s) assumed de-anonymised" in p.exposure_rule for p in plans)
+    plans[0].settle(400, 400, {})
+    assert plans[0].n_prime == 395
+    neighbors = RoundConfig(PicTask("neighbors", k=4), "minkowski", 1.0, corrupted=3, deanonymized=2)
+    assert plan_groups(neighbors, [("u", 500)])[1][0].n_prime_planned == 500 - 3 - 12 - 2
+    with pytest.raises(PrivacyParameterError, match="deanonymized.*-1"):
+        RoundConfig(PicTask("min-weight"), "minkowski", 1.0, deanonymized=-1)
+
+
 def test_invalid_reports_lower_n_prime_and_are_priced():
     groups, rng = _groups(13)
     config = RoundConfig(PicTask("min-weight"), "minkowski", 1.0, min_fraction=0.9)

@@ -36,7 +36,7 @@ from shuffledp._util.numbers import json_value
 from shuffledp._util.progress import ProgressReporter
 from shuffledp._util.timing import accumulate
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
-from shuffledp.accounting import anonymous_population, local_epsilon, matching_population, shuffle_epsilon
+from shuffledp.accounting import anonymous_population, local_epsilon, shuffle_epsilon
 from shuffledp.accounting.ledger import PrivacyLedger, anonymous_count
 from shuffledp.accounting.release import bound_name
 from shuffledp.crypto import get_suite
@@ -159,16 +159,18 @@ class GroupPrivacy:
         return json_value(asdict(self))
 
 
-def _population(task: PicTask, n: int, corrupted: int) -> tuple[int, int, str]:
-    """(n', |U|, rule) for a group of n under ``task`` with |C| = ``corrupted``."""
-    exposure = task.exposure(corrupted)
-    if task.n_groups == 2:
-        return matching_population(n, corrupted), exposure, "one-to-one matching: |U| <= |C| (§5.3)"
+def _population(task: PicTask, n: int, corrupted: int, deanonymized: int = 0) -> tuple[int, int, str]:
+    """(n', |U|, rule) for a group of n under ``task`` with |C| = ``corrupted``, and ``deanonymized`` more
+    users assumed exposed beyond the task's own |U| (`RoundConfig.deanonymized`)."""
+    exposure = task.exposure(corrupted) + deanonymized
+    extra = f"; plus {deanonymized} user(s) assumed de-anonymised (RoundConfig.deanonymized)" if deanonymized else ""
+    if task.n_groups == 2:  # exposure(|C|) = |C|: n' = |G| - 2|C| (`matching_population`), less ``deanonymized``
+        return anonymous_population(n, corrupted, exposure), exposure, "one-to-one matching: |U| <= |C| (§5.3)" + extra
     if not task.has_partners:
         rule = f"{task.name}: outputs name no partner and no posts are exchanged, |U| = 0 (§5.3, §7.3)"
-        return anonymous_population(n, corrupted, exposure), exposure, rule
+        return anonymous_population(n, corrupted, exposure), exposure, rule + extra
     rule = f"k = {task.k} neighbours each, posts between mutual partners only: |U| <= k|C|"
-    return anonymous_population(n, corrupted, exposure), exposure, rule
+    return anonymous_population(n, corrupted, exposure), exposure, rule + extra
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,9 @@ class RoundConfig:
     ``validation`` is the server's private input of a ``shapley`` round (the validation gradient v of
     §7.3 / Appendix E, ``dim`` numbers: ``dim`` is the model dimension there); it is handed to the
     `Server` and to F_PIC, never signed or published.  Other tasks take none.
+
+    ``deanonymized`` adds that many users to every group's |U| (§5.3) beyond what the task's rule gives,
+    lowering n' by as many: PIC Appendix B prices its crowdsourcing rounds at n' = n_i - 1, i.e. 1.
 
     Examples
     --------
@@ -206,6 +211,8 @@ class RoundConfig:
     bucket_bits: int = 0  # Remark 2: clients download only their bucket; the board uses at most this many bits
     min_bucket_size: int = 10  # ... and never a bucket with fewer entries (signed in the round parameters)
     validation: Any = field(default=None, compare=False, repr=False)  # the server's v (shapley only; private)
+    # |U| assumed beyond the task's own rule in every group (PIC Appendix B prices crowdsourcing with one: n_i - 1)
+    deanonymized: int = 0
 
     def __post_init__(self) -> None:
         """Refuse a bad value here, by field name, not later inside the round."""
@@ -218,6 +225,7 @@ class RoundConfig:
             object.__setattr__(self, "delta", check_probability(self.delta, "delta"))
         get_suite(self.suite)
         object.__setattr__(self, "corrupted", check_positive_int(self.corrupted, "corrupted", minimum=0))
+        object.__setattr__(self, "deanonymized", check_positive_int(self.deanonymized, "deanonymized", minimum=0))
         object.__setattr__(self, "dim", check_positive_int(self.dim, "dim"))
         object.__setattr__(self, "workers", check_positive_int(self.workers, "workers"))
         object.__setattr__(
@@ -244,7 +252,7 @@ def plan_groups(config: RoundConfig, sizes: Sequence[tuple[str, int]]) -> tuple[
                 f"k={config.task.k} neighbours need more than {config.task.k} users in group {name}, whose threshold is {threshold}"
             )
         delta = config.delta if config.delta is not None else 0.01 / n
-        n_prime, exposure, rule = _population(config.task, threshold, config.corrupted)
+        n_prime, exposure, rule = _population(config.task, threshold, config.corrupted, config.deanonymized)
         try:
             eps0 = local_epsilon(config.epsilon_c, n_prime, delta, family=family)
         except PrivacyParameterError as exc:
