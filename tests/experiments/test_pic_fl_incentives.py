@@ -343,3 +343,29 @@ def test_minkowski_rank_text_follows_the_printed_errors(monkeypatch, single, gra
     for e in (1, 3):
         part = text.split(f"at eps = {e} (budget {4 + e:g})")[1].split(";")[0]
         assert ("above PrivUnit's" in part) == (e in behind) and ("is the lowest" in part) == (e not in behind)
+
+
+def _with_accuracy(cells, accuracy):
+    """``cells`` with final accuracies (model, randomizer) -> value at eps 1."""
+    return {**cells, **{(1.0, m, lab, "test_accuracy"): v for (m, lab), v in accuracy.items()}}
+
+
+def test_pic_beats_ldp_claim_lists_worse_cells_within_the_floor_and_sets_aside_chance_level_accuracy():
+    # Minkowski: PIC's Shapley error a little above LDP's (within the floor); final accuracies 12% vs 2%, a
+    # difference beyond the floor of 150 test images between two models at chance level; Laplace 50% vs 10%
+    cells = _cells({"Minkowski": (3.0e-3, 3.01e-3), "Laplace": (3.0e-3, 2.5e-3)})
+    accuracy = {(PIC, "Minkowski"): 0.12, (LDP, "Minkowski"): 0.02, (PIC, "Laplace"): 0.5, (LDP, "Laplace"): 0.1}
+    beats, *_, best = fl.claims(_claim_rows(_with_accuracy(cells, accuracy), fl.ROUNDS, 1e-4), test_size=150)
+    assert "PIC better in 4 of the 4" in beats.ours and beats.verdict == "held"
+    assert "PIC worse in 1 of those (eps = 1 Minkowski shapley_mean_abs_error: PIC 0.00301, LDP 0.003)" in beats.ours
+    assert "1 accuracy cells set aside, both models at or below chance level (14.9% on 150 test images)" in beats.ours
+    assert "eps = 1 Minkowski test_accuracy: PIC 12.0%, LDP 2.0%" in beats.ours
+    assert best.verdict == "not" and "Minkowski 0.12 (at chance level)" in best.ours
+
+
+def test_minkowski_accuracy_claim_is_not_testable_when_the_best_model_is_at_chance_level():
+    cells = _cells({"Minkowski": (3.0e-3, 2.5e-3), "Laplace": (3.0e-3, 2.5e-3)})
+    accuracy = {(PIC, "Minkowski"): 0.03, (LDP, "Minkowski"): 0.1, (PIC, "Laplace"): 0.14, (LDP, "Laplace"): 0.1}
+    best = fl.claims(_claim_rows(_with_accuracy(cells, accuracy), fl.ROUNDS), test_size=150)[3]
+    assert "beyond the noise floor" in best.ours  # 11 points apart: a difference, but between two chance models
+    assert best.verdict == "not testable" and "every PIC model at chance level" in best.ours

@@ -3,7 +3,8 @@
 Needs the optional extra ``shuffledp[fl]`` (JAX + optax for per-user gradients): ``pip install 'shuffledp[fl]'``.
 
 Data: MNIST when its IDX files are under ``<data root>/mnist/``, else scikit-learn's bundled
-8x8 digits (1,797 images), named as the substitute in every output.  The paper's split of
+8x8 digits (1,797 images), named as the substitute in every output; fewer than `min_images` (114:
+10 validation and 10 test images) is a DataError.  The paper's split of
 MNIST's 60,000 images (50,000 train / 5,000 validation / 5,000 test, Appendix E) is kept as
 fractions (5/6, 1/12, 1/12): digits give 1,497 / 150 / 150.  Each training sample is one
 user (N users); each round samples s = round(N * 10,000 / 50,000) users (the paper's rate
@@ -15,7 +16,7 @@ The round (§7.3):
    (fixed-size), and the server never learns who was drawn: this is the secret-sample
    condition of the subsampled-shuffle accounting (`SampledEvent`).
 2. **Gradient.**  Each sampled user computes the gradient of the cross-entropy on its one
-   sample with the published model (the CNN of `fl_model`, Table 4 adapted to 8x8;
+   sample with the published model (the CNN of `fl_model`: Table 4, with stride 1 on the 8x8 digits;
    ``jax.vmap(jax.grad(...))``).
 3. **Subsample and clip.**  Each sampled user keeps k = `FL_DIM` = 6 of the d coordinates, the
    others set to zero (§7.3: the selected users "subsample 0.15% of the gradient vector
@@ -84,7 +85,8 @@ paper's own scale (s = 10,000 of N = 50,000), at which each randomizer's single-
 also measured (the ``PAPER_SCALE`` rows).
 
 Time (2 cores shared with other jobs, digits, with the Shapley noise-floor levels of every round):
-full mode (80 rounds, 31 trainings) 9 min 14 s wall, 4 min 41 s CPU, at load average 5-7; ``--quick``
+full mode (80 rounds, 31 trainings) 9 min 14 s wall, 4 min 41 s CPU, at load average 5-7, and 4 min 37 s
+wall, 4 min 30 s CPU, on a quieter machine; ``--quick``
 (20 rounds) 2 min 28 s wall, 1 min 12 s CPU, at load 7 (the levels add about 25 s of CPU).
 """
 
@@ -131,6 +133,7 @@ __all__ = [
     "checked_split",
     "claims",
     "clip_values",
+    "chance_level",
     "coverage_k",
     "ldp_round_event",
     "min_images",
@@ -697,13 +700,36 @@ def _better(metric: str, a: float, b: float) -> bool:
     return a > b if metric == "test_accuracy" else a < b
 
 
+def chance_level(test_size: int) -> float:
+    """The highest test accuracy within `NOISE_Z` binomial standard errors of `CHANCE` on ``test_size`` images.
+
+    An accuracy at or below it is "at chance level": the model learned nothing the test set can show.
+
+    Examples
+    --------
+    >>> round(chance_level(150), 3)   # 0.1 + 2 sqrt(0.1 * 0.9 / 150)
+    0.149
+    """
+    return CHANCE + NOISE_Z * math.sqrt(CHANCE * (1 - CHANCE) / test_size)
+
+
+def _value(metric: str, value: float) -> str:
+    return f"{100 * value:.1f}%" if metric == "test_accuracy" else fmt_num(value)
+
+
+def _cell(t: dict[tuple, float], c: tuple[float, str, str]) -> str:
+    """One (eps, randomizer, metric) cell, PIC beside LDP."""
+    e, lab, metric = c
+    return f"eps = {e:g} {lab} {metric}: PIC {_value(metric, t[(e, PIC, lab, metric)])}, LDP {_value(metric, t[(e, LDP, lab, metric)])}"
+
+
 def _minkowski_verdict(
     t: dict[tuple, float], se: dict[tuple, float], e: float, labels: list[str], metric: str, test_size: int
 ) -> tuple[str, str]:
     """(verdict, what we saw) of "Minkowski Response is best on ``metric`` in the PIC model at eps = e".
 
     held: Minkowski is best by more than the noise floor; not: another is better by more than it;
-    `NOT_TESTABLE`: the leader's margin is within it.
+    `NOT_TESTABLE`: the leader's margin is within it, or (accuracy) the leader is at chance level (`chance_level`).
     """
     sign = -1 if metric == "test_accuracy" else 1
     ranked = sorted(labels, key=lambda lab: sign * t[(e, PIC, lab, metric)])
@@ -711,19 +737,29 @@ def _minkowski_verdict(
     mink, other = (e, PIC, "Minkowski"), (e, PIC, rival)
     gap = abs(t[(*mink, metric)] - t[(*other, metric)])
     floor = noise_floor(t, se, mink, other, metric, test_size)
-    verdict = NOT_TESTABLE if gap <= floor else "held" if ranked[0] == "Minkowski" else "not"
+    chance = metric == "test_accuracy" and t[(e, PIC, ranked[0], metric)] <= chance_level(test_size)
+    verdict = NOT_TESTABLE if gap <= floor or chance else "held" if ranked[0] == "Minkowski" else "not"
+
+    def at_chance(lab: str) -> str:  # accuracy: name each value at chance level
+        low = metric == "test_accuracy" and t[(e, PIC, lab, metric)] <= chance_level(test_size)
+        return " (at chance level)" if low else ""
+
     return verdict, (
-        f"eps = {e:g}: best {ranked[0]} ({fmt_num(t[(e, PIC, ranked[0], metric)])}), "
+        f"eps = {e:g}: best {ranked[0]} ({fmt_num(t[(e, PIC, ranked[0], metric)])}{at_chance(ranked[0])}), "
         + (f"next {rival}" if ranked[0] == "Minkowski" else f"Minkowski {fmt_num(t[(*mink, metric)])}")
+        + at_chance(rival if ranked[0] == "Minkowski" else "Minkowski")
         + f", gap {fmt_num(gap)} {'within' if gap <= floor else 'beyond'} the noise floor {fmt_num(floor)}"
+        + ("; every PIC model at chance level" if chance else "")
     )
 
 
 def claims(rows: list[dict[str, Any]], test_size: int) -> list[Claim]:
     """§7.3's claims, each read only where a difference exceeds its noise floor (`noise_floor`).
 
-    A cell or comparison within the floor is not testable, and so is final accuracy in a quick run
-    (the first `ROUNDS_QUICK` of `ROUNDS` rounds: accuracies near chance); `NOT_TESTABLE` where nothing is left.
+    A cell or comparison within the floor is not testable (the cells where PIC is worse but within it are
+    listed), and so is final accuracy in a quick run (the first `ROUNDS_QUICK` of `ROUNDS` rounds: accuracies
+    near chance) and a final-accuracy cell whose better model is at chance level (`chance_level`: set aside,
+    listed); `NOT_TESTABLE` where nothing is left.
     """
     t, se = _table(rows), _standard_errors(rows)
     quick = quick_run(rows)
@@ -732,18 +768,29 @@ def claims(rows: list[dict[str, Any]], test_size: int) -> list[Claim]:
     labels = list(dict.fromkeys(r["randomizer"] for r in rows if r["model"] == PIC))
     tested = [m for m in METRICS if not (quick and m == "test_accuracy")]
     cells = [(e, lab, m) for e in targets for lab in labels for m in tested]
-    decided = [c for c in cells if abs(t[(c[0], PIC, c[1], c[2])] - t[(c[0], LDP, c[1], c[2])])
-               > noise_floor(t, se, (c[0], PIC, c[1]), (c[0], LDP, c[1]), c[2], test_size)]  # fmt: skip
+    beyond = [c for c in cells if abs(t[(c[0], PIC, c[1], c[2])] - t[(c[0], LDP, c[1], c[2])])
+              > noise_floor(t, se, (c[0], PIC, c[1]), (c[0], LDP, c[1]), c[2], test_size)]  # fmt: skip
+    chance = [c for c in beyond if c[2] == "test_accuracy"
+              and max(t[(c[0], m, c[1], c[2])] for m in (LDP, PIC)) <= chance_level(test_size)]  # fmt: skip
+    decided = [c for c in beyond if c not in chance]
     wins = [c for c in decided if _better(c[2], t[(c[0], PIC, c[1], c[2])], t[(c[0], LDP, c[1], c[2])])]
+    worse = [
+        c for c in cells if c not in beyond and _better(c[2], t[(c[0], LDP, c[1], c[2])], t[(c[0], PIC, c[1], c[2])])
+    ]
     untested = f"; final accuracy not testable in quick mode ({rounds} of {ROUNDS} rounds)" if quick else ""
     out = [
         Claim(
             "PIC model beats the LDP model for every randomizer, on every metric and the final accuracy (Tables 5-6)",
             f"PIC better in {len(wins)} of the {len(decided)} (eps, randomizer, metric) cells whose difference "
-            f"exceeds its noise floor; {len(cells) - len(decided)} of {len(cells)} within it{untested}",
+            f"exceeds its noise floor; {len(cells) - len(beyond)} of {len(cells)} within it"
+            + (f", PIC worse in {len(worse)} of those ({'; '.join(_cell(t, c) for c in worse)})" if worse else "")
+            + (f"; {len(chance)} accuracy cells set aside, both models at or below chance level "
+               f"({100 * chance_level(test_size):.1f}% on {test_size} test images): "
+               + "; ".join(_cell(t, c) for c in chance) if chance else "")
+            + untested,
             share_verdict(len(wins), len(decided)) if decided else NOT_TESTABLE,
         )
-    ]
+    ]  # fmt: skip
     accuracies = [t[(e, m, lab, "test_accuracy")] for e in targets for m in (LDP, PIC) for lab in labels]
     for metric, what in (
         ("gradient_l2_error", "the lowest gradient l2 error"),
