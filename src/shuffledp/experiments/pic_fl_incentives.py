@@ -983,7 +983,7 @@ def _paper_scale_rank(t: dict[tuple, float], paper_scale: dict[float, RoundBudge
 def _data_text(p: dict[str, Any]) -> str:
     """The data set that ran, with the files read."""
     if p["data"] == DIGITS_SUBSTITUTE_NAME:
-        return f"{p['data']} ({p['data_files']})"
+        return f"{p['data']}, from {p['data_files']}"
     return f"MNIST, from the IDX files {p['data_files']}"
 
 
