@@ -7,9 +7,12 @@ random seed), with a bounded time per example and the reproduction blob printed.
 manual or nightly run; it still honours a test's own ``max_examples``.
 """
 
+import gzip
 import math
 import os
+import struct
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -66,3 +69,32 @@ def _common_ratio(P: np.ndarray, eps0: float) -> float:
 @pytest.fixture
 def common_ratio() -> Callable[[np.ndarray, float], float]:
     return _common_ratio
+
+
+def _idx_bytes(magic_type: int, array: np.ndarray) -> bytes:
+    """An IDX file's bytes: magic 00 00 <type> <ndim>, big-endian uint32 sizes, big-endian values."""
+    dtype = {0x08: ">u1", 0x0B: ">i2", 0x0D: ">f4"}[magic_type]
+    head = bytes([0, 0, magic_type, array.ndim]) + b"".join(struct.pack(">I", n) for n in array.shape)
+    return head + array.astype(dtype).tobytes()
+
+
+def _mnist_files(folder: Path, n: int = 5, gz: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Write n random 28x28 images and labels as MNIST's training IDX pair under ``folder``; return them."""
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 10, size=n, dtype=np.uint8)
+    wrap = gzip.compress if gz else (lambda b: b)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train-images-idx3-ubyte").write_bytes(wrap(_idx_bytes(0x08, images)))
+    (folder / "train-labels-idx1-ubyte").write_bytes(wrap(_idx_bytes(0x08, labels)))
+    return images, labels
+
+
+@pytest.fixture
+def idx_bytes() -> Callable[[int, np.ndarray], bytes]:
+    return _idx_bytes
+
+
+@pytest.fixture
+def mnist_files() -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    return _mnist_files

@@ -2,7 +2,6 @@
 Gowalla / Foursquare TSMC2014 check-ins and MNIST IDX (tested on files generated here)."""
 
 import gzip
-import struct
 
 import numpy as np
 import pytest
@@ -120,36 +119,20 @@ def test_austin_stand_in_is_named_as_a_substitute(tmp_path):
     assert data.name == AUSTIN_SUBSTITUTE_NAME and "substitute" in data.name and len(data) == 2
 
 
-def _idx(magic_type: int, array: np.ndarray) -> bytes:
-    dtype = {0x08: ">u1", 0x0B: ">i2", 0x0D: ">f4"}[magic_type]
-    head = bytes([0, 0, magic_type, array.ndim]) + b"".join(struct.pack(">I", n) for n in array.shape)
-    return head + array.astype(dtype).tobytes()
-
-
-def _mnist_files(tmp_path, n=5, gz=False):
-    rng = np.random.default_rng(0)
-    images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
-    labels = rng.integers(0, 10, size=n, dtype=np.uint8)
-    wrap = gzip.compress if gz else (lambda b: b)
-    (tmp_path / "train-images-idx3-ubyte").write_bytes(wrap(_idx(0x08, images)))
-    (tmp_path / "train-labels-idx1-ubyte").write_bytes(wrap(_idx(0x08, labels)))
-    return images, labels
-
-
 @pytest.mark.parametrize("gz", [False, True])
-def test_mnist_idx_round_trip(tmp_path, gz):
-    images, labels = _mnist_files(tmp_path, gz=gz)
+def test_mnist_idx_round_trip(tmp_path, gz, mnist_files):
+    images, labels = mnist_files(tmp_path, gz=gz)
     data = load_mnist(tmp_path / "train-images-idx3-ubyte", tmp_path / "train-labels-idx1-ubyte")
     assert data.name == "mnist" and data.images.shape == (5, 28, 28)
     assert np.array_equal(data.images, images / 255.0) and np.array_equal(data.labels, labels)
 
 
-def test_read_idx_handles_other_types_in_native_order(tmp_path):
+def test_read_idx_handles_other_types_in_native_order(tmp_path, idx_bytes):
     path = tmp_path / "x.idx"
-    path.write_bytes(_idx(0x0B, np.array([[-2, 300], [7, 0]])))
+    path.write_bytes(idx_bytes(0x0B, np.array([[-2, 300], [7, 0]])))
     out = read_idx(path)
     assert out.dtype == np.int16 and out.dtype.isnative and out.tolist() == [[-2, 300], [7, 0]]
-    path.write_bytes(_idx(0x0D, np.array([1.5, -0.25])))
+    path.write_bytes(idx_bytes(0x0D, np.array([1.5, -0.25])))
     assert read_idx(path).tolist() == [1.5, -0.25]
 
 
@@ -178,8 +161,8 @@ def test_malformed_idx_is_a_named_error(tmp_path, payload, message):
         read_idx(path)
 
 
-def test_mnist_pairs_are_checked(tmp_path):
-    _mnist_files(tmp_path)
+def test_mnist_pairs_are_checked(tmp_path, mnist_files, idx_bytes):
+    mnist_files(tmp_path)
     img, lab = tmp_path / "train-images-idx3-ubyte", tmp_path / "train-labels-idx1-ubyte"
     with pytest.raises(
         DataError, match=r"MNIST images must be a 3-d unsigned-byte IDX \(magic 00 00 08 03\), got 1-d uint8"
@@ -189,20 +172,20 @@ def test_mnist_pairs_are_checked(tmp_path):
         DataError, match=r"MNIST labels must be a 1-d unsigned-byte IDX \(magic 00 00 08 01\), got 3-d uint8"
     ):
         load_mnist(img, img)
-    (tmp_path / "three").write_bytes(_idx(0x08, np.array([1, 2, 3])))
+    (tmp_path / "three").write_bytes(idx_bytes(0x08, np.array([1, 2, 3])))
     with pytest.raises(DataError, match=r"holds 5 images but .*three holds 3 labels"):
         load_mnist(img, tmp_path / "three")
-    (tmp_path / "big").write_bytes(_idx(0x08, np.array([1, 2, 12, 3, 4])))
+    (tmp_path / "big").write_bytes(idx_bytes(0x08, np.array([1, 2, 12, 3, 4])))
     with pytest.raises(DataError, match=r"label 2 is 12; allowed: 0..9"):
         load_mnist(img, tmp_path / "big")
 
 
-def test_mnist_or_digits_uses_files_when_present_and_names_the_stand_in_otherwise(tmp_path):
+def test_mnist_or_digits_uses_files_when_present_and_names_the_stand_in_otherwise(tmp_path, mnist_files):
     (tmp_path / "mnist").mkdir()
     stand_in = mnist_or_digits(root=tmp_path)
     assert stand_in.name == DIGITS_SUBSTITUTE_NAME and stand_in.images.shape == (1797, 8, 8)
     assert stand_in.images.max() == 1.0
-    _mnist_files(tmp_path / "mnist", gz=True)
+    mnist_files(tmp_path / "mnist", gz=True)
     for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
         (tmp_path / "mnist" / name).rename(tmp_path / "mnist" / f"{name}.gz")
     assert mnist_or_digits(root=tmp_path).name == "mnist"

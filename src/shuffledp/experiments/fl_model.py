@@ -79,6 +79,7 @@ class FlModel:
     """The CNN for images of one shape: its initial flat parameters and jitted functions of flat parameters."""
 
     image_shape: tuple[int, int]
+    stride: int  # of both convolutions: Table 4's 2 for 28x28 or wider, 1 below
     initial: np.ndarray  # float32, shape (d,)
     loss: Callable[[Any, Any, Any], Any]  # (theta, X, y) -> mean cross-entropy
     per_user_gradients: Callable[[Any, Any, Any], Any]  # (theta, X (s,h,w), y (s,)) -> (s, d)
@@ -89,6 +90,17 @@ class FlModel:
     def dim(self) -> int:
         """d, the number of trainable parameters."""
         return int(self.initial.size)
+
+    @property
+    def description(self) -> str:
+        """What ran: the image size and the convolutions' stride, beside Table 4's."""
+        height, width = self.image_shape
+        if self.stride == 2:
+            return f"Table 4 CNN on {height}x{width} images: stride 2 in both convolutions, as in the paper"
+        return (
+            f"Table 4 CNN adapted to {height}x{width}: stride {self.stride} instead of 2 in both convolutions "
+            f"(images under {PAPER_STRIDE_MIN_WIDTH} pixels wide)"
+        )
 
     def accuracy(self, theta: Any, X: np.ndarray, y: np.ndarray) -> float:
         """Share of ``X`` classified as ``y``."""
@@ -112,6 +124,7 @@ def make_cnn(image_shape: tuple[int, int], rng: np.random.Generator) -> FlModel:
 
     return FlModel(
         image_shape=tuple(image_shape),
+        stride=stride,
         initial=np.asarray(flat),
         loss=jax.jit(loss),
         per_user_gradients=jax.jit(jax.vmap(one_user, in_axes=(None, 0, 0))),
