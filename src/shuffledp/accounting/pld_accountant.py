@@ -74,8 +74,7 @@ class PLDAccountant(Accountant):
     Examples
     --------
     >>> from shuffledp.params import VariationRatio
-    >>> from shuffledp.accounting.events import ShuffleEvent
-    >>> from shuffledp.accounting.events import ComposedEvent
+    >>> from shuffledp.accounting.events import ComposedEvent, ShuffleEvent
     >>> a = ShuffleEvent(VariationRatio.from_ldp(2.0), 10_000)
     >>> b = ShuffleEvent(VariationRatio.from_ldp(1.0), 5_000)
     >>> round(PLDAccountant().compose(ComposedEvent([a, b])).get_epsilon(1e-6), 3)
