@@ -60,6 +60,27 @@ def test_shift_divergences_never_drop_terms_where_e_to_the_eps_d_overflows(seed)
     assert not np.isnan(C.shift_divergences(upper, lower, shifts, math.inf)).any()  # ln 0 + inf is no nan
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_exhaustive_skip_check_keeps_terms_where_e_to_the_exponent_overflows(seed):
+    # the skip test of the exhaustive Geo/SGDL search: a dropped term would let it skip a pair that raises the profile
+    from shuffledp.accounting.metric._exhaustive import pair_divergences
+
+    epsilon = 90.0
+    upper, lower = _overflowing_laws(epsilon, seed)
+    num, den = np.vstack([upper, upper]), np.vstack([lower, lower])
+    exponent = np.array([epsilon * 8, epsilon * 2])  # the first overflows float64, the second does not
+    computed = pair_divergences(num, den, exponent)
+    with mpmath.workdps(50):
+        for row, value in enumerate(computed):
+            scale = mpmath.exp(mpmath.mpf(float(exponent[row])))
+            truth = sum(
+                max(mpmath.mpf(0), mpmath.mpf(float(u)) - scale * mpmath.mpf(float(v))) for u, v in zip(upper, lower)
+            )
+            assert value >= float(truth) * (1.0 - 1e-12)
+            assert value <= float(truth) * (1.0 + 1e-9) + 1e-300
+    assert computed[0] > 0.01  # the overflowing row has terms the plain product dropped
+
+
 def _log_noise(kind: str, epsilon: float, delta: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
     """(ln of T's pmf convolved in log space, T's pmf as the package computes it, the budget on the divergence)."""
     if kind == "geo":

@@ -186,21 +186,20 @@ def shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, bud
     return out
 
 
-def _scaled(epsilon: float, d: np.ndarray, shifted: np.ndarray) -> np.ndarray:
-    """e^(eps D) lower(t - D), row by row, with 0 where lower(t - D) = 0 (no nan).
+def exp_scaled(exponent: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """e^exponent[i] values[i, :], row by row, with 0 where a value is 0 (no nan).
 
-    Where e^(eps D) overflows float64 (eps D > ~709.78) the product may still be small (a subnormal lower(t - D)),
-    so those rows are exp(eps D + ln lower(t - D)) (ln 0 = -inf gives 0; a product beyond the float range is inf,
-    rightly, as it is then above every upper(t)); the other rows keep the plain product.  Either way the relative
-    rounding is below 1e-12 wherever the product is at most 1 (exp's argument is then below ~745), far inside the
-    1e-9 deflation of the lower law (`shift_bounds`)."""
-    exponent = epsilon * d
+    Where e^exponent overflows float64 (exponent > ~709.78) the product may still be small (a subnormal value),
+    so those rows are exp(exponent + ln value) (ln 0 = -inf gives 0; a product beyond the float range is inf,
+    rightly, as it is then above every probability); the other rows keep the plain product.  Either way the
+    relative rounding is below 1e-12 wherever the product is at most 1 (exp's argument is then below ~745), far
+    inside the 1e-9 deflation of a lower law (`shift_bounds`)."""
     with np.errstate(over="ignore", invalid="ignore"):
         scale = np.exp(exponent)
-        out = np.where(shifted > 0.0, scale[:, None] * shifted, 0.0)
+        out = np.where(values > 0.0, scale[:, None] * values, 0.0)
     huge = np.isinf(scale)
     if huge.any():
-        below = shifted[huge]
+        below = values[huge]
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             out[huge] = np.where(below > 0.0, np.exp(exponent[huge, None] + np.log(below)), 0.0)
     return out
@@ -216,7 +215,7 @@ def shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, 
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
         out[start : start + d.size] = np.maximum(
-            upper[None, :] - _scaled(epsilon, d, windows[padded.size - size - d]), 0.0
+            upper[None, :] - exp_scaled(epsilon * d, windows[padded.size - size - d]), 0.0
         ).sum(axis=1)
     return out
 
@@ -250,7 +249,7 @@ def _windowed_divergences(
     rows = max(1, 2_000_000 // window.size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        scaled = _scaled(epsilon, d, windows[padded.size - size - d])
+        scaled = exp_scaled(epsilon * d, windows[padded.size - size - d])
         out[start : start + d.size] = np.maximum(window[None, :] - scaled, 0.0).sum(axis=1)
     return out, outside
 
@@ -379,6 +378,7 @@ __all__ = [
     "convolution_work",
     "distance_epsilons",
     "distances",
+    "exp_scaled",
     "no_smaller_reason",
     "max_shift_divergence",
     "max_shift_epsilon",

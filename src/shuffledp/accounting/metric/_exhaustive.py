@@ -30,6 +30,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from shuffledp.accounting.metric._common import exp_scaled
 from shuffledp.accounting.metric.sgdl import log_sgdl_pmf
 
 #: Relative slack on every computed pmf value.
@@ -126,10 +127,10 @@ def pair_epsilons(num: np.ndarray, den: np.ndarray, distance: np.ndarray, budget
 
 def pair_divergences(num: np.ndarray, den: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     """Row-wise sum_y max(0, num(y) - e^exponent den(y)): the hockey-stick divergence of each pair at one exponent
-    (no sort: the feasibility check that lets `exhaustive_profile` skip pairs)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        excess = num - np.exp(exponent)[:, None] * den
-    return np.maximum(excess, 0.0).sum(axis=1)
+    (no sort: the feasibility check that lets `exhaustive_profile` skip pairs).  Where e^exponent overflows, the
+    products come from logs (`exp_scaled`): an overflow taken as an infinite product would drop a positive term
+    and let a pair be skipped that raises the profile."""
+    return np.maximum(num - exp_scaled(exponent, den), 0.0).sum(axis=1)
 
 
 #: Relative margin of the skip test of `exhaustive_profile`: a pair is skipped only if it meets delta at
