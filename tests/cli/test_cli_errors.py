@@ -258,6 +258,8 @@ ADVICE_ROWS = [
     (["personalized", "foo", "--delta", "1e-4"], "no such command 'foo'"),
     (["personalized", "--k", "5", "--distribution", "uniform1", "--n", "100", "--delta", "1e-4"],
      "--k must come with --family k-rr"),
+    (["personalized", "--family", "laplace", "--step", "0.05", "--distribution", "uniform1", "--n", "100",
+      "--delta", "1e-4"], "--step must come with --family binary-rr or k-rr"),
     (BASE["local-budget"] + ["--composition", "advanced"], "--composition must come with --rounds 2 or more"),
     (["serve", "foo"], "ROLE: unknown role 'foo'; allowed: shuffler, server, bulletin, all"),
     (["experiment", "run", "foo"], "NAME: unknown experiment 'foo'; allowed: "),

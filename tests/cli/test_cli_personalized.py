@@ -172,13 +172,14 @@ def test_laplace_budgets_are_used_as_given_not_rounded(tmp_path):
     assert victim["upper"] == personalized_shuffle_epsilon(0.191, np.full(999, 0.2), 1e-3, "laplace") > 0.18
     assert victim["upper"] > 10 * out["rows"][1]["upper"]  # more conservative, worse guarantee
     text = runner.invoke(
-        app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace", "--step", "0.5"],
-        terminal_width=200,
-    )  # fmt: skip
+        app, ["personalized", "--budgets", str(path), "--delta", "1e-3", "--family", "laplace"], terminal_width=200
+    )
     assert text.exit_code == 0 and "0.191" in text.stdout and "as given" in text.stdout
     assert "weakest: the bound at the largest budget, not proven for laplace" in " ".join(text.stdout.split())
     help_text = " ".join(runner.invoke(app, ["personalized", "--help"]).output.replace("│", " ").split())
     assert "laplace budgets are used as given" in help_text and "worse guarantee" in help_text
+    line = _error_line(["--budgets", str(path), "--family", "laplace", "--step", "0.5"])  # would be ignored
+    assert line.startswith("error: --step must come with --family binary-rr or k-rr") and "0.5" in line, line
 
 
 def test_too_many_distinct_budgets_is_one_budgets_error(tmp_path):
@@ -222,8 +223,7 @@ def test_json_is_strict_and_text_marks_missing_lower_and_eapes_below_lower(tmp_p
                 "1e-3",
                 "--family",
                 family,
-                "--step",
-                "0.1",
+                *(["--step", "0.1"] if family == "k-rr" else []),  # laplace refuses --step (budgets as given)
                 "--json",
             ],
         )
@@ -241,8 +241,7 @@ def test_json_is_strict_and_text_marks_missing_lower_and_eapes_below_lower(tmp_p
                 "1e-3",
                 "--family",
                 family,
-                "--step",
-                "0.1",
+                *(["--step", "0.1"] if family == "k-rr" else []),  # laplace refuses --step (budgets as given)
             ],
         )
         assert "nan" not in text.stdout and _table_rows(text.stdout)[0][4] == "-"

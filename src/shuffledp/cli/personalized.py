@@ -214,7 +214,7 @@ def personalized_cmd(
         typer.Option(
             "--step",
             parser=S.epsilon_option("--step"),
-            help="binary-rr and k-rr: budgets rounded up to this grid (not used for laplace).",
+            help="binary-rr and k-rr: budgets rounded up to this grid (refused with laplace, whose budgets are used as given).",
         ),
     ] = 0.01,
     seed: Annotated[int, typer.Option("--seed", parser=S.seed_option("--seed"), help="Seed of the population.")] = 0,
@@ -232,6 +232,11 @@ def personalized_cmd(
 
     if family != "k-rr" and S.given(ctx, "k"):
         raise PrivacyParameterError(f"--k must come with --family k-rr (its alphabet size), got --family {family}")
+    if family not in ROUNDED_FAMILIES and S.given(ctx, "step"):
+        raise PrivacyParameterError(
+            f"--step must come with --family binary-rr or k-rr (laplace budgets are used as given), got --step "
+            f"{S.typed('--step', step)}"
+        )
     if (budgets_file is None) == (distribution is None):
         raise PrivacyParameterError("give exactly one of --budgets FILE and --distribution NAME")
     if distribution is not None:
