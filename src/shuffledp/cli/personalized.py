@@ -14,7 +14,7 @@ Rounding depends on the family:
   A row's upper bound holds for every user rounded into it and is capped at the row's largest
   given budget (a victim's central epsilon never exceeds its own local budget); the lower
   bound and E-APES are those of a user at the row's (rounded) budget.
-* laplace: the budgets are used as given (one row per distinct budget; --step is not used).
+* laplace: the budgets are used as given (one row per distinct budget; --step is refused).
   Rounding would not be sound: more liberal users' light Laplace tails cannot imitate a more
   conservative victim (clone capacity 0), so a more conservative user can get a *worse*
   guarantee than a more liberal one (others all at 0.2: a victim at 0.19 gets about 0.19, one
