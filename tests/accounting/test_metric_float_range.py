@@ -5,6 +5,7 @@ on the same inputs, or T's pmf convolved in log space."""
 
 from __future__ import annotations
 
+import decimal
 import math
 
 import mpmath
@@ -49,15 +50,15 @@ def test_shift_divergences_never_drop_terms_where_e_to_the_eps_d_overflows(seed)
     upper, lower = _overflowing_laws(epsilon, seed)
     assert 0.0 < lower.max() < np.finfo(np.float64).tiny and epsilon * 8 > math.log(np.finfo(np.float64).max)
     shifts = np.arange(1, 12)
-    computed = C.shift_divergences(upper, lower, shifts, epsilon)
+    computed = C.shift_divergences(C.ShiftLaw(upper, lower), shifts, epsilon)
     exact = _exact_divergences(upper, lower, shifts, epsilon)
     assert float(exact[7]) > 0.01  # D = 8: terms that only the overflowing rows see
     for value, truth in zip(computed, exact, strict=True):
         assert value >= float(truth) * (1.0 - 1e-12)
         assert value <= float(truth) * (1.0 + 1e-9) + 1e-300
     budget = 0.5 * float(exact[7])
-    assert C.max_shift_divergence(upper, lower, shifts, epsilon, budget) > budget
-    assert not np.isnan(C.shift_divergences(upper, lower, shifts, math.inf)).any()  # ln 0 + inf is no nan
+    assert C.max_shift_divergence(C.ShiftLaw(upper, lower), shifts, epsilon, budget) > budget
+    assert not np.isnan(C.shift_divergences(C.ShiftLaw(upper, lower), shifts, math.inf)).any()  # ln 0 + inf is no nan
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -143,8 +144,59 @@ def test_geo_inverse_beyond_the_float_range_meets_delta_in_log_space(target, del
     assert _log_space_divergences(log_pmf, target, np.arange(1, n * k + 1)).max() <= budget
 
 
-def test_sgdl_fallback_names_the_float64_underflow_that_caused_it():
-    # e^(eps D) ~ 1e320 at D = n k: only pmf values below 1e-308 (now charged their rounding) could certify it
+def _noise_at_50_digits(epsilon: float, n: int, c: int) -> tuple[np.ndarray, decimal.Decimal]:
+    """(T's pmf at 50 digits: the true SGDL(1/n, e^-eps) law on [-c, c] from its hypergeometric form, conditioned and
+    convolved n times in decimal arithmetic; the true 1 - Pr[H])."""
+    with mpmath.workdps(60):
+        p, r = mpmath.exp(-mpmath.mpf(epsilon)), mpmath.mpf(1) / n
+        one = [
+            (1 - p) ** (2 * r) * p**m * mpmath.binomial(r + m - 1, m) * mpmath.hyp2f1(r, r + m, m + 1, p * p)
+            for m in (abs(x) for x in range(-c, c + 1))
+        ]
+        mass = mpmath.fsum(one)
+        law = np.array([decimal.Decimal(mpmath.nstr(v / mass, 55)) for v in one], dtype=object)
+        outside = decimal.Decimal(mpmath.nstr(1 - mass**n, 55))
+    with decimal.localcontext(prec=50):
+        return C.convolution_power(law, n), outside
+
+
+def _divergence_at_50_digits(pmf: np.ndarray, epsilon: float, d: int) -> decimal.Decimal:
+    """D_{e^(eps d)}(T + d || T) = sum_t max(0, pmf(t - d) - e^(eps d) pmf(t)) over T + d's outcomes, at 50 digits."""
+    with decimal.localcontext(prec=50):
+        scale = (decimal.Decimal(epsilon) * d).exp()
+        zero = decimal.Decimal(0)
+        return sum((max(zero, a - scale * b) for a, b in zip(pmf[:-d], pmf[d:], strict=True)), zero) + sum(pmf[-d:])
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, n, k",
+    [(0.3, 1e-2, 100, 10), pytest.param(0.3, 1e-4, 300, 5, marks=pytest.mark.slow)],  # T: |t| > 1006, 1525 underflow
+)
+def test_sgdl_certificate_where_t_underflows_meets_delta_at_50_digits_and_is_tight(epsilon, delta, n, k):
+    # T's pmf is below 1e-308 where the largest sum distances look (e^(eps D) ~ 1e320): the linear bounds read it as
+    # 0, which fell back to eps_u (4.90, 6.00); the log-space tail certifies the value the mechanism needs
+    found = M.sgdl_shuffle_certificate(epsilon, delta, n, k)
+    assert found.certified and found.epsilon < 0.2 * S.sgdl_shuffle_report_epsilon(epsilon, n)
+    c = S.sgdl_shuffle_c(epsilon, delta, n)
+    pmf, outside = _noise_at_50_digits(epsilon, n, c)
+    assert (
+        pmf[: pmf.size // 2 - n * k + 1].max() < np.finfo(np.float64).tiny
+    )  # below the normal range where D = n k meets the mode
+    _, delta_1 = S.sgdl_shuffle_conditioned_noise(epsilon, c, n)
+    assert outside <= decimal.Decimal(delta_1)  # the certificate's delta_1 bounds the true one
+    # the worst sum distance at 50 digits; delta_1 + D_{e^(eps D)}(T + D || T) <= delta there at the returned epsilon
+    worst = max(range(n * k, 0, -max(1, n * k // 20)), key=lambda d: _divergence_at_50_digits(pmf, found.epsilon, d))
+    needed = lambda eps: decimal.Decimal(delta_1) + _divergence_at_50_digits(pmf, eps, worst)  # noqa: E731
+    assert needed(found.epsilon) <= decimal.Decimal(delta)
+    lo, hi = 0.0, found.epsilon  # the 50-digit root at the worst distance: found is at most 1e-6 above it
+    for _ in range(40):
+        lo, hi = ((lo + hi) / 2, hi) if needed((lo + hi) / 2) > decimal.Decimal(delta) else (lo, (lo + hi) / 2)
+    assert hi <= found.epsilon <= hi * (1.0 + 1e-6)
+
+
+def test_sgdl_fallback_names_the_float64_underflow_beyond_the_log_tail(monkeypatch):
+    # with no tilt left the lower law is the linear one, 0 below 1e-308: the fallback must say so
+    monkeypatch.setattr(C, "MAX_TAIL_TILTS", 0)
     found = M.sgdl_shuffle_certificate(0.3, 1e-2, 100, 10)
     assert not found.certified and found.epsilon == S.sgdl_shuffle_report_epsilon(0.3, 100)
     assert "underflows float64" in found.reason and "D = n k = 1000" in found.reason
