@@ -144,15 +144,18 @@ def test_geo_inverse_beyond_the_float_range_meets_delta_in_log_space(target, del
     assert _log_space_divergences(log_pmf, target, np.arange(1, n * k + 1)).max() <= budget
 
 
-def _noise_at_50_digits(epsilon: float, n: int, c: int) -> tuple[np.ndarray, decimal.Decimal]:
-    """(T's pmf at 50 digits: the true SGDL(1/n, e^-eps) law on [-c, c] from its hypergeometric form, conditioned and
-    convolved n times in decimal arithmetic; the true 1 - Pr[H])."""
+def _noise_at_50_digits(kind: str, epsilon: float, n: int, c: int) -> tuple[np.ndarray, decimal.Decimal]:
+    """(T's pmf at 50 digits: the true per-user law on [-c, c], G(0, eps) or SGDL(1/n, e^-eps) from its
+    hypergeometric form, conditioned and convolved n times in decimal arithmetic; the true 1 - Pr[H])."""
     with mpmath.workdps(60):
         p, r = mpmath.exp(-mpmath.mpf(epsilon)), mpmath.mpf(1) / n
-        one = [
-            (1 - p) ** (2 * r) * p**m * mpmath.binomial(r + m - 1, m) * mpmath.hyp2f1(r, r + m, m + 1, p * p)
-            for m in (abs(x) for x in range(-c, c + 1))
-        ]
+        if kind == "geo":
+            one = [p ** abs(x) * (1 - p) / (1 + p) for x in range(-c, c + 1)]
+        else:
+            one = [
+                (1 - p) ** (2 * r) * p**m * mpmath.binomial(r + m - 1, m) * mpmath.hyp2f1(r, r + m, m + 1, p * p)
+                for m in (abs(x) for x in range(-c, c + 1))
+            ]
         mass = mpmath.fsum(one)
         law = np.array([decimal.Decimal(mpmath.nstr(v / mass, 55)) for v in one], dtype=object)
         outside = decimal.Decimal(mpmath.nstr(1 - mass**n, 55))
@@ -169,28 +172,43 @@ def _divergence_at_50_digits(pmf: np.ndarray, epsilon: float, d: int) -> decimal
 
 
 @pytest.mark.parametrize(
-    "epsilon, delta, n, k",
-    [(0.3, 1e-2, 100, 10), pytest.param(0.3, 1e-4, 300, 5, marks=pytest.mark.slow)],  # T: |t| > 1006, 1525 underflow
+    "kind, epsilon, delta, n, k",
+    [
+        ("sgdl", 0.3, 1e-2, 100, 10),  # T underflows beyond |t| = 1006; fell back to eps_u = 4.90
+        pytest.param("sgdl", 0.3, 1e-4, 300, 5, marks=pytest.mark.slow),  # beyond |t| = 1525; eps_u = 6.00
+        ("geo", 2.0, 1e-4, 100, 5),  # beyond |t| = 461; fell back to eps_geo = 2
+        ("geo", 1.0, 1e-6, 100, 10),  # beyond |t| = 958; fell back to eps_geo = 1
+    ],
 )
-def test_sgdl_certificate_where_t_underflows_meets_delta_at_50_digits_and_is_tight(epsilon, delta, n, k):
-    # T's pmf is below 1e-308 where the largest sum distances look (e^(eps D) ~ 1e320): the linear bounds read it as
-    # 0, which fell back to eps_u (4.90, 6.00); the log-space tail certifies the value the mechanism needs
-    found = M.sgdl_shuffle_certificate(epsilon, delta, n, k)
-    assert found.certified and found.epsilon < 0.2 * S.sgdl_shuffle_report_epsilon(epsilon, n)
-    c = S.sgdl_shuffle_c(epsilon, delta, n)
-    pmf, outside = _noise_at_50_digits(epsilon, n, c)
-    assert (
-        pmf[: pmf.size // 2 - n * k + 1].max() < np.finfo(np.float64).tiny
-    )  # below the normal range where D = n k meets the mode
-    _, delta_1 = S.sgdl_shuffle_conditioned_noise(epsilon, c, n)
-    assert outside <= decimal.Decimal(delta_1)  # the certificate's delta_1 bounds the true one
-    # the worst sum distance at 50 digits; delta_1 + D_{e^(eps D)}(T + D || T) <= delta there at the returned epsilon
-    worst = max(range(n * k, 0, -max(1, n * k // 20)), key=lambda d: _divergence_at_50_digits(pmf, found.epsilon, d))
-    needed = lambda eps: decimal.Decimal(delta_1) + _divergence_at_50_digits(pmf, eps, worst)  # noqa: E731
-    assert needed(found.epsilon) <= decimal.Decimal(delta)
-    lo, hi = 0.0, found.epsilon  # the 50-digit root at the worst distance: found is at most 1e-6 above it
+def test_certificate_where_t_underflows_meets_delta_at_50_digits_and_is_tight(kind, epsilon, delta, n, k):
+    # T's pmf is below the normal range where the largest sum distances look (e^(eps D) beyond 1e308): the linear
+    # bounds read it as 0 (infinite loss) and fell back; the log-space tail certifies what the mechanism needs
+    if kind == "geo":
+        found, fallback = M.geo_shuffle_certificate(epsilon, delta, n, k), epsilon
+        c = G.geo_shuffle_c(epsilon, delta, n)
+    else:
+        found, fallback = M.sgdl_shuffle_certificate(epsilon, delta, n, k), S.sgdl_shuffle_report_epsilon(epsilon, n)
+        c = S.sgdl_shuffle_c(epsilon, delta, n)
+    assert found.certified and found.epsilon < fallback
+    pmf, outside = _noise_at_50_digits(kind, epsilon, n, c)
+    assert pmf[: pmf.size // 2 - n * k + 1].min() < np.finfo(np.float64).tiny  # where D = n k meets T's mode
+    if kind == "geo":  # the truncation is charged exactly: delta_1 + Pr[H] D_{e^(eps D)}(T + D || T)
+
+        def total(eps, d):
+            return outside + (1 - outside) * _divergence_at_50_digits(pmf, eps, d)
+    else:  # the certificate charges its bound on delta_1 (Lemma C.1's union) and drops Pr[H] <= 1
+        delta_1 = decimal.Decimal(S.sgdl_shuffle_conditioned_noise(epsilon, c, n)[1])
+        assert outside <= delta_1
+
+        def total(eps, d):
+            return delta_1 + _divergence_at_50_digits(pmf, eps, d)
+
+    # the worst sum distance at 50 digits (a grid of 20 down from n k) meets delta at the returned epsilon
+    worst = max(range(n * k, 0, -max(1, n * k // 20)), key=lambda d: total(found.epsilon, d))
+    assert total(found.epsilon, worst) <= decimal.Decimal(delta)
+    lo, hi = 0.0, found.epsilon  # the 50-digit root there: the returned epsilon is at most 1e-6 above it
     for _ in range(40):
-        lo, hi = ((lo + hi) / 2, hi) if needed((lo + hi) / 2) > decimal.Decimal(delta) else (lo, (lo + hi) / 2)
+        lo, hi = ((lo + hi) / 2, hi) if total((lo + hi) / 2, worst) > decimal.Decimal(delta) else (lo, (lo + hi) / 2)
     assert hi <= found.epsilon <= hi * (1.0 + 1e-6)
 
 

@@ -47,9 +47,10 @@ def check_noise_epsilon(value: Any, name: str) -> float:
 
 
 def no_smaller_reason(law: ShiftLaw, largest_shift: int, bound: str, budget: float) -> str:
-    """Why the shift analysis certified nothing below ``bound``: T's lower law is 0 beyond some outcome (float64
-    underflow, and beyond the reach of `shift_law`'s log tail), so at the largest shift every outcome facing it
-    counts as infinite loss (said when that mass alone exceeds ``budget``), or genuinely none."""
+    """Why the shift analysis certified nothing below ``bound``: T's lower law is 0 below some outcome, so at the
+    largest shift every outcome facing it counts as infinite loss (said when that mass alone exceeds ``budget``),
+    either because T's support ends there (-n c: the conditioned noise cannot certify that shift) or because its pmf
+    underflows float64 beyond the reach of `shift_law`'s log-space tail; or genuinely none."""
     upper = law.upper
     known = law.lower > 0.0 if law.log_lower is None else np.isfinite(law.log_lower)
     nonzero = np.flatnonzero(known)
@@ -60,10 +61,14 @@ def no_smaller_reason(law: ShiftLaw, largest_shift: int, bound: str, budget: flo
         first, last, lost = 0, 0, float(upper.sum())
     if lost > budget:
         center = (upper.size - 1) // 2
+        cause = (
+            f"T's support ends at -n c = {-center}"
+            if first == 0
+            else f"T's pmf underflows float64 below t = {first - center} (beyond the reach of its log-space tail)"
+        )
         return (
-            f"no epsilon below {bound} certified: T's pmf underflows float64 below t = {first - center} (beyond the "
-            f"reach of its log-space tail), so at D = n k = {largest_shift} a mass {lost:.3g} above the budget "
-            f"{budget:.3g} counts as infinite loss (conservative)"
+            f"no epsilon below {bound} certified: {cause}, so at D = n k = {largest_shift} a mass {lost:.3g} above the "
+            f"budget {budget:.3g} counts as infinite loss{' (conservative)' if first else ''}"
         )
     return f"no epsilon below {bound} meets delta at every sum distance"
 
@@ -177,22 +182,27 @@ class ShiftLaw(NamedTuple):
     log_lower: np.ndarray | None = None
 
 
-def _shifted_rows(law: ShiftLaw, d: np.ndarray, largest: int) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, scale): rows[i, t] e^scale[i] <= lower(t - d_i) (0 for t < d_i), t over T's outcomes.
+def _shifted_rows(
+    law: ShiftLaw, d: np.ndarray, largest: int, first: int = 0, last: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, scale): rows[i, j] e^scale[i] <= lower(t - d_i) (0 for t < d_i), t = first + j over T's outcomes
+    first..last (default all).
 
     Linear path: the shifted ``lower`` itself, scale 0 (exactly the old arithmetic).  Log path: each row is
     exp(log_lower(t - d_i) - scale_i), scale_i the row's largest log where ``upper`` holds all but `_FOCUS_TAIL` of
-    its mass, so the entries that meet ``upper``'s mass are near 1 however far below the float range lower(t - d_i)
-    lies; entries are capped at e^`_ROW_CEILING` (rounded down: errs toward loss)."""
+    its mass (within first..last), so the entries that meet ``upper``'s mass are near 1 however far below the float
+    range lower(t - d_i) lies; entries are capped at e^`_ROW_CEILING` (rounded down: errs toward loss)."""
     size = law.upper.size
+    last = size - 1 if last is None else last
     if law.log_lower is None:
         padded = np.concatenate([np.zeros(largest), law.lower])
-        windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+        windows = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1]
         return windows[padded.size - size - d], np.zeros(d.size)
     padded = np.concatenate([np.full(largest, -np.inf), law.log_lower])
-    logs = np.lib.stride_tricks.sliding_window_view(padded, size)[padded.size - size - d]
-    first, last, _ = _shift_window(law.upper, _FOCUS_TAIL)
-    scale = logs[:, first : last + 1].max(axis=1)
+    logs = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1][padded.size - size - d]
+    focus_first, focus_last, _ = _shift_window(law.upper, _FOCUS_TAIL)
+    lo, hi = max(focus_first, first) - first, min(focus_last, last) - first
+    scale = logs[:, lo : hi + 1].max(axis=1) if lo <= hi else logs.max(axis=1)
     scale = np.where(np.isfinite(scale), scale, 0.0)
     return np.exp(np.minimum(logs - scale[:, None], _ROW_CEILING)), scale
 
@@ -286,11 +296,11 @@ def _windowed_divergences(law: ShiftLaw, shifts: np.ndarray, epsilon: float, tai
     window = law.upper[first : last + 1]
     largest = int(shifts.max())
     out = np.empty(shifts.size)
-    rows = max(1, 2_000_000 // law.upper.size)
+    rows = max(1, 2_000_000 // window.size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        shifted, scale = _shifted_rows(law, d, largest)
-        scaled = exp_scaled(epsilon * d + scale, shifted[:, first : last + 1])
+        shifted, scale = _shifted_rows(law, d, largest, first, last)
+        scaled = exp_scaled(epsilon * d + scale, shifted)
         out[start : start + d.size] = np.maximum(window[None, :] - scaled, 0.0).sum(axis=1)
     return out, outside
 
