@@ -218,3 +218,23 @@ def test_sgdl_fallback_names_the_float64_underflow_beyond_the_log_tail(monkeypat
     found = M.sgdl_shuffle_certificate(0.3, 1e-2, 100, 10)
     assert not found.certified and found.epsilon == S.sgdl_shuffle_report_epsilon(0.3, 100)
     assert "underflows float64" in found.reason and "D = n k = 1000" in found.reason
+
+
+@pytest.mark.parametrize("kind, epsilon, delta, n, k", [("sgdl", 0.3, 1e-2, 100, 10), ("geo", 1.0, 1e-6, 100, 10)])
+def test_log_space_tail_of_t_is_a_lower_bound_within_1e_8_of_50_digits(kind, epsilon, delta, n, k):
+    c = G.geo_shuffle_c(epsilon, delta, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, delta, n)
+    if kind == "geo":
+        law, _ = G.geo_shuffle_noise_law(epsilon, c, n, n * k)
+    else:
+        law, _ = S.sgdl_shuffle_noise_law(epsilon, c, n, n * k)
+    assert law.log_lower is not None  # the tail is needed here
+    pmf, _ = _noise_at_50_digits(kind, epsilon, n, c)
+    with decimal.localcontext(prec=50):
+        truth = np.array([float(v.ln()) for v in pmf])
+    # the left tail (the checks compare T + D with T, D > 0) where the linear lower law has lost its precision
+    tail = (law.lower < np.finfo(np.float64).tiny) & (np.arange(pmf.size) < n * c)
+    reached = tail & np.isfinite(law.log_lower)
+    assert reached.sum() > 300 and truth[reached].min() < -800  # far below the float range
+    assert np.all(law.log_lower <= truth)  # rounded down everywhere
+    assert np.all(truth[reached] - law.log_lower[reached] <= 1e-8 * (1.0 + np.abs(truth[reached])))
+    assert np.all(np.log(law.upper) >= truth)  # the upper law stays linear, rounded up
