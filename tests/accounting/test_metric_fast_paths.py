@@ -36,7 +36,7 @@ def _solve_every_pair(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarra
     i, j = np.nonzero(~np.eye(sets.shape[0], dtype=bool))
     distance = np.abs(sets[i] - sets[j]).sum(axis=1)
     budget = delta - missing[i]
-    upper, lower = law * (1.0 + E.PMF_SLACK) + 1e-300, law * (1.0 - E.PMF_SLACK)
+    upper, lower = C.shift_bounds(law)
     eps = E.pair_epsilons(upper[i], lower[j], distance.astype(np.float64), budget)
     eps = np.where(budget > 0.0, eps, np.inf)
     best = np.zeros(n * k)
@@ -71,15 +71,16 @@ def test_exhaustive_profile_skips_only_pairs_that_cannot_raise_it(kind, epsilon,
 
 
 def _conditioned(kind: str, epsilon: float, delta: float, n: int, k: int):
+    """(T's bounds as the certificate builds them, the sum distances 1..n k, the budget on the divergence)."""
     if kind == "geo":
         c = G.geo_shuffle_c(epsilon, delta, n)
-        pmf, inside = G.geo_shuffle_conditioned_noise(epsilon, c, n)
+        law, inside = G.geo_shuffle_noise_law(epsilon, c, n, n * k)
         budget = (delta - (1.0 - inside)) / inside
     else:
         c = S.sgdl_shuffle_c(epsilon, delta, n)
-        pmf, delta_1 = S.sgdl_shuffle_conditioned_noise(epsilon, c, n)
+        law, delta_1 = S.sgdl_shuffle_noise_law(epsilon, c, n, n * k)
         budget = delta - delta_1
-    return pmf * (1.0 + C.PMF_SLACK) + 1e-300, pmf * (1.0 - C.PMF_SLACK), np.arange(1, n * k + 1), budget
+    return law, np.arange(1, n * k + 1), budget
 
 
 @pytest.mark.parametrize(
@@ -93,21 +94,21 @@ def _conditioned(kind: str, epsilon: float, delta: float, n: int, k: int):
     ],
 )
 def test_max_shift_epsilon_meets_delta_everywhere_and_never_exceeds_the_full_search(kind, epsilon, delta, n, k):
-    upper, lower, shifts, budget = _conditioned(kind, epsilon, delta, n, k)
-    fast = C.max_shift_epsilon(upper, lower, shifts, budget)
-    full = float(C.shift_epsilons(upper, lower, shifts, budget).max())
+    law, shifts, budget = _conditioned(kind, epsilon, delta, n, k)
+    fast = C.max_shift_epsilon(law, shifts, budget)
+    full = float(C.shift_epsilons(law, shifts, budget).max())
     assert fast <= full
-    assert full - fast <= 1e-9 * full or kind == "sgdl"  # equal up to rounding wherever the full search is exact
-    assert C.shift_divergences(upper, lower, shifts, fast * (1.0 + 1e-9)).max() <= budget
-    assert C.max_shift_divergence(upper, lower, shifts, fast * (1.0 + 1e-9), budget) <= budget
+    assert full - fast <= 1e-9 * full  # equal up to rounding
+    assert C.shift_divergences(law, shifts, fast * (1.0 + 1e-9)).max() <= budget
+    assert C.max_shift_divergence(law, shifts, fast * (1.0 + 1e-9), budget) <= budget
 
 
 @pytest.mark.parametrize("factor", [0.5, 0.99, 0.999999])
 def test_max_shift_divergence_is_above_the_budget_when_delta_is_not_met(factor):
-    upper, lower, shifts, budget = _conditioned("geo", 1.0, 1e-4, 30, 5)
-    low = factor * C.max_shift_epsilon(upper, lower, shifts, budget)
-    full = float(C.shift_divergences(upper, lower, shifts, low).max())
-    assert full > budget and C.max_shift_divergence(upper, lower, shifts, low, budget) > budget
+    law, shifts, budget = _conditioned("geo", 1.0, 1e-4, 30, 5)
+    low = factor * C.max_shift_epsilon(law, shifts, budget)
+    full = float(C.shift_divergences(law, shifts, low).max())
+    assert full > budget and C.max_shift_divergence(law, shifts, low, budget) > budget
 
 
 def test_geo_feasibility_check_agrees_with_the_certificate_where_e_to_the_eps_d_overflows():

@@ -5,6 +5,7 @@ on the same inputs, or T's pmf convolved in log space."""
 
 from __future__ import annotations
 
+import decimal
 import math
 
 import mpmath
@@ -49,15 +50,15 @@ def test_shift_divergences_never_drop_terms_where_e_to_the_eps_d_overflows(seed)
     upper, lower = _overflowing_laws(epsilon, seed)
     assert 0.0 < lower.max() < np.finfo(np.float64).tiny and epsilon * 8 > math.log(np.finfo(np.float64).max)
     shifts = np.arange(1, 12)
-    computed = C.shift_divergences(upper, lower, shifts, epsilon)
+    computed = C.shift_divergences(C.ShiftLaw(upper, lower), shifts, epsilon)
     exact = _exact_divergences(upper, lower, shifts, epsilon)
     assert float(exact[7]) > 0.01  # D = 8: terms that only the overflowing rows see
     for value, truth in zip(computed, exact, strict=True):
         assert value >= float(truth) * (1.0 - 1e-12)
         assert value <= float(truth) * (1.0 + 1e-9) + 1e-300
     budget = 0.5 * float(exact[7])
-    assert C.max_shift_divergence(upper, lower, shifts, epsilon, budget) > budget
-    assert not np.isnan(C.shift_divergences(upper, lower, shifts, math.inf)).any()  # ln 0 + inf is no nan
+    assert C.max_shift_divergence(C.ShiftLaw(upper, lower), shifts, epsilon, budget) > budget
+    assert not np.isnan(C.shift_divergences(C.ShiftLaw(upper, lower), shifts, math.inf)).any()  # ln 0 + inf is no nan
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -143,8 +144,97 @@ def test_geo_inverse_beyond_the_float_range_meets_delta_in_log_space(target, del
     assert _log_space_divergences(log_pmf, target, np.arange(1, n * k + 1)).max() <= budget
 
 
-def test_sgdl_fallback_names_the_float64_underflow_that_caused_it():
-    # e^(eps D) ~ 1e320 at D = n k: only pmf values below 1e-308 (now charged their rounding) could certify it
+def _noise_at_50_digits(kind: str, epsilon: float, n: int, c: int) -> tuple[np.ndarray, decimal.Decimal]:
+    """(T's pmf at 50 digits: the true per-user law on [-c, c], G(0, eps) or SGDL(1/n, e^-eps) from its
+    hypergeometric form, conditioned and convolved n times in decimal arithmetic; the true 1 - Pr[H])."""
+    with mpmath.workdps(60):
+        p, r = mpmath.exp(-mpmath.mpf(epsilon)), mpmath.mpf(1) / n
+        if kind == "geo":
+            one = [p ** abs(x) * (1 - p) / (1 + p) for x in range(-c, c + 1)]
+        else:
+            one = [
+                (1 - p) ** (2 * r) * p**m * mpmath.binomial(r + m - 1, m) * mpmath.hyp2f1(r, r + m, m + 1, p * p)
+                for m in (abs(x) for x in range(-c, c + 1))
+            ]
+        mass = mpmath.fsum(one)
+        law = np.array([decimal.Decimal(mpmath.nstr(v / mass, 55)) for v in one], dtype=object)
+        outside = decimal.Decimal(mpmath.nstr(1 - mass**n, 55))
+    with decimal.localcontext(prec=50):
+        return C.convolution_power(law, n), outside
+
+
+def _divergence_at_50_digits(pmf: np.ndarray, epsilon: float, d: int) -> decimal.Decimal:
+    """D_{e^(eps d)}(T + d || T) = sum_t max(0, pmf(t - d) - e^(eps d) pmf(t)) over T + d's outcomes, at 50 digits."""
+    with decimal.localcontext(prec=50):
+        scale = (decimal.Decimal(epsilon) * d).exp()
+        zero = decimal.Decimal(0)
+        return sum((max(zero, a - scale * b) for a, b in zip(pmf[:-d], pmf[d:], strict=True)), zero) + sum(pmf[-d:])
+
+
+@pytest.mark.parametrize(
+    "kind, epsilon, delta, n, k",
+    [
+        ("sgdl", 0.3, 1e-2, 100, 10),  # T underflows beyond |t| = 1006; fell back to eps_u = 4.90
+        pytest.param("sgdl", 0.3, 1e-4, 300, 5, marks=pytest.mark.slow),  # beyond |t| = 1525; eps_u = 6.00
+        ("geo", 2.0, 1e-4, 100, 5),  # beyond |t| = 461; fell back to eps_geo = 2
+        ("geo", 1.0, 1e-6, 100, 10),  # beyond |t| = 958; fell back to eps_geo = 1
+    ],
+)
+def test_certificate_where_t_underflows_meets_delta_at_50_digits_and_is_tight(kind, epsilon, delta, n, k):
+    # T's pmf is below the normal range where the largest sum distances look (e^(eps D) beyond 1e308): the linear
+    # bounds read it as 0 (infinite loss) and fell back; the log-space tail certifies what the mechanism needs
+    if kind == "geo":
+        found, fallback = M.geo_shuffle_certificate(epsilon, delta, n, k), epsilon
+        c = G.geo_shuffle_c(epsilon, delta, n)
+    else:
+        found, fallback = M.sgdl_shuffle_certificate(epsilon, delta, n, k), S.sgdl_shuffle_report_epsilon(epsilon, n)
+        c = S.sgdl_shuffle_c(epsilon, delta, n)
+    assert found.certified and found.epsilon < fallback
+    pmf, outside = _noise_at_50_digits(kind, epsilon, n, c)
+    assert pmf[: pmf.size // 2 - n * k + 1].min() < np.finfo(np.float64).tiny  # where D = n k meets T's mode
+    if kind == "geo":  # the truncation is charged exactly: delta_1 + Pr[H] D_{e^(eps D)}(T + D || T)
+
+        def total(eps, d):
+            return outside + (1 - outside) * _divergence_at_50_digits(pmf, eps, d)
+    else:  # the certificate charges its bound on delta_1 (Lemma C.1's union) and drops Pr[H] <= 1
+        delta_1 = decimal.Decimal(S.sgdl_shuffle_conditioned_noise(epsilon, c, n)[1])
+        assert outside <= delta_1
+
+        def total(eps, d):
+            return delta_1 + _divergence_at_50_digits(pmf, eps, d)
+
+    # the worst sum distance at 50 digits (a grid of 20 down from n k) meets delta at the returned epsilon
+    worst = max(range(n * k, 0, -max(1, n * k // 20)), key=lambda d: total(found.epsilon, d))
+    assert total(found.epsilon, worst) <= decimal.Decimal(delta)
+    lo, hi = 0.0, found.epsilon  # the 50-digit root there: the returned epsilon is at most 1e-6 above it
+    for _ in range(40):
+        lo, hi = ((lo + hi) / 2, hi) if total((lo + hi) / 2, worst) > decimal.Decimal(delta) else (lo, (lo + hi) / 2)
+    assert hi <= found.epsilon <= hi * (1.0 + 1e-6)
+
+
+def test_sgdl_fallback_names_the_float64_underflow_beyond_the_log_tail(monkeypatch):
+    # with no tilt left the lower law is the linear one, 0 below 1e-308: the fallback must say so
+    monkeypatch.setattr(C, "MAX_TAIL_TILTS", 0)
     found = M.sgdl_shuffle_certificate(0.3, 1e-2, 100, 10)
     assert not found.certified and found.epsilon == S.sgdl_shuffle_report_epsilon(0.3, 100)
     assert "underflows float64" in found.reason and "D = n k = 1000" in found.reason
+
+
+@pytest.mark.parametrize("kind, epsilon, delta, n, k", [("sgdl", 0.3, 1e-2, 100, 10), ("geo", 1.0, 1e-6, 100, 10)])
+def test_log_space_tail_of_t_is_a_lower_bound_within_1e_8_of_50_digits(kind, epsilon, delta, n, k):
+    c = G.geo_shuffle_c(epsilon, delta, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, delta, n)
+    if kind == "geo":
+        law, _ = G.geo_shuffle_noise_law(epsilon, c, n, n * k)
+    else:
+        law, _ = S.sgdl_shuffle_noise_law(epsilon, c, n, n * k)
+    assert law.log_lower is not None  # the tail is needed here
+    pmf, _ = _noise_at_50_digits(kind, epsilon, n, c)
+    with decimal.localcontext(prec=50):
+        truth = np.array([float(v.ln()) for v in pmf])
+    # the left tail (the checks compare T + D with T, D > 0) where the linear lower law has lost its precision
+    tail = (law.lower < np.finfo(np.float64).tiny) & (np.arange(pmf.size) < n * c)
+    reached = tail & np.isfinite(law.log_lower)
+    assert reached.sum() > 300 and truth[reached].min() < -800  # far below the float range
+    assert np.all(law.log_lower <= truth)  # rounded down everywhere
+    assert np.all(truth[reached] - law.log_lower[reached] <= 1e-8 * (1.0 + np.abs(truth[reached])))
+    assert np.all(np.log(law.upper) >= truth)  # the upper law stays linear, rounded up

@@ -251,3 +251,11 @@ def test_geo_shuffle_checks_max_distance_whatever_the_method(bad, method):
         M.geo_shuffle_epsilon(0.2, 1e-4, 100, 5, method=method, max_distance=bad)
     with pytest.raises(PrivacyParameterError, match="max_distance"):
         M.geo_shuffle_local_epsilon(0.1, 1e-4, 100, 5, method=method, max_distance=bad)
+
+
+def test_geo_fallback_at_a_sum_distance_beyond_the_conditioned_support_says_so_not_underflow():
+    # n k = 100 > n c = 60: at D = n k most of T + D faces outcomes beyond T's support, a true limit of the
+    # conditioned-noise analysis (T's pmf is normal everywhere: the reason used to blame float64 underflow)
+    found = M.geo_shuffle_certificate(3.0, 0.01, 20, 5)
+    assert not found.certified and found.epsilon == 3.0
+    assert "T's support ends at -n c = -60" in found.reason and "underflow" not in found.reason

@@ -46,22 +46,29 @@ def check_noise_epsilon(value: Any, name: str) -> float:
     return _rounding.NOISE_EPSILON_RANGE.check(value, name, note)
 
 
-def no_smaller_reason(pmf: np.ndarray, largest_shift: int, bound: str, budget: float) -> str:
-    """Why the shift analysis certified nothing below ``bound``: float64 underflow of T's pmf (its lower bound,
-    `shift_bounds`, is 0 there, so at the largest shift every outcome facing it counts as infinite loss: said when
-    that mass alone exceeds ``budget``), or genuinely none."""
-    upper, lower = shift_bounds(pmf)
-    nonzero = np.flatnonzero(lower > 0.0)
+def no_smaller_reason(law: ShiftLaw, largest_shift: int, bound: str, budget: float) -> str:
+    """Why the shift analysis certified nothing below ``bound``: T's lower law is 0 below some outcome, so at the
+    largest shift every outcome facing it counts as infinite loss (said when that mass alone exceeds ``budget``),
+    either because T's support ends there (-n c: the conditioned noise cannot certify that shift) or because its pmf
+    underflows float64 beyond the reach of `shift_law`'s log-space tail; or genuinely none."""
+    upper = law.upper
+    known = law.lower > 0.0 if law.log_lower is None else np.isfinite(law.log_lower)
+    nonzero = np.flatnonzero(known)
     if nonzero.size:
         first, last = int(nonzero[0]), int(nonzero[-1])
         lost = float(upper[: first + largest_shift].sum() + upper[last + largest_shift + 1 :].sum())
     else:
         first, last, lost = 0, 0, float(upper.sum())
     if lost > budget:
+        center = (upper.size - 1) // 2
+        cause = (
+            f"T's support ends at -n c = {-center}"
+            if first == 0
+            else f"T's pmf underflows float64 below t = {first - center} (beyond the reach of its log-space tail)"
+        )
         return (
-            f"no epsilon below {bound} certified: T's pmf underflows float64 beyond |t| = {(last - first) // 2}, so "
-            f"at D = n k = {largest_shift} a mass {lost:.3g} above the budget {budget:.3g} counts as infinite loss "
-            "(conservative)"
+            f"no epsilon below {bound} certified: {cause}, so at D = n k = {largest_shift} a mass {lost:.3g} above the "
+            f"budget {budget:.3g} counts as infinite loss{' (conservative)' if first else ''}"
         )
     return f"no epsilon below {bound} meets delta at every sum distance"
 
@@ -150,26 +157,73 @@ def check_convolution_size(c: int, n: int) -> None:
 
 #: Relative slack on T's pmf (direct convolution of positive terms; rounding is far below this).
 PMF_SLACK = 1e-9
+#: Smallest normal double: below it a computed value of T's pmf has lost relative precision (`shift_law` then
+#: takes the lower law's left tail from log space).
+_TINY = float(np.finfo(np.float64).tiny)
+#: Most tilted convolutions `shift_law` spends on T's left tail (each costs as much as T itself).
+MAX_TAIL_TILTS = 6
+#: Mass of T below the outcomes whose lower law `shift_law` makes sure of (far below any budget's window).
+_FOCUS_TAIL = 1e-30
+#: Largest exponent of a rescaled lower-law row (e^690 < 1.8e308: a row entry never overflows; clipping it lowers
+#: the lower law, so it errs toward loss).
+_ROW_CEILING = 690.0
 
 
-def shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, budget: float) -> np.ndarray:
+class ShiftLaw(NamedTuple):
+    """Bounds of T's true pmf on -n c .. n c, the input of every shift check (`shift_law`).
+
+    ``upper`` is rounded up (never below the true pmf); ``lower`` rounded down (never above it; 0 where it
+    underflows).  ``log_lower`` is None when ``lower`` keeps its relative precision everywhere the checks look (the
+    fast linear path), else the natural log of a lower bound, rounded down, finite also where ``lower`` underflows:
+    the checks then rescale each shifted row from these logs."""
+
+    upper: np.ndarray
+    lower: np.ndarray
+    log_lower: np.ndarray | None = None
+
+
+def _shifted_rows(
+    law: ShiftLaw, d: np.ndarray, largest: int, first: int = 0, last: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, scale): rows[i, j] e^scale[i] <= lower(t - d_i) (0 for t < d_i), t = first + j over T's outcomes
+    first..last (default all).
+
+    Linear path: the shifted ``lower`` itself, scale 0 (exactly the old arithmetic).  Log path: each row is
+    exp(log_lower(t - d_i) - scale_i), scale_i the row's largest log where ``upper`` holds all but `_FOCUS_TAIL` of
+    its mass (within first..last), so the entries that meet ``upper``'s mass are near 1 however far below the float
+    range lower(t - d_i) lies; entries are capped at e^`_ROW_CEILING` (rounded down: errs toward loss)."""
+    size = law.upper.size
+    last = size - 1 if last is None else last
+    if law.log_lower is None:
+        padded = np.concatenate([np.zeros(largest), law.lower])
+        windows = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1]
+        return windows[padded.size - size - d], np.zeros(d.size)
+    padded = np.concatenate([np.full(largest, -np.inf), law.log_lower])
+    logs = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1][padded.size - size - d]
+    focus_first, focus_last, _ = _shift_window(law.upper, _FOCUS_TAIL)
+    lo, hi = max(focus_first, first) - first, min(focus_last, last) - first
+    scale = logs[:, lo : hi + 1].max(axis=1) if lo <= hi else logs.max(axis=1)
+    scale = np.where(np.isfinite(scale), scale, 0.0)
+    return np.exp(np.minimum(logs - scale[:, None], _ROW_CEILING)), scale
+
+
+def shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.ndarray:
     """For each D in ``shifts``: the smallest eps with sum_t max(0, upper(t) - e^(eps D) lower(t - D)) <= budget.
 
-    ``upper``/``lower`` bound one pmf on the same support from above/below.  Sorting the outcomes by their
-    loss ln(upper(t) / lower(t - D)) / D makes the divergence A_i - e^(eps D) B_i on each stretch between
-    two losses; the root is taken on the stretch where the divergence crosses the budget.  +inf when even
-    the outcomes with lower(t - D) = 0 carry more than the budget.
-    """
+    Sorting the outcomes by their loss ln(upper(t) / lower(t - D)) / D makes the divergence A_i - e^(eps D) B_i on
+    each stretch between two losses; the root is taken on the stretch where the divergence crosses the budget.  +inf
+    when even the outcomes with lower(t - D) = 0 carry more than the budget.  Rows come from `_shifted_rows` (losses
+    and roots corrected by its scale)."""
+    upper = law.upper
     size = upper.size
-    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+    largest = int(shifts.max())
     out = np.empty(shifts.size)
     rows = max(1, 2_000_000 // size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        shifted = windows[padded.size - size - d]  # lower(t - D) aligned with upper(t)
+        shifted, scale = _shifted_rows(law, d, largest)  # lower(t - D) e^-scale aligned with upper(t)
         with np.errstate(divide="ignore", invalid="ignore"):
-            loss = (np.log(upper)[None, :] - np.log(shifted)) / d[:, None]
+            loss = (np.log(upper)[None, :] - np.log(shifted) - scale[:, None]) / d[:, None]
         loss = np.where(upper[None, :] > 0.0, loss, -np.inf)
         order = np.argsort(-loss, axis=1)
         loss = np.take_along_axis(loss, order, axis=1)
@@ -177,7 +231,7 @@ def shift_epsilons(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, bud
         b = np.cumsum(np.take_along_axis(shifted, order, axis=1), axis=1)
         below = np.concatenate([loss[:, 1:], np.full((d.size, 1), -np.inf)], axis=1)  # next loss down
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            root = np.where(a > budget, np.log((a - budget) / b) / d[:, None], -np.inf)
+            root = np.where(a > budget, (np.log((a - budget) / b) - scale[:, None]) / d[:, None], -np.inf)
         root = np.where(np.isnan(root), np.inf, root)
         # on stretch i (eps between below_i and loss_i) the divergence is within budget iff eps >= root_i
         feasible = root <= loss
@@ -205,18 +259,18 @@ def exp_scaled(exponent: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def shift_divergences(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.ndarray:
+def shift_divergences(law: ShiftLaw, shifts: np.ndarray, epsilon: float) -> np.ndarray:
     """sum_t max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``shifts`` (the check of `shift_epsilons`)."""
-    size = upper.size
-    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+    upper = law.upper
+    largest = int(shifts.max())
     out = np.empty(shifts.size)
-    rows = max(1, 2_000_000 // size)
+    rows = max(1, 2_000_000 // upper.size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        out[start : start + d.size] = np.maximum(
-            upper[None, :] - exp_scaled(epsilon * d, windows[padded.size - size - d]), 0.0
-        ).sum(axis=1)
+        shifted, scale = _shifted_rows(law, d, largest)
+        out[start : start + d.size] = np.maximum(upper[None, :] - exp_scaled(epsilon * d + scale, shifted), 0.0).sum(
+            axis=1
+        )
     return out
 
 
@@ -235,37 +289,32 @@ def _shift_window(upper: np.ndarray, tail: float) -> tuple[int, int, float]:
     return first, last, outside
 
 
-def _windowed_divergences(
-    upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float, tail: float
-) -> tuple[np.ndarray, float]:
+def _windowed_divergences(law: ShiftLaw, shifts: np.ndarray, epsilon: float, tail: float) -> tuple[np.ndarray, float]:
     """Bounds of `shift_divergences`: each sum over a window of ``upper``'s outcomes (a lower bound: every term is
     nonnegative) and the mass outside the window (added, an upper bound)."""
-    first, last, outside = _shift_window(upper, tail)
-    size = upper.size
-    padded = np.concatenate([np.zeros(int(shifts.max())), lower])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1]
-    window = upper[first : last + 1]
+    first, last, outside = _shift_window(law.upper, tail)
+    window = law.upper[first : last + 1]
+    largest = int(shifts.max())
     out = np.empty(shifts.size)
     rows = max(1, 2_000_000 // window.size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        scaled = exp_scaled(epsilon * d, windows[padded.size - size - d])
+        shifted, scale = _shifted_rows(law, d, largest, first, last)
+        scaled = exp_scaled(epsilon * d + scale, shifted)
         out[start : start + d.size] = np.maximum(window[None, :] - scaled, 0.0).sum(axis=1)
     return out, outside
 
 
-def max_shift_divergence(
-    upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, epsilon: float, budget: float
-) -> float:
-    """A stand-in for ``shift_divergences(upper, lower, shifts, epsilon).max()`` in a comparison with ``budget``:
-    above the budget exactly when that maximum is.  The sum over a window of ``upper``'s mass settles a shift when it
-    alone exceeds the budget (a window sum above it answers at once) or when, with the mass outside the window
-    added, it meets the budget with room to spare; the full sums run only for the shifts in between."""
+def max_shift_divergence(law: ShiftLaw, shifts: np.ndarray, epsilon: float, budget: float) -> float:
+    """A stand-in for ``shift_divergences(law, shifts, epsilon).max()`` in a comparison with ``budget``: above the
+    budget exactly when that maximum is.  The sum over a window of ``upper``'s mass settles a shift when it alone
+    exceeds the budget (a window sum above it answers at once) or when, with the mass outside the window added, it
+    meets the budget with room to spare; the full sums run only for the shifts in between."""
     if not budget > 0.0:
-        return float(shift_divergences(upper, lower, shifts, epsilon).max())
+        return float(shift_divergences(law, shifts, epsilon).max())
     parts = []
     for stop in range(shifts.size, 0, -256):  # the largest shifts first: where delta is missed, if anywhere
-        inside, outside = _windowed_divergences(upper, lower, shifts[max(0, stop - 256) : stop], epsilon, 1e-6 * budget)
+        inside, outside = _windowed_divergences(law, shifts[max(0, stop - 256) : stop], epsilon, 1e-6 * budget)
         if inside.max() > budget * (1.0 + _WINDOW_MARGIN):
             return float(inside.max())
         parts.append(inside)
@@ -273,34 +322,34 @@ def max_shift_divergence(
     easy = inside + outside <= budget * (1.0 - _WINDOW_MARGIN)
     if easy.all():
         return float((inside + outside).max())
-    return float(shift_divergences(upper, lower, shifts[~easy], epsilon).max())
+    return float(shift_divergences(law, shifts[~easy], epsilon).max())
 
 
-def max_shift_epsilon(upper: np.ndarray, lower: np.ndarray, shifts: np.ndarray, budget: float) -> float:
-    """``shift_epsilons(upper, lower, shifts, budget).max()``, solving few shifts: the largest one (and eight spread
-    over the range) set a level; a shift is then solved only if its windowed divergence at the level (less
-    `_WINDOW_MARGIN`) exceeds the budget: the others need no more than the level."""
+def max_shift_epsilon(law: ShiftLaw, shifts: np.ndarray, budget: float) -> float:
+    """``shift_epsilons(law, shifts, budget).max()``, solving few shifts: the largest one (and eight spread over the
+    range) set a level; a shift is then solved only if its windowed divergence at the level (less `_WINDOW_MARGIN`)
+    exceeds the budget: the others need no more than the level."""
     seeds = np.unique(shifts[np.linspace(0, shifts.size - 1, 9).astype(np.int64)])
-    level = float(shift_epsilons(upper, lower, seeds, budget).max())
+    level = float(shift_epsilons(law, seeds, budget).max())
     if not (budget > 0.0 and math.isfinite(level)):
-        return float(shift_epsilons(upper, lower, shifts, budget).max())
-    inside, outside = _windowed_divergences(upper, lower, shifts, level * (1.0 - _WINDOW_MARGIN), 1e-6 * budget)
+        return float(shift_epsilons(law, shifts, budget).max())
+    inside, outside = _windowed_divergences(law, shifts, level * (1.0 - _WINDOW_MARGIN), 1e-6 * budget)
     hard = shifts[~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN)) & ~np.isin(shifts, seeds)]
     if hard.size:
-        level = max(level, float(shift_epsilons(upper, lower, hard, budget).max()))
+        level = max(level, float(shift_epsilons(law, hard, budget).max()))
     return level
 
 
 def shift_bounds(pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower): bounds of T's true pmf from the computed one (`geo_shuffle_conditioned_noise`,
-    `sgdl_shuffle_conditioned_noise`: n per-user laws on [-c, c] convolved), the bounds every shift analysis works on.
+    """(upper, lower): bounds of a true pmf from the computed one (T's: n per-user laws on [-c, c] convolved, see
+    `shift_law`; the exhaustive search's sums of clamped laws), the linear bounds every shift or pair check works on.
 
     Rounded up, ``upper`` = pmf (1 + `PMF_SLACK`) + 1e-300.  Rounded down, ``lower`` = pmf (1 - `PMF_SLACK`) less
     `subnormal_charge`, floored at 0: the relative slack covers the convolution's relative rounding (~n c ulp), the
     charge its absolute rounding below the smallest normal double, where a product or a per-user value is rounded
     to a multiple of 2^-1074 (relative error up to 100% on the smallest values), so a lower value is never above
     the true one.  The charge changes no value above ~1e-290 (it is below half an ulp there)."""
-    return pmf * (1.0 + PMF_SLACK) + 1e-300, np.maximum(pmf * (1.0 - PMF_SLACK) - subnormal_charge(pmf.size), 0.0)
+    return pmf * (1.0 + PMF_SLACK) + 1e-300, np.maximum(pmf * (1.0 - PMF_SLACK) - subnormal_charge(pmf.shape[-1]), 0.0)
 
 
 def subnormal_charge(size: int) -> float:
@@ -310,35 +359,123 @@ def subnormal_charge(size: int) -> float:
     return 2.0 * size * 2.0**-1074
 
 
+def convolution_power(one: np.ndarray, n: int) -> np.ndarray:
+    """The law of the sum of n independent draws from the law ``one``: n - 1 direct convolutions of positive terms
+    (relative rounding ~n c ulp, inside `PMF_SLACK`; values below the normal range are charged by `shift_bounds`)."""
+    pmf = one
+    for _ in range(n - 1):
+        pmf = np.convolve(pmf, one)
+    return pmf
+
+
+def _tilt(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
+    """A theta <= 0 whose tilted law one(x) e^(theta x) / M(theta) has mean about ``mean`` (bisection; any theta
+    gives valid bounds in `_left_tail_log_lower`, a good one only covers more outcomes per convolution)."""
+
+    def tilted_mean(theta: float) -> float:
+        w = log_one + theta * x
+        weights = np.exp(w - w.max())
+        return float((weights * x).sum() / weights.sum())
+
+    lo, hi = -1.0, 0.0
+    while tilted_mean(lo) > mean and lo > -1e6:
+        lo, hi = 2.0 * lo, lo
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if tilted_mean(mid) < mean else (lo, mid)
+    return hi
+
+
+def _left_tail_log_lower(one: np.ndarray, n: int, log_lower: np.ndarray, lowest: int) -> np.ndarray:
+    """``log_lower`` raised on T's left tail (outcomes ``lowest`` up to where T's computed pmf is normal) by
+    exponential tilting: for any theta, T's pmf is pmf_theta(t) e^(-theta t) M^n, pmf_theta the n-fold convolution of
+    one(x) e^(theta x) / M, which is in the normal range around its mean n mu(theta); each tilt is aimed at the
+    outcome where the previous coverage ends, up to `MAX_TAIL_TILTS` of them.
+
+    Each bound is rounded down: pmf_theta deflated and charged as in `shift_bounds`; the per-user tilted law's
+    rounding (relative e1 <= 2^-50 (|ln one| + |theta x| + |w - max w| + 1)) raised to the n-th power (n e1); and
+    1e-12 (1 + |theta t| + n (|ln M| + 1)) for the float sum of the logs.  The max over the tilts and ``log_lower``
+    is a lower bound as each one is."""
+    c = (one.size - 1) // 2
+    size = log_lower.size
+    x = np.arange(-c, c + 1, dtype=np.float64)
+    t = np.arange(size, dtype=np.float64) - n * c
+    with np.errstate(divide="ignore"):
+        log_one = np.log(one)
+    best = log_lower.copy()
+    target = int(np.argmax(np.isfinite(best) & (best >= math.log(_TINY))))
+    for _ in range(MAX_TAIL_TILTS):
+        if target <= lowest:
+            break
+        theta = _tilt(log_one, x, max(float(t[target]) / n, -c + 1e-6))
+        w = log_one + theta * x
+        top = float(w[np.isfinite(w)].max())
+        tilted = np.exp(w - top)
+        norm = float(tilted.sum())
+        tilted /= norm
+        log_m = top + math.log(norm)
+        e1 = 2.0**-50 * float(
+            np.max(np.where(np.isfinite(w), np.abs(log_one) + np.abs(theta * x) + np.abs(w - top), 0)) + 1
+        )
+        low_t = np.maximum(convolution_power(tilted, n) * (1.0 - PMF_SLACK) - subnormal_charge(size), 0.0)
+        with np.errstate(divide="ignore"):
+            bound = np.log(low_t) - theta * t + n * log_m
+        bound -= n * e1 * 1.01 + 1e-12 * (1.0 + np.abs(theta * t) + n * (abs(log_m) + 1.0))
+        best = np.maximum(best, bound)
+        reached = int(np.argmax(low_t >= _TINY))
+        if reached >= target:
+            break
+        target = reached
+    return best
+
+
+def shift_law(one: np.ndarray, n: int, largest_shift: int) -> ShiftLaw:
+    """The bounds every shift check works on for T, the sum of n draws from ``one`` (a law on -c..c): `shift_bounds`
+    of its convolution (upper rounded up, lower rounded down), plus, where the lower law underflows on the outcomes
+    the checks meet (down to ``largest_shift`` below where T keeps all but 1e-30 of its mass), its log from
+    `_left_tail_log_lower`, every entry less 1e-12 (1 + |log|) for the rounding of rescaling the rows from logs.
+
+    Only the left tail is needed: the checks compare T + D with T for D > 0, so lower(t - D) sits left of upper(t).
+    When nothing there underflows, ``log_lower`` is None: the linear path, unchanged."""
+    pmf = convolution_power(one, n)
+    upper, lower = shift_bounds(pmf)
+    first, _, _ = _shift_window(upper, _FOCUS_TAIL)
+    lowest = max(0, first - int(largest_shift))
+    if not (pmf[lowest : first + 1] < _TINY).any():
+        return ShiftLaw(upper, lower, None)
+    with np.errstate(divide="ignore"):
+        log_lower = _left_tail_log_lower(one, n, np.log(lower), lowest)
+    return ShiftLaw(upper, lower, log_lower - 1e-12 * (1.0 + np.abs(log_lower)))
+
+
 def _rounded_up(epsilon):
     """The margin every certified shift epsilon gets over its root: relative 1e-12, then one ulp up."""
     return np.nextafter(np.asarray(epsilon, dtype=np.float64) * (1.0 + 1e-12), np.inf)
 
 
-def certified_shift_epsilon(pmf: np.ndarray, budget: float, shifts: np.ndarray) -> float:
-    """The smallest eps (rounded up) with D_{e^(eps D)}(T + D || T) <= ``budget`` at every D in ``shifts``, T with
-    pmf ``pmf``: `max_shift_epsilon` on `shift_bounds` with 1e-9 of the budget kept back, then checked by
+def certified_shift_epsilon(law: ShiftLaw, budget: float, shifts: np.ndarray) -> float:
+    """The smallest eps (rounded up) with D_{e^(eps D)}(T + D || T) <= ``budget`` at every D in ``shifts``, T bounded
+    by ``law`` (`shift_law`): `max_shift_epsilon` with 1e-9 of the budget kept back, then checked by
     `max_shift_divergence` (inf when none, or when the check fails: never an unmet eps).  The one rule of the
-    certified Geo-/SGDL-Shuffle epsilons and of their per-distance profile (`certified_shift_profile`)."""
-    upper, lower = shift_bounds(pmf)
-    eps = max_shift_epsilon(upper, lower, shifts, budget * (1.0 - 1e-9))
+    certified Geo-/SGDL-Shuffle epsilons, their inverse's feasibility check and their per-distance profile
+    (`certified_shift_profile`)."""
+    eps = max_shift_epsilon(law, shifts, budget * (1.0 - 1e-9))
     if not math.isfinite(eps):
         return math.inf
     eps = float(_rounded_up(eps))
-    return eps if max_shift_divergence(upper, lower, shifts, eps, budget) <= budget else math.inf
+    return eps if max_shift_divergence(law, shifts, eps, budget) <= budget else math.inf
 
 
-def certified_shift_profile(pmf: np.ndarray, budget: float, top: int) -> np.ndarray:
+def certified_shift_profile(law: ShiftLaw, budget: float, top: int) -> np.ndarray:
     """For d = 1..top: an eps meeting ``budget`` at every D <= d (non-decreasing; inf where none).
 
     Each D solved by `shift_epsilons` with `certified_shift_epsilon`'s margins, the running maximum taken, and capped
     by `certified_shift_epsilon` over all of 1..top (which holds at every D, so the cap keeps validity): the curve
     ends on the single certified value, never above it."""
-    upper, lower = shift_bounds(pmf)
     shifts = np.arange(1, top + 1)
-    per_shift = shift_epsilons(upper, lower, shifts, budget * (1.0 - 1e-9))
+    per_shift = shift_epsilons(law, shifts, budget * (1.0 - 1e-9))
     per_shift = np.where(np.isfinite(per_shift), _rounded_up(per_shift), np.inf)
-    return np.minimum(np.maximum.accumulate(per_shift), certified_shift_epsilon(pmf, budget, shifts))
+    return np.minimum(np.maximum.accumulate(per_shift), certified_shift_epsilon(law, budget, shifts))
 
 
 def distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.ndarray:
@@ -368,12 +505,14 @@ __all__ = [
     "MAX_DISTANCE",
     "MAX_EPSILON",
     "MAX_SHIFT_CELLS",
+    "MAX_TAIL_TILTS",
     "PMF_SLACK",
     "TAIL_RTOL",
     "check_convolution_size",
     "check_method",
     "check_noise_epsilon",
     "certified_shift_epsilon",
+    "convolution_power",
     "certified_shift_profile",
     "convolution_work",
     "distance_epsilons",
@@ -384,6 +523,8 @@ __all__ = [
     "max_shift_epsilon",
     "shift_bounds",
     "shift_divergences",
+    "shift_law",
+    "ShiftLaw",
     "shift_epsilons",
     "subnormal_charge",
     "tail_share",

@@ -30,11 +30,9 @@ import math
 import numpy as np
 from scipy import stats
 
-from shuffledp.accounting.metric._common import exp_scaled
+from shuffledp.accounting.metric._common import PMF_SLACK, exp_scaled, shift_bounds
 from shuffledp.accounting.metric.sgdl import log_sgdl_pmf
 
-#: Relative slack on every computed pmf value.
-PMF_SLACK = 1e-9
 #: Most pair-outcome cells of the exhaustive search (pairs x support): up to 10 s at the limit when every pair was
 #: solved, about 1.5 s with the skip test of `exhaustive_profile` (the limit is unchanged, so are the values).
 MAX_EXHAUSTIVE_CELLS = 1.2e8
@@ -179,8 +177,7 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
     sets = multisets(n, k)
     law = sum_laws(laws, sets)
     missing = np.maximum(1.0 - law.sum(axis=1), 0.0) * (1.0 + 1e-6) + 1e-15 * law.shape[1]
-    upper = law * (1.0 + PMF_SLACK) + 1e-300
-    lower = law * (1.0 - PMF_SLACK)
+    upper, lower = shift_bounds(law)  # the rule of the shift checks: upper rounded up, lower rounded down
     count = sets.shape[0]
     best = np.zeros(n * k)
     top, top_index = -1.0, -1

@@ -19,16 +19,18 @@ from shuffledp.accounting.metric._common import (
     DEFAULT_MAX_DISTANCE,
     MAX_EPSILON,
     CertifiedEpsilon,
+    ShiftLaw,
     check_max_distance,
     check_noise_epsilon,
 )
 from shuffledp.accounting.metric._common import certified_shift_epsilon as _certified_shift_epsilon
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
+from shuffledp.accounting.metric._common import convolution_power as _convolution_power
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
 from shuffledp.accounting.metric._common import max_shift_divergence as _max_shift_divergence
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
-from shuffledp.accounting.metric._common import shift_bounds as _shift_bounds
+from shuffledp.accounting.metric._common import shift_law as _shift_law
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
@@ -275,14 +277,26 @@ def geo_shuffle_conditioned_noise(eps_geo: float, c: int, n: int) -> tuple[np.nd
     eps_geo, n = check_noise_epsilon(eps_geo, "eps_geo"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
     _check_convolution_size(c, n)
-    p = math.exp(-eps_geo)
+    return _convolution_power(_user_law(eps_geo, c), n), _inside(eps_geo, c, n)
+
+
+def _user_law(eps_geo: float, c: int) -> np.ndarray:
+    """One user's noise G(0, eps_geo) conditioned on [-c, c]."""
     one = np.exp(-eps_geo * np.abs(np.arange(-c, c + 1, dtype=np.float64)))
-    one /= one.sum()
-    pmf = one
-    for _ in range(n - 1):
-        pmf = np.convolve(pmf, one)
+    return one / one.sum()
+
+
+def _inside(eps_geo: float, c: int, n: int) -> float:
+    """Pr[H] = (1 - 2 p^(c+1) / (1 + p))^n, p = e^-eps_geo."""
+    p = math.exp(-eps_geo)
     inside = -math.expm1(math.log(2.0) + (c + 1) * math.log(p) - math.log1p(p))  # 1 - 2 p^(c+1)/(1+p)
-    return pmf, math.exp(n * math.log(inside))
+    return math.exp(n * math.log(inside))
+
+
+def geo_shuffle_noise_law(eps_geo: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
+    """(bounds of T's pmf for the shift checks up to ``largest_shift``, `_common.shift_law`; Pr[H]): what
+    `geo_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows."""
+    return _shift_law(_user_law(eps_geo, c), n, largest_shift), _inside(eps_geo, c, n)
 
 
 def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int | None) -> float:
@@ -395,11 +409,11 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     costly = _too_costly(c, n, k, fallback)
     if costly is not None:
         return CertifiedEpsilon(eps_geo, False, costly)
-    pmf, inside = geo_shuffle_conditioned_noise(eps_geo, c, n)
+    law, inside = geo_shuffle_noise_law(eps_geo, c, n, n * k)
     budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
-    eps = _certified_shift_epsilon(pmf, budget, np.arange(1, n * k + 1))
+    eps = _certified_shift_epsilon(law, budget, np.arange(1, n * k + 1))
     if not eps < eps_geo:
-        return CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(pmf, n * k, 'eps_geo', budget)}: {fallback}")
+        return CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(law, n * k, 'eps_geo', budget)}: {fallback}")
     return CertifiedEpsilon(eps, True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
@@ -560,12 +574,11 @@ def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | Non
         return float(cached_profile("geo", eps_geo, delta, n, k, c)[0].max()) <= target
     if n * k > 2 * n * c or _too_costly(c, n, k, "") is not None:
         return False
-    pmf, inside = geo_shuffle_conditioned_noise(eps_geo, c, n)
+    law, inside = geo_shuffle_noise_law(eps_geo, c, n, n * k)
     budget = (delta - (1.0 - inside)) / inside
     if not budget > 0.0:
         return False
-    upper, lower = _shift_bounds(pmf)
-    return bool(_max_shift_divergence(upper, lower, np.arange(1, n * k + 1), target, budget) <= budget)
+    return bool(_max_shift_divergence(law, np.arange(1, n * k + 1), target, budget) <= budget)
 
 
 def _bisect_within(cost, target: float, lo: float, hi: float, steps: int = 60) -> float:

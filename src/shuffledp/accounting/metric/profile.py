@@ -28,6 +28,7 @@ from shuffledp.accounting._checks import check_delta, check_n
 from shuffledp.accounting.metric._common import (
     MAX_CONVOLUTION_WORK,
     MAX_SHIFT_CELLS,
+    ShiftLaw,
     check_noise_epsilon,
     convolution_work,
 )
@@ -35,13 +36,13 @@ from shuffledp.accounting.metric._common import certified_shift_profile as _cert
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
 from shuffledp.accounting.metric.geo_shuffle import (
     geo_shuffle_c,
-    geo_shuffle_conditioned_noise,
     geo_shuffle_epsilon_paper,
+    geo_shuffle_noise_law,
 )
 from shuffledp.accounting.metric.rr_shuffle import check_rr_p, rr_certified_search, rr_local, rr_shuffle_epsilon_paper
 from shuffledp.accounting.metric.sgdl_shuffle import (
     sgdl_shuffle_c,
-    sgdl_shuffle_conditioned_noise,
+    sgdl_shuffle_noise_law,
     sgdl_shuffle_report_epsilon,
 )
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
@@ -105,9 +106,9 @@ def _rr_profile(delta: float, p: float, k: int, n: int) -> tuple[np.ndarray, np.
     return grid, np.maximum.accumulate(eps), float(eps[-1]), "block covers of every pair of sums at distance <= d"
 
 
-def _shift_profile(pmf: np.ndarray, budget: float, top: int, fallback: float) -> np.ndarray:
+def _shift_profile(law: ShiftLaw, budget: float, top: int, fallback: float) -> np.ndarray:
     """Running maximum over D = 1..top of the certified eps meeting ``budget`` for T + D against T (capped)."""
-    return np.minimum(_certified_shift_profile(pmf, budget, top), fallback)
+    return np.minimum(_certified_shift_profile(law, budget, top), fallback)
 
 
 def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: int, fallback: float):
@@ -128,16 +129,16 @@ def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: 
             False,
             "conditioned noise too costly to convolve: per-report bound",
         )
+    top = int(min(n * k, 2 * n * c, max(1, MAX_SHIFT_CELLS // (2 * n * c + 1))))
     if kind == "geo":
-        pmf, inside = geo_shuffle_conditioned_noise(epsilon, c, n)
+        law, inside = geo_shuffle_noise_law(epsilon, c, n, top)
         budget = (delta - (1.0 - inside)) / inside
     else:
-        pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
+        law, delta_1 = sgdl_shuffle_noise_law(epsilon, c, n, top)
         budget = delta - delta_1
     if not budget > 0.0:
         return np.array([n * k]), np.array([fallback]), False, "no delta left after the truncation: per-report bound"
-    top = int(min(n * k, 2 * n * c, max(1, MAX_SHIFT_CELLS // (2 * n * c + 1))))
-    eps = _shift_profile(pmf, budget, top, fallback)
+    eps = _shift_profile(law, budget, top, fallback)
     distances = np.arange(1, top + 1)
     source = f"Proposition 3 with the conditioned noise at every sum distance <= {top}; beyond, the per-report bound"
     return distances, eps, False, source

@@ -12,13 +12,15 @@ from scipy import stats
 
 from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting._checks import check_delta, check_n
-from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, CertifiedEpsilon, check_noise_epsilon
+from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, CertifiedEpsilon, ShiftLaw, check_noise_epsilon
 from shuffledp.accounting.metric._common import certified_shift_epsilon as _certified_shift_epsilon
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import check_method as _check_method
+from shuffledp.accounting.metric._common import convolution_power as _convolution_power
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
+from shuffledp.accounting.metric._common import shift_law as _shift_law
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
@@ -261,15 +263,25 @@ def sgdl_shuffle_conditioned_noise(epsilon: float, c: int, n: int) -> tuple[np.n
     epsilon, n = check_noise_epsilon(epsilon, "epsilon"), check_n(n)
     c = check_positive_int(c, "c", minimum=0)
     _check_convolution_size(c, n)
-    p = math.exp(-epsilon)
-    one = sgdl_pmf(np.arange(-c, c + 1), 1.0 / n, p)
-    one /= one.sum()
-    pmf = one
-    for _ in range(n - 1):
-        pmf = np.convolve(pmf, one)
+    return _convolution_power(_user_law(epsilon, c, n), n), _delta_1(epsilon, c, n)
+
+
+def _user_law(epsilon: float, c: int, n: int) -> np.ndarray:
+    """One user's noise SGDL(1/n, e^-eps) conditioned on [-c, c]."""
+    one = sgdl_pmf(np.arange(-c, c + 1), 1.0 / n, math.exp(-epsilon))
+    return one / one.sum()
+
+
+def _delta_1(epsilon: float, c: int, n: int) -> float:
+    """The bound 1 - (1 - 2 Pr[NB(1/n, 1 - e^-eps) > c])^n on 1 - Pr[H]."""
     tail = min(1.0, 2.0 * float(stats.nbinom(1.0 / n, -math.expm1(-epsilon)).sf(c)) * (1.0 + 1e-9))
-    delta_1 = 1.0 if tail >= 1.0 else -math.expm1(n * math.log1p(-tail))
-    return pmf, delta_1
+    return 1.0 if tail >= 1.0 else -math.expm1(n * math.log1p(-tail))
+
+
+def sgdl_shuffle_noise_law(epsilon: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
+    """(bounds of T's pmf for the shift checks up to ``largest_shift``, `_common.shift_law`; the bound on delta_1):
+    what `sgdl_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows."""
+    return _shift_law(_user_law(epsilon, c, n), n, largest_shift), _delta_1(epsilon, c, n)
 
 
 def sgdl_shuffle_certified_epsilon(
@@ -386,15 +398,15 @@ def sgdl_shuffle_certificate(
     costly = _too_costly(c, n, k, fallback)
     if costly is not None:
         return CertifiedEpsilon(report, False, costly)
-    pmf, delta_1 = sgdl_shuffle_conditioned_noise(epsilon, c, n)
+    law, delta_1 = sgdl_shuffle_noise_law(epsilon, c, n, n * k)
     budget = delta - delta_1  # Pr[H] <= 1 multiplies the divergence
     if not budget > 0.0:
         return CertifiedEpsilon(
             report, False, f"delta_1 = {delta_1:.3g} (some noise beyond c) leaves no delta: {fallback}"
         )
-    eps = _certified_shift_epsilon(pmf, budget, np.arange(1, n * k + 1))
+    eps = _certified_shift_epsilon(law, budget, np.arange(1, n * k + 1))
     if not eps < report:
-        return CertifiedEpsilon(report, False, f"{_no_smaller_reason(pmf, n * k, 'eps_u', budget)}: {fallback}")
+        return CertifiedEpsilon(report, False, f"{_no_smaller_reason(law, n * k, 'eps_u', budget)}: {fallback}")
     return CertifiedEpsilon(eps, True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
