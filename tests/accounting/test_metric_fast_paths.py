@@ -74,11 +74,11 @@ def _conditioned(kind: str, epsilon: float, delta: float, n: int, k: int):
     """(T's bounds as the certificate builds them, the sum distances 1..n k, the budget on the divergence)."""
     if kind == "geo":
         c = G.geo_shuffle_c(epsilon, delta, n)
-        law, inside = G.geo_shuffle_noise_law(epsilon, c, n, n * k)
+        law, inside = G._geo_shuffle_noise_law(epsilon, c, n, n * k)
         budget = (delta - (1.0 - inside)) / inside
     else:
         c = S.sgdl_shuffle_c(epsilon, delta, n)
-        law, delta_1 = S.sgdl_shuffle_noise_law(epsilon, c, n, n * k)
+        law, delta_1 = S._sgdl_shuffle_noise_law(epsilon, c, n, n * k)
         budget = delta - delta_1
     return law, np.arange(1, n * k + 1), budget
 

@@ -224,9 +224,9 @@ def test_sgdl_fallback_names_the_float64_underflow_beyond_the_log_tail(monkeypat
 def test_log_space_tail_of_t_is_a_lower_bound_within_1e_8_of_50_digits(kind, epsilon, delta, n, k):
     c = G.geo_shuffle_c(epsilon, delta, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, delta, n)
     if kind == "geo":
-        law, _ = G.geo_shuffle_noise_law(epsilon, c, n, n * k)
+        law, _ = G._geo_shuffle_noise_law(epsilon, c, n, n * k)
     else:
-        law, _ = S.sgdl_shuffle_noise_law(epsilon, c, n, n * k)
+        law, _ = S._sgdl_shuffle_noise_law(epsilon, c, n, n * k)
     assert law.log_lower is not None  # the tail is needed here
     pmf, _ = _noise_at_50_digits(kind, epsilon, n, c)
     with decimal.localcontext(prec=50):

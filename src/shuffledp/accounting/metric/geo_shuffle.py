@@ -293,7 +293,7 @@ def _inside(eps_geo: float, c: int, n: int) -> float:
     return math.exp(n * math.log(inside))
 
 
-def geo_shuffle_noise_law(eps_geo: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
+def _geo_shuffle_noise_law(eps_geo: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
     """(bounds of T's pmf for the shift checks up to ``largest_shift``, `_common.shift_law`; Pr[H]): what
     `geo_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows."""
     return _shift_law(_user_law(eps_geo, c), n, largest_shift), _inside(eps_geo, c, n)
@@ -409,7 +409,7 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     costly = _too_costly(c, n, k, fallback)
     if costly is not None:
         return CertifiedEpsilon(eps_geo, False, costly)
-    law, inside = geo_shuffle_noise_law(eps_geo, c, n, n * k)
+    law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
     budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
     eps = _certified_shift_epsilon(law, budget, np.arange(1, n * k + 1))
     if not eps < eps_geo:
@@ -574,7 +574,7 @@ def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | Non
         return float(cached_profile("geo", eps_geo, delta, n, k, c)[0].max()) <= target
     if n * k > 2 * n * c or _too_costly(c, n, k, "") is not None:
         return False
-    law, inside = geo_shuffle_noise_law(eps_geo, c, n, n * k)
+    law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
     budget = (delta - (1.0 - inside)) / inside
     if not budget > 0.0:
         return False

@@ -35,14 +35,14 @@ from shuffledp.accounting.metric._common import (
 from shuffledp.accounting.metric._common import certified_shift_profile as _certified_shift_profile
 from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
 from shuffledp.accounting.metric.geo_shuffle import (
+    _geo_shuffle_noise_law,
     geo_shuffle_c,
     geo_shuffle_epsilon_paper,
-    geo_shuffle_noise_law,
 )
 from shuffledp.accounting.metric.rr_shuffle import check_rr_p, rr_certified_search, rr_local, rr_shuffle_epsilon_paper
 from shuffledp.accounting.metric.sgdl_shuffle import (
+    _sgdl_shuffle_noise_law,
     sgdl_shuffle_c,
-    sgdl_shuffle_noise_law,
     sgdl_shuffle_report_epsilon,
 )
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
@@ -131,10 +131,10 @@ def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: 
         )
     top = int(min(n * k, 2 * n * c, max(1, MAX_SHIFT_CELLS // (2 * n * c + 1))))
     if kind == "geo":
-        law, inside = geo_shuffle_noise_law(epsilon, c, n, top)
+        law, inside = _geo_shuffle_noise_law(epsilon, c, n, top)
         budget = (delta - (1.0 - inside)) / inside
     else:
-        law, delta_1 = sgdl_shuffle_noise_law(epsilon, c, n, top)
+        law, delta_1 = _sgdl_shuffle_noise_law(epsilon, c, n, top)
         budget = delta - delta_1
     if not budget > 0.0:
         return np.array([n * k]), np.array([fallback]), False, "no delta left after the truncation: per-report bound"

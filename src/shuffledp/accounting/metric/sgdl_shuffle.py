@@ -278,7 +278,7 @@ def _delta_1(epsilon: float, c: int, n: int) -> float:
     return 1.0 if tail >= 1.0 else -math.expm1(n * math.log1p(-tail))
 
 
-def sgdl_shuffle_noise_law(epsilon: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
+def _sgdl_shuffle_noise_law(epsilon: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
     """(bounds of T's pmf for the shift checks up to ``largest_shift``, `_common.shift_law`; the bound on delta_1):
     what `sgdl_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows."""
     return _shift_law(_user_law(epsilon, c, n), n, largest_shift), _delta_1(epsilon, c, n)
@@ -398,7 +398,7 @@ def sgdl_shuffle_certificate(
     costly = _too_costly(c, n, k, fallback)
     if costly is not None:
         return CertifiedEpsilon(report, False, costly)
-    law, delta_1 = sgdl_shuffle_noise_law(epsilon, c, n, n * k)
+    law, delta_1 = _sgdl_shuffle_noise_law(epsilon, c, n, n * k)
     budget = delta - delta_1  # Pr[H] <= 1 multiplies the divergence
     if not budget > 0.0:
         return CertifiedEpsilon(
