@@ -175,8 +175,7 @@ def _log_sf(log_pmf: np.ndarray) -> np.ndarray:
     ``np.logaddexp.accumulate`` up to rounding, in a few whole-array operations instead of one log and exp per term.
     """
     size = log_pmf.size
-    finite = log_pmf[np.isfinite(log_pmf)]
-    if size < 64 or finite.size < size:  # short, or with -inf terms: the direct recursion
+    if size < 64 or not np.isfinite(log_pmf).all():  # short, or with -inf terms: the direct recursion
         return np.logaddexp.accumulate(log_pmf[::-1])[::-1]
     steep = float(np.abs(np.diff(log_pmf)).max()) if size > 1 else 0.0
     chunk = int(min(512, max(1, 600.0 // max(steep, 1e-300))))
@@ -187,12 +186,15 @@ def _log_sf(log_pmf: np.ndarray) -> np.ndarray:
     padded[:size] = log_pmf
     block = padded.reshape(rows, chunk)
     top = block.max(axis=1, keepdims=True)
-    with np.errstate(divide="ignore"):
-        inner = np.log(np.cumsum(np.exp(block - top)[:, ::-1], axis=1)[:, ::-1]) + top  # within the chunk
-    later = np.empty(rows)  # ln of the mass of every chunk after this one
+    inner = np.cumsum(np.exp(block - top)[:, ::-1], axis=1)[:, ::-1]  # within the chunk, scaled by e^top
+    later = np.empty((rows, 1))  # ln of the mass of every chunk after this one
     later[-1] = -np.inf
-    later[:-1] = np.logaddexp.accumulate(inner[::-1, 0])[::-1][1:]
-    return np.logaddexp(inner, later[:, None]).reshape(-1)[:size]
+    later[:-1, 0] = np.logaddexp.accumulate(np.log(inner[::-1, 0]) + top[::-1, 0])[::-1][1:]
+    # both parts on the scale of the larger of e^top and e^later (one log per term; a part that underflows there is
+    # below 1e-300 of the other)
+    scale = np.maximum(top, later)
+    with np.errstate(divide="ignore", under="ignore"):
+        return (np.log(inner * np.exp(top - scale) + np.exp(later - scale)) + scale).reshape(-1)[:size]
 
 
 def up_exponent(num: tuple[int, int], den: tuple[int, int], q0: float, delta: float) -> float:
