@@ -14,14 +14,18 @@ What is proven (see `shuffledp.accounting.metric.rr_shuffle` for the argument in
 * (L2, blanket removal) the S common one-bits and N - S - D common zero-bits add the same independent noise to
   both laws, so removing them (post-processing in reverse) can only raise a: the up-direction of (S, S + D) among
   N bits is at most a1(D, N - S) and at most a2(D, S + D) (remove the zeros, reflect y -> M - y); so a(D, M) is
-  non-increasing in M, and every S is covered by the world M = ceil((N + D) / 2).
+  non-increasing in M, and every S is covered by the world M = ceil((N + D) / 2).  More generally (L2', split
+  worlds) for any Ma + Mb = N + D + 1 with D <= Ma, Mb <= N every S has N - S >= Ma or S + D >= Mb (if
+  S > N - Ma then S + D >= N - Ma + 1 + D = Mb), so the up-direction of every pair at distance D is at most
+  max(a1(D, Ma), a2(D, Mb)); the split is free (a1 < a2 at equal worlds away from D = N, so giving a2 the larger
+  world lowers the cover), and Ma + Mb = N + D1 + 1 serves every D >= D1 (a larger N + D + 1 only allows more).
 * (L3, stochastic order) P_{D+1}^M first-order dominates P_D^M, so with L1 the threshold form gives
   a1(D + 1, M) >= a1(D, M) and a2(D + 1, M) >= a2(D, M): a is non-decreasing in D.
 * (L4, reflection) y -> N - y maps P_S^N to P_{N-S}^N, so the down-direction of (S, S + D) is the up-direction of
   (N - S - D, N - S): the maximum over all pairs needs one direction only.
 
-Hence for D in a block [D1, D2]: every pair at sum distance D needs eps <= max(a1, a2)(D2, ceil((N + D1)/2)) / D1
-(L2 puts the worst S in the world ceil((N + D)/2) >= ceil((N + D1)/2), L3 raises D to D2, the 1/D1 bounds 1/D);
+Hence for D in a block [D1, D2]: every pair at sum distance D needs eps <= max(a1(D2, Ma), a2(D2, Mb)) / D1 for
+any split Ma + Mb = N + D1 + 1 with D2 <= Ma, Mb <= N (L2', L3 raises D to D2, the 1/D1 bounds 1/D);
 a finite adaptive family of blocks covers D = 1..N - 1, and D = N is the single pair all-0 vs all-k, computed
 exactly.  The certified epsilon is the largest of these; it equals the all-0 vs all-k value whenever every
 block's bound is below it (the search refines blocks until they are, within a work budget).
@@ -279,8 +283,10 @@ def certified_search(
     default) among ``total`` = n k bits: the block covers of L1-L4 (module docstring), refined adaptively.
 
     The exact value of the largest-distance pair (S = 0, D = max_distance, among all N bits) is attained and
-    starts the level; each block [D1, D2] is certified by max(a1, a2)(D2, ceil((N + D1)/2)) / D1 when that is at
-    most the level, else split (a single D whose cover exceeds the level raises it: still valid).
+    starts the level; each block [D1, D2] is certified by max(a1(D2, Ma), a2(D2, Mb)) / D1 (Ma + Mb = N + D1 + 1,
+    L2') when that is at most the level, else tried again narrower (a single D whose cover exceeds the level raises
+    it: still valid).  Where each block ends and how its worlds are split only decide the work, never the value's
+    validity: both are predicted from the covers already computed (`_next_block`, `_balanced_split`).
     ``progress(done, total)`` is called with the distances covered so far."""
     top = total if max_distance is None else min(max_distance, total)
     last = top - 1 if top == total else top  # D = N has the one pair S = 0, computed exactly
@@ -289,26 +295,100 @@ def certified_search(
     else:
         attained = max(pair_exponents(top, total, q0, delta)) / top
     evaluations, level = 1, attained
-    d1, d2, complete = 1, min(last, 4), True
+    d1, d2, complete, share = 1, min(last, 4), True, 0.5
+    covers: list[tuple[int, float]] = []  # (D2, its cover's epsilon max(a1, a2) / D2) of every block tried
     while d1 <= last:
-        m1 = (total + d1 + 1) // 2
-        d2 = max(d1, min(d2, last, m1))
+        worlds = total + d1 + 1  # Ma + Mb: every pair at a distance D >= D1 has N - S >= Ma or S + D >= Mb
+        d2 = max(d1, min(d2, last, worlds // 2))
         if evaluations >= budget:  # out of work: covers as wide as allowed for the rest (valid, looser)
             complete = False
-            d2 = min(last, m1)
-        cover = max(pair_exponents(d2, m1, q0, delta)) / d2  # the cover's own epsilon at D2
-        bound = cover * d2 / d1
+            d2 = min(last, worlds // 2)
+        ma = _split_world(d2, worlds, share, total)
+        a1, a2 = _split_cover(d2, ma, worlds, q0, delta)
         evaluations += 1
+        cover = max(a1, a2) / d2
+        covers.append((d2, cover))
+        share = _balanced_split(share, a1, a2, ma - d2, worlds - ma - d2, level * d2)
+        equal = _split_world(d2, worlds, 0.5, total)
+        if d2 == d1 and cover > level and ma != equal:
+            # a single distance would raise the level: the equal worlds may give less (the smaller is valid)
+            cover = min(cover, max(_split_cover(d2, equal, worlds, q0, delta)) / d2)
+            evaluations += 1
+        bound = cover * d2 / d1
         if bound <= level or d2 == d1 or not complete:
             level = max(level, bound)
             if progress is not None:
                 progress(d2, top)
             d1 = d2 + 1
-            # next block: as wide as the slack left by this cover suggests (covers grow with D)
-            d2 = int(d1 * (1.0 + 0.6 * max(level / cover - 1.0, 0.0)))
-        else:  # too wide: shrink to what this cover's epsilon allows
-            d2 = min(d2 - 1, int(d1 * (1.0 + 0.95 * (level / cover - 1.0))))
+            d2 = _next_block(d1, covers, level, total) if d1 <= last else d1
+        else:  # too wide: shrink to what this cover's epsilon allows (a cover's epsilon grows with D)
+            d2 = min(d2 - 1, int(d1 * (1.0 + _SHRINK * (level / cover - 1.0))))
     return RRSearch(epsilon=level, attained=attained, evaluations=evaluations, complete=complete)
+
+
+#: Blocks are sized to this share of the width the model of `_next_block` predicts (the rest is a margin against
+#: a failed try, which costs a whole evaluation), and shrunk after a failed one to this share of the width its
+#: cover allows.
+_AIM = 0.95
+_SHRINK = 0.95
+#: The linear-shortfall model of `_next_block` is used from covers at this share of the level on.
+_NEAR = 0.5
+#: Largest change of the blanket's split between consecutive covers (`_balanced_split`).
+_SPLIT_STEP = 0.03
+
+
+def _split_world(d2: int, worlds: int, share: float, total: int) -> int:
+    """Ma of the split Ma + Mb = ``worlds`` with Ma - D2 about ``share`` of the blanket, both worlds within D2..N."""
+    return min(max(d2 + round(share * (worlds - 2 * d2)), d2, worlds - total), total, worlds - d2)
+
+
+def _split_cover(d2: int, ma: int, worlds: int, q0: float, delta: float) -> tuple[float, float]:
+    """(a1(D2, Ma), a2(D2, Mb)), Mb = ``worlds`` - Ma (L2')."""
+    mb = worlds - ma
+    return up_exponent((d2, ma), (0, ma), q0, delta), up_exponent((mb, mb), (mb - d2, mb), q0, delta)
+
+
+def _balanced_split(share: float, a1: float, a2: float, r1: int, r2: int, top: float) -> float:
+    """The share of the blanket bits (Ma + Mb - 2 D2) for the world of a1 in the next cover: where a1 and a2 would be
+    equal if each fell short of ``top`` (level D2) in proportion to its own blanket (the shape near D = N)."""
+    f1, f2 = top - a1, top - a2
+    if r1 <= 0 or r2 <= 0:
+        return share
+    if max(a1, a2) < _NEAR * top:  # far below the level the shape is another: equal worlds (the plain L2 cover)
+        return 0.5
+    if f1 <= 0.0 or f2 <= 0.0:  # one above the level: more blanket to the larger
+        step = _SPLIT_STEP if a1 > a2 else -_SPLIT_STEP
+    else:  # damped steps: the shortfalls are not quite linear in the blanket (far from it at a few hundred bits)
+        k1, k2 = f1 / r1, f2 / r2
+        step = min(_SPLIT_STEP, max(-_SPLIT_STEP, 0.5 * (k2 / (k1 + k2) - share)))
+    return min(0.8, max(0.2, share + step))
+
+
+def _next_block(d1: int, covers: list[tuple[int, float]], level: float, total: int) -> int:
+    """A predicted D2 for the block starting at ``d1``: the largest at which ``_AIM`` of the way to the predicted
+    bound = level, the cover's epsilon extrapolated from the last two covers (a power of D far below the level,
+    a shortfall from the level linear in the blanket near it, from `_NEAR` of the level on: the smaller of the two)."""
+    (dp, hp) = covers[-1]
+    beta = 1.0
+    if len(covers) > 1:
+        (dq, hq) = covers[-2]
+        if dq != dp and hq > 0.0 and hp > 0.0:
+            beta = min(3.0, max(0.3, math.log(hp / hq) / math.log(dp / dq)))
+    # far below the level: cover(D) = hp (D / dp)^beta, bound cover(D) D / d1 = level
+    if hp <= 0.0:
+        far = total
+    else:
+        far = (level * d1 * dp**beta / hp) ** (1.0 / (1.0 + beta))
+    # near the top: a(D) = level D - k (N + d1 + 1 - 2 D), k from the last cover's blanket
+    blanket = total + d1 - 2 * dp  # the last cover's blanket, about
+    shortfall = (level - hp) * dp
+    if hp >= _NEAR * level and blanket > 0 and shortfall > 0.0:
+        k = shortfall / blanket
+        near = (k * (total + d1 + 1) + level * d1) / (level + 2.0 * k)
+    else:
+        near = far
+    width = min(far, near) - d1
+    return d1 + max(0, int(_AIM * width))
 
 
 def all_zero_all_k_epsilon(total: int, q0: float, delta: float) -> float:
