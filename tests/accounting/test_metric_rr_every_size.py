@@ -120,10 +120,37 @@ def test_split_worlds_cover_every_pair_at_every_distance(total, p, delta):
             assert worst <= max(a1, a2) * (1 + 1e-9) + 1e-12
 
 
-def test_ten_million_bits_close_in_under_a_hundred_evaluations():
-    """The split worlds and the predicted block ends (122 evaluations before, 89 now): the work, not the value."""
+@pytest.mark.parametrize("total, p, delta", [(44, 0.5, 1e-4), (50, 0.9, 1e-2), (36, 0.1, 1e-6)])
+def test_a_block_needs_a2_only_at_its_end(total, p, delta):
+    """L5 (`_rr_pairs` docstring): every pair at a distance D in [D1, D2] needs at most
+    max(a1(D2, Ma) / D1, a2(D2, Mb) / D2), Ma + Mb = N + D1 + 1: checked for every block, two splits each."""
+    q0 = p / 2
+    worst = [0.0] + [
+        max(max(RR._rr_pair_epsilons(s, d, total, q0, delta)) for s in range(total - d + 1))
+        for d in range(1, total + 1)
+    ]
+    for d1 in range(1, total):
+        worlds = total + d1 + 1
+        for d2 in range(d1, min(total, worlds // 2) + 1):
+            for share in (0.5, 0.8):
+                ma = E._split_world(d2, worlds, share, total)
+                a1, a2 = E._split_cover(d2, ma, worlds, q0, delta)
+                bound = max(a1 / d1, a2 / d2)
+                assert max(worst[d1 : d2 + 1]) <= bound * (1 + 1e-9) + 1e-12
+
+
+def test_a2_per_unit_distance_grows_with_the_distance():
+    """L5: a2(D, M) is convex in D with a2(0, M) = 0, so a2(D, M) / D never falls (every D, two worlds)."""
+    for m, q0, delta in ((200, 0.25, 1e-4), (150, 0.05, 1e-2)):
+        per_unit = [E.up_exponent((m, m), (m - d, m), q0, delta) / d for d in range(1, m + 1)]
+        assert all(b >= a * (1 - 1e-9) for a, b in zip(per_unit, per_unit[1:]))
+
+
+def test_ten_million_bits_close_in_under_sixty_evaluations():
+    """The split worlds, L5 and the predicted block ends (122 evaluations before, 55 now): the work, not the
+    value."""
     search = RR.rr_certified_search(1e-4, 0.5, 10_000 * 1_000)
-    assert search.complete and search.epsilon == search.attained and search.evaluations <= 95
+    assert search.complete and search.epsilon == search.attained and search.evaluations <= 60
 
 
 def test_small_p_closes_on_the_worst_pair_within_the_work_budget():

@@ -23,9 +23,18 @@ What is proven (see `shuffledp.accounting.metric.rr_shuffle` for the argument in
   a1(D + 1, M) >= a1(D, M) and a2(D + 1, M) >= a2(D, M): a is non-decreasing in D.
 * (L4, reflection) y -> N - y maps P_S^N to P_{N-S}^N, so the down-direction of (S, S + D) is the up-direction of
   (N - S - D, N - S): the maximum over all pairs needs one direction only.
+* (L5, a2 / D grows with D) For fixed M and y, S -> ln SF_S^M(y) is concave on 0..M.  Proof: SF_{S-1}, SF_S,
+  SF_{S+1} differ in two bits only, both Bern(q0), one Bern(q1) and one Bern(q0), both Bern(q1); with W the sum of
+  the other M - 2 bits and G_k = Pr[W >= y - k], expanding the three laws (q1 = 1 - q0) gives
+  SF_{S-1} SF_{S+1} - SF_S^2 = (q1^2 - q0^2)^2 (G_0 G_2 - G_1^2) <= 0, since W (a sum of independent bits) is
+  log-concave and so is its tail.  Now a2(D, M) = max over y of ln((SF_M^M(y) - delta)_+) - ln SF_{M-D}^M(y)
+  (L1, through L4's reflection), the first term free of D and the second convex in D: a maximum of convex
+  functions, convex in D on 0..M, with a2(0, M) = 0, so a2(D, M) / D is non-decreasing in D.  Hence a block needs
+  a2 only at its end: a2(D, Mb) / D <= a2(D2, Mb) / D2 for D <= D2 (no factor D2 / D1).  (a1 has its varying law
+  in the numerator, where the same concavity gives no such bound, so a1 keeps L3's D2 / D1.)
 
-Hence for D in a block [D1, D2]: every pair at sum distance D needs eps <= max(a1(D2, Ma), a2(D2, Mb)) / D1 for
-any split Ma + Mb = N + D1 + 1 with D2 <= Ma, Mb <= N (L2', L3 raises D to D2, the 1/D1 bounds 1/D);
+Hence for D in a block [D1, D2]: every pair at sum distance D needs eps <= max(a1(D2, Ma) / D1, a2(D2, Mb) / D2)
+for any split Ma + Mb = N + D1 + 1 with D2 <= Ma, Mb <= N (L2'; L3 raises a1's D to D2, the 1/D1 bounds 1/D; L5);
 a finite adaptive family of blocks covers D = 1..N - 1, and D = N is the single pair all-0 vs all-k, computed
 exactly.  The certified epsilon is the largest of these; it equals the all-0 vs all-k value whenever every
 block's bound is below it (the search refines blocks until they are, within a work budget).
@@ -280,14 +289,14 @@ def certified_search(
     progress: Callable[[int, int], None] | None = None,
 ) -> RRSearch:
     """The certified epsilon of RR-Shuffle over every pair of sums at distance D <= ``max_distance`` (all by
-    default) among ``total`` = n k bits: the block covers of L1-L4 (module docstring), refined adaptively.
+    default) among ``total`` = n k bits: the block covers of L1-L5 (module docstring), refined adaptively.
 
     The exact value of the largest-distance pair (S = 0, D = max_distance, among all N bits) is attained and
-    starts the level; each block [D1, D2] is certified by max(a1(D2, Ma), a2(D2, Mb)) / D1 (Ma + Mb = N + D1 + 1,
-    L2') when that is at most the level, else tried again narrower (a single D whose cover exceeds the level raises
-    it: still valid).  Where each block ends and how its worlds are split only decide the work, never the value's
-    validity: both are predicted from the covers already computed (`_next_block`, `_balanced_split`).
-    ``progress(done, total)`` is called with the distances covered so far."""
+    starts the level; each block [D1, D2] is certified by max(a1(D2, Ma) / D1, a2(D2, Mb) / D2) (Ma + Mb =
+    N + D1 + 1, L2', L3, L5) when that is at most the level, else tried again narrower (a single D whose cover
+    exceeds the level raises it: still valid).  Where each block ends and how its worlds are split only decide the
+    work, never the value's validity: both are predicted from the covers already computed (`_next_block`,
+    `_balanced_split`).  ``progress(done, total)`` is called with the distances covered so far."""
     top = total if max_distance is None else min(max_distance, total)
     last = top - 1 if top == total else top  # D = N has the one pair S = 0, computed exactly
     if top == total:
@@ -295,8 +304,8 @@ def certified_search(
     else:
         attained = max(pair_exponents(top, total, q0, delta)) / top
     evaluations, level = 1, attained
-    d1, d2, complete, share = 1, min(last, 4), True, 0.5
-    covers: list[tuple[int, float]] = []  # (D2, its cover's epsilon max(a1, a2) / D2) of every block tried
+    d1, d2, complete, share, aim = 1, min(last, 4), True, 0.5, _AIM
+    covers: list[tuple[int, float, float]] = []  # (D2, max(a1, a2) / D2, a1's shortfall per blanket bit) per try
     while d1 <= last:
         worlds = total + d1 + 1  # Ma + Mb: every pair at a distance D >= D1 has N - S >= Ma or S + D >= Mb
         d2 = max(d1, min(d2, last, worlds // 2))
@@ -306,30 +315,35 @@ def certified_search(
         ma = _split_world(d2, worlds, share, total)
         a1, a2 = _split_cover(d2, ma, worlds, q0, delta)
         evaluations += 1
-        cover = max(a1, a2) / d2
-        covers.append((d2, cover))
-        share = _balanced_split(share, a1, a2, ma - d2, worlds - ma - d2, level * d2)
+        r1 = ma - d2
+        covers.append((d2, max(a1, a2) / d2, (level * d2 - a1) / r1 if r1 > 0 else 0.0))
+        share = _balanced_split(share, a1, a2, d1, d2, r1, worlds - ma - d2, level)
+        bound = max(a1 / d1, a2 / d2)  # L3 raises a1 to D2 (1/D1 bounds 1/D); L5: a2(D, Mb) / D grows with D
         equal = _split_world(d2, worlds, 0.5, total)
-        if d2 == d1 and cover > level and ma != equal:
+        if d2 == d1 and bound > level and ma != equal:
             # a single distance would raise the level: the equal worlds may give less (the smaller is valid)
-            cover = min(cover, max(_split_cover(d2, equal, worlds, q0, delta)) / d2)
+            bound = min(bound, max(_split_cover(d2, equal, worlds, q0, delta)) / d2)
             evaluations += 1
-        bound = cover * d2 / d1
         if bound <= level or d2 == d1 or not complete:
             level = max(level, bound)
             if progress is not None:
                 progress(d2, top)
             d1 = d2 + 1
-            d2 = _next_block(d1, covers, level, total) if d1 <= last else d1
+            aim = min(_AIM, aim * _AIM_UP)
+            d2 = _next_block(d1, covers, level, total, share, aim) if d1 <= last else d1
         else:  # too wide: shrink to what this cover's epsilon allows (a cover's epsilon grows with D)
-            d2 = min(d2 - 1, int(d1 * (1.0 + _SHRINK * (level / cover - 1.0))))
+            aim *= _AIM_DOWN
+            d2 = min(d2 - 1, int(d1 * (1.0 + _SHRINK * (level * d2 / max(a1, a2) - 1.0))))
     return RRSearch(epsilon=level, attained=attained, evaluations=evaluations, complete=complete)
 
 
-#: Blocks are sized to this share of the width the model of `_next_block` predicts (the rest is a margin against
-#: a failed try, which costs a whole evaluation), and shrunk after a failed one to this share of the width its
-#: cover allows.
+#: Blocks are sized to at most this share of the width the model of `_next_block` predicts (the rest is a margin
+#: against a failed try, which costs a whole evaluation); the share is multiplied by `_AIM_DOWN` after each failed
+#: try and by `_AIM_UP` after each success (back up to `_AIM`: the models fit a few hundred bits less well), and a
+#: failed block is shrunk to `_SHRINK` of the width its cover allows.
 _AIM = 0.95
+_AIM_DOWN = 0.6
+_AIM_UP = 1.2
 _SHRINK = 0.95
 #: The linear-shortfall model of `_next_block` is used from covers at this share of the level on.
 _NEAR = 0.5
@@ -348,47 +362,44 @@ def _split_cover(d2: int, ma: int, worlds: int, q0: float, delta: float) -> tupl
     return up_exponent((d2, ma), (0, ma), q0, delta), up_exponent((mb, mb), (mb - d2, mb), q0, delta)
 
 
-def _balanced_split(share: float, a1: float, a2: float, r1: int, r2: int, top: float) -> float:
-    """The share of the blanket bits (Ma + Mb - 2 D2) for the world of a1 in the next cover: where a1 and a2 would be
-    equal if each fell short of ``top`` (level D2) in proportion to its own blanket (the shape near D = N)."""
-    f1, f2 = top - a1, top - a2
+def _balanced_split(share: float, a1: float, a2: float, d1: int, d2: int, r1: int, r2: int, level: float) -> float:
+    """The share of the blanket bits (Ma + Mb - 2 D2) for the world of a1 in the next cover: where the margins
+    level D1 - a1 and level D2 - a2 of the block's bound would be equal if each of a1, a2 fell short of level D2 in
+    proportion to its own blanket (the shape near D = N), in damped steps."""
     if r1 <= 0 or r2 <= 0:
         return share
+    top = level * d2
     if max(a1, a2) < _NEAR * top:  # far below the level the shape is another: equal worlds (the plain L2 cover)
         return 0.5
-    if f1 <= 0.0 or f2 <= 0.0:  # one above the level: more blanket to the larger
-        step = _SPLIT_STEP if a1 > a2 else -_SPLIT_STEP
-    else:  # damped steps: the shortfalls are not quite linear in the blanket (far from it at a few hundred bits)
-        k1, k2 = f1 / r1, f2 / r2
-        step = min(_SPLIT_STEP, max(-_SPLIT_STEP, 0.5 * (k2 / (k1 + k2) - share)))
-    return min(0.8, max(0.2, share + step))
+    k1, k2 = (top - a1) / r1, (top - a2) / r2
+    if k1 <= 0.0 or k2 <= 0.0:  # one at or above level D2: more blanket to it
+        step = _SPLIT_STEP if a1 / d1 - level > a2 / d2 - level else -_SPLIT_STEP
+    else:  # equal margins: k1 r1 - level (D2 - D1) = k2 (R - r1)
+        target = (k2 * (r1 + r2) + level * (d2 - d1)) / ((k1 + k2) * (r1 + r2))
+        step = min(_SPLIT_STEP, max(-_SPLIT_STEP, 0.5 * (target - share)))
+    return min(0.9, max(0.1, share + step))
 
 
-def _next_block(d1: int, covers: list[tuple[int, float]], level: float, total: int) -> int:
-    """A predicted D2 for the block starting at ``d1``: the largest at which ``_AIM`` of the way to the predicted
-    bound = level, the cover's epsilon extrapolated from the last two covers (a power of D far below the level,
-    a shortfall from the level linear in the blanket near it, from `_NEAR` of the level on: the smaller of the two)."""
-    (dp, hp) = covers[-1]
+def _next_block(
+    d1: int, covers: list[tuple[int, float, float]], level: float, total: int, share: float, aim: float
+) -> int:
+    """A predicted D2 for the block starting at ``d1``: ``aim`` of the way to where the bound is predicted to
+    reach the level, extrapolated from the last two covers (far below the level: the cover's epsilon a power of D,
+    both terms of the bound alike; from `_NEAR` of the level on: a1 short of level D2 by its shortfall per blanket
+    bit times its share of the blanket)."""
+    (dp, hp, k1) = covers[-1]
     beta = 1.0
     if len(covers) > 1:
-        (dq, hq) = covers[-2]
+        (dq, hq, _) = covers[-2]
         if dq != dp and hq > 0.0 and hp > 0.0:
             beta = min(3.0, max(0.3, math.log(hp / hq) / math.log(dp / dq)))
     # far below the level: cover(D) = hp (D / dp)^beta, bound cover(D) D / d1 = level
-    if hp <= 0.0:
-        far = total
-    else:
-        far = (level * d1 * dp**beta / hp) ** (1.0 / (1.0 + beta))
-    # near the top: a(D) = level D - k (N + d1 + 1 - 2 D), k from the last cover's blanket
-    blanket = total + d1 - 2 * dp  # the last cover's blanket, about
-    shortfall = (level - hp) * dp
-    if hp >= _NEAR * level and blanket > 0 and shortfall > 0.0:
-        k = shortfall / blanket
-        near = (k * (total + d1 + 1) + level * d1) / (level + 2.0 * k)
-    else:
-        near = far
-    width = min(far, near) - d1
-    return d1 + max(0, int(_AIM * width))
+    far = total if hp <= 0.0 else (level * d1 * dp**beta / hp) ** (1.0 / (1.0 + beta))
+    # near it: a1(D) = level D - k (N + d1 + 1 - 2 D), k = k1 share; bound a1 / d1 = level
+    if hp >= _NEAR * level and k1 > 0.0:
+        k = k1 * share
+        far = (k * (total + d1 + 1) + level * d1) / (level + 2.0 * k)
+    return d1 + max(0, int(aim * (far - d1)))
 
 
 def all_zero_all_k_epsilon(total: int, q0: float, delta: float) -> float:

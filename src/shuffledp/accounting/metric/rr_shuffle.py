@@ -290,8 +290,9 @@ def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
 #      of (N - S - D, N - S): the maximum over all pairs needs one direction per pair only.
 #  Why all-0 vs all-k is the worst pair, and how it is certified without trusting that.  Every pair at sum
 #  distance D needs eps <= max(a1, a2)(D, ceil((N + D)/2)) / D (b, d); for D in a block [D1, D2] this is at most
-#  max(a1, a2)(D2, ceil((N + D1)/2)) / D1 (c), and at most max(a1(D2, Ma), a2(D2, Mb)) / D1 for any split of the
-#  worlds Ma + Mb = N + D1 + 1 (D2 <= Ma, Mb <= N: every S has N - S >= Ma or S + D >= Mb).  The search (`_rr_pairs.certified_search`) covers D = 1..N - 1
+#  max(a1, a2)(D2, ceil((N + D1)/2)) / D1 (c), and at most max(a1(D2, Ma) / D1, a2(D2, Mb) / D2) for any split
+#  of the worlds Ma + Mb = N + D1 + 1 (D2 <= Ma, Mb <= N: every S has N - S >= Ma or S + D >= Mb), since
+#  a2(D, M) / D is non-decreasing in D (ln SF_S(y) is concave in S; proof in `_rr_pairs`, L5).  The search (`_rr_pairs.certified_search`) covers D = 1..N - 1
 #  with such blocks, refining each until its bound is at most the exact value of the single pair at D = N (all
 #  zeros against all k, Bin(N, q1) against Bin(N, q0)); the result is the largest bound met, so it is valid
 #  whatever the covers give, and it *equals* the all-0 vs all-k value whenever every block closes below it,
