@@ -206,6 +206,25 @@ def test_narrow_first_window_gives_the_whole_windows_value(total, p, delta, monk
         assert a == pytest.approx(b, rel=1e-11, abs=1e-12)
 
 
+def test_slack_charged_covers_the_log_gamma_rounding_at_ten_million_bits():
+    """At m = 10^7 the log-gamma formula's terms (ln m! ~ 1.5e8) carry rounding of 3e-8 in the log pmf, far above
+    the 1e-9 slack once charged at every size: the slack `up_exponent` charges at m bits must cover it."""
+    m, q = 10**7, 0.25
+    slack = getattr(E, "_pmf_slack", lambda _: E.PMF_SLACK)(m)
+    ys = list(range(2_500_000 - 8_000, 2_500_000 + 8_001, 1_999))
+    ours = E._log_binomial(m, math.log(q) - math.log1p(-q), ys[0], ys[-1])
+    with mpmath.workdps(40):
+        exact = [
+            mpmath.log(mpmath.binomial(m, y))
+            + y * mpmath.log(mpmath.mpf(1) / 4)
+            + (m - y) * mpmath.log(mpmath.mpf(3) / 4)
+            for y in ys
+        ]
+    worst = max(abs(float(ours[y - ys[0]] - x)) for y, x in zip(ys, exact))
+    assert worst > 1e-9  # the rounding is real at this size ...
+    assert worst <= math.log1p(slack) / 4  # ... and charged, with room
+
+
 def test_chunked_log_survival_is_the_log_sum_recursion():
     rng = np.random.default_rng(5)
     for slope in (1e-3, 0.5, 2.2, 40.0, 900.0):

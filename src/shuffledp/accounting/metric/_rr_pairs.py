@@ -39,12 +39,13 @@ a finite adaptive family of blocks covers D = 1..N - 1, and D = N is the single 
 exactly.  The certified epsilon is the largest of these; it equals the all-0 vs all-k value whenever every
 block's bound is below it (the search refines blocks until they are, within a work budget).
 
-Numerics: plain binomial log pmfs by the log-gamma formula with ln q and ln(1 - q) taken from the logit (relative
-error ~1e-13 even for q within 1e-9 of 0 or 1); a sum of two binomials by exponential tilting (the tilted law is
+Numerics: plain binomial log pmfs by the log-gamma formula with ln q and ln(1 - q) taken from the logit (no loss even for
+q within 1e-9 of 0 or 1; the rounding of the formula's large terms is charged by `_pmf_slack`); a sum of two binomials by exponential tilting (the tilted law is
 again a sum of two binomials, with logits shifted by the tilt) and an FFT of positive terms around each tilt's mean,
 keeping only outcomes within 3.5 tilted standard deviations of it (relative error below 1e-10 there, checked
 against 50 digits by tests/accounting/test_metric_rr_every_size.py); numerators inflated and denominators deflated
-by PMF_SLACK = 1e-9 relative; the mass of the numerator outside the window is bounded by Hoeffding (sum of
+by PMF_SLACK = 1e-9 relative, or by 16 m ln(m + 1) ulps where that is larger (`_pmf_slack`: the terms of size
+ln m! carry rounding of that order, 3.3e-8 at m = 10^7); the mass of the numerator outside the window is bounded by Hoeffding (sum of
 independent bits) and added, or by 1 below a narrower first window; the denominator is
 summed over the window only (a lower bound).  Everything errs toward a larger epsilon.
 """
@@ -68,6 +69,15 @@ _COMPONENT_SDS = 10.0
 _KEEP_SDS = 3.5
 #: The first window of `up_exponent` starts this many standard deviations below the numerator's mean.
 _LOW_SDS = 2.0
+
+
+def _pmf_slack(m: int) -> float:
+    """The relative slack on every computed pmf value of a law among ``m`` bits: `PMF_SLACK`, or 16 m ln(m + 1)
+    ulps where that is larger.  The terms of the log-gamma formula and of the tilt (ln m!, theta y, ln E e^(theta Y))
+    are of size m ln m, each exact to a few ulps, so their sum is off by a few times m ln m ulps: at m = 10^7 the
+    log pmfs are off by up to 3.3e-8 against 40 digits (1e-8 for a sum of two binomials), far above 1e-9; the bound
+    here is 5.7e-7 there (tests/accounting/test_metric_rr_every_size.py)."""
+    return max(PMF_SLACK, 16.0 * m * math.log(m + 1.0) * 2.0**-52)
 
 
 def _hoeffding_halfwidth(m: int, tail: float) -> int:
@@ -243,8 +253,9 @@ def _threshold_maximum(
     """(max over y in [lo, hi] of ln((SF_num(y) - delta)_+ / SF_den(y)), a bound on the same for every y < lo);
     ``tail`` bounds the numerator's mass above ``hi`` and ``below_mass`` its mass below ``lo``."""
     (s1, m), (s0, _) = num, den
-    log_num = _log_law(s1, m, q0, lo, hi) + math.log1p(PMF_SLACK)
-    log_den = _log_law(s0, m, q0, lo, hi) + math.log1p(-PMF_SLACK)
+    slack = _pmf_slack(m)
+    log_num = _log_law(s1, m, q0, lo, hi) + math.log1p(slack)
+    log_den = _log_law(s0, m, q0, lo, hi) + math.log1p(-slack)
     sf_num = np.logaddexp(_log_sf(log_num), math.log(tail))  # + the mass above hi (Hoeffding)
     sf_den = _log_sf(log_den)  # window only: a lower bound
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
