@@ -225,6 +225,18 @@ def test_slack_charged_covers_the_log_gamma_rounding_at_ten_million_bits():
     assert worst <= math.log1p(slack) / 4  # ... and charged, with room
 
 
+def test_tilt_centres_the_mean_where_asked():
+    """`_tilt_for_mean` (Newton in a bracket, replacing a bracketed root finder): the tilted mean is the centre,
+    from the edges of the support to its middle, for logits from near 0 to beyond +-20."""
+    for a, b in ((10**7 - 3, 3), (5_000_000, 2_500_000), (1, 400), (150, 150)):
+        for q0 in (0.25, 1e-6, 0.45, 1e-9):
+            l0 = math.log(q0) - math.log1p(-q0)
+            for centre in (0.5, 1.5, (a + b) / 3, (a + b) / 2 + 0.25, a + b - 1.5, a + b - 0.5):
+                theta = E._tilt_for_mean(a, -l0, b, l0, centre)
+                mean = a * E._expit(-l0 + theta) + b * E._expit(l0 + theta)
+                assert mean == pytest.approx(centre, rel=1e-9, abs=1e-9)
+
+
 def test_chunked_log_survival_is_the_log_sum_recursion():
     rng = np.random.default_rng(5)
     for slope in (1e-3, 0.5, 2.2, 40.0, 900.0):

@@ -57,7 +57,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft, optimize, special
+from scipy import fft, special
 
 #: Relative slack on every computed pmf value (far above the float error of the methods used).
 PMF_SLACK = 1e-9
@@ -141,13 +141,10 @@ def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -
     lo_in, hi_in = max(lo, 0), min(hi, a + b)
     choose_a, choose_b = _LogChoose(a), _LogChoose(b)
 
-    def mean(theta: float) -> float:
-        return a * special.expit(la + theta) + b * special.expit(lb + theta)
-
     y = lo_in
     while y <= hi_in:
         centre = min(max(y, 0.5), a + b - 0.5)
-        theta = optimize.brentq(lambda t, c=centre: mean(t) - c, -1e4, 1e4, xtol=1e-12, rtol=1e-15)
+        theta = _tilt_for_mean(a, la, b, lb, centre)
         ta, tb = float(special.expit(la + theta)), float(special.expit(lb + theta))
         sd = math.sqrt(a * ta * (1.0 - ta) + b * tb * (1.0 - tb))
         keep = max(1, int(_KEEP_SDS * sd))
@@ -180,6 +177,35 @@ def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -
         out[start - lo : stop - lo + 1] = vals + shift - theta * ys + k_theta
         y = stop + 1
     return out
+
+
+def _expit(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0.0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def _tilt_for_mean(a: int, la: float, b: int, lb: float, centre: float) -> float:
+    """The tilt theta at which Bin(a, expit(la + theta)) + Bin(b, expit(lb + theta)) has mean ``centre`` (in
+    (0, a + b)): Newton's method on the increasing mean, kept inside a shrinking bracket of [-1e4, 1e4] (bisection
+    where a step would leave it), to 1e-12 in theta.  Any theta gives an exact tilted law (its normaliser is computed
+    for it); this one only centres the window each tilt trusts."""
+    lo, hi = -1e4, 1e4
+    theta = math.log(centre / (a + b - centre)) - (a * la + b * lb) / (a + b)  # exact when la == lb
+    theta = min(max(theta, lo), hi)
+    for _ in range(200):
+        ta, tb = _expit(la + theta), _expit(lb + theta)
+        gap = a * ta + b * tb - centre
+        if gap < 0.0:
+            lo = theta
+        else:
+            hi = theta
+        slope = a * ta * (1.0 - ta) + b * tb * (1.0 - tb)
+        step = theta - gap / slope if slope > 0.0 else math.nan
+        if not lo < step < hi:
+            step = 0.5 * (lo + hi)
+        if abs(step - theta) <= 1e-12 + 1e-15 * abs(theta):
+            return step
+        theta = step
+    return theta
 
 
 def _log_law(s: int, m: int, q0: float, lo: int, hi: int) -> np.ndarray:
