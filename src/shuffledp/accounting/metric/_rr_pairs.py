@@ -67,6 +67,9 @@ _TAIL_SHARE = 1e-9
 _COMPONENT_SDS = 10.0
 #: Outcomes kept per tilt: within this many tilted standard deviations of the tilted mean.
 _KEEP_SDS = 3.5
+#: A tilt's convolution is trusted down to this many nats below its largest value (FFT rounding is ~1e-16 of the
+#: largest, so 1e-13 relative there at most).
+_TRUST = 7.0
 #: The first window of `up_exponent` starts this many standard deviations below the numerator's mean.
 _LOW_SDS = 2.0
 
@@ -132,7 +135,8 @@ def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -
     relative 1e-10 of the truth (-inf outside the support).  Exponential tilting by e^(theta y) with the tilted mean
     at a grid of centres (the tilted binomials have the logits la + theta, lb + theta: exact, whatever the tilt);
     each tilt's FFT convolution of positive terms is trusted within `_KEEP_SDS` tilted standard deviations of its
-    mean (there every value is at least e^-6.2 of the largest, far above the FFT's rounding)."""
+    mean and, checked, where it is at least e^-`_TRUST` of its largest value (far above the FFT's rounding; a
+    skewed law, as near q0 = 0, can fall below that within 3.5 sds)."""
     if a == 0:
         return _log_binomial(b, lb, lo, hi)
     if b == 0:
@@ -169,6 +173,11 @@ def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -
         vals = np.full(idx.size, -np.inf)
         with np.errstate(divide="ignore", invalid="ignore"):
             vals[valid] = np.log(np.maximum(conv[idx[valid]], 0.0))
+        # trusted: the outcomes from ``start`` on within _TRUST nats of this tilt's largest (a skewed law can fall
+        # below that inside _KEEP_SDS tilted sds): the rest waits for the next tilt
+        trusted = vals >= math.log(conv.max()) - _TRUST
+        run = max(1, int(np.argmin(trusted)) if not trusted.all() else trusted.size)  # (y is at the tilt's mean)
+        stop, vals = start + run - 1, vals[:run]
         # ln E e^(theta Y) = sum over bits of ln(1 - q) - ln(1 - q_theta), each from its logit
         k_theta = a * (special.log_expit(-la) - special.log_expit(-(la + theta))) + b * (
             special.log_expit(-lb) - special.log_expit(-(lb + theta))
