@@ -195,8 +195,9 @@ def test_certified_epsilon_never_below_fifty_digits_of_the_worst_pair_up_to_n_k_
 
 @pytest.mark.parametrize("total, p, delta", [(2_000, 0.5, 1e-4), (50_000, 0.3, 1e-6), (600, 0.999, 1e-2)])
 def test_narrow_first_window_gives_the_whole_windows_value(total, p, delta, monkeypatch):
-    """`up_exponent` first reads outcomes from 2 sd below the numerator's mean, bounding everything below by
-    SF <= 1: the covers' values must be those of the whole Hoeffding window (up to the rounding of the laws)."""
+    """`up_exponent` first reads outcomes from 1 sd above the numerator's mean, bounding everything below by the
+    tails' ratio there: the covers' values must be those of the whole Hoeffding window (up to the rounding of the
+    laws)."""
     pairs = [((d, m), (0, m)) for d, m in ((total // 7, total // 2), (total // 2, total), (total, total))]
     pairs += [((m, m), (m - d, m)) for d, m in ((total // 7, total // 2), (total // 3, total))]
     narrow = [E.up_exponent(num, den, p / 2, delta) for num, den in pairs]
@@ -245,6 +246,21 @@ def test_tilt_centres_the_mean_where_asked():
                 theta = E._tilt_for_mean(a, -l0, b, l0, centre)
                 mean = a * E._expit(-l0 + theta) + b * E._expit(l0 + theta)
                 assert mean == pytest.approx(centre, rel=1e-9, abs=1e-9)
+
+
+def test_one_window_from_above_the_mean_suffices(monkeypatch):
+    """Below its first window `up_exponent` bounds the threshold term by SF_num / SF_den at the window's first
+    outcome (non-decreasing, L1), not by 1 / SF_den: a window from 1 sd above the numerator's mean then settles
+    every pair the covers ask for at 10^5 bits without reading the whole Hoeffding window."""
+    windows = []
+    read = E._threshold_maximum
+    monkeypatch.setattr(E, "_threshold_maximum", lambda *args, **kw: windows.append(args[4]) or read(*args, **kw))
+    monkeypatch.setattr(E, "_LOW_SDS", -1.0)
+    total, q0, delta = 100_000, 0.25, 1e-4
+    for d, m in ((3, total // 2), (300, total // 2), (total // 3, total * 2 // 3), (total - 10, total)):
+        windows.clear()
+        E.pair_exponents(d, m, q0, delta)
+        assert len(windows) == 2  # one window per direction
 
 
 def test_chunked_log_survival_is_the_log_sum_recursion():

@@ -46,8 +46,9 @@ keeping only outcomes within 3.5 tilted standard deviations of it (relative erro
 against 50 digits by tests/accounting/test_metric_rr_every_size.py); numerators inflated and denominators deflated
 by PMF_SLACK = 1e-9 relative, or by 16 m ln(m + 1) ulps where that is larger (`_pmf_slack`: the terms of size
 ln m! carry rounding of that order, 3.3e-8 at m = 10^7); the mass of the numerator outside the window is bounded by Hoeffding (sum of
-independent bits) and added, or by 1 below a narrower first window; the denominator is
-summed over the window only (a lower bound).  Everything errs toward a larger epsilon.
+independent bits) and added; below the window the threshold term is at most SF_num / SF_den at its first outcome
+(their ratio is non-decreasing in y by L1), which lets a first window start at the numerator's mean + 1 sd; the
+denominator is summed over the window only (a lower bound).  Everything errs toward a larger epsilon.
 """
 
 from __future__ import annotations
@@ -70,8 +71,9 @@ _KEEP_SDS = 3.5
 #: A tilt's convolution is trusted down to this many nats below its largest value (FFT rounding is ~1e-16 of the
 #: largest, so 1e-13 relative there at most).
 _TRUST = 7.0
-#: The first window of `up_exponent` starts this many standard deviations below the numerator's mean.
-_LOW_SDS = 2.0
+#: The first window of `up_exponent` starts this many standard deviations below the numerator's mean (negative:
+#: above it).
+_LOW_SDS = -1.0
 
 
 def _pmf_slack(m: int) -> float:
@@ -133,7 +135,8 @@ def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -> np.ndarray:
     """ln Pr[Bin(a, qa) + Bin(b, qb) = y] for y = lo..hi (``la``, ``lb``: the logits of qa, qb), each value within a
     relative 1e-10 of the truth (-inf outside the support).  Exponential tilting by e^(theta y) with the tilted mean
-    at a grid of centres (the tilted binomials have the logits la + theta, lb + theta: exact, whatever the tilt);
+    at a grid of centres (the tilted binomials have the logits la + theta, lb + theta: exact, whatever the tilt; each
+    centre about `_KEEP_SDS` tilted standard deviations above the first outcome it must serve);
     each tilt's FFT convolution of positive terms is trusted within `_KEEP_SDS` tilted standard deviations of its
     mean and, checked, where it is at least e^-`_TRUST` of its largest value (far above the FFT's rounding; a
     skewed law, as near q0 = 0, can fall below that within 3.5 sds)."""
@@ -145,13 +148,21 @@ def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -
     lo_in, hi_in = max(lo, 0), min(hi, a + b)
     choose_a, choose_b = _LogChoose(a), _LogChoose(b)
 
-    y = lo_in
-    while y <= hi_in:
-        centre = min(max(y, 0.5), a + b - 0.5)
+    def tilt(centre: float) -> tuple[float, float, float, int]:
         theta = _tilt_for_mean(a, la, b, lb, centre)
         ta, tb = float(special.expit(la + theta)), float(special.expit(lb + theta))
-        sd = math.sqrt(a * ta * (1.0 - ta) + b * tb * (1.0 - tb))
-        keep = max(1, int(_KEEP_SDS * sd))
+        return theta, ta, tb, max(1, int(_KEEP_SDS * math.sqrt(a * ta * (1.0 - ta) + b * tb * (1.0 - tb))))
+
+    y, ahead_ok = lo_in, True
+    while y <= hi_in:
+        centre = min(max(y, 0.5), a + b - 0.5)
+        theta, ta, tb, keep = tilt(centre)
+        ahead, moved = y + (19 * keep) // 20, False  # a centre ahead serves both its sides (half the tilts)
+        if ahead_ok and centre == y and keep > 20 and ahead + keep <= hi_in and ahead < a + b - 0.5:
+            further = tilt(ahead)
+            if ahead - further[3] <= y:  # its trusted range still reaches back to y
+                centre, (theta, ta, tb, keep), moved = ahead, further, True
+        ahead_ok = True
         start, stop = max(y, int(centre) - keep, lo_in), min(int(centre) + keep, hi_in)
         if start > stop:
             start = stop = y
@@ -176,7 +187,11 @@ def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -
         # trusted: the outcomes from ``start`` on within _TRUST nats of this tilt's largest (a skewed law can fall
         # below that inside _KEEP_SDS tilted sds): the rest waits for the next tilt
         trusted = vals >= math.log(conv.max()) - _TRUST
-        run = max(1, int(np.argmin(trusted)) if not trusted.all() else trusted.size)  # (y is at the tilt's mean)
+        run = int(np.argmin(trusted)) if not trusted.all() else trusted.size
+        if run == 0 and moved:  # the centre ahead does not reach back to y: this tilt again, centred at y
+            ahead_ok = False
+            continue
+        run = max(run, 1)  # (a tilt centred at y: y is at its mean)
         stop, vals = start + run - 1, vals[:run]
         # ln E e^(theta Y) = sum over bits of ln(1 - q) - ln(1 - q_theta), each from its logit
         k_theta = a * (special.log_expit(-la) - special.log_expit(-(la + theta))) + b * (
@@ -266,9 +281,10 @@ def up_exponent(num: tuple[int, int], den: tuple[int, int], q0: float, delta: fl
     t = _hoeffding_halfwidth(m, tail)
     mean = s1 * (1.0 - q0) + (m - s1) * q0
     lo, hi = max(0, int(mean) - t), min(m, int(mean) + t + 1)
-    # first only from a little below the numerator's mean: the maximum sits in its upper tail (where SF_num nears
-    # delta) and everything below the window is bounded by SF_num <= 1; if that bound is not below the window's
-    # maximum, the whole Hoeffding window is computed (the value never depends on the narrow try, only the time)
+    # first only from a little above the numerator's mean: the maximum sits in its upper tail (where SF_num nears
+    # delta) and everything below the window is bounded by the tails' ratio at its first outcome (non-decreasing in
+    # y, L1); if that bound is not below the window's maximum, the whole Hoeffding window is computed (the value
+    # never depends on the narrow try, only the time)
     narrow = max(lo, int(mean - _LOW_SDS * math.sqrt(m * q0 * (1.0 - q0))))
     if narrow > lo:
         best, below = _threshold_maximum(num, den, q0, delta, narrow, hi, tail, below_mass=1.0)
@@ -297,10 +313,12 @@ def _threshold_maximum(
         excess = np.exp(sf_num) - delta
         a = np.where(excess > 0.0, np.log(np.where(excess > 0.0, excess, 1.0)) - sf_den, -np.inf)
     best, below = (float(a.max()) if a.size else -np.inf), -np.inf
-    if lo > 0:  # outcomes below the window: SF_num <= min(1, SF_num(lo) + below_mass), SF_den >= SF_den(lo)
+    if lo > 0:  # outcomes below the window: SF_num <= min(1, SF_num(lo) + below_mass), SF_den >= SF_den(lo) ...
         num_lo = math.exp(float(sf_num[0])) + below_mass - delta
         if num_lo > 0.0:
             below = math.log(min(1.0, num_lo)) - float(sf_den[0])
+        # ... and SF_num / SF_den is non-decreasing in y (L1: a likelihood ratio order orders the tails' ratio too)
+        below = min(below, float(sf_num[0] - sf_den[0]))
     return best, below
 
 
