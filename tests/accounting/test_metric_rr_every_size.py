@@ -236,6 +236,20 @@ def test_slack_charged_covers_the_log_gamma_rounding_at_ten_million_bits():
     assert worst <= math.log1p(slack) / 4  # ... and charged, with room
 
 
+@pytest.mark.parametrize("m, lo, hi", [(10**6, 1_000, 40_000), (10**5, 0, 100_000), (3_000, 0, 3_000)])
+def test_stepped_log_factorials_stay_within_the_slack(m, lo, hi):
+    """`_LogChoose` steps from a log-gamma anchor by ln((j + 1) / (m - j)): at 40 digits, every value (anchors,
+    the steps just before the next anchor, the ends) within a quarter of the slack charged at m bits."""
+    values = E._LogChoose(m)(lo, hi)
+    every = E._ANCHOR_EVERY
+    js = sorted(
+        {lo, hi, lo + every - 1, lo + every, (lo + hi) // 2, hi - 1} | set(range(lo + every - 1, hi, 7 * every))
+    )
+    with mpmath.workdps(40):
+        worst = max(abs(float(values[j - lo] - (mpmath.loggamma(j + 1) + mpmath.loggamma(m - j + 1)))) for j in js)
+    assert worst <= math.log1p(E._pmf_slack(m)) / 4
+
+
 def test_tilt_centres_the_mean_where_asked():
     """`_tilt_for_mean` (Newton in a bracket, replacing a bracketed root finder): the tilted mean is the centre,
     from the edges of the support to its middle, for logits from near 0 to beyond +-20."""

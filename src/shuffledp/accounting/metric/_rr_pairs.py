@@ -90,6 +90,10 @@ def _hoeffding_halfwidth(m: int, tail: float) -> int:
     return int(math.ceil(math.sqrt(m * math.log(1.0 / tail) / 2.0))) + 1
 
 
+#: `_LogChoose` takes a log-gamma at every this many values and steps between them.
+_ANCHOR_EVERY = 256
+
+
 class _LogChoose:
     """ln j! + ln (m - j)! for j in a growing window of 0..m, each value computed once (the tilts of
     `_log_two_binomials` ask for overlapping windows of the same binomial)."""
@@ -108,8 +112,22 @@ class _LogChoose:
         return self.values[lo - self.lo : hi - self.lo + 1]
 
     def _compute(self, lo: int, hi: int) -> np.ndarray:
+        """By log-gamma at every `_ANCHOR_EVERY`-th j and, between, by the running sum of ln((j + 1) / (m - j)) (the
+        step from j to j + 1: one log per value instead of two log-gammas; the sum's rounding stays below 1e-9,
+        a run's terms being at most ln m each)."""
         y = np.arange(lo, hi + 1, dtype=np.float64)
-        return special.gammaln(y + 1.0) + special.gammaln(self.m - y + 1.0)
+        if y.size <= _ANCHOR_EVERY:
+            return special.gammaln(y + 1.0) + special.gammaln(self.m - y + 1.0)
+        starts = y[::_ANCHOR_EVERY]
+        anchors = special.gammaln(starts + 1.0) + special.gammaln(self.m - starts + 1.0)
+        rows = starts.size
+        steps = np.zeros(rows * _ANCHOR_EVERY)
+        steps[: y.size - 1] = np.log((y[:-1] + 1.0) / (self.m - y[:-1]))
+        runs = np.cumsum(steps.reshape(rows, _ANCHOR_EVERY), axis=1)
+        values = np.empty((rows, _ANCHOR_EVERY))
+        values[:, 0] = anchors
+        values[:, 1:] = anchors[:, None] + runs[:, :-1]
+        return values.reshape(-1)[: y.size]
 
 
 def _log_binomial(m: int, logit: float, lo: int, hi: int, log_choose: _LogChoose | None = None) -> np.ndarray:
