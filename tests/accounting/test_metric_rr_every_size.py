@@ -10,6 +10,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from scipy import stats
 
 from shuffledp.accounting import metric as M
 from shuffledp.accounting.metric import _rr_pairs as E
@@ -248,6 +249,23 @@ def test_stepped_log_factorials_stay_within_the_slack(m, lo, hi):
     with mpmath.workdps(40):
         worst = max(abs(float(values[j - lo] - (mpmath.loggamma(j + 1) + mpmath.loggamma(m - j + 1)))) for j in js)
     assert worst <= math.log1p(E._pmf_slack(m)) / 4
+
+
+@pytest.mark.parametrize(
+    "ones, bits, q0", [(700, 2_000, 0.25), (0, 3_000, 0.05), (2_500, 2_500, 0.45), (10, 900, 1e-3)]
+)
+def test_chernoff_end_leaves_at_most_the_tail_above_it(ones, bits, q0):
+    """The window's end from Chernoff: the exact mass above it (a float convolution, exact to ~1e-300 there) is at
+    most the tail it stands for, and at small q0 it cuts far sooner than Hoeffding's sqrt(m ln(1/tail) / 2)."""
+    tail = 1e-13
+    end = E._chernoff_end(ones, bits, q0, tail)
+    law = np.convolve(
+        stats.binom.pmf(np.arange(ones + 1), ones, 1 - q0), stats.binom.pmf(np.arange(bits - ones + 1), bits - ones, q0)
+    )
+    assert law[end:].sum() <= tail
+    mean = ones * (1 - q0) + (bits - ones) * q0
+    if q0 <= 0.05:
+        assert end < mean + 0.6 * E._hoeffding_halfwidth(bits, tail)
 
 
 def test_tilt_centres_the_mean_where_asked():
