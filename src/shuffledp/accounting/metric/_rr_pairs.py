@@ -178,7 +178,7 @@ def _log_two_binomials(a: int, la: float, b: int, lb: float, lo: int, hi: int) -
         centre = min(max(y, 0.5), a + b - 0.5)
         theta, ta, tb, keep = tilt(centre)
         ahead, moved = y + (19 * keep) // 20, False  # a centre ahead serves both its sides (half the tilts)
-        if ahead_ok and centre == y and keep > 20 and ahead + keep <= hi_in and ahead < a + b - 0.5:
+        if ahead_ok and centre == y and keep > 20 and ahead < min(hi_in, a + b - 0.5):
             further = tilt(ahead)
             if ahead - further[3] <= y:  # its trusted range still reaches back to y
                 centre, (theta, ta, tb, keep), moved = ahead, further, True
