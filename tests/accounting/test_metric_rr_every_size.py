@@ -67,14 +67,18 @@ def test_issue_values_reproduced_and_certified_within_one_percent(delta, k, n, i
     assert exact <= cert.epsilon <= exact * 1.01
 
 
-@pytest.mark.parametrize("total, p, delta", [(500, 0.5, 1e-4), (800, 0.3, 1e-2), (600, 0.9, 1e-6)])
+@pytest.mark.parametrize(
+    "total, p, delta", [(500, 0.5, 1e-4), (800, 0.3, 1e-2), (600, 0.9, 1e-6), (753, 0.02, 1e-2), (534, 0.95, 1e-6)]
+)
 def test_covers_never_below_the_exhaustive_search(total, p, delta):
+    """Never below, and within 0.3% where the covers close (at p = 0.02 they ran out of work 45% above), or 7%
+    where single distances raise the level (p = 0.95, delta = 1e-6)."""
     q0 = p / 2
     level = max(RR._rr_pair_epsilons(0, total, total, q0, delta))
     exhaustive = RR._rr_search(total, q0, delta, level, range(1, total))
     covered = E.certified_search(total, q0, delta)
     assert covered.complete
-    assert exhaustive - 1e-9 <= covered.epsilon <= exhaustive * 1.003
+    assert exhaustive - 1e-9 <= covered.epsilon <= exhaustive * (1.07 if p > 0.9 else 1.003)
 
 
 @pytest.mark.parametrize("total, p, delta", [(2_000, 0.5, 1e-4), (20_000, 0.2, 1e-3)])

@@ -412,7 +412,7 @@ def certified_search(
     else:
         attained = max(pair_exponents(top, total, q0, delta)) / top
     evaluations, level = 1, attained
-    d1, d2, complete, share, aim = 1, min(last, 4), True, 0.5, _AIM
+    d1, d2, complete, share, step, aim = 1, min(last, 4), True, 0.5, 0.0, _AIM
     covers: list[tuple[int, float, float]] = []  # (D2, max(a1, a2) / D2, a1's shortfall per blanket bit) per try
     while d1 <= last:
         worlds = total + d1 + 1  # Ma + Mb: every pair at a distance D >= D1 has N - S >= Ma or S + D >= Mb
@@ -425,11 +425,12 @@ def certified_search(
         evaluations += 1
         r1 = ma - d2
         covers.append((d2, max(a1, a2) / d2, (level * d2 - a1) / r1 if r1 > 0 else 0.0))
-        share = _balanced_split(share, a1, a2, d1, d2, r1, worlds - ma - d2, level)
+        share, step = _balanced_split(share, step, a1, a2, d1, d2, r1, worlds - ma - d2, level)
         bound = max(a1 / d1, a2 / d2)  # L3 raises a1 to D2 (1/D1 bounds 1/D); L5: a2(D, Mb) / D grows with D
         equal = _split_world(d2, worlds, 0.5, total)
-        if d2 == d1 and bound > level and ma != equal:
-            # a single distance would raise the level: the equal worlds may give less (the smaller is valid)
+        if d2 == d1 and bound > level and abs(ma - equal) > 0.1 * (worlds - 2 * d2):
+            # a single distance would raise the level on a skewed split: the equal worlds may give less (the
+            # smaller is valid)
             bound = min(bound, max(_split_cover(d2, equal, worlds, q0, delta)) / d2)
             evaluations += 1
         if bound <= level or d2 == d1 or not complete:
@@ -470,22 +471,29 @@ def _split_cover(d2: int, ma: int, worlds: int, q0: float, delta: float) -> tupl
     return up_exponent((d2, ma), (0, ma), q0, delta), up_exponent((mb, mb), (mb - d2, mb), q0, delta)
 
 
-def _balanced_split(share: float, a1: float, a2: float, d1: int, d2: int, r1: int, r2: int, level: float) -> float:
-    """The share of the blanket bits (Ma + Mb - 2 D2) for the world of a1 in the next cover: where the margins
-    level D1 - a1 and level D2 - a2 of the block's bound would be equal if each of a1, a2 fell short of level D2 in
-    proportion to its own blanket (the shape near D = N), in damped steps."""
+def _balanced_split(
+    share: float, last: float, a1: float, a2: float, d1: int, d2: int, r1: int, r2: int, level: float
+) -> tuple[float, float]:
+    """(share, step): the share of the blanket bits (Ma + Mb - 2 D2) for the world of a1 in the next cover, and the
+    step taken to it from ``share`` (``last``: the step before).  Where the margins level D1 - a1 and level D2 - a2
+    of the block's bound would be equal if each of a1, a2 fell short of level D2 in proportion to its own blanket
+    (the shape near D = N); with one of them at or above level D2, more blanket to it.  Steps of at most
+    `_SPLIT_STEP`, and at most half the last one where the direction turns (the shortfalls are not quite linear in
+    the blanket, far from it at a few hundred bits, where an undamped split swings and single distances raise the
+    level).  The split only decides how tight a valid cover is."""
     if r1 <= 0 or r2 <= 0:
-        return share
+        return share, last
     top = level * d2
     if max(a1, a2) < _NEAR * top:  # far below the level the shape is another: equal worlds (the plain L2 cover)
-        return 0.5
+        return 0.5, 0.0
     k1, k2 = (top - a1) / r1, (top - a2) / r2
     if k1 <= 0.0 or k2 <= 0.0:  # one at or above level D2: more blanket to it
-        step = _SPLIT_STEP if a1 / d1 - level > a2 / d2 - level else -_SPLIT_STEP
+        step = _SPLIT_STEP if a1 / d1 > a2 / d2 else -_SPLIT_STEP
     else:  # equal margins: k1 r1 - level (D2 - D1) = k2 (R - r1)
-        target = (k2 * (r1 + r2) + level * (d2 - d1)) / ((k1 + k2) * (r1 + r2))
-        step = min(_SPLIT_STEP, max(-_SPLIT_STEP, 0.5 * (target - share)))
-    return min(0.9, max(0.1, share + step))
+        step = 0.5 * ((k2 * (r1 + r2) + level * (d2 - d1)) / ((k1 + k2) * (r1 + r2)) - share)
+    cap = abs(last) / 2.0 if step * last < 0.0 else _SPLIT_STEP  # the direction turned: half the last step
+    new = min(0.9, max(0.1, share + min(cap, max(-cap, step))))
+    return new, new - share
 
 
 def _next_block(
