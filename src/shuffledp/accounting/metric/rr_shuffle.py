@@ -290,12 +290,14 @@ def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
 #      of (N - S - D, N - S): the maximum over all pairs needs one direction per pair only.
 #  Why all-0 vs all-k is the worst pair, and how it is certified without trusting that.  Every pair at sum
 #  distance D needs eps <= max(a1, a2)(D, ceil((N + D)/2)) / D (b, d); for D in a block [D1, D2] this is at most
-#  max(a1, a2)(D2, ceil((N + D1)/2)) / D1 (c).  The search (`_rr_pairs.certified_search`) covers D = 1..N - 1
+#  max(a1, a2)(D2, ceil((N + D1)/2)) / D1 (c), and at most max(a1(D2, Ma) / D1, a2(D2, Mb) / D2) for any split
+#  of the worlds Ma + Mb = N + D1 + 1 (D2 <= Ma, Mb <= N: every S has N - S >= Ma or S + D >= Mb), since
+#  a2(D, M) / D is non-decreasing in D (ln SF_S(y) is concave in S; proof in `_rr_pairs`, L5).  The search (`_rr_pairs.certified_search`) covers D = 1..N - 1
 #  with such blocks, refining each until its bound is at most the exact value of the single pair at D = N (all
 #  zeros against all k, Bin(N, q1) against Bin(N, q0)); the result is the largest bound met, so it is valid
 #  whatever the covers give, and it *equals* the all-0 vs all-k value whenever every block closes below it,
 #  which is what happens at every size we ran beyond a few hundred bits (a proof that the pair is worst, by
-#  exhaustion of the covers: at n k = 10^5, 85 evaluations).  Up to `_SMALL_EXACT_BITS` bits the exhaustive
+#  exhaustion of the covers: at n k = 10^5, 42 evaluations, 55 at 10^7).  Up to `_SMALL_EXACT_BITS` bits the exhaustive
 #  search over every (S, D) runs instead (exact; there the covers of single D can exceed the level by 0.3%).
 #  (e) Always valid: every bit is ln((2 - p)/p)-LDP and U(x, k) moves |x - x'| bits, so the release is
 #      (ln((2 - p)/p), 0)-d_X-private (post-processing); the certified value never exceeds it, and it is
@@ -449,8 +451,8 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
     sets, blanket removal, monotonicity in D, reflection), certified by block covers that close on the exact value
     of the worst pair, all zeros against all k, at every size run beyond a few hundred bits (exhaustive search
     below); at most the local epsilon ln((2 - p)/p), which is returned beyond n k = MAX_RR_BITS = 10^7.  Log
-    space throughout; every truncated tail and rounding errs upward.  About 0.05 s at n k = 2,000, 0.09 s at
-    10^5 and 0.45 s at 10^7 on an idle core (cached per (n k, p, delta); benchmarks/bench_metric.py).
+    space throughout; every truncated tail and rounding errs upward.  About 0.013 s at n k = 2,000, 0.025 s at
+    10^5 and 0.09 s at 10^7 on a core (cached per (n k, p, delta); benchmarks/bench_metric.py).
 
     Parameters
     ----------
@@ -565,7 +567,7 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
 
 
 #: Largest n k of the certified search (beyond it the local ln((2 - p)/p) is returned): 10^7 bits take about
-#: 0.45 s on an idle core (benchmarks/bench_metric.py).
+#: 0.09 s on a core (benchmarks/bench_metric.py).
 MAX_RR_BITS = 10_000_000
 #: Up to this many bits the exhaustive search of every (S, D) runs (it is exact, and faster than the covers).
 _SMALL_EXACT_BITS = 400
@@ -675,7 +677,7 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
     for p' > p), never
     failing: p = 2 / (1 + e^eps) always qualifies (local epsilon), and is the answer beyond MAX_RR_BITS.
     Beyond a few hundred bits the search runs on the all-0 vs all-k value (one binomial pair per step) and the
-    answer is then certified once (about 0.1 s at n = 100, k = 1000, 0.45 s at n = 10^4).
+    answer is then certified once (about 0.03 s at n = 100, k = 1000, 0.1 s at n = 10^4).
     ``method="theorem-3.1"``: `rr_shuffle_probability_paper` (may raise `ValidityConditionError`).
 
     Parameters
