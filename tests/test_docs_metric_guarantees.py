@@ -28,4 +28,4 @@ def test_metric_guarantees_page_commands_run(tmp_path):
         args = shlex.split(command)[1:] + ["--plot", str(tmp_path / "p.png")]
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
-        assert "holds for datasets at distance <= 230" in result.stdout
+        assert "certified for datasets at distance <= 230" in result.stdout

@@ -86,3 +86,15 @@ def test_profile_ends_on_the_single_certified_epsilon(protocol, noise, delta, n,
     value = single(*noise.values(), delta, n, k)
     assert prof.uniform == value and prof.epsilons[-1] == value
     assert np.all(np.diff(prof.epsilons) >= 0) and prof.epsilons[0] < value
+
+
+@pytest.mark.parametrize("p, k", [(0.5, 10**9), (1e-12, 100)])
+def test_rr_profile_keeps_the_single_epsilons_limits(p, k):
+    """Beyond MAX_RR_BITS (or below the covers' smallest p) the single epsilon returns the local bound without
+    computing; the profile ran the covers anyway (229 s at n k = 10^11, its per-pmf slack then dominating every
+    value) and disagreed with it: both now state the same limit and the local bound at every distance."""
+    prof = M.metric_profile("rr-shuffle", 1e-4, 100, k, p=p)
+    cert = M.rr_shuffle_certificate(1e-4, p, k, 100)
+    local = math.log((2 - p) / p)
+    assert prof.uniform == cert.epsilon == pytest.approx(local) and not cert.certified
+    assert prof.epsilons.tolist() == [prof.uniform] and prof.source.startswith("not attempted")

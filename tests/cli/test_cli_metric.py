@@ -374,7 +374,7 @@ def test_profile_command_table_json_and_plot(tmp_path):
             str(png),
         ],
     ).stdout
-    assert "certified epsilon" in text and "Theorem 4.1 holds" in text and "every pair (any distance)" in text
+    assert "certified epsilon" in text and "Theorem 4.1 certified" in text and "every pair (any distance)" in text
     bad = runner.invoke(
         app,
         ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3", "--p", "0.5"],

@@ -340,6 +340,14 @@ def _profile_rows(prof: Any) -> list[int]:
     return sorted({*picks.tolist(), *extra.tolist()})
 
 
+def _certified_reach(distance: int) -> str:
+    """What the profile certifies of a value: up to a distance, or nowhere.  "No" is not "fails": the certified
+    curve is an upper bound, so a value above it is merely not shown to hold by this analysis."""
+    if distance == 0:
+        return "not certified at any distance by this analysis (an upper bound: not a proof that it fails)"
+    return f"certified for datasets at distance <= {distance}"
+
+
 def _profile_plot(prof: Any, path: Path) -> None:
     """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded."""
     import matplotlib
@@ -362,7 +370,7 @@ def _profile_plot(prof: Any, path: Path) -> None:
                 prof.theorem_holds_up_to,
                 color="tab:red",
                 alpha=0.08,
-                label=f"{prof.theorem_name} holds (d <= {prof.theorem_holds_up_to})",
+                label=f"{prof.theorem_name} certified (d <= {prof.theorem_holds_up_to})",
             )
     ax.set_xscale("log")
     ax.set_xlabel("distance d between datasets (Manhattan)")
@@ -471,16 +479,16 @@ def profile_cmd(
         d, e = int(prof.distances[i]), float(prof.epsilons[i])
         holds = "-" if prof.theorem is None else ("yes" if d <= prof.theorem_holds_up_to else "no")
         rows.append((f"<= {d}", e, prof.theorem, holds))
-    table(("distance", "certified epsilon", f"{prof.theorem_name} value", f"{prof.theorem_name} holds"), rows)
+    table(("distance", "certified epsilon", f"{prof.theorem_name} value", f"{prof.theorem_name} certified"), rows)
     lines = [
         f"every pair (any distance): {number(prof.uniform)}",
-        f"{prof.theorem_name}: {number(prof.theorem)}, holds for datasets at distance <= {prof.theorem_holds_up_to}"
+        f"{prof.theorem_name}: {number(prof.theorem)}, {_certified_reach(prof.theorem_holds_up_to)}"
         if prof.theorem is not None
         else f"{prof.theorem_name}: outside its validity condition",
         f"source: {prof.source}" + (" (exact)" if prof.exact else ""),
     ]
     if reach is not None:
-        lines.append(f"target {number(target)} holds for datasets at distance <= {reach}")
+        lines.append(f"target {number(target)}: {_certified_reach(reach)}")
     if plot is not None:
         lines.append(f"plot: {plot}")
     for line in lines:

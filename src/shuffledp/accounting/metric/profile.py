@@ -39,7 +39,13 @@ from shuffledp.accounting.metric.geo_shuffle import (
     geo_shuffle_c,
     geo_shuffle_epsilon_paper,
 )
-from shuffledp.accounting.metric.rr_shuffle import check_rr_p, rr_certified_search, rr_local, rr_shuffle_epsilon_paper
+from shuffledp.accounting.metric.rr_shuffle import (
+    check_rr_p,
+    rr_certified_search,
+    rr_local,
+    rr_search_refusal,
+    rr_shuffle_epsilon_paper,
+)
 from shuffledp.accounting.metric.sgdl_shuffle import (
     _sgdl_shuffle_noise_law,
     sgdl_shuffle_c,
@@ -98,8 +104,11 @@ def _grid(top: int, points: int) -> np.ndarray:
 
 def _rr_profile(delta: float, p: float, k: int, n: int) -> tuple[np.ndarray, np.ndarray, float, str]:
     total = n * k
-    grid = _grid(total, RR_PROFILE_POINTS)
     local = rr_local(p)
+    refusal = rr_search_refusal(p, total, exhaustive_ok=False)
+    if refusal is not None:  # the same limits as the single epsilon: the local bound at every distance
+        return np.array([total]), np.array([local]), local, f"not attempted: {refusal}: the local bound ln((2 - p)/p)"
+    grid = _grid(total, RR_PROFILE_POINTS)
     eps = np.array(
         [min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local) for d in grid]
     )

@@ -538,22 +538,15 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
     q0, total = p / 2.0, n * k
     local = rr_local(p)
     fallback = "the local bound ln((2 - p)/p)"
-    if total > MAX_RR_BITS:
-        return CertifiedEpsilon(
-            local, False, f"not attempted: n k = {total} bits is above MAX_RR_BITS = {MAX_RR_BITS:,}: {fallback}"
-        )
-    if total <= _SMALL_EXACT_BITS or (q0 < _COVER_MIN_Q0 and _rr_search_work(total) <= _MAX_RR_WORK):
+    exhaustive = total <= _SMALL_EXACT_BITS or (q0 < _COVER_MIN_Q0 and _rr_search_work(total) <= _MAX_RR_WORK)
+    refusal = rr_search_refusal(p, total, exhaustive_ok=True)
+    if refusal is not None:
+        return CertifiedEpsilon(local, False, f"not attempted: {refusal}: {fallback}")
+    if exhaustive:
         # the exact search over every (S, D): fast at this size (and the one that handles 1 - p/2 == 1.0)
         level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
         eps = _rr_search(total, q0, delta, level, range(1, total))
         how = f"exact over every pair of sums among n k = {total} bits"
-    elif q0 < _COVER_MIN_Q0:
-        return CertifiedEpsilon(
-            local,
-            False,
-            f"not attempted: p={p:g} below {2 * _COVER_MIN_Q0:g} (1 - p/2 rounds to 1 in the covers) and "
-            f"n k = {total} beyond the exhaustive search (n k <= 1335): {fallback}",
-        )
     else:
         search = rr_certified_search(delta, p, total)
         eps = search.epsilon
@@ -564,6 +557,19 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
     if not eps < local:
         return CertifiedEpsilon(local, False, f"no epsilon below the local one meets delta for every pair: {fallback}")
     return CertifiedEpsilon(eps, True, f"certified: {how}")
+
+
+def rr_search_refusal(p: float, total: int, *, exhaustive_ok: bool) -> str | None:
+    """Why RR-Shuffle's certified search is not run at n k = ``total`` bits (None: it is): beyond `MAX_RR_BITS`, or
+    p/2 below `_COVER_MIN_Q0` (1 - p/2 within 1e-9 of 1 in the covers) unless ``exhaustive_ok`` and the exhaustive
+    search over every (S, D) fits its work limit.  The one rule of `rr_shuffle_certificate` and `metric_profile`."""
+    if total > MAX_RR_BITS:
+        return f"n k = {total} bits is above MAX_RR_BITS = {MAX_RR_BITS:,}"
+    exhaustive_fits = total <= _SMALL_EXACT_BITS or _rr_search_work(total) <= _MAX_RR_WORK
+    if p / 2.0 < _COVER_MIN_Q0 and not (exhaustive_ok and exhaustive_fits):
+        beyond = f" and n k = {total} beyond the exhaustive search (n k <= 1335)" if exhaustive_ok else ""
+        return f"p={p:g} below {2 * _COVER_MIN_Q0:g} (1 - p/2 rounds to 1 in the covers){beyond}"
+    return None
 
 
 #: Largest n k of the certified search (beyond it the local ln((2 - p)/p) is returned): 10^7 bits take about
