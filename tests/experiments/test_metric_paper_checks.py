@@ -13,6 +13,7 @@ from shuffledp.accounting import metric as M
 from shuffledp.experiments import metric_boost, metric_compromised, run_experiment
 from shuffledp.experiments import metric_common as C
 from shuffledp.experiments import metric_location as L
+from shuffledp.experiments.registry import Claim
 
 
 def _rows(target, numeric):
@@ -158,6 +159,15 @@ def test_compromised_claims_follow_figure6s_values_and_ordering():
     assert "certified: at 1 of 2 n" in ordering.ours
     values, ordering = metric_compromised.claims(_compromised_rows(sgdl_shuffle=0.5, geo_shuffle=3.0))
     assert values.verdict == "not"
+
+
+def test_compromised_summary_marks_the_theorem_tuned_columns_as_no_guarantee():
+    """Its rr-, geo- and sgdl-shuffle columns are tuned to eps_S by Theorems 3.1, 4.1, 5.1: the header says so."""
+    summary = metric_compromised._summary(_compromised_rows(), Claim("a claim", "ours", "held"))
+    header = next(line for line in summary.splitlines() if line.startswith("| n | "))
+    for m in ("rr-shuffle", "geo-shuffle", "sgdl-shuffle"):
+        assert f" {C.column_label(m)} |" in header and C.NOT_A_GUARANTEE in C.column_label(m)
+    assert " rr-shuffle-certified | " in header
 
 
 def _boost_rows(certified: float, reach: int, rising: bool = False):
