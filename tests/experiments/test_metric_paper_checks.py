@@ -13,6 +13,7 @@ from shuffledp.accounting import metric as M
 from shuffledp.experiments import metric_boost, metric_compromised, run_experiment
 from shuffledp.experiments import metric_common as C
 from shuffledp.experiments import metric_location as L
+from shuffledp.experiments.registry import Claim
 
 
 def _rows(target, numeric):
@@ -112,17 +113,33 @@ def test_figure3_boost_and_its_certified_counterpart(tmp_path):
     assert (target / "figure.png").stat().st_size > 10_000
 
 
+def _certified_noise(boost: float) -> dict:
+    """Per-axis noise parameters of the certified columns per row of Table 3: Geo-Shuffle at ``boost`` x Geo-Local's
+    eps_geo (1: no boost, as at k = 1000), RR-Shuffle at p = 0.5 (between the two at boost 10 in every row)."""
+    noise = {}
+    for n, eps in L.TABLE3:
+        e_axis = L.axis_parameters(eps)[0]
+        noise[(n, eps, "geo-local")], noise[(n, eps, "geo-shuffle-certified")] = e_axis, boost * e_axis
+        noise[(n, eps, "rr-shuffle-certified")] = 0.5
+    return noise
+
+
 def test_location_claims_follow_table3s_ordering_and_the_factor_2_rule():
     mean = {}
     for (n, eps), paper in L.TABLE3.items():
         for column, value in zip(C.PAPER_COLUMNS, paper):
             mean[(n, eps, column)] = mean[(n, eps, C.MATCHED[column])] = value
-    assert [c.verdict for c in L.claims(mean)] == ["held", "held"]
-    for m in ("rr-shuffle", "rr-shuffle-paper-tuning"):  # RR behind Geo-Local at one row, 10x off Table 3
+            if C.CERTIFIED[column] is not None:
+                mean[(n, eps, C.CERTIFIED[column])] = value
+    noise = _certified_noise(boost=10.0)
+    # SGDL-Shuffle has no certified column, so a quarter of the cells cannot match certified
+    assert [c.verdict for c in L.claims(mean, noise)] == ["held", "partly"]
+    for m in ("rr-shuffle", "rr-shuffle-paper-tuning", "rr-shuffle-certified"):  # 10x off Table 3 at one row
         mean[(1000, 0.15, m)] = 3000.0
-    ordering, table = L.claims(mean)
+    noise[(1000, 0.15, "geo-shuffle-certified")] = noise[(1000, 0.15, "geo-local")]  # no certified boost in one row
+    ordering, table = L.claims(mean, noise)
     assert (ordering.verdict, table.verdict) == ("partly", "partly")
-    assert "not at n = 1000, eps = 0.15" in ordering.ours and "23 of 24 cells" in table.ours
+    assert "not at n = 1000, eps = 0.15" in ordering.ours and "17 of 24 cells" in table.ours
 
 
 def _compromised_rows(**at_150):
@@ -142,6 +159,15 @@ def test_compromised_claims_follow_figure6s_values_and_ordering():
     assert "certified: at 1 of 2 n" in ordering.ours
     values, ordering = metric_compromised.claims(_compromised_rows(sgdl_shuffle=0.5, geo_shuffle=3.0))
     assert values.verdict == "not"
+
+
+def test_compromised_summary_marks_the_theorem_tuned_columns_as_no_guarantee():
+    """Its rr-, geo- and sgdl-shuffle columns are tuned to eps_S by Theorems 3.1, 4.1, 5.1: the header says so."""
+    summary = metric_compromised._summary(_compromised_rows(), Claim("a claim", "ours", "held"))
+    header = next(line for line in summary.splitlines() if line.startswith("| n | "))
+    for m in ("rr-shuffle", "geo-shuffle", "sgdl-shuffle"):
+        assert f" {C.column_label(m)} |" in header and C.NOT_A_GUARANTEE in C.column_label(m)
+    assert " rr-shuffle-certified | " in header
 
 
 def _boost_rows(certified: float, reach: int, rising: bool = False):
@@ -168,5 +194,26 @@ def test_boost_claims_say_whether_figure3s_boost_holds_for_every_pair():
     shape, validity = metric_boost.claims(_boost_rows(certified=0.5, reach=10))
     assert (shape.verdict, validity.verdict) == ("held", "held")
     shape, validity = metric_boost.claims(_boost_rows(certified=1.0, reach=10, rising=True))
-    assert (shape.verdict, validity.verdict) == ("partly", "partly")  # no boost for every pair, only nearby
+    assert shape.verdict == "partly"
     assert metric_boost.claims(_boost_rows(certified=1.0, reach=0))[1].verdict == "not"
+
+
+def test_boost_for_every_pair_is_not_held_where_the_certified_value_is_eps_geo_for_every_eps_geo():
+    """Certified = eps_geo for every eps_geo (as at k = 1000): the claim does not hold, whatever the nearby radius
+    (was "partly" when Theorem 4.1 held up to some distance)."""
+    validity = metric_boost.claims(_boost_rows(certified=1.0, reach=10))[1]
+    assert validity.verdict == "not"
+    assert "below eps_geo for 0 of 3" in validity.ours and "only for nearby datasets" in validity.ours
+    rows = _boost_rows(certified=1.0, reach=10)
+    next(r for r in rows if r["method"] == "certified, k = 1000" and r["n"] == 100)["epsilon"] = 0.1  # one survives
+    assert metric_boost.claims(rows)[1].verdict == "partly"
+
+
+def test_boost_summary_states_the_small_domain_n_it_computed(tmp_path):
+    """The k = 2 column's text names the largest n computed (20 in quick mode), not 100 beside a dash at n = 100."""
+    target = run_experiment("metric-boost", tmp_path, quick=True, seed=0, progress=False)
+    summary = (target / "summary.md").read_text()
+    _, rows = _rows(target, ("n", "eps_geo", "epsilon"))
+    largest = max(r["n"] for r in rows if r["method"] == "certified, k = 2")
+    assert largest == metric_boost.QUICK_SMALL_DOMAIN_N
+    assert f"computed for n <= {int(largest)} " in summary and "computed for n <= 100" not in summary

@@ -20,22 +20,31 @@ from shuffledp.errors import ValidityConditionError
 from shuffledp.experiments import metric_common as C
 from shuffledp.experiments import metric_location as L
 from shuffledp.experiments import metric_synthetic as S
-from shuffledp.experiments import run_experiment
+from shuffledp.experiments import registry, run_experiment
 from shuffledp.protocols.metric import GeoShuffle
 
 EXPERIMENTS = {"metric-synthetic": (S, S.TABLE2, S.mae_table), "metric-location": (L, L.TABLE3, L.mean_errors)}
 
 
 @pytest.fixture(scope="module", params=sorted(EXPERIMENTS))
-def experiment(request, tmp_path_factory):
+def run_output(request, tmp_path_factory):
+    """name -> (module, Table, CSV rows, summary) of the experiment in quick mode."""
     name = request.param
-    module, table, aggregate = EXPERIMENTS[name]
+    module, table, _ = EXPERIMENTS[name]
     target = run_experiment(name, tmp_path_factory.mktemp(name), quick=True, seed=5, progress=False)
     with (target / "results.csv").open() as fh:
         reader = csv.DictReader(fh)
-        assert reader.fieldnames == ["experiment", "n", "epsilon", "delta", "mechanism", "error_metric", "value", "run"]
+        assert reader.fieldnames == [
+            "experiment", "n", "epsilon", "delta", "mechanism", "error_metric", "value", "run", "distance"
+        ]  # fmt: skip
         rows = [{**r, "n": int(r["n"]), "epsilon": float(r["epsilon"]), "value": float(r["value"])} for r in reader]
-    return name, module, table, aggregate(rows), (target / "summary.md").read_text()
+    return name, module, table, rows, (target / "summary.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def experiment(run_output):
+    name, module, table, rows, summary = run_output
+    return name, module, table, EXPERIMENTS[name][2](rows), summary
 
 
 def _matched_cells(summary: str) -> dict[tuple[int, float], list[str]]:
@@ -55,6 +64,79 @@ def test_every_variant_is_a_mechanism_of_the_csv(experiment):
     for n, eps in cells & set(table):
         present = {m for (n2, e2, m) in mean if (n2, e2) == (n, eps)}
         assert present >= set(C.MECHANISMS) - {"rr-shuffle"}, (name, n, eps, present)
+
+
+def _axis(name: str, eps: float) -> tuple[float, float]:
+    """The (epsilon, delta) each mechanism of the experiment runs at for the target eps."""
+    return L.axis_parameters(eps) if name == "metric-location" else (eps, S.DELTA)
+
+
+def _guarantee(rows, n, eps, mechanism, metric, distance=""):
+    return next(
+        r["value"]
+        for r in rows
+        if (r["n"], r["epsilon"], r["mechanism"], r["error_metric"]) == (n, eps, mechanism, metric)
+        and r["distance"] == str(distance)
+    )
+
+
+def test_certified_columns_run_from_the_certified_inverses(run_output):
+    """rr-shuffle-certified runs at p from the certified inverse (its certified epsilon at most eps), and every column
+    states the epsilon its parameter certifies for every pair: SGDL-Shuffle's is that of `sgdl_shuffle_certificate`."""
+    name, module, table, rows, summary = run_output
+    cells = sorted({(r["n"], r["epsilon"]) for r in rows} & set(table))
+    assert cells
+    for n, eps in cells:
+        e_axis, d_axis = _axis(name, eps)
+        p = _guarantee(rows, n, eps, "rr-shuffle-certified", "noise_parameter")
+        assert p == pytest.approx(M.rr_shuffle_probability(e_axis, d_axis, module.K, n), rel=1e-12)
+        assert _guarantee(rows, n, eps, "rr-shuffle-certified", "certified_epsilon") <= e_axis * (1 + 1e-9)
+        assert any(
+            r["mechanism"] == "rr-shuffle-certified" and r["error_metric"] not in C.GUARANTEE_METRICS
+            for r in rows
+            if (r["n"], r["epsilon"]) == (n, eps)
+        )
+        sgdl = M.sgdl_shuffle_certificate(e_axis, d_axis, n, module.K).epsilon
+        assert _guarantee(rows, n, eps, "sgdl-shuffle", "certified_epsilon") == pytest.approx(sgdl, rel=1e-12)
+        assert _guarantee(rows, n, eps, "sgdl-shuffle", "claimed_epsilon") == pytest.approx(e_axis, rel=1e-12)
+        assert f"| {n} | {eps:g} | sgdl-shuffle | Theorem 5.1 ({C.NOT_A_GUARANTEE}) |" in summary
+
+
+def test_summaries_carry_the_per_distance_profile_beside_the_theorem(run_output):
+    """The CSV and the summary give `metric_profile` of each theorem-tuned protocol at a few distances, with the
+    distance up to which the theorem's value holds, for at least one cell of the paper's table."""
+    name, module, table, rows, summary = run_output
+    profiled = sorted(
+        {(r["n"], r["epsilon"], r["mechanism"]) for r in rows if r["error_metric"] == "theorem_holds_up_to"}
+    )
+    assert {m for *_, m in profiled} == set(C.PROFILED) and {(n, e) for n, e, _ in profiled} & set(table)
+    assert "Per-distance profile of the theorem-tuned columns" in summary
+    n, eps, _ = next(key for key in profiled if key[:2] in table and key[2] == "geo-shuffle")
+    e_axis, d_axis = _axis(name, eps)
+    eps_geo = _guarantee(rows, n, eps, "geo-shuffle", "noise_parameter")
+    prof = M.metric_profile("geo-shuffle", d_axis, n, module.K, eps_geo=eps_geo)
+    assert _guarantee(rows, n, eps, "geo-shuffle", "theorem_holds_up_to") == prof.theorem_holds_up_to
+    for d in (1, n * module.K):
+        assert _guarantee(rows, n, eps, "geo-shuffle", "profile_epsilon", d) == pytest.approx(prof.epsilon_at(d))
+    profile = summary.split("Per-distance profile")[1]
+    line = next(x for x in profile.splitlines() if x.startswith(f"| {n} | {eps:g} | geo-shuffle | "))
+    assert line.endswith(f" | {prof.theorem_holds_up_to} |")
+
+
+def test_theorem_tuned_columns_say_they_are_not_a_guarantee_and_claims_are_rated_on_certified(run_output):
+    name, module, table, rows, summary = run_output
+    header = next(line for line in summary.splitlines() if line.startswith("| n | eps | geo-local"))
+    for column in C.THEOREM_TUNED:
+        assert f" {column} ({C.THEOREM_TUNED[column]}: {C.NOT_A_GUARANTEE}) " in header
+    assert " rr-shuffle-certified | " in header and " geo-shuffle-certified | " in header
+    mean, noise = EXPERIMENTS[name][2](rows), C.noise_parameters(rows)
+    ordering = module.claims(mean, noise)[0]
+    cells = [key for key in table if (*key, "geo-local") in mean]
+    held = sum(module.certified_ordering_holds(noise, n, eps) for n, eps in cells)
+    assert ordering.verdict == registry.share_verdict(held, len(cells))
+    assert f"certified tunings: ordering in {held} of {len(cells)} rows" in ordering.ours
+    assert held == 0  # certified Geo-Shuffle at k = 1000 runs Geo-Local's noise: it beats neither
+    assert "holds only under the theorem tuning" in summary
 
 
 def test_orderings_of_the_tables_hold_under_both_tunings(experiment):

@@ -14,7 +14,7 @@ from typing import Any
 
 from shuffledp._util.numbers import number
 from shuffledp.accounting.metric import compromised_local_epsilons
-from shuffledp.experiments.metric_common import chain_holds, within_factor_2
+from shuffledp.experiments.metric_common import chain_holds, column_label, within_factor_2
 from shuffledp.experiments.plotting import PAGE_WIDTH, legend_and_caption, log_ticks, page_style, series_style
 from shuffledp.experiments.registry import Claim, ExperimentContext, ExperimentOutput, register, share_verdict
 
@@ -102,7 +102,7 @@ def _summary(rows: list[dict[str, Any]], ordering: Claim) -> str:
     lines = [
         f"eps_L at eps_S = {EPS_S:g}, delta = {DELTA:g}, k = {K} (- : RR-Shuffle's conditions fail).",
         "",
-        "| n | " + " | ".join(MECHANISMS) + " | SGDL / Geo-Shuffle |",
+        "| n | " + " | ".join(column_label(m) for m in MECHANISMS) + " | SGDL / Geo-Shuffle |",
         "|---|" + "---|" * (len(MECHANISMS) + 1),
     ]
     for n in ns:
