@@ -892,4 +892,5 @@ __all__ = [
     "rr_shuffle_local_epsilon_paper",
     "rr_shuffle_probability",
     "rr_shuffle_probability_paper",
+    "rr_search_refusal",
 ]
