@@ -248,6 +248,12 @@ def test_the_smallest_sgdl_eps_the_command_line_accepts_is_computed():
         M.sgdl_shuffle_report_epsilon(SGDL_EPSILON_MIN * 0.9, 2)
 
 
+def test_rr_at_the_smallest_delta_answers_at_the_command_line():
+    """The stranger's command: an OverflowError traceback (1 / (1e-9 delta) overflows at delta = 1e-300)."""
+    out = _json(["epsilon", "--mechanism", "rr-shuffle", "--k", "10", "--n", "100", "--delta", "1e-300", "--p", "0.5"])
+    assert out["epsilon"] == M.rr_shuffle_epsilon(1e-300, 0.5, 10, 100)
+
+
 def test_geo_eps_geo_anywhere_in_its_range_answers_with_k():
     """The variation-ratio epsilon (printed with --k) refused eps_geo d outside the accountant's [1e-6, 700] with
     "eps0 must be a number in [1e-6, 700]", though --help and Python accept eps_geo in [2^-52, 100]: there the pure
