@@ -283,14 +283,14 @@ def test_chernoff_end_leaves_at_most_the_tail_above_it(ones, bits, q0):
     """The window's end from Chernoff: the exact mass above it (a float convolution, exact to ~1e-300 there) is at
     most the tail it stands for, and at small q0 it cuts far sooner than Hoeffding's sqrt(m ln(1/tail) / 2)."""
     tail = 1e-13
-    end = E._chernoff_end(ones, bits, q0, tail)
+    end = E._chernoff_end(ones, bits, q0, math.log(tail))
     law = np.convolve(
         stats.binom.pmf(np.arange(ones + 1), ones, 1 - q0), stats.binom.pmf(np.arange(bits - ones + 1), bits - ones, q0)
     )
     assert law[end:].sum() <= tail
     mean = ones * (1 - q0) + (bits - ones) * q0
     if q0 <= 0.05:
-        assert end < mean + 0.6 * E._hoeffding_halfwidth(bits, tail)
+        assert end < mean + 0.6 * E._hoeffding_halfwidth(bits, math.log(tail))
 
 
 def test_tilt_centres_the_mean_where_asked():
