@@ -44,7 +44,7 @@ def test_rr_tiny_p_every_entry_point_answers(p):
 
 def test_rr_p_below_the_minimum_is_a_named_error():
     for p in (5e-324, 1e-301):
-        with pytest.raises(PrivacyParameterError, match=r"must be >= 1e-300 .*got"):
+        with pytest.raises(PrivacyParameterError, match=r"must be a number in \[1e-300, 1\); got .*local epsilon at"):
             M.rr_shuffle_epsilon(1e-4, p, 4, 300)
         with pytest.raises(PrivacyParameterError, match="1e-300"):
             M.rr_shuffle_local_epsilon(1e-4, p, 4)

@@ -198,6 +198,27 @@ def test_certified_epsilon_never_below_fifty_digits_of_the_worst_pair_up_to_n_k_
         assert cert.epsilon <= exact * 1.01
 
 
+@pytest.mark.parametrize("n, k, p", [(10_000, 10, 0.5), (1_000, 100, 0.2)])
+def test_smallest_delta_is_certified_within_one_percent_of_fifty_digits(n, k, p):
+    """delta = 1e-300, the smallest accepted: the covers' tail share 1e-9 delta is subnormal there (1 / tail
+    overflowed, an OverflowError); the answer is certified and closes on the worst pair."""
+    exact = _all_zero_all_k_mp(n * k, p, 1e-300)
+    cert = M.rr_shuffle_certificate(1e-300, p, k, n)
+    assert cert.certified
+    assert exact <= cert.epsilon <= exact * 1.01
+
+
+def test_every_rr_entry_point_answers_at_the_smallest_delta():
+    """n = 100, k = 10, p = 0.5 at delta = 1e-300 (the stranger's case): 1,000 bits are too few for any gain (the
+    all-k outcome has mass 0.75^1000, far above delta), so every entry point gives the local ln 3, not a traceback;
+    the inverse's p meets its target."""
+    local = math.log(3.0)
+    assert M.rr_shuffle_epsilon(1e-300, 0.5, 10, 100) == pytest.approx(local, rel=1e-12)
+    assert M.metric_profile("rr-shuffle", 1e-300, 100, 10, p=0.5).uniform == pytest.approx(local, rel=1e-12)
+    p = M.rr_shuffle_probability(0.8, 1e-300, 10, 100)
+    assert M.rr_shuffle_epsilon(1e-300, p, 10, 100) <= 0.8 < M.rr_shuffle_epsilon(1e-300, p * 0.99, 10, 100)
+
+
 @pytest.mark.parametrize("total, p, delta", [(2_000, 0.5, 1e-4), (50_000, 0.3, 1e-6), (600, 0.999, 1e-2)])
 def test_narrow_first_window_gives_the_whole_windows_value(total, p, delta, monkeypatch):
     """`up_exponent` first reads outcomes from 1 sd above the numerator's mean, bounding everything below by the
@@ -262,14 +283,14 @@ def test_chernoff_end_leaves_at_most_the_tail_above_it(ones, bits, q0):
     """The window's end from Chernoff: the exact mass above it (a float convolution, exact to ~1e-300 there) is at
     most the tail it stands for, and at small q0 it cuts far sooner than Hoeffding's sqrt(m ln(1/tail) / 2)."""
     tail = 1e-13
-    end = E._chernoff_end(ones, bits, q0, tail)
+    end = E._chernoff_end(ones, bits, q0, math.log(tail))
     law = np.convolve(
         stats.binom.pmf(np.arange(ones + 1), ones, 1 - q0), stats.binom.pmf(np.arange(bits - ones + 1), bits - ones, q0)
     )
     assert law[end:].sum() <= tail
     mean = ones * (1 - q0) + (bits - ones) * q0
     if q0 <= 0.05:
-        assert end < mean + 0.6 * E._hoeffding_halfwidth(bits, tail)
+        assert end < mean + 0.6 * E._hoeffding_halfwidth(bits, math.log(tail))
 
 
 def test_tilt_centres_the_mean_where_asked():

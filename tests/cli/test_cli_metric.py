@@ -10,7 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from shuffledp.accounting import metric as M
+from shuffledp.accounting._rounding import SGDL_EPSILON_MIN
 from shuffledp.cli import app
+from shuffledp.errors import PrivacyParameterError
 
 runner = CliRunner()
 
@@ -145,7 +147,7 @@ def test_local_epsilon_round_trip_json():
         ),
         (
             ["epsilon", "--mechanism", "rr-shuffle", "--n", "10", "--delta", "1e-4", "--p", "1.5", "--k", "3"],
-            r"--p must be a number in \(0, 1\); got '1.5'",
+            r"--p must be a number in \[1e-300, 1\); got '1.5'",
         ),
         (["local-epsilon", "--target", "0", "--n", "10", "--delta", "1e-4"], "--target must be"),
         (
@@ -200,7 +202,7 @@ def test_noise_epsilon_and_max_distance_maxima_at_the_command_line():
     out = _error(["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--n", "100", "--eps-geo", "800"])
     assert f"--eps-geo must be a number in [2^-52, {M.MAX_EPSILON:g}]; got '800'" in out
     out = _error(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "1000", "--delta", "1e-4", "--eps", "1000"])
-    assert f"--eps must be a number in [2^-52, {M.MAX_EPSILON:g}]; got '1000'" in out and "SGDL parameter" not in out
+    assert f"--eps must be a number in [1.5e-6, {M.MAX_EPSILON:g}]; got '1000'" in out and "SGDL parameter" not in out
     out = _error(
         [
             "epsilon",
@@ -219,6 +221,50 @@ def test_noise_epsilon_and_max_distance_maxima_at_the_command_line():
         ]
     )
     assert f"--max-distance must be an integer in [1, {M.MAX_DISTANCE}]; got '1e9'" in out
+
+
+@pytest.mark.parametrize("command", ["epsilon", "profile"])
+@pytest.mark.parametrize(
+    "mechanism, option, value, allowed",
+    [("sgdl-shuffle", "--eps", "1e-12", "[1.5e-6, 100]"), ("rr-shuffle", "--p", "1e-320", "[1e-300, 1)")],
+)
+def test_sgdl_eps_and_rr_p_are_refused_by_the_option_in_the_range_help_states(
+    command, mechanism, option, value, allowed
+):
+    """--eps 1e-12 reached the SGDL series ("p = 0.999999999999 is too close to 1 ...") and --p 1e-320 the library
+    ("p (RR randomization probability) must be >= 1e-300"), both after --help said [2^-52, 100] / (0, 1)."""
+    args = [command, "--mechanism", mechanism, "--n", "100", "--delta", "1e-4", "--k", "10", option, value]
+    assert f"error: {option} must be a number in {allowed}; got '{value}'" in _error(args)
+    help_text = runner.invoke(app, ["metric", command, "--help"], env={"COLUMNS": "300"}).stdout
+    assert f"Must be a number in {allowed}." in help_text
+
+
+def test_the_smallest_sgdl_eps_the_command_line_accepts_is_computed():
+    """The low end of --eps is one the SGDL series serves (its hint quotes the same number)."""
+    low = str(SGDL_EPSILON_MIN)
+    out = _json(["epsilon", "--mechanism", "sgdl-shuffle", "--n", "2", "--delta", "1e-4", "--eps", low])
+    assert out["epsilon"] == M.sgdl_shuffle_epsilon(SGDL_EPSILON_MIN, 1e-4, 2)
+    with pytest.raises(PrivacyParameterError, match=f"use epsilon >= {SGDL_EPSILON_MIN:g}$"):
+        M.sgdl_shuffle_report_epsilon(SGDL_EPSILON_MIN * 0.9, 2)
+
+
+def test_rr_at_the_smallest_delta_answers_at_the_command_line():
+    """The stranger's command: an OverflowError traceback (1 / (1e-9 delta) overflows at delta = 1e-300)."""
+    out = _json(["epsilon", "--mechanism", "rr-shuffle", "--k", "10", "--n", "100", "--delta", "1e-300", "--p", "0.5"])
+    assert out["epsilon"] == M.rr_shuffle_epsilon(1e-300, 0.5, 10, 100)
+
+
+def test_geo_eps_geo_anywhere_in_its_range_answers_with_k():
+    """The variation-ratio epsilon (printed with --k) refused eps_geo d outside the accountant's [1e-6, 700] with
+    "eps0 must be a number in [1e-6, 700]", though --help and Python accept eps_geo in [2^-52, 100]: there the pure
+    eps_geo d holds, and is the answer (at both ends: 1e-12 at d = 1, 100 at d = 10)."""
+    out = _json(
+        ["epsilon", "--mechanism", "geo-shuffle", "--n", "100", "--delta", "1e-4", "--eps-geo", "1e-12", "--k", "10"]
+    )
+    assert out["variation_ratio_epsilon"] == 1e-12 and "error" not in out
+    assert M.geo_shuffle_variation_ratio_epsilon(100.0, 1e-4, 100, 10, distance=10) == 1000.0
+    inside = M.geo_shuffle_variation_ratio_epsilon(50.0, 1e-4, 100, 10, distance=10)  # eps0 = 500: computed
+    assert 0 < inside <= 500.0
 
 
 def test_local_epsilon_says_when_the_search_is_capped():

@@ -44,6 +44,17 @@ COMPOSED_SEARCH_MAX_EPSILON = 20.0
 NOISE_EPSILON_MAX = 100.0
 #: The noise epsilons of the metric protocols, [2^-52, `NOISE_EPSILON_MAX`].
 NOISE_EPSILON_RANGE = Interval(EPSILON_MIN, NOISE_EPSILON_MAX)
+#: Smallest SGDL-Shuffle epsilon its shuffled accounting takes with n >= 2 users: SGDL(1/n, e^-eps)'s pmf is the
+#: paper's series, whose terms number about 45 / (2 eps) (20 million at eps = 1.47e-6, the limit of
+#: `shuffledp.accounting.metric.sgdl`; checked by tests/cli/test_cli_metric.py).
+SGDL_EPSILON_MIN = 1.5e-6
+#: SGDL-Shuffle's epsilons at the command line, [`SGDL_EPSILON_MIN`, `NOISE_EPSILON_MAX`].
+SGDL_EPSILON_RANGE = Interval(SGDL_EPSILON_MIN, NOISE_EPSILON_MAX)
+#: Smallest RR parameter p of the RR-Shuffle functions: p/2 and ln p stay normal floats far from underflow, and the
+#: local epsilon ln((2 - p)/p) reaches about 691.5; a smaller p adds nothing usable.
+RR_MIN_P = 1e-300
+#: RR-Shuffle's randomization probabilities p, [`RR_MIN_P`, 1) (as written in errors and --help).
+RR_P_RANGE = Interval(RR_MIN_P, 1.0, high_open=True)
 #: Largest distance over which a metric maximum is taken (one pmf ratio per unit of distance).
 MAX_DISTANCE = 10_000
 #: Relative error allowed on a computed log-odds log(alpha / (1 - alpha)) (math.log / log1p
@@ -169,8 +180,12 @@ __all__ = [
     "NOISE_EPSILON_RANGE",
     "N_RANGE",
     "ROUND_TRIP_RTOL",
+    "RR_MIN_P",
+    "RR_P_RANGE",
     "SEARCH_MAX_EPSILON",
     "SEARCH_MIN_EPSILON",
+    "SGDL_EPSILON_MIN",
+    "SGDL_EPSILON_RANGE",
     "UNIT_ROUNDOFF",
     "floor_positive",
     "grid_step",

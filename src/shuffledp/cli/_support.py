@@ -32,8 +32,10 @@ from shuffledp.accounting._rounding import COMPOSED_SEARCH_MAX_EPSILON as COMPOS
 from shuffledp.accounting._rounding import DELTA_RANGE as DELTA_RANGE
 from shuffledp.accounting._rounding import MAX_DISTANCE as MAX_DISTANCE
 from shuffledp.accounting._rounding import NOISE_EPSILON_RANGE as NOISE_EPSILON_RANGE
+from shuffledp.accounting._rounding import RR_P_RANGE as RR_P_RANGE
 from shuffledp.accounting._rounding import SEARCH_MAX_EPSILON as SEARCH_MAX_EPSILON
 from shuffledp.accounting._rounding import SEARCH_MIN_EPSILON
+from shuffledp.accounting._rounding import SGDL_EPSILON_RANGE as SGDL_EPSILON_RANGE
 from shuffledp.errors import DomainError, ExperimentError, ShuffleDPError
 from shuffledp.params import EPS0_RANGE as EPS0_RANGE
 
@@ -231,11 +233,6 @@ def interval_option(name: str, interval: V.Interval | Callable[[], V.Interval]) 
 def epsilon_option(name: str, maximum: float = math.inf) -> Callable[[Any], Any]:
     """Epsilons >= 2^-52 (float64 tells e^epsilon from 1), at most ``maximum``."""
     return interval_option(name, V.Interval(V.EPSILON_MIN, maximum))
-
-
-def probability_option(name: str) -> Callable[[Any], Any]:
-    """A probability in (0, 1)."""
-    return interval_option(name, V.Interval(0.0, 1.0, low_open=True, high_open=True))
 
 
 def delta_option(name: str = "--delta") -> Callable[[Any], Any]:

@@ -154,7 +154,9 @@ def epsilon_cmd(
     ] = None,
     p: Annotated[
         float | None,
-        typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit."),
+        typer.Option(
+            "--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."
+        ),
     ] = None,
     k: Annotated[
         int | None,
@@ -169,7 +171,7 @@ def epsilon_cmd(
         float | None,
         typer.Option(
             "--eps",
-            parser=S.interval_option("--eps", S.NOISE_EPSILON_RANGE),
+            parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
             help="SGDL-Shuffle: target epsilon.",
         ),
     ] = None,
@@ -405,13 +407,15 @@ def profile_cmd(
     ] = None,
     p: Annotated[
         float | None,
-        typer.Option("--p", parser=S.probability_option("--p"), help="RR-Shuffle: probability of a random bit."),
+        typer.Option(
+            "--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."
+        ),
     ] = None,
     eps: Annotated[
         float | None,
         typer.Option(
             "--eps",
-            parser=S.interval_option("--eps", S.NOISE_EPSILON_RANGE),
+            parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
             help="SGDL-Shuffle: its epsilon parameter.",
         ),
     ] = None,

@@ -87,9 +87,10 @@ def _pmf_slack(m: int) -> float:
     return max(PMF_SLACK, 16.0 * m * math.log(m + 1.0) * 2.0**-52)
 
 
-def _hoeffding_halfwidth(m: int, tail: float) -> int:
-    """t with exp(-2 t^2 / m) <= tail (Hoeffding for a sum of m independent bits)."""
-    return int(math.ceil(math.sqrt(m * math.log(1.0 / tail) / 2.0))) + 1
+def _hoeffding_halfwidth(m: int, log_tail: float) -> int:
+    """t with exp(-2 t^2 / m) <= e^``log_tail`` (Hoeffding for a sum of m independent bits; the tail in log form,
+    since 1 / tail overflows at delta = 1e-300)."""
+    return int(math.ceil(math.sqrt(-m * log_tail / 2.0))) + 1
 
 
 #: `_LogChoose` takes a log-gamma at every this many values and steps between them.
@@ -297,10 +298,11 @@ def up_exponent(num: tuple[int, int], den: tuple[int, int], q0: float, delta: fl
     ``num``, ``den``: (ones, bits) of each law (the same number of bits)."""
     (s1, m), (s0, m0) = num, den
     assert m == m0 and s1 >= s0
-    tail = _TAIL_SHARE * delta
-    t = _hoeffding_halfwidth(m, tail)
+    tail = _TAIL_SHARE * delta  # subnormal at delta = 1e-300 (still above 0): its logarithm is taken directly
+    log_tail = math.log(_TAIL_SHARE) + math.log(delta)
+    t = _hoeffding_halfwidth(m, log_tail)
     mean = s1 * (1.0 - q0) + (m - s1) * q0
-    lo, hi = max(0, int(mean) - t), min(m, int(mean) + t + 1, _chernoff_end(s1, m, q0, tail))
+    lo, hi = max(0, int(mean) - t), min(m, int(mean) + t + 1, _chernoff_end(s1, m, q0, log_tail))
     # first only from a little above the numerator's mean: the maximum sits in its upper tail (where SF_num nears
     # delta) and everything below the window is bounded by the tails' ratio at its first outcome (non-decreasing in
     # y, L1); if that bound is not below the window's maximum, the whole Hoeffding window is computed (the value
@@ -314,8 +316,8 @@ def up_exponent(num: tuple[int, int], den: tuple[int, int], q0: float, delta: fl
     return _rounded_up(max(best, below))
 
 
-def _chernoff_end(s: int, m: int, q0: float, tail: float) -> int:
-    """An outcome h with Pr[Y >= h] <= ``tail`` for Y ~ P_s^m, by Chernoff: Pr[Y >= h] <= E e^(theta Y) / e^(theta h)
+def _chernoff_end(s: int, m: int, q0: float, log_tail: float) -> int:
+    """An outcome h with Pr[Y >= h] <= e^``log_tail`` for Y ~ P_s^m, by Chernoff: Pr[Y >= h] <= E e^(theta Y) / e^(theta h)
     for every theta >= 0, taken at the tilt whose mean is h (the bound's best theta); h steps up from the normal
     quantile by a quarter sd until the bound holds (m + 1 if it never does below m: nothing to cut).  Tighter than
     Hoeffding's sqrt(m ln(1/tail) / 2) by about 1.5 sd at q0 = 1/4, by more for smaller q0."""
@@ -323,7 +325,7 @@ def _chernoff_end(s: int, m: int, q0: float, tail: float) -> int:
     a, la, b, lb = s, -l0, m - s, l0  # s bits read 1 with 1 - q0, m - s with q0
     mean = a * _expit(la) + b * _expit(lb)
     sd = math.sqrt(m * q0 * (1.0 - q0))
-    h, target = mean + math.sqrt(2.0 * math.log(1.0 / tail)) * sd, math.log(tail) - 1e-6
+    h, target = mean + math.sqrt(-2.0 * log_tail) * sd, log_tail - 1e-6
     for _ in range(200):
         if not h < m - 0.5:
             return m + 1

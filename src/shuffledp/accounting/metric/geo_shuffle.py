@@ -37,7 +37,7 @@ from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached
 from shuffledp.accounting.metric.sgdl import log_sgdl_mgf
 from shuffledp.accounting.metric.sgdl import relative_log_pmf as _relative_log_pmf
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
-from shuffledp.params import BlanketDecomposition
+from shuffledp.params import EPS0_RANGE, BlanketDecomposition
 from shuffledp.randomizers.geometric import Geometric
 
 
@@ -622,7 +622,9 @@ def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k:
     Returns
     -------
     float
-        The epsilon for the pair, at most eps_geo ``distance``.
+        The epsilon for the pair, at most eps_geo ``distance``, which is returned where eps_geo ``distance`` is
+        outside the engine's local epsilons [1e-6, 700] (`shuffledp.params.EPS0_RANGE`: below, shuffling cannot be
+        accounted in float64; above, e^(eps_geo d) overflows).
 
     Raises
     ------
@@ -644,6 +646,8 @@ def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k:
     k, d = check_positive_int(k, "k (largest value)"), check_positive_int(distance, "distance")
     if d > k:
         raise PrivacyParameterError(f"distance must be at most k={k} (values lie in {{0..k}}), got {d}")
+    if eps_geo * d not in EPS0_RANGE:  # beyond the engine's local epsilons: the pure eps_geo d holds (no gain)
+        return eps_geo * d
     pair = Geometric(eps_geo * d, 0, d).amplification_parameters()  # eps0 = eps_geo d, beta = TV at distance d
     # every other user's law is at least e^(-eps_geo k) times the victim's (values differ by at most k): the
     # three-class pair with the others' labels thinned by gamma = e^(-eps_geo (k - d)) relative to e^(-eps0)

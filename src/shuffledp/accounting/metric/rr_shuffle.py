@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 
 import numpy as np
 from scipy import special
 
-from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
+from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting._checks import check_delta, check_n
-from shuffledp.accounting._rounding import N_MAX
+from shuffledp.accounting._rounding import N_MAX, RR_MIN_P, RR_P_RANGE
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import CertifiedEpsilon
 from shuffledp.accounting.metric._common import check_method as _check_method
 from shuffledp.accounting.metric._rr_pairs import RRSearch, all_zero_all_k_epsilon, certified_search
-from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+from shuffledp.errors import ValidityConditionError
 
 # --- RR-Shuffle (§3, Theorems 3.1 and 7.1) ---------------------------------------------------------------
 
@@ -310,20 +311,12 @@ def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
 # mass is below 1e-290, get an absolute 1e-250 added); tails are accumulated in log space.  Numerators are
 # inflated and denominators deflated by _PMF_SLACK (1e-9), far above these errors.
 
-#: Smallest RR parameter p accepted by the RR-Shuffle functions: p/2 and ln p stay normal floats far from
-#: underflow, and the local epsilon ln((2 - p)/p) reaches about 691.5; a smaller p adds nothing usable.
-RR_MIN_P = 1e-300
-
 
 def check_rr_p(p: float) -> float:
-    """`check_probability` for RR's p, and p >= RR_MIN_P."""
-    p = check_probability(p, "p (RR randomization probability)")
-    if p < RR_MIN_P:
-        raise PrivacyParameterError(
-            f"p (RR randomization probability) must be >= {RR_MIN_P:g} (local epsilon at most "
-            f"{rr_local(RR_MIN_P):.6g}), got {p!r}"
-        )
-    return p
+    """RR's p as a float in `RR_P_RANGE` = [RR_MIN_P, 1) (the range --p states at the command line)."""
+    number = p if isinstance(p, numbers.Real) and not isinstance(p, bool) else math.nan
+    note = f"local epsilon at most {rr_local(RR_MIN_P):.6g}" if 0.0 <= number < RR_MIN_P else ""
+    return RR_P_RANGE.check(p, "p (RR randomization probability)", note)
 
 
 def rr_local(p: float) -> float:

@@ -23,7 +23,7 @@ from scipy import special
 
 from shuffledp._util.validation import check_epsilon, check_positive_int, check_probability
 from shuffledp.accounting._checks import check_n
-from shuffledp.accounting._rounding import N_MAX
+from shuffledp.accounting._rounding import N_MAX, SGDL_EPSILON_MIN
 from shuffledp.accounting.metric._common import TAIL_RTOL as _TAIL_RTOL
 from shuffledp.errors import PrivacyParameterError
 
@@ -135,7 +135,7 @@ def _log_pmf_series(m: np.ndarray, beta: float, p: float) -> np.ndarray:
     if terms > _MAX_SERIES_TERMS:
         raise PrivacyParameterError(
             f"p = {p!r} is too close to 1 for the SGDL({beta:g}, p) series ({terms} terms); use epsilon >= "
-            f"{-math.log(1.0 - 45.0 / _MAX_SERIES_TERMS) / 2.0:.3g}"
+            f"{SGDL_EPSILON_MIN:g}"
         )
     out = np.empty(m.shape, dtype=np.float64)
     jj = np.arange(terms - 1, dtype=np.float64)
