@@ -98,3 +98,11 @@ def test_rr_profile_keeps_the_single_epsilons_limits(p, k):
     local = math.log((2 - p) / p)
     assert prof.uniform == cert.epsilon == pytest.approx(local) and not cert.certified
     assert prof.epsilons.tolist() == [prof.uniform] and prof.source.startswith("not attempted")
+
+
+def test_profile_beyond_64_bit_distances_is_a_named_error():
+    """n = k = 2^53 (the command line's largest counts): the distances n k do not fit the profile's 64-bit
+    integers; it crashed with an OverflowError, now a PrivacyParameterError says so and where the uniform value is."""
+    with pytest.raises(PrivacyParameterError, match=r"above 2\^63 - 1"):
+        M.metric_profile("rr-shuffle", 1e-4, 2**53, 2**53, p=0.5)
+    assert M.metric_profile("rr-shuffle", 1e-4, 2**31, 2**31, p=0.5).uniform == pytest.approx(math.log(3))

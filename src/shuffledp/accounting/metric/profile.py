@@ -55,6 +55,8 @@ from shuffledp.errors import PrivacyParameterError, ValidityConditionError
 
 #: The protocols `metric_profile` knows.
 PROFILE_PROTOCOLS = ("rr-shuffle", "geo-shuffle", "sgdl-shuffle")
+#: Largest n k `metric_profile` takes (its distances are 64-bit integers).
+MAX_PROFILE_DISTANCE = 2**63 - 1
 #: Distances evaluated by RR-Shuffle's profile (a geometric grid; each point is one certified search).
 RR_PROFILE_POINTS = 10
 
@@ -217,6 +219,12 @@ def metric_profile(
         )
     delta, n = check_delta(delta), check_n(n)
     k = check_positive_int(k, "k (largest value)")
+    if n * k > MAX_PROFILE_DISTANCE:
+        raise PrivacyParameterError(
+            f"metric_profile lists distances up to n k as 64-bit integers: n k = {n * k} (n={n}, k={k}) is above "
+            f"2^63 - 1; the uniform epsilon holds at every distance (`shuffledp metric epsilon`, or the protocol's "
+            f"*_certificate function)"
+        )
     theorem: float | None = None
     if protocol == "rr-shuffle":
         p = check_rr_p(p)
@@ -258,4 +266,4 @@ def metric_profile(
     )
 
 
-__all__ = ["DistanceProfile", "PROFILE_PROTOCOLS", "metric_profile"]
+__all__ = ["DistanceProfile", "MAX_PROFILE_DISTANCE", "PROFILE_PROTOCOLS", "metric_profile"]
