@@ -259,3 +259,12 @@ def test_geo_fallback_at_a_sum_distance_beyond_the_conditioned_support_says_so_n
     found = M.geo_shuffle_certificate(3.0, 0.01, 20, 5)
     assert not found.certified and found.epsilon == 3.0
     assert "T's support ends at -n c = -60" in found.reason and "underflow" not in found.reason
+
+
+def test_exact_reason_names_a_large_worst_pair_by_runs():
+    """At n = 100 the exhaustive certificate's reason listed the worst pair as 200 numbers; beyond 8 values it is
+    written as value x count runs (small pairs stay lists)."""
+    reason = M.geo_shuffle_certificate(1.0, 1e-4, 40, 1).reason
+    assert reason.startswith("exact: every pair") and "[1 x40] vs [0 x40]" in reason and len(reason) < 120, reason
+    small = M.geo_shuffle_certificate(2.0, 1e-2, 6, 3).reason
+    assert "[3, 3, 3, 3, 3, 3] vs [0, 0, 0, 0, 0, 0]" in small, small

@@ -33,7 +33,7 @@ from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller
 from shuffledp.accounting.metric._common import shift_law as _shift_law
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
-from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
+from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exact_reason, exhaustive_cells
 from shuffledp.accounting.metric.sgdl import log_sgdl_mgf
 from shuffledp.accounting.metric.sgdl import relative_log_pmf as _relative_log_pmf
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
@@ -398,8 +398,7 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
             return CertifiedEpsilon(
                 exact,
                 True,
-                f"exact: every pair of datasets enumerated on the clamped laws (worst {list(worst_a)} vs "
-                f"{list(worst_b)})",
+                exact_reason(worst_a, worst_b),
             )
         return CertifiedEpsilon(eps_geo, False, f"exact over every pair of datasets: no gain below eps_geo: {fallback}")
     if n * k > 2 * n * c:
