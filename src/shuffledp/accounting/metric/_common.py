@@ -11,6 +11,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting import _rounding
+from shuffledp.accounting.metric._tilted_law import tilted_log_bounds
 from shuffledp.errors import PrivacyParameterError
 
 #: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
@@ -115,8 +116,8 @@ def tail_share(delta: float, n: int) -> float:
 #     (Proposition 3 with the conditioned mechanism; H = every |N_i| <= c, independent of the data).
 # The certified epsilon is the smallest eps <= eps_geo meeting delta at every D = 1..n k, else eps_geo.
 
-#: Most multiply-adds spent convolving T (beyond it the certificate is not attempted: eps_geo is returned, and
-#: `geo_shuffle_conditioned_noise` / `sgdl_shuffle_conditioned_noise` refuse).
+#: Most multiply-adds of T's direct convolution, 2 (c + 1)^2 n^2 (`convolution_work`): the exact path, used up to
+#: this cost (`shift_law`); `geo_shuffle_conditioned_noise` / `sgdl_shuffle_conditioned_noise` refuse beyond it.
 MAX_CONVOLUTION_WORK = 4e8
 
 
@@ -125,23 +126,36 @@ def convolution_work(c: int, n: int) -> float:
     return 2.0 * (c + 1) ** 2 * float(n) * float(n)
 
 
-#: Most (shift, outcome) cells of the divergence search over D = 1..n k (n k (2 n c + 1); about 3 s).
+#: Most (shift, outcome) cells of a search over every outcome of T, n k (2 n c + 1) (the per-distance profile's
+#: `certified_shift_profile`; about 3 s).
 MAX_SHIFT_CELLS = 3e7
+#: Most outcomes 2 n c + 1 of T on the tilted path (`_tilted_shift_law`: a few arrays of that size, ~0.1 s per 4e5).
+MAX_TILTED_SUPPORT = 4e6
+#: Most (shift, outcome) cells of the certificate's windowed search, n k w with w = min(2 n c + 1, 16 sd(T) + 1)
+#: about the window of T's mass it looks at (`_shift_window`; about 2.5 s at 2.2e8, n = 10^4, k = 10).
+MAX_WINDOW_CELLS = 3e8
 
 
-def too_costly(c: int, n: int, k: int, fallback: str) -> str | None:
-    """Why the certificate is not attempted (convolution or shift search beyond its limit), or None."""
+def too_costly(one: np.ndarray, n: int, k: int, fallback: str) -> str | None:
+    """Why the certificate (T = the sum of n draws from ``one``, a law on [-c, c]; sum distances 1..n k) is not
+    attempted, or None: T beyond the direct convolution's limit and beyond the tilted path's, or the windowed shift
+    search beyond its limit."""
+    c = (one.size - 1) // 2
+    size = 2 * n * c + 1
     work = convolution_work(c, n)
-    if work > MAX_CONVOLUTION_WORK:
+    if work > MAX_CONVOLUTION_WORK and size > MAX_TILTED_SUPPORT:
         return (
-            f"not attempted: convolving the conditioned noise of n={n} users (c={c}) takes 2 (c+1)^2 n^2 = {work:.3g} "
-            f"multiply-adds, above the limit {MAX_CONVOLUTION_WORK:.3g}: {fallback}"
+            f"not attempted: the conditioned noise of n={n} users (c={c}) has 2 n c + 1 = {size} outcomes, above the "
+            f"limit {MAX_TILTED_SUPPORT:.3g} (and its direct convolution 2 (c+1)^2 n^2 = {work:.3g} multiply-adds "
+            f"above {MAX_CONVOLUTION_WORK:.3g}): {fallback}"
         )
-    cells = float(n) * k * (2.0 * n * c + 1.0)
-    if cells > MAX_SHIFT_CELLS:
+    x = np.arange(-c, c + 1, dtype=np.float64)
+    sd = math.sqrt(n * max(0.0, float((one * x * x).sum() - (one * x).sum() ** 2)))
+    cells = float(n) * k * min(size, 16.0 * sd + 1.0)
+    if cells > MAX_WINDOW_CELLS:
         return (
-            f"not attempted: the divergence search over D = 1..n k takes n k (2 n c + 1) = {cells:.3g} cells (n={n}, k={k}, "
-            f"c={c}), above the limit {MAX_SHIFT_CELLS:.3g}: {fallback}"
+            f"not attempted: the divergence search over D = 1..n k takes n k min(2 n c + 1, 16 sd(T) + 1) = {cells:.3g} "
+            f"cells (n={n}, k={k}, c={c}), above the limit {MAX_WINDOW_CELLS:.3g}: {fallback}"
         )
     return None
 
@@ -164,47 +178,47 @@ _TINY = float(np.finfo(np.float64).tiny)
 MAX_TAIL_TILTS = 6
 #: Mass of T below the outcomes whose lower law `shift_law` makes sure of (far below any budget's window).
 _FOCUS_TAIL = 1e-30
-#: Largest exponent of a rescaled lower-law row (e^690 < 1.8e308: a row entry never overflows; clipping it lowers
-#: the lower law, so it errs toward loss).
-_ROW_CEILING = 690.0
 
 
 class ShiftLaw(NamedTuple):
     """Bounds of T's true pmf on -n c .. n c, the input of every shift check (`shift_law`).
 
-    ``upper`` is rounded up (never below the true pmf); ``lower`` rounded down (never above it; 0 where it
-    underflows).  ``log_lower`` is None when ``lower`` keeps its relative precision everywhere the checks look (the
-    fast linear path), else the natural log of a lower bound, rounded down, finite also where ``lower`` underflows:
-    the checks then rescale each shifted row from these logs."""
+    ``upper`` is rounded up (never below the true pmf, and positive); ``lower`` rounded down (never above it; 0
+    where it underflows).  ``log_lower`` is None when ``lower`` keeps its relative precision everywhere the checks
+    look (the linear path), else the natural log of a lower bound, rounded down, finite also where ``lower``
+    underflows: the checks then work on log ratios ln upper(t) - log_lower(t - D) (`_log_ratios`), which no float
+    range limits however far apart the two values lie."""
 
     upper: np.ndarray
     lower: np.ndarray
     log_lower: np.ndarray | None = None
 
 
-def _shifted_rows(
-    law: ShiftLaw, d: np.ndarray, largest: int, first: int = 0, last: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, scale): rows[i, j] e^scale[i] <= lower(t - d_i) (0 for t < d_i), t = first + j over T's outcomes
-    first..last (default all).
-
-    Linear path: the shifted ``lower`` itself, scale 0 (exactly the old arithmetic).  Log path: each row is
-    exp(log_lower(t - d_i) - scale_i), scale_i the row's largest log where ``upper`` holds all but `_FOCUS_TAIL` of
-    its mass (within first..last), so the entries that meet ``upper``'s mass are near 1 however far below the float
-    range lower(t - d_i) lies; entries are capped at e^`_ROW_CEILING` (rounded down: errs toward loss)."""
+def _shifted_rows(law: ShiftLaw, d: np.ndarray, largest: int, first: int = 0, last: int | None = None) -> np.ndarray:
+    """rows[i, j] = lower(t - d_i) (0 for t < d_i; on the log path log_lower(t - d_i), -inf there), t = first + j
+    over T's outcomes first..last (default all)."""
     size = law.upper.size
     last = size - 1 if last is None else last
+    base = law.lower if law.log_lower is None else law.log_lower
+    padded = np.concatenate([np.full(largest, 0.0 if law.log_lower is None else -np.inf), base])
+    return np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1][padded.size - size - d]
+
+
+def _log_ratios(law: ShiftLaw, d: np.ndarray, largest: int, first: int = 0, last: int | None = None) -> np.ndarray:
+    """The log path's rows: ln upper(t) - log_lower(t - d_i) (+inf where the lower law is 0), t = first..last."""
+    last = law.upper.size - 1 if last is None else last
+    return np.log(law.upper[first : last + 1])[None, :] - _shifted_rows(law, d, largest, first, last)
+
+
+def _divergence_rows(law: ShiftLaw, d: np.ndarray, largest: int, epsilon: float, first: int, last: int) -> np.ndarray:
+    """sum over t = first..last of max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``d``: on the linear path
+    the products (`exp_scaled`), on the log path upper(t) (1 - e^(eps D - ratio))^+ (relative rounding a few ulps)."""
+    window = law.upper[first : last + 1]
     if law.log_lower is None:
-        padded = np.concatenate([np.zeros(largest), law.lower])
-        windows = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1]
-        return windows[padded.size - size - d], np.zeros(d.size)
-    padded = np.concatenate([np.full(largest, -np.inf), law.log_lower])
-    logs = np.lib.stride_tricks.sliding_window_view(padded, size)[:, first : last + 1][padded.size - size - d]
-    focus_first, focus_last, _ = _shift_window(law.upper, _FOCUS_TAIL)
-    lo, hi = max(focus_first, first) - first, min(focus_last, last) - first
-    scale = logs[:, lo : hi + 1].max(axis=1) if lo <= hi else logs.max(axis=1)
-    scale = np.where(np.isfinite(scale), scale, 0.0)
-    return np.exp(np.minimum(logs - scale[:, None], _ROW_CEILING)), scale
+        shifted = _shifted_rows(law, d, largest, first, last)
+        return np.maximum(window[None, :] - exp_scaled(epsilon * d.astype(np.float64), shifted), 0.0).sum(axis=1)
+    gap = np.minimum(epsilon * d[:, None] - _log_ratios(law, d, largest, first, last), 0.0)
+    return (window[None, :] * -np.expm1(gap)).sum(axis=1)
 
 
 def shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.ndarray:
@@ -212,8 +226,8 @@ def shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.ndarr
 
     Sorting the outcomes by their loss ln(upper(t) / lower(t - D)) / D makes the divergence A_i - e^(eps D) B_i on
     each stretch between two losses; the root is taken on the stretch where the divergence crosses the budget.  +inf
-    when even the outcomes with lower(t - D) = 0 carry more than the budget.  Rows come from `_shifted_rows` (losses
-    and roots corrected by its scale)."""
+    when even the outcomes with lower(t - D) = 0 carry more than the budget.  On the log path B_i is summed in log
+    space (`_log_ratios`: no underflow however small lower(t - D))."""
     upper = law.upper
     size = upper.size
     largest = int(shifts.max())
@@ -221,17 +235,25 @@ def shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.ndarr
     rows = max(1, 2_000_000 // size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        shifted, scale = _shifted_rows(law, d, largest)  # lower(t - D) e^-scale aligned with upper(t)
         with np.errstate(divide="ignore", invalid="ignore"):
-            loss = (np.log(upper)[None, :] - np.log(shifted) - scale[:, None]) / d[:, None]
+            if law.log_lower is None:
+                shifted = _shifted_rows(law, d, largest)  # lower(t - D) aligned with upper(t)
+                loss = (np.log(upper)[None, :] - np.log(shifted)) / d[:, None]
+            else:
+                logs = _shifted_rows(law, d, largest)
+                loss = (np.log(upper)[None, :] - logs) / d[:, None]
         loss = np.where(upper[None, :] > 0.0, loss, -np.inf)
         order = np.argsort(-loss, axis=1)
         loss = np.take_along_axis(loss, order, axis=1)
-        a = np.cumsum(np.take_along_axis(np.broadcast_to(upper, shifted.shape), order, axis=1), axis=1)
-        b = np.cumsum(np.take_along_axis(shifted, order, axis=1), axis=1)
+        a = np.cumsum(np.take_along_axis(np.broadcast_to(upper, loss.shape), order, axis=1), axis=1)
         below = np.concatenate([loss[:, 1:], np.full((d.size, 1), -np.inf)], axis=1)  # next loss down
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            root = np.where(a > budget, (np.log((a - budget) / b) - scale[:, None]) / d[:, None], -np.inf)
+            if law.log_lower is None:
+                b = np.cumsum(np.take_along_axis(shifted, order, axis=1), axis=1)
+                root = np.where(a > budget, np.log((a - budget) / b) / d[:, None], -np.inf)
+            else:
+                log_b = np.logaddexp.accumulate(np.take_along_axis(logs, order, axis=1), axis=1)
+                root = np.where(a > budget, (np.log(a - budget) - log_b) / d[:, None], -np.inf)
         root = np.where(np.isnan(root), np.inf, root)
         # on stretch i (eps between below_i and loss_i) the divergence is within budget iff eps >= root_i
         feasible = root <= loss
@@ -261,16 +283,13 @@ def exp_scaled(exponent: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def shift_divergences(law: ShiftLaw, shifts: np.ndarray, epsilon: float) -> np.ndarray:
     """sum_t max(0, upper(t) - e^(eps D) lower(t - D)) for each D in ``shifts`` (the check of `shift_epsilons`)."""
-    upper = law.upper
+    size = law.upper.size
     largest = int(shifts.max())
     out = np.empty(shifts.size)
-    rows = max(1, 2_000_000 // upper.size)
+    rows = max(1, 2_000_000 // size)
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        shifted, scale = _shifted_rows(law, d, largest)
-        out[start : start + d.size] = np.maximum(upper[None, :] - exp_scaled(epsilon * d + scale, shifted), 0.0).sum(
-            axis=1
-        )
+        out[start : start + d.size] = _divergence_rows(law, d, largest, epsilon, 0, size - 1)
     return out
 
 
@@ -289,19 +308,18 @@ def _shift_window(upper: np.ndarray, tail: float) -> tuple[int, int, float]:
     return first, last, outside
 
 
-def _windowed_divergences(law: ShiftLaw, shifts: np.ndarray, epsilon: float, tail: float) -> tuple[np.ndarray, float]:
-    """Bounds of `shift_divergences`: each sum over a window of ``upper``'s outcomes (a lower bound: every term is
-    nonnegative) and the mass outside the window (added, an upper bound)."""
-    first, last, outside = _shift_window(law.upper, tail)
-    window = law.upper[first : last + 1]
+def _windowed_divergences(
+    law: ShiftLaw, shifts: np.ndarray, epsilon: float, window: tuple[int, int, float]
+) -> tuple[np.ndarray, float]:
+    """Bounds of `shift_divergences`: each sum over a window of ``upper``'s outcomes (``window`` from `_shift_window`;
+    a lower bound: every term is nonnegative) and the mass outside the window (added, an upper bound)."""
+    first, last, outside = window
     largest = int(shifts.max())
     out = np.empty(shifts.size)
-    rows = max(1, 2_000_000 // window.size)
+    rows = max(1, 2_000_000 // (last - first + 1))
     for start in range(0, shifts.size, rows):
         d = shifts[start : start + rows]
-        shifted, scale = _shifted_rows(law, d, largest, first, last)
-        scaled = exp_scaled(epsilon * d + scale, shifted)
-        out[start : start + d.size] = np.maximum(window[None, :] - scaled, 0.0).sum(axis=1)
+        out[start : start + d.size] = _divergence_rows(law, d, largest, epsilon, first, last)
     return out, outside
 
 
@@ -312,9 +330,9 @@ def max_shift_divergence(law: ShiftLaw, shifts: np.ndarray, epsilon: float, budg
     meets the budget with room to spare; the full sums run only for the shifts in between."""
     if not budget > 0.0:
         return float(shift_divergences(law, shifts, epsilon).max())
-    parts = []
+    parts, window = [], _shift_window(law.upper, 1e-6 * budget)
     for stop in range(shifts.size, 0, -256):  # the largest shifts first: where delta is missed, if anywhere
-        inside, outside = _windowed_divergences(law, shifts[max(0, stop - 256) : stop], epsilon, 1e-6 * budget)
+        inside, outside = _windowed_divergences(law, shifts[max(0, stop - 256) : stop], epsilon, window)
         if inside.max() > budget * (1.0 + _WINDOW_MARGIN):
             return float(inside.max())
         parts.append(inside)
@@ -333,7 +351,9 @@ def max_shift_epsilon(law: ShiftLaw, shifts: np.ndarray, budget: float) -> float
     level = float(shift_epsilons(law, seeds, budget).max())
     if not (budget > 0.0 and math.isfinite(level)):
         return float(shift_epsilons(law, shifts, budget).max())
-    inside, outside = _windowed_divergences(law, shifts, level * (1.0 - _WINDOW_MARGIN), 1e-6 * budget)
+    inside, outside = _windowed_divergences(
+        law, shifts, level * (1.0 - _WINDOW_MARGIN), _shift_window(law.upper, 1e-6 * budget)
+    )
     hard = shifts[~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN)) & ~np.isin(shifts, seeds)]
     if hard.size:
         level = max(level, float(shift_epsilons(law, hard, budget).max()))
@@ -429,14 +449,22 @@ def _left_tail_log_lower(one: np.ndarray, n: int, log_lower: np.ndarray, lowest:
     return best
 
 
-def shift_law(one: np.ndarray, n: int, largest_shift: int) -> ShiftLaw:
-    """The bounds every shift check works on for T, the sum of n draws from ``one`` (a law on -c..c): `shift_bounds`
-    of its convolution (upper rounded up, lower rounded down), plus, where the lower law underflows on the outcomes
-    the checks meet (down to ``largest_shift`` below where T keeps all but 1e-30 of its mass), its log from
-    `_left_tail_log_lower`, every entry less 1e-12 (1 + |log|) for the rounding of rescaling the rows from logs.
+def shift_law(one: np.ndarray, n: int, largest_shift: int, method: str = "auto") -> ShiftLaw:
+    """The bounds every shift check works on for T, the sum of n draws from ``one`` (a law on -c..c).
 
-    Only the left tail is needed: the checks compare T + D with T for D > 0, so lower(t - D) sits left of upper(t).
-    When nothing there underflows, ``log_lower`` is None: the linear path, unchanged."""
+    ``method="direct"``: `shift_bounds` of its direct convolution (upper rounded up, lower rounded down), plus, where
+    the lower law underflows on the outcomes the checks meet (down to ``largest_shift`` below where T keeps all but
+    1e-30 of its mass), its log from `_left_tail_log_lower`, every entry less 1e-12 (1 + |log|) for the rounding of
+    rescaling the rows from logs.  Only the left tail is needed: the checks compare T + D with T for D > 0, so
+    lower(t - D) sits left of upper(t).  When nothing there underflows, ``log_lower`` is None: the linear path.
+
+    ``method="tilted"``: `_tilted_law.tilted_log_bounds` (tilted short FFT powers, every rounding charged, relative
+    error about 1e-9; O(n c log(n c)) work), always on the log path.  ``"auto"``: direct while it costs at most
+    `MAX_CONVOLUTION_WORK` (the values pinned by the tests come from it), else tilted."""
+    check_method(method, SHIFT_LAW_METHODS)
+    c = (one.size - 1) // 2
+    if method == "tilted" or (method == "auto" and convolution_work(c, n) > MAX_CONVOLUTION_WORK):
+        return _tilted_shift_law(one, n, largest_shift)
     pmf = convolution_power(one, n)
     upper, lower = shift_bounds(pmf)
     first, _, _ = _shift_window(upper, _FOCUS_TAIL)
@@ -446,6 +474,29 @@ def shift_law(one: np.ndarray, n: int, largest_shift: int) -> ShiftLaw:
     with np.errstate(divide="ignore"):
         log_lower = _left_tail_log_lower(one, n, np.log(lower), lowest)
     return ShiftLaw(upper, lower, log_lower - 1e-12 * (1.0 + np.abs(log_lower)))
+
+
+#: The methods of `shift_law`.
+SHIFT_LAW_METHODS = ("auto", "direct", "tilted")
+#: Standard deviations of T left of its centre that the tilted law covers beyond the largest shift (the checks'
+#: window of T's mass ends well inside; outcomes left uncovered get lower bound 0, which errs toward loss).
+_TILT_REACH_SDS = 60.0
+
+
+def _tilted_shift_law(one: np.ndarray, n: int, largest_shift: int) -> ShiftLaw:
+    """`shift_law` by `_tilted_law.tilted_log_bounds`: upper = e^log_upper (1 + 1e-12) + 1e-300 (exp's rounding;
+    the floor keeps it above a true value that underflows), lower = e^log_lower (1 - 1e-12), log_lower less
+    1e-12 (1 + |log|) as on the direct path.  Covered: from ``largest_shift`` plus `_TILT_REACH_SDS` of T's sds
+    left of its centre to as far right (every outcome, by symmetry, for a symmetric ``one``)."""
+    c = (one.size - 1) // 2
+    x = np.arange(-c, c + 1, dtype=np.float64)
+    sd = math.sqrt(n * float((one * x * x).sum() - (one * x).sum() ** 2))
+    reach = int(largest_shift + _TILT_REACH_SDS * sd + 1)
+    log_upper, log_lower = tilted_log_bounds(one, n, n * c - reach, n * c + reach)
+    with np.errstate(under="ignore"):
+        upper = np.exp(log_upper) * (1.0 + 1e-12) + 1e-300
+        lower = np.exp(log_lower) * (1.0 - 1e-12)
+    return ShiftLaw(upper, lower, log_lower - 1e-12 * (1.0 + np.abs(np.where(np.isfinite(log_lower), log_lower, 0.0))))
 
 
 def _rounded_up(epsilon):
@@ -505,6 +556,8 @@ __all__ = [
     "MAX_DISTANCE",
     "MAX_EPSILON",
     "MAX_SHIFT_CELLS",
+    "MAX_TILTED_SUPPORT",
+    "MAX_WINDOW_CELLS",
     "MAX_TAIL_TILTS",
     "PMF_SLACK",
     "TAIL_RTOL",

@@ -405,7 +405,7 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
         return CertifiedEpsilon(
             eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}"
         )
-    costly = _too_costly(c, n, k, fallback)
+    costly = _too_costly(_user_law(eps_geo, c), n, k, fallback)
     if costly is not None:
         return CertifiedEpsilon(eps_geo, False, costly)
     law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
@@ -571,7 +571,7 @@ def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | Non
     c = geo_shuffle_c(eps_geo, delta, n)
     if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
         return float(cached_profile("geo", eps_geo, delta, n, k, c)[0].max()) <= target
-    if n * k > 2 * n * c or _too_costly(c, n, k, "") is not None:
+    if n * k > 2 * n * c or _too_costly(_user_law(eps_geo, c), n, k, "") is not None:
         return False
     law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
     budget = (delta - (1.0 - inside)) / inside

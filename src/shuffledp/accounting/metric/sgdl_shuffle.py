@@ -394,7 +394,7 @@ def sgdl_shuffle_certificate(
         return CertifiedEpsilon(report, False, f"exact over every pair of datasets: no gain below eps_u: {fallback}")
     if n * k > 2 * n * c:
         return CertifiedEpsilon(report, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
-    costly = _too_costly(c, n, k, fallback)
+    costly = _too_costly(_user_law(epsilon, c, n), n, k, fallback)
     if costly is not None:
         return CertifiedEpsilon(report, False, costly)
     law, delta_1 = _sgdl_shuffle_noise_law(epsilon, c, n, n * k)
