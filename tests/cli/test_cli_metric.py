@@ -174,16 +174,18 @@ def _error(args: list[str]) -> str:
 
 
 def test_fallback_is_reported_with_its_reason():
-    """k = 10: certified at n = 200; at n = 1000 the convolution is not attempted and the output says so."""
+    """k = 10: certified at n = 200 and 1000; at n = 10^5 T's 2 n c + 1 outcomes are beyond the tilted path's
+    limit, the certificate is not attempted and the output says so."""
     base = ["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "10"]
-    ok = _json([*base, "--n", "200"])
-    assert ok["source"].startswith("certified") and ok["reason"].startswith("certified") and ok["epsilon"] < 0.5
-    big = _json([*base, "--n", "1000"])
+    for n in ("200", "1000"):
+        ok = _json([*base, "--n", n])
+        assert ok["source"].startswith("certified") and ok["reason"].startswith("certified") and ok["epsilon"] < 0.5
+    big = _json([*base, "--n", "100000"])
     assert big["epsilon"] == 0.5 and big["source"].startswith("fallback")
-    assert big["reason"].startswith("not attempted") and "above the limit 4e+08" in big["reason"]
-    cert = M.geo_shuffle_certificate(0.5, 1e-4, 1000, 10)
+    assert big["reason"].startswith("not attempted") and "above the limit 4e+06" in big["reason"]
+    cert = M.geo_shuffle_certificate(0.5, 1e-4, 100000, 10)
     assert (big["epsilon"], big["reason"]) == (cert.epsilon, cert.reason) and cert.certified is False
-    text = runner.invoke(app, ["metric", *base, "--n", "1000"]).stdout
+    text = runner.invoke(app, ["metric", *base, "--n", "100000"]).stdout
     assert "reason: not attempted" in text and "source: fallback" in text
     rr = _json(["epsilon", "--mechanism", "rr-shuffle", "--n", "10000", "--delta", "1e-4", "--p", "0.5", "--k", "1001"])
     assert rr["source"].startswith("fallback") and rr["reason"].startswith("not attempted")  # beyond 10^7 bits
@@ -349,14 +351,14 @@ def test_large_n_answers_within_seconds():
 
 def test_certified_search_has_a_cell_limit_and_says_so():
     """n = 400, k = 10 took 7.5 s for a fallback; local-epsilon at n = 200, k = 10 took 69 s.  Now both answer in
-    seconds, and say when the search was not attempted."""
+    seconds, and say when the search was not attempted (n = 10^4, k = 30: beyond the windowed search's limit)."""
     import time
 
     start = time.perf_counter()
     out = _json(
-        ["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "10", "--n", "400"]
+        ["epsilon", "--mechanism", "geo-shuffle", "--delta", "1e-4", "--eps-geo", "0.5", "--k", "30", "--n", "10000"]
     )
-    assert out["epsilon"] == 0.5 and "n k (2 n c + 1) = 1.06e+08 cells" in out["reason"]
+    assert out["epsilon"] == 0.5 and "n k min(2 n c + 1, 16 sd(T) + 1) = 1.34e+09 cells" in out["reason"]
     inv = _json(["local-epsilon", "--delta", "1e-4", "--target", "0.3", "--n", "200", "--k", "10"])
     assert inv["eps_geo"] >= 0.3 and inv["achieved_epsilon"] <= 0.3 and inv["reason"]
     assert time.perf_counter() - start < 15.0

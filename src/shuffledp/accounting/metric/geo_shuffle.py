@@ -348,9 +348,10 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     """`geo_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
 
     ``certified`` is False when ``epsilon`` is the per-report eps_geo because the shuffle analysis was not used:
-    values unbounded (``k`` None), k > 2c (the conditioned noise's supports part), the convolution of T or the
-    divergence search beyond its work limit (2 (c + 1)^2 n^2 > 4e8 multiply-adds, n k (2 n c + 1) > 3e7 cells: not
-    attempted, so that every call answers within a few seconds), or no smaller eps is certified (the reason says
+    values unbounded (``k`` None), k > 2c (the conditioned noise's supports part), T or the divergence search
+    beyond its limit (T by direct convolution up to 2 (c + 1)^2 n^2 = 4e8 multiply-adds, by tilted FFT powers up to
+    2 n c + 1 = 4e6 outcomes; the windowed search up to n k min(2 n c + 1, 16 sd(T) + 1) = 3e8 cells: not
+    attempted beyond, so that every call answers within a few seconds; `_common.too_costly`), or no smaller eps is certified (the reason says
     when float64 underflow of T's pmf is the cause).
 
     Parameters
@@ -382,8 +383,10 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     --------
     >>> geo_shuffle_certificate(1.0, 1e-4, 30, 5)
     CertifiedEpsilon(epsilon=0.7655..., certified=True, reason='certified: delta met at every sum distance D = 1..150')
-    >>> geo_shuffle_certificate(0.5, 1e-4, 1000, 10).reason
-    'not attempted: convolving the conditioned noise of n=1000 users (c=35) takes 2 (c+1)^2 n^2 = 2.59e+09 multiply-adds, above the limit 4e+08: the per-report bound eps_geo (Proposition 5)'
+    >>> geo_shuffle_certificate(0.5, 1e-4, 1000, 10).reason  # T by tilted FFT powers: beyond the direct limit
+    'certified: delta met at every sum distance D = 1..10000'
+    >>> geo_shuffle_certificate(0.5, 1e-4, 100_000, 10).reason[:94]
+    'not attempted: the conditioned noise of n=100000 users (c=44) has 2 n c + 1 = 8800001 outcomes'
     """
     eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
     fallback = "the per-report bound eps_geo (Proposition 5)"
@@ -405,7 +408,7 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
         return CertifiedEpsilon(
             eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}"
         )
-    costly = _too_costly(_user_law(eps_geo, c), n, k, fallback)
+    costly = _too_costly(c, n, k, fallback, lambda: _user_law(eps_geo, c))
     if costly is not None:
         return CertifiedEpsilon(eps_geo, False, costly)
     law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
@@ -571,7 +574,7 @@ def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | Non
     c = geo_shuffle_c(eps_geo, delta, n)
     if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
         return float(cached_profile("geo", eps_geo, delta, n, k, c)[0].max()) <= target
-    if n * k > 2 * n * c or _too_costly(_user_law(eps_geo, c), n, k, "") is not None:
+    if n * k > 2 * n * c or _too_costly(c, n, k, "", lambda: _user_law(eps_geo, c)) is not None:
         return False
     law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
     budget = (delta - (1.0 - inside)) / inside

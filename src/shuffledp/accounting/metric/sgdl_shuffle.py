@@ -341,7 +341,8 @@ def sgdl_shuffle_certificate(
     """`sgdl_shuffle_certified_epsilon` with where it comes from: ``(epsilon, certified, reason)``.
 
     ``certified`` is False when ``epsilon`` is the per-report eps_u (`sgdl_shuffle_report_epsilon`): values
-    unbounded, k > 2c, the convolution beyond the work limit (not attempted), delta_1 >= delta, or no smaller eps.
+    unbounded, k > 2c, T or the divergence search beyond its limit (not attempted, `_common.too_costly`),
+    delta_1 >= delta, or no smaller eps.
 
     Parameters
     ----------
@@ -394,7 +395,7 @@ def sgdl_shuffle_certificate(
         return CertifiedEpsilon(report, False, f"exact over every pair of datasets: no gain below eps_u: {fallback}")
     if n * k > 2 * n * c:
         return CertifiedEpsilon(report, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}")
-    costly = _too_costly(_user_law(epsilon, c, n), n, k, fallback)
+    costly = _too_costly(c, n, k, fallback, lambda: _user_law(epsilon, c, n))
     if costly is not None:
         return CertifiedEpsilon(report, False, costly)
     law, delta_1 = _sgdl_shuffle_noise_law(epsilon, c, n, n * k)
