@@ -347,17 +347,25 @@ def max_shift_epsilon(law: ShiftLaw, shifts: np.ndarray, budget: float) -> float
     """``shift_epsilons(law, shifts, budget).max()``, solving few shifts: the largest one (and eight spread over the
     range) set a level; a shift is then solved only if its windowed divergence at the level (less `_WINDOW_MARGIN`)
     exceeds the budget: the others need no more than the level."""
+    return _level_and_unsettled(law, shifts, budget)[0]
+
+
+def _level_and_unsettled(law: ShiftLaw, shifts: np.ndarray, budget: float) -> tuple[float, np.ndarray]:
+    """(`max_shift_epsilon`, the shifts it solved or could not settle): every other shift meets ``budget`` (less
+    `_WINDOW_MARGIN`) at the level less `_WINDOW_MARGIN`, hence at any larger eps (the divergence falls as eps
+    grows), so a check at an eps at least the level needs to look at the returned shifts only."""
     seeds = np.unique(shifts[np.linspace(0, shifts.size - 1, 9).astype(np.int64)])
     level = float(shift_epsilons(law, seeds, budget).max())
     if not (budget > 0.0 and math.isfinite(level)):
-        return float(shift_epsilons(law, shifts, budget).max())
+        return float(shift_epsilons(law, shifts, budget).max()), shifts
     inside, outside = _windowed_divergences(
         law, shifts, level * (1.0 - _WINDOW_MARGIN), _shift_window(law.upper, 1e-6 * budget)
     )
-    hard = shifts[~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN)) & ~np.isin(shifts, seeds)]
+    unsettled = ~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN))
+    hard = shifts[unsettled & ~np.isin(shifts, seeds)]
     if hard.size:
         level = max(level, float(shift_epsilons(law, hard, budget).max()))
-    return level
+    return level, shifts[unsettled | np.isin(shifts, seeds)]
 
 
 def shift_bounds(pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -507,14 +515,15 @@ def _rounded_up(epsilon):
 def certified_shift_epsilon(law: ShiftLaw, budget: float, shifts: np.ndarray) -> float:
     """The smallest eps (rounded up) with D_{e^(eps D)}(T + D || T) <= ``budget`` at every D in ``shifts``, T bounded
     by ``law`` (`shift_law`): `max_shift_epsilon` with 1e-9 of the budget kept back, then checked by
-    `max_shift_divergence` (inf when none, or when the check fails: never an unmet eps).  The one rule of the
+    `max_shift_divergence` on the shifts its windowed bound did not settle (the others meet the budget at any eps
+    above its level: `_level_and_unsettled`; inf when none, or when the check fails: never an unmet eps).  The one rule of the
     certified Geo-/SGDL-Shuffle epsilons, their inverse's feasibility check and their per-distance profile
     (`certified_shift_profile`)."""
-    eps = max_shift_epsilon(law, shifts, budget * (1.0 - 1e-9))
+    eps, unsettled = _level_and_unsettled(law, shifts, budget * (1.0 - 1e-9))
     if not math.isfinite(eps):
         return math.inf
     eps = float(_rounded_up(eps))
-    return eps if max_shift_divergence(law, shifts, eps, budget) <= budget else math.inf
+    return eps if unsettled.size == 0 or max_shift_divergence(law, unsettled, eps, budget) <= budget else math.inf
 
 
 def certified_shift_profile(law: ShiftLaw, budget: float, top: int) -> np.ndarray:
