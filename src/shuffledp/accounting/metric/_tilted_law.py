@@ -5,17 +5,20 @@ For any theta, T's pmf is P_theta(t) e^(-theta t) M(theta)^n, P_theta the law of
 law one(x) e^(theta x) / M(theta), which is concentrated around its mean n mu(theta).  Each tilt computes P_theta on a
 circular grid of length L (Bernstein puts at most `_ALIAS` of its mass beyond the half-width read, so the wrap-around
 adds at most that much), by one real FFT, an n-th power by repeated squaring and one inverse FFT.  Charges (absolute,
-on P_theta, so valid at every outcome; `_fft_error`):
+on P_theta, so valid at every outcome; `_one_tilt`):
   * the forward FFT: each coefficient off by at most g = 16 u (log2 L + 1) (u = 2^-53; a radix-r FFT of a law of
     total mass 1 keeps every intermediate of modulus <= 1 and errs by a few u per stage, so this is a generous
     multiple of the classical per-stage bound);
   * the power: |X^n - Xc^n| <= n g (|Xc| + g)^(n-1), plus the rounding of the squarings, 4 u n |Xc|^n;
   * the inverse FFT: (2/L) sum over the half spectrum of the above, plus g (2/L) sum |Zc| for its own rounding;
   * the wrap-around `_ALIAS` (lower bound only: wrapped mass only adds).
-A value is used only where the charge is below `_REL` of it, or within `_WIDE` sds... of the tilt's largest value
-whichever is wider, so the relative error stays below max(`_REL`, e^`_TRUST` times the charge / largest); outside any
-tilt's coverage the upper bound is Chernoff's e^(-theta t) M^n (P_theta <= 1) and the lower bound 0.  The per-user
-tilted law's rounding is charged as in `_common._left_tail_log_lower` (n e1), the float sum of the logs by `_LOG_SUM`.
+A tilt's lower bound P_theta - charge is used only where the charge is below `_REL` of the value or the value is
+within e^-`_TRUST` of the tilt's largest (so its relative error is at most max(`_REL`, e^`_TRUST` charge / largest));
+the next tilt is aimed 1.2 tilted sds beyond the last outcome covered, so their coverages overlap.  Upper bounds:
+P_theta + charge where used, elsewhere Chernoff's e^(-theta t) M^n (P_theta <= 1), the least over the tilts; lower
+bounds 0 where no tilt covers (errs toward loss).  The per-user tilted law's rounding is charged as in
+`_common._left_tail_log_lower` (n e1), the float sum of the logs by `_LOG_SUM`.  For a symmetric per-user law only
+the left half is swept and mirrored.
 """
 
 from __future__ import annotations
