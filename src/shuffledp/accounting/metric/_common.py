@@ -12,7 +12,7 @@ import numpy as np
 
 from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting import _rounding
-from shuffledp.accounting.metric._tilted_law import tilted_log_bounds
+from shuffledp.accounting.metric._tilted_law import tilted_log_bounds, tilted_user_law
 from shuffledp.errors import PrivacyParameterError
 
 #: Relative size below which cut-off SGDL terms are neglected (well below float64 resolution).
@@ -436,15 +436,7 @@ def _left_tail_log_lower(one: np.ndarray, n: int, log_lower: np.ndarray, lowest:
         if target <= lowest:
             break
         theta = _tilt(log_one, x, max(float(t[target]) / n, -c + 1e-6))
-        w = log_one + theta * x
-        top = float(w[np.isfinite(w)].max())
-        tilted = np.exp(w - top)
-        norm = float(tilted.sum())
-        tilted /= norm
-        log_m = top + math.log(norm)
-        e1 = 2.0**-50 * float(
-            np.max(np.where(np.isfinite(w), np.abs(log_one) + np.abs(theta * x) + np.abs(w - top), 0)) + 1
-        )
+        tilted, log_m, e1, _, _ = tilted_user_law(log_one, x, theta)
         low_t = np.maximum(convolution_power(tilted, n) * (1.0 - PMF_SLACK) - subnormal_charge(size), 0.0)
         with np.errstate(divide="ignore"):
             bound = np.log(low_t) - theta * t + n * log_m

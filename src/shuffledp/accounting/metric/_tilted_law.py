@@ -41,7 +41,7 @@ _TRUST = 3.0
 _LOG_SUM = 64.0 * _U
 
 
-def _tilted(log_one: np.ndarray, x: np.ndarray, theta: float) -> tuple[np.ndarray, float, float, float, float]:
+def tilted_user_law(log_one: np.ndarray, x: np.ndarray, theta: float) -> tuple[np.ndarray, float, float, float, float]:
     """(tilted law, ln M(theta), per-user relative rounding e1, mean, variance) of one(x) e^(theta x) / M."""
     w = log_one + theta * x
     finite = np.isfinite(w)
@@ -60,7 +60,7 @@ def _theta_for_mean(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
     any theta gives valid bounds, a good one only covers the outcomes wanted)."""
     lo, hi, theta = -math.inf, math.inf, 0.0
     for _ in range(200):
-        _, _, _, m, v = _tilted(log_one, x, theta)
+        _, _, _, m, v = tilted_user_law(log_one, x, theta)
         if abs(m - mean) <= 1e-9 * (1.0 + abs(mean)):
             break
         lo, hi = (theta, hi) if m < mean else (lo, theta)
@@ -132,7 +132,7 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
     covered_lo, covered_hi = size, -1
 
     def apply(theta: float) -> tuple[int, int]:
-        tilted, log_m, e1, mean, var = _tilted(log_one, x, theta)
+        tilted, log_m, e1, mean, var = tilted_user_law(log_one, x, theta)
         first, values, up_charge, lo_charge = _one_tilt(tilted, n, c, mean, var)
         idx = np.arange(first, first + values.size) + n * c
         peak = float(values.max())
@@ -159,7 +159,7 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
             if abs(target) >= n * c:  # the support's end: a single atom, one(+-c)^n
                 theta = _theta_for_mean(log_one, x, (target - 0.5 * step) / n)
             else:
-                _, _, _, _, var = _tilted(log_one, x, _theta_for_mean(log_one, x, target / n))
+                _, _, _, _, var = tilted_user_law(log_one, x, _theta_for_mean(log_one, x, target / n))
                 ahead = target + step * 1.2 * math.sqrt(n * var)
                 theta = _theta_for_mean(log_one, x, min(max(ahead, -n * c + 0.5), n * c - 0.5) / n)
             lo, hi = apply(theta)
