@@ -127,6 +127,18 @@ CERTIFIED = (
     ("rr epsilon n=1000 k=100 p=0.5", _rr_epsilon(DELTA, 0.5, 100, 1000), "epsilon"),
     ("rr epsilon n=10^4 k=1000 p=0.5", _rr_epsilon(DELTA, 0.5, 1000, 10_000), "epsilon"),
     ("rr inverse n=10^4 k=1000 target=0.5", _rr_inverse(0.5, DELTA, 1000, 10_000), "inverse"),
+    # the paper's sizes with a small domain (k <= 2c: the conditioned analysis certifies a gain)
+    ("geo epsilon n=100 k=1 eps_geo=1", _geo_epsilon(1.0, DELTA, 100, 1), "epsilon"),
+    ("geo epsilon n=1000 k=1 eps_geo=1", _geo_epsilon(1.0, DELTA, 1000, 1), "epsilon"),
+    ("geo epsilon n=10^4 k=1 eps_geo=1", _geo_epsilon(1.0, DELTA, 10_000, 1), "epsilon"),
+    ("geo epsilon n=10^4 k=3 eps_geo=1", _geo_epsilon(1.0, DELTA, 10_000, 3), "epsilon"),
+    ("geo epsilon n=10^4 k=10 eps_geo=1", _geo_epsilon(1.0, DELTA, 10_000, 10), "epsilon"),
+    ("geo inverse n=1000 k=1 target=0.5", _geo_inverse(0.5, DELTA, 1000, 1), "inverse"),
+    ("geo inverse n=10^4 k=1 target=0.5", _geo_inverse(0.5, DELTA, 10_000, 1), "inverse"),
+    ("geo inverse n=10^4 k=3 target=0.5", _geo_inverse(0.5, DELTA, 10_000, 3), "inverse"),
+    ("geo inverse n=10^4 k=10 target=0.5", _geo_inverse(0.5, DELTA, 10_000, 10), "inverse"),
+    ("sgdl epsilon n=10^4 k=5 eps=0.3", _sgdl_epsilon(0.3, DELTA, 10_000, 5), "epsilon"),
+    ("sgdl epsilon n=1000 k=10 eps=0.5", _sgdl_epsilon(0.5, DELTA, 1000, 10), "epsilon"),
 )
 CERTIFIED_LIMITS = {"epsilon": 0.1, "inverse": 1.0}
 
