@@ -295,8 +295,13 @@ def _inside(eps_geo: float, c: int, n: int) -> float:
 
 def _geo_shuffle_noise_law(eps_geo: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
     """(bounds of T's pmf for the shift checks up to ``largest_shift``, `_common.shift_law`; Pr[H]): what
-    `geo_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows."""
-    return _shift_law(_user_law(eps_geo, c), n, largest_shift), _inside(eps_geo, c, n)
+    `geo_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows.
+
+    The law is marked log-concave (`_common.ShiftLaw.log_concave`): one user's law e^(-eps_geo |x|) / Z on -c..c has
+    the concave log -eps_geo |x| - ln Z and no zero inside, and a convolution of such pmfs on Z is log-concave with
+    no zero inside its support -n c .. n c, so T is."""
+    law = _shift_law(_user_law(eps_geo, c), n, largest_shift)
+    return law._replace(log_concave=True), _inside(eps_geo, c, n)
 
 
 def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int | None) -> float:
