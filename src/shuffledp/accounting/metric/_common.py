@@ -137,10 +137,14 @@ MAX_TILTED_SUPPORT = 4e6
 MAX_WINDOW_CELLS = 3e8
 
 
-def too_costly(c: int, n: int, k: int, fallback: str, user_law: Callable[[], np.ndarray]) -> str | None:
+def too_costly(
+    c: int, n: int, k: int, fallback: str, user_law: Callable[[], np.ndarray], *, log_concave: bool = False
+) -> str | None:
     """Why the certificate (T = the sum of n draws from ``user_law()``, a law on [-c, c]; sum distances 1..n k) is
     not attempted, or None: T beyond the direct convolution's limit and beyond the tilted path's, or the windowed
-    shift search beyond its limit (the law is built only once T's size is known to be within the limits)."""
+    shift search beyond its limit (the law is built only once T's size is known to be within the limits).  A
+    ``log_concave`` T (`ShiftLaw.log_concave`) needs no windowed search (the cumulative bound costs O(n c) for all
+    shifts at once), so only T's limits apply to it."""
     size = 2 * n * c + 1
     work = convolution_work(c, n)
     if work > MAX_CONVOLUTION_WORK and size > MAX_TILTED_SUPPORT:
@@ -149,6 +153,8 @@ def too_costly(c: int, n: int, k: int, fallback: str, user_law: Callable[[], np.
             f"limit {MAX_TILTED_SUPPORT:.3g} (and its direct convolution 2 (c+1)^2 n^2 = {work:.3g} multiply-adds "
             f"above {MAX_CONVOLUTION_WORK:.3g}): {fallback}"
         )
+    if log_concave:
+        return None
     one, x = user_law(), np.arange(-c, c + 1, dtype=np.float64)
     sd = math.sqrt(n * max(0.0, float((one * x * x).sum() - (one * x).sum() ** 2)))
     cells = float(n) * k * min(size, 16.0 * sd + 1.0)
