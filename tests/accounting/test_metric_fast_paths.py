@@ -6,6 +6,10 @@
 * `_common.max_shift_epsilon` / `max_shift_divergence` settle most sum distances by a windowed bound: the epsilon
   must meet delta at every distance and never exceed the all-distances root search; the feasibility check of the
   inverse must agree with the certificate.
+* A log-concave T (Geo-Shuffle's): each shift's divergence is a largest difference of CDFs, bounded by the
+  cumulative sums of T's bounds; its epsilon must lie between T's own need and the per-outcome bound at every shift,
+  its slope search must find the brute-force maximum, its sums must round outward, and a law not known
+  log-concave must keep the per-outcome checks.
 * RR-Shuffle: the compromised-shuffler search over every distance at once, and the covers' FFT convolution, give
   the values of the one-at-a-time / scipy computations bit for bit.
 """

@@ -132,7 +132,8 @@ def convolution_work(c: int, n: int) -> float:
 MAX_SHIFT_CELLS = 3e7
 #: Most outcomes 2 n c + 1 of T on the tilted path (`_tilted_shift_law`: a few arrays of that size, ~0.1 s per 4e5).
 MAX_TILTED_SUPPORT = 4e6
-#: Most (shift, outcome) cells of the certificate's windowed search, n k w with w = min(2 n c + 1, 16 sd(T) + 1)
+#: Most (shift, outcome) cells of the certificate's windowed search (laws not known log-concave, e.g. SGDL-Shuffle's;
+#: `too_costly`), n k w with w = min(2 n c + 1, 16 sd(T) + 1)
 #: about the window of T's mass it looks at (`_shift_window`; about 2.5 s at 2.2e8, n = 10^4, k = 10).
 MAX_WINDOW_CELLS = 3e8
 
@@ -740,6 +741,7 @@ __all__ = [
     "check_convolution_size",
     "check_method",
     "check_noise_epsilon",
+    "cdf_shift_epsilons",
     "certified_shift_epsilon",
     "convolution_power",
     "certified_shift_profile",
