@@ -6,14 +6,20 @@
 * `_common.max_shift_epsilon` / `max_shift_divergence` settle most sum distances by a windowed bound: the epsilon
   must meet delta at every distance and never exceed the all-distances root search; the feasibility check of the
   inverse must agree with the certificate.
+* A log-concave T (Geo-Shuffle's): each shift's divergence is a largest difference of CDFs, bounded by the
+  cumulative sums of T's bounds; its epsilon must lie between T's own need and the per-outcome bound at every shift,
+  its slope search must find the brute-force maximum, its sums must round outward, and a law not known
+  log-concave must keep the per-outcome checks.
 * RR-Shuffle: the compromised-shuffler search over every distance at once, and the covers' FFT convolution, give
   the values of the one-at-a-time / scipy computations bit for bit.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 from scipy import signal
@@ -25,6 +31,7 @@ from shuffledp.accounting.metric import _rr_pairs as R
 from shuffledp.accounting.metric import geo_shuffle as G
 from shuffledp.accounting.metric import rr_shuffle as RR
 from shuffledp.accounting.metric import sgdl_shuffle as S
+from shuffledp.errors import PrivacyParameterError
 
 
 def _solve_every_pair(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
@@ -143,3 +150,115 @@ def test_exhaustive_profile_checks_both_mirror_pairs_when_the_laws_are_not_symme
     profile, (a, b) = E.exhaustive_profile(laws, 4, 1e-4)
     assert np.array_equal(profile, reference)
     assert list(a) == list(ref_a) and list(b) == list(ref_b)
+
+
+# --- the cumulative bound of a log-concave T (`_common.cdf_shift_epsilons`, `_max_cdf_slope`) -------------------
+
+_LOG_CONCAVE = [(1.0, 1e-4, 30, 5), (0.5, 1e-2, 40, 3), (2.0, 1e-5, 50, 3), (0.3, 1e-6, 100, 4), (1.0, 1e-4, 300, 3)]
+
+
+@pytest.mark.parametrize("epsilon, delta, n, k", _LOG_CONCAVE)
+def test_cumulative_bound_lies_between_the_true_epsilon_and_the_per_outcome_bound_at_every_shift(epsilon, delta, n, k):
+    """Per shift D: the cumulative bound's epsilon is at least the one T's own pmf needs (the lemma: the divergence is
+    the largest prefix sum, which F_U and F_L bound), and equal to the per-outcome bound's up to the charged rounding
+    of the cumulative sums (1e-10 relative above; the netted negative terms only lower it, by up to the bounds'
+    1e-9 slack)."""
+    law, shifts, budget = _conditioned("geo", epsilon, delta, n, k)
+    pmf = C.convolution_power(G._user_law(epsilon, G.geo_shuffle_c(epsilon, delta, n)), n)
+    true = C.shift_epsilons(C.ShiftLaw(pmf, pmf), shifts, budget)
+    cumulative = C.cdf_shift_epsilons(law, shifts, budget)
+    per_outcome = C.shift_epsilons(law, shifts, budget)
+    assert np.all(cumulative >= true)
+    assert np.all(cumulative <= per_outcome * (1.0 + 1e-10))
+    assert np.all(per_outcome - cumulative <= 1e-9 * per_outcome)
+
+
+@pytest.mark.parametrize("epsilon, delta, k", [(1.0, 1e-4, 1), (0.5, 1e-4, 3), (2.0, 1e-6, 2)])
+def test_cumulative_bound_at_n_1000_stays_within_the_per_outcome_bound_on_the_tilted_law(epsilon, delta, k):
+    law, shifts, budget = _conditioned("geo", epsilon, delta, 1000, k)
+    assert law.log_lower is not None and law.log_concave  # the tilted path: T beyond the direct convolution
+    sample = np.unique(np.linspace(1, shifts[-1], 40).astype(np.int64))
+    cumulative = C.cdf_shift_epsilons(law, sample, budget)
+    per_outcome = C.shift_epsilons(law, sample, budget)
+    assert np.all(cumulative <= per_outcome * (1.0 + 1e-10))
+    assert np.all(per_outcome - cumulative <= 1e-9 * per_outcome)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_largest_cdf_slope_is_the_brute_force_maximum_on_arbitrary_monotone_curves(seed):
+    """`_max_cdf_slope`'s branch and bound drops a rectangle only by a valid bound: on non-decreasing but otherwise
+    arbitrary curves (many local maxima) it returns the brute-force largest slope, rounded up by a few ulps, and the
+    cell it names attains it."""
+    rng = np.random.default_rng(seed)
+    b = np.cumsum(rng.exponential(1.0, 400)) - 300.0
+    b[:5] = -np.inf  # F_L = 0 on the first outcomes: slopes from there are infinite
+    a = np.maximum.accumulate(b + rng.normal(0.0, 5.0, b.size) + 3.0)
+    a[:80] = -np.inf  # F_U <= budget there
+    smallest, largest = 3, 70
+    brute = max(
+        max(0.0, a[t] - b[t - d]) / d for d in range(smallest, largest + 1) for t in range(80, a.size) if t - d >= 0
+    )
+    bound, t, d = C._max_cdf_slope(a, b, smallest, largest)
+    assert brute <= bound <= brute * (1.0 + 1e-14)
+    assert smallest <= d <= largest and (a[t] - b[t - d]) / d == pytest.approx(brute, rel=1e-15)
+
+
+def test_cumulative_sums_are_rounded_outward_by_their_charges_only():
+    """`_upper_cdf` is never below the exact running sum (40 digits) and within its (block + blocks + 2) u charge;
+    `_log_lower_cdf` is never above the exact log running sum over a range of 10^5 and within 1e-13 of its size
+    (a plain running sum rounds both ways)."""
+    rng = np.random.default_rng(7)
+    mp.mp.dps = 40
+    values = np.exp(rng.uniform(-690.0, 0.0, 5000))
+    exact = np.array([float(x) for x in itertools.accumulate(mp.mpf(float(v)) for v in values)])
+    upper = C._upper_cdf(values)
+    assert np.all(upper >= exact) and np.all(upper <= exact * (1.0 + 2e-13))
+    steps = rng.normal(0.0, 3.0, 3000) + 30.0
+    logs = np.cumsum(steps) - steps.sum()
+    logs[rng.random(logs.size) < 0.05] = -np.inf
+    exact_sums = itertools.accumulate(mp.exp(mp.mpf(float(x))) if np.isfinite(x) else mp.mpf(0) for x in logs)
+    exact_logs = [mp.log(x) if x > 0 else -mp.inf for x in exact_sums]
+    lower = C._log_lower_cdf(logs)
+    for got, want in zip(lower, exact_logs, strict=True):
+        assert mp.mpf(float(got)) <= want
+        assert want - mp.mpf(float(got)) <= 1e-13 * (1.0 + abs(want)) if got > -np.inf else want == -mp.inf
+
+
+def _bimodal_law(n: int) -> C.ShiftLaw:
+    """T of n users each uniform on {-c, c} with a small weight between: far from log-concave (T dips between its
+    modes), so a shift's positive terms do not form one prefix."""
+    one = np.array([1.0, 1e-2, 1e-2, 1e-2, 1.0])
+    upper, lower = C.shift_bounds(C.convolution_power(one / one.sum(), n))
+    return C.ShiftLaw(upper, lower)
+
+
+def test_a_law_not_known_log_concave_keeps_the_per_outcome_checks():
+    law, shifts, budget = _bimodal_law(4), np.arange(1, 4), 0.1
+    with pytest.raises(PrivacyParameterError, match="log_concave=False"):
+        C.cdf_shift_epsilons(law, shifts, budget)
+    certified = C.certified_shift_epsilon(law, budget, shifts)
+    assert C.shift_divergences(law, shifts, certified).max() <= budget
+    # the cumulative bound, forced on this law, certifies an eps that misses delta: the flag is what makes it sound
+    forced = C.certified_shift_epsilon(law._replace(log_concave=True), budget, shifts)
+    assert forced < certified and C.shift_divergences(law, shifts, forced).max() > budget
+
+
+_CERTIFICATE_GRID = [
+    (eps, delta, n, k) for eps in (0.5, 1.0, 2.0) for delta in (1e-3, 1e-6) for n, k in ((40, 2), (150, 4), (1000, 1))
+]
+
+
+@pytest.mark.parametrize("eps, delta, n, k", _CERTIFICATE_GRID)
+def test_geo_certificate_by_the_cumulative_bound_is_never_above_the_per_outcome_one(eps, delta, n, k):
+    """The certificate's epsilon (now the cumulative bound's largest slope) against the per-outcome search on the same
+    law: never above it (but for 1e-12), below it by rounding only; and T's own pmf meets delta at it."""
+    law, shifts, budget = _conditioned("geo", eps, delta, n, k)
+    if k > 2 * G.geo_shuffle_c(eps, delta, n) or not budget > 0.0:
+        pytest.skip("no shift analysis here")
+    new = C.certified_shift_epsilon(law, budget, shifts)
+    old = C.certified_shift_epsilon(law._replace(log_concave=False), budget, shifts)
+    assert math.isfinite(old)
+    assert new <= old + 1e-12 and new >= old * (1.0 - 1e-9)
+    if law.log_lower is None:  # the direct path: T's pmf itself, exact to ~1e-13, meets the budget at ``new``
+        pmf = C.convolution_power(G._user_law(eps, G.geo_shuffle_c(eps, delta, n)), n)
+        assert C.shift_divergences(C.ShiftLaw(pmf, pmf), shifts, new).max() <= budget

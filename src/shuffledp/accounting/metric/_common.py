@@ -132,15 +132,20 @@ def convolution_work(c: int, n: int) -> float:
 MAX_SHIFT_CELLS = 3e7
 #: Most outcomes 2 n c + 1 of T on the tilted path (`_tilted_shift_law`: a few arrays of that size, ~0.1 s per 4e5).
 MAX_TILTED_SUPPORT = 4e6
-#: Most (shift, outcome) cells of the certificate's windowed search, n k w with w = min(2 n c + 1, 16 sd(T) + 1)
+#: Most (shift, outcome) cells of the certificate's windowed search (laws not known log-concave, e.g. SGDL-Shuffle's;
+#: `too_costly`), n k w with w = min(2 n c + 1, 16 sd(T) + 1)
 #: about the window of T's mass it looks at (`_shift_window`; about 2.5 s at 2.2e8, n = 10^4, k = 10).
 MAX_WINDOW_CELLS = 3e8
 
 
-def too_costly(c: int, n: int, k: int, fallback: str, user_law: Callable[[], np.ndarray]) -> str | None:
+def too_costly(
+    c: int, n: int, k: int, fallback: str, user_law: Callable[[], np.ndarray], *, log_concave: bool = False
+) -> str | None:
     """Why the certificate (T = the sum of n draws from ``user_law()``, a law on [-c, c]; sum distances 1..n k) is
     not attempted, or None: T beyond the direct convolution's limit and beyond the tilted path's, or the windowed
-    shift search beyond its limit (the law is built only once T's size is known to be within the limits)."""
+    shift search beyond its limit (the law is built only once T's size is known to be within the limits).  A
+    ``log_concave`` T (`ShiftLaw.log_concave`) needs no windowed search (the cumulative bound costs O(n c) for all
+    shifts at once), so only T's limits apply to it."""
     size = 2 * n * c + 1
     work = convolution_work(c, n)
     if work > MAX_CONVOLUTION_WORK and size > MAX_TILTED_SUPPORT:
@@ -149,6 +154,8 @@ def too_costly(c: int, n: int, k: int, fallback: str, user_law: Callable[[], np.
             f"limit {MAX_TILTED_SUPPORT:.3g} (and its direct convolution 2 (c+1)^2 n^2 = {work:.3g} multiply-adds "
             f"above {MAX_CONVOLUTION_WORK:.3g}): {fallback}"
         )
+    if log_concave:
+        return None
     one, x = user_law(), np.arange(-c, c + 1, dtype=np.float64)
     sd = math.sqrt(n * max(0.0, float((one * x * x).sum() - (one * x).sum() ** 2)))
     cells = float(n) * k * min(size, 16.0 * sd + 1.0)
@@ -187,11 +194,17 @@ class ShiftLaw(NamedTuple):
     where it underflows).  ``log_lower`` is None when ``lower`` keeps its relative precision everywhere the checks
     look (the linear path), else the natural log of a lower bound, rounded down, finite also where ``lower``
     underflows: the checks then work on log ratios ln upper(t) - log_lower(t - D) (`_log_ratios`), which no float
-    range limits however far apart the two values lie."""
+    range limits however far apart the two values lie.
+
+    ``log_concave`` is True only when the builder knows T's TRUE pmf to be log-concave on its support -n c .. n c
+    (every value there positive): then the checks bound each shift's divergence by the cumulative sums of the bounds
+    (`_cdf_logs`, `_max_cdf_slope`), in O(n c) work for all shifts at once.  It is a fact about the noise, never
+    inferred from the (rounded) bounds; False keeps the per-outcome checks, valid for any law."""
 
     upper: np.ndarray
     lower: np.ndarray
     log_lower: np.ndarray | None = None
+    log_concave: bool = False
 
 
 def _shifted_rows(law: ShiftLaw, d: np.ndarray, largest: int, first: int = 0, last: int | None = None) -> np.ndarray:
@@ -327,9 +340,22 @@ def max_shift_divergence(law: ShiftLaw, shifts: np.ndarray, epsilon: float, budg
     """A stand-in for ``shift_divergences(law, shifts, epsilon).max()`` in a comparison with ``budget``: above the
     budget exactly when that maximum is.  The sum over a window of ``upper``'s mass settles a shift when it alone
     exceeds the budget (a window sum above it answers at once) or when, with the mass outside the window added, it
-    meets the budget with room to spare; the full sums run only for the shifts in between."""
+    meets the budget with room to spare; the full sums run only for the shifts in between.  For a log-concave T
+    (``law.log_concave``) the cumulative bound answers first (`_max_cdf_slope` over D from the smallest to the largest
+    of ``shifts``): the budget itself when ``epsilon`` is at least its slope bound, the cumulative bound at the cell
+    of its largest slope when ``epsilon`` is below that slope (then above the budget); the per-outcome path runs only
+    for an ``epsilon`` within the bound's 1e-13 gap."""
     if not budget > 0.0:
         return float(shift_divergences(law, shifts, epsilon).max())
+    if law.log_concave:
+        a, b = _cdf_logs(law, budget)
+        bound, t, d = _max_cdf_slope(a, b, int(shifts.min()), int(shifts.max()))
+        if epsilon >= bound:
+            return budget
+        rise = float(a[t] - b[t - d]) if t >= d else math.inf  # F_L = 0 left of T's support
+        if epsilon * d < rise:  # the cumulative bound F_U(t) - e^(eps D) F_L(t - D) exceeds the budget
+            excess = math.exp(a[t]) * -math.expm1(epsilon * d - rise)
+            return max(math.nextafter(budget, math.inf), budget + excess)
     parts, window = [], _shift_window(law.upper, 1e-6 * budget)
     for stop in range(shifts.size, 0, -256):  # the largest shifts first: where delta is missed, if anywhere
         inside, outside = _windowed_divergences(law, shifts[max(0, stop - 256) : stop], epsilon, window)
@@ -366,6 +392,150 @@ def _level_and_unsettled(law: ShiftLaw, shifts: np.ndarray, budget: float) -> tu
     if hard.size:
         level = max(level, float(shift_epsilons(law, hard, budget).max()))
     return level, shifts[unsettled | np.isin(shifts, seeds)]
+
+
+# --- Log-concave T: each shift's divergence as a largest cumulative sum ------------------------------------------
+#
+# Lemma.  Let T's pmf be log-concave on its support, an interval on which every value is positive.  For D >= 1 the
+# ratio T(t) / T(t - D) is then non-increasing in t (+inf while t - D is left of the support, 0 once t is right of
+# it), so the terms T(t) - e^(eps D) T(t - D) are nonnegative up to some t and nonpositive beyond, and the sum of
+# their positive parts is their largest prefix sum:
+#     D_{e^(eps D)}(T + D || T) = max_t [F(t) - e^(eps D) F(t - D)]      (F = T's CDF; the empty prefix gives 0).
+# With F_U >= F >= F_L, the cumulative sums of the upper and lower laws, this is at most
+# max_t [F_U(t) - e^(eps D) F_L(t - D)], itself never above the per-outcome bound (a prefix sum of its terms).  So
+# the budget is met at D iff eps D >= A(t) - B(t - D) wherever F_U(t) > budget, A = ln(F_U - budget), B = ln F_L,
+# and the smallest eps meeting it at every D in a range is the largest slope (A(t) - B(s)) / (t - s) with t - s in
+# it (`_max_cdf_slope`).  t beyond T's last outcome need no look: there F_U stays put while F_L(t - D) grows.
+# A convolution of log-concave pmfs on Z without internal zeros is log-concave, so T is whenever each user's law
+# is; the law builder says so in `ShiftLaw.log_concave`.
+
+_U = 2.0**-53
+#: Outcomes per block of the blocked cumulative sum `_upper_cdf`: its relative rounding is
+#: about (block + number of blocks) u, ~3e-13 at 4e6 outcomes, where one running sum would give ~4e-10.
+_CDF_BLOCK = 1024
+#: Relative gap at which `_max_cdf_slope` stops refining, and the most rectangles it examines before it answers with
+#: the bound it has (still an upper bound, only looser; never met on the laws of the tests).
+_SLOPE_RTOL = 1e-13
+_MAX_SLOPE_RECTANGLES = 2_000_000
+
+
+def _blocks(values: np.ndarray, fill: float) -> np.ndarray:
+    """``values`` padded with ``fill`` to whole blocks of `_CDF_BLOCK`, one block a row."""
+    rows = -(-values.size // _CDF_BLOCK)
+    out = np.full(rows * _CDF_BLOCK, fill)
+    out[: values.size] = values
+    return out.reshape(rows, _CDF_BLOCK)
+
+
+def _upper_cdf(upper: np.ndarray) -> np.ndarray:
+    """F_U(t), the sum of ``upper`` (positive, normal) up to t, rounded up: running sums within blocks, then over the
+    block totals, then one addition, each a recursive sum of positive terms, so relative error at most
+    (block + blocks + 1) u; charged with 1% to spare, then one ulp up."""
+    rows = _blocks(upper, 0.0)
+    within = np.cumsum(rows, axis=1)
+    before = np.concatenate([[0.0], np.cumsum(within[:, -1])[:-1]])
+    total = (before[:, None] + within).ravel()[: upper.size]
+    return np.nextafter(total * (1.0 + 1.01 * (_CDF_BLOCK + rows.shape[0] + 2) * _U), np.inf)
+
+
+def _log_lower_cdf(log_values: np.ndarray) -> np.ndarray:
+    """ln F_L(s), F_L(s) = sum over r <= s of e^log_values[r] (-inf while all are 0), rounded down, non-decreasing.
+
+    One logaddexp running sum, out(s) = logaddexp(out(s - 1), log_values[s]).  Step r errs by at most
+    e_r = u |out(r)| + 3 u (the final addition, exp and log1p to an ulp), and an error in out(s - 1) reaches out(s)
+    times e^(out(s - 1) - out(s)) <= 1, so along the steps the weights multiply to e^(out(r) - out(s)): out(s) is
+    charged sum over r <= s of e_r e^(out(r) - out(s)) (itself summed by logaddexp; with 1% to spare, which covers
+    that sum's own rounding and the weights' being taken at the computed values).  In the far left tail, where the
+    logs are large, the weights fall geometrically, so the charge stays a few ulps of each value rather than the
+    step count times the largest.  The running minimum from the right then keeps it non-decreasing (still a lower
+    bound)."""
+    out = np.logaddexp.accumulate(log_values)
+    finite = np.isfinite(out)
+    steps = _U * np.abs(np.where(finite, out, 0.0)) + 3.0 * _U
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weighted = np.logaddexp.accumulate(np.where(finite, np.log(steps) + out, -np.inf))
+        charge = np.where(finite, np.exp(weighted - out), 0.0)
+    return np.minimum.accumulate((out - 1.01 * charge)[::-1])[::-1]
+
+
+def _cdf_logs(law: ShiftLaw, budget: float) -> tuple[np.ndarray, np.ndarray]:
+    """(A, B) of the lemma above on T's outcomes: A = ln(F_U - budget) rounded up (-inf where F_U <= budget), made
+    non-decreasing (a running maximum: still an upper bound); B = ln F_L rounded down (`_log_lower_cdf`; on the
+    linear path from ln lower, each log less 4 u (|log| + 1) for its rounding)."""
+    if law.log_lower is None:
+        with np.errstate(divide="ignore"):
+            base = np.log(law.lower)
+        base = base - 4.0 * _U * (np.abs(base) + 1.0)
+    else:
+        base = law.log_lower
+    above = _upper_cdf(law.upper) - budget
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(np.where(above > 0.0, np.nextafter(above * (1.0 + _U), np.inf), 0.0))
+    a = np.maximum.accumulate(a + 4.0 * _U * (np.abs(np.where(np.isfinite(a), a, 0.0)) + 1.0))
+    return a, _log_lower_cdf(base)
+
+
+def _slopes(a: np.ndarray, b: np.ndarray, t: np.ndarray, s: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """max(0, a[t] - b[s]) / d, +inf where s < 0 (F_L = 0 left of T's support) or b[s] = -inf; a[t] finite."""
+    ok = s >= 0
+    with np.errstate(invalid="ignore"):
+        rise = np.where(ok, a[t] - b[np.where(ok, s, 0)], np.inf)
+    return np.maximum(rise, 0.0) / d
+
+
+def _max_cdf_slope(a: np.ndarray, b: np.ndarray, smallest: int, largest: int) -> tuple[float, int, int]:
+    """(bound, t, D): an upper bound, rounded up, of max (a[t] - b[t - D])^+ / D over every outcome t and D in
+    ``smallest`` .. ``largest`` (b = -inf left of index 0), and the cell (t, D) of the largest slope met.
+
+    Branch and bound over rectangles [t1, t2] x [D1, D2]: as a and b are non-decreasing, every slope in one is at most
+    (a[t2] - b[t1 - D2])^+ / D1; a rectangle is dropped once that is within `_SLOPE_RTOL` of the largest slope met at
+    a cell (a[t2] - b[t2 - D1]) / D1, else halved along its longer side.  The answer is the largest bound dropped or
+    met (a single cell's bound is its slope), times 1 + 4 u for the subtraction and division, one ulp up."""
+    first = int(np.argmax(np.isfinite(a)))
+    if not np.isfinite(a[first]):
+        return 0.0, 0, smallest  # F_U <= budget everywhere: every shift meets it at eps = 0
+    t_edges = np.unique(np.linspace(first, a.size, 33).astype(np.int64))
+    d_edges = np.unique(np.linspace(smallest, largest + 1, 33).astype(np.int64))
+    t1, d1 = (g.ravel() for g in np.meshgrid(t_edges[:-1], d_edges[:-1], indexing="ij"))
+    t2, d2 = (g.ravel() for g in np.meshgrid(t_edges[1:] - 1, d_edges[1:] - 1, indexing="ij"))
+    best, cell, dropped, seen = 0.0, (int(a.size - 1), smallest), 0.0, 0
+    while t1.size:
+        seen += t1.size
+        bound = _slopes(a, b, t2, t1 - d2, d1)
+        met = _slopes(a, b, t2, t2 - d1, d1)
+        top = int(np.argmax(met))
+        if met[top] > best:
+            best, cell = float(met[top]), (int(t2[top]), int(d1[top]))
+        if math.isinf(best):
+            return math.inf, cell[0], cell[1]
+        keep = bound > best * (1.0 + _SLOPE_RTOL)
+        dropped = max(dropped, float(bound[~keep].max(initial=0.0)))
+        if seen > _MAX_SLOPE_RECTANGLES:
+            dropped = max(dropped, float(bound.max()))
+            break
+        t1, t2, d1, d2 = t1[keep], t2[keep], d1[keep], d2[keep]
+        along_t = t2 - t1 >= d2 - d1
+        tm, dm = (t1 + t2) // 2, (d1 + d2) // 2
+        t1, t2 = np.concatenate([t1, np.where(along_t, tm + 1, t1)]), np.concatenate([np.where(along_t, tm, t2), t2])
+        d1, d2 = np.concatenate([d1, np.where(along_t, d1, dm + 1)]), np.concatenate([np.where(along_t, d2, dm), d2])
+    return float(np.nextafter(max(best, dropped) * (1.0 + 4.0 * _U), np.inf)), cell[0], cell[1]
+
+
+def cdf_shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.ndarray:
+    """For a log-concave T (``law.log_concave``), each D's smallest eps meeting ``budget`` by the cumulative bound of
+    the lemma above, max over t of (A(t) - B(t - D))^+ / D, rounded up (inf where F_L = 0 faces F_U > budget): never
+    above `shift_epsilons` (the per-outcome bound) but for that rounding.  O(n c) work per shift."""
+    if not law.log_concave:
+        raise PrivacyParameterError(
+            f"cdf_shift_epsilons needs a law whose true pmf is known log-concave, got log_concave={law.log_concave!r}"
+        )
+    a, b = _cdf_logs(law, budget)
+    t = np.flatnonzero(np.isfinite(a))
+    out = np.zeros(shifts.size)
+    if t.size:
+        for i, shift in enumerate(np.asarray(shifts, dtype=np.int64)):
+            out[i] = _slopes(a, b, t, t - shift, np.float64(shift)).max()
+    return np.nextafter(out * (1.0 + 4.0 * _U), np.inf)
 
 
 def shift_bounds(pmf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -506,11 +676,17 @@ def _rounded_up(epsilon):
 
 def certified_shift_epsilon(law: ShiftLaw, budget: float, shifts: np.ndarray) -> float:
     """The smallest eps (rounded up) with D_{e^(eps D)}(T + D || T) <= ``budget`` at every D in ``shifts``, T bounded
-    by ``law`` (`shift_law`): `max_shift_epsilon` with 1e-9 of the budget kept back, then checked by
+    by ``law`` (`shift_law`).  For a log-concave T (``law.log_concave``): the largest slope of the cumulative bound
+    (`_max_cdf_slope`, every rounding charged) over D from the smallest to the largest of ``shifts``.  Otherwise:
+    `max_shift_epsilon` with 1e-9 of the budget kept back, then checked by
     `max_shift_divergence` on the shifts its windowed bound did not settle (the others meet the budget at any eps
     above its level: `_level_and_unsettled`; inf when none, or when the check fails: never an unmet eps).  The one rule of the
     certified Geo-/SGDL-Shuffle epsilons, their inverse's feasibility check and their per-distance profile
     (`certified_shift_profile`)."""
+    if law.log_concave:
+        a, b = _cdf_logs(law, budget)
+        eps = _max_cdf_slope(a, b, int(shifts.min()), int(shifts.max()))[0]
+        return float(_rounded_up(eps)) if math.isfinite(eps) else math.inf
     eps, unsettled = _level_and_unsettled(law, shifts, budget * (1.0 - 1e-9))
     if not math.isfinite(eps):
         return math.inf
@@ -565,6 +741,7 @@ __all__ = [
     "check_convolution_size",
     "check_method",
     "check_noise_epsilon",
+    "cdf_shift_epsilons",
     "certified_shift_epsilon",
     "convolution_power",
     "certified_shift_profile",

@@ -131,20 +131,31 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
     log_lo = np.full(size, -np.inf)
     covered_lo, covered_hi = size, -1
 
+    extremes: dict[str, tuple[float, float, float]] = {}  # the smallest and the largest theta applied
+
+    def chernoff(theta: float, log_m: float, e1: float, at: np.ndarray) -> np.ndarray:
+        """ln of e^(-theta t) M^n (P_theta <= 1) at the outcomes ``at``, rounded up, and the fuzz charged there."""
+        fuzz = n * e1 * 1.01 + _LOG_SUM * (1.0 + np.abs(theta * t[at]) + n * (abs(log_m) + 1.0))
+        return -theta * t[at] + n * log_m + fuzz, fuzz
+
     def apply(theta: float) -> tuple[int, int]:
         tilted, log_m, e1, mean, var = tilted_user_law(log_one, x, theta)
+        for side, better in (
+            ("low", theta < extremes.get("low", (math.inf,))[0]),
+            ("high", theta > extremes.get("high", (-math.inf,))[0]),
+        ):
+            if better:
+                extremes[side] = (theta, log_m, e1)
         first, values, up_charge, lo_charge = _one_tilt(tilted, n, c, mean, var)
         idx = np.arange(first, first + values.size) + n * c
         peak = float(values.max())
         keep = (values - lo_charge >= values * (1.0 - _REL)) | (values >= peak * math.exp(-_TRUST))
         keep &= values > lo_charge
-        fuzz = n * e1 * 1.01 + _LOG_SUM * (1.0 + np.abs(theta * t) + n * (abs(log_m) + 1.0))
-        chernoff = -theta * t + n * log_m + fuzz  # P_theta <= 1 everywhere
-        np.minimum(log_up, chernoff, out=log_up)
+        bound, fuzz = chernoff(theta, log_m, e1, idx)
         with np.errstate(divide="ignore", invalid="ignore"):
-            upper = np.log(values + up_charge) - theta * t[idx] + n * log_m + fuzz[idx]
-            lower = np.log(np.where(keep, values - lo_charge, 0.0)) - theta * t[idx] + n * log_m - fuzz[idx]
-        log_up[idx] = np.minimum(log_up[idx], np.where(keep, upper, np.inf))
+            upper = np.log(values + up_charge) - theta * t[idx] + n * log_m + fuzz
+            lower = np.log(np.where(keep, values - lo_charge, 0.0)) - theta * t[idx] + n * log_m - fuzz
+        log_up[idx] = np.minimum(log_up[idx], np.where(keep, np.minimum(upper, bound), bound))
         log_lo[idx] = np.maximum(log_lo[idx], lower)
         kept = np.flatnonzero(keep)
         if not kept.size:
@@ -174,9 +185,13 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
     centre_lo, centre_hi = apply(0.0)
     covered_lo, covered_hi = (centre_lo, centre_hi) if centre_lo >= 0 else (n * c, n * c)
     sweep(covered_lo - 1, max(lowest, 0), -1)
-    if np.array_equal(one, one[::-1]):
+    symmetric = np.array_equal(one, one[::-1])
+    if not symmetric:
+        sweep(covered_hi + 1, min(highest, size - 1), 1)
+    beyond = np.flatnonzero(np.isinf(log_up))  # outside every tilt's outcomes: the extreme tilts' Chernoff bounds
+    for theta, log_m, e1 in extremes.values():
+        log_up[beyond] = np.minimum(log_up[beyond], chernoff(theta, log_m, e1, beyond)[0])
+    if symmetric:
         log_up = np.minimum(log_up, log_up[::-1])
         log_lo = np.maximum(log_lo, log_lo[::-1])
-    else:
-        sweep(covered_hi + 1, min(highest, size - 1), 1)
     return log_up, log_lo

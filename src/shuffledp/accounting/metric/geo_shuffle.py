@@ -286,6 +286,12 @@ def _user_law(eps_geo: float, c: int) -> np.ndarray:
     return one / one.sum()
 
 
+#: T is log-concave (`_common.ShiftLaw.log_concave`): one user's law e^(-eps_geo |x|) / Z on -c..c has the concave
+#: log -eps_geo |x| - ln Z and no zero inside, and a convolution of such pmfs on Z is log-concave with no zero inside
+#: its support -n c .. n c.  So the shift checks use the cumulative bound, and the windowed search's limit is moot.
+_NOISE_LOG_CONCAVE = True
+
+
 def _inside(eps_geo: float, c: int, n: int) -> float:
     """Pr[H] = (1 - 2 p^(c+1) / (1 + p))^n, p = e^-eps_geo."""
     p = math.exp(-eps_geo)
@@ -295,8 +301,10 @@ def _inside(eps_geo: float, c: int, n: int) -> float:
 
 def _geo_shuffle_noise_law(eps_geo: float, c: int, n: int, largest_shift: int) -> tuple[ShiftLaw, float]:
     """(bounds of T's pmf for the shift checks up to ``largest_shift``, `_common.shift_law`; Pr[H]): what
-    `geo_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows."""
-    return _shift_law(_user_law(eps_geo, c), n, largest_shift), _inside(eps_geo, c, n)
+    `geo_shuffle_conditioned_noise` computes, with T's left tail from log space where it underflows, marked
+    log-concave (`_NOISE_LOG_CONCAVE`)."""
+    law = _shift_law(_user_law(eps_geo, c), n, largest_shift)
+    return law._replace(log_concave=_NOISE_LOG_CONCAVE), _inside(eps_geo, c, n)
 
 
 def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int | None) -> float:
@@ -350,9 +358,9 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     ``certified`` is False when ``epsilon`` is the per-report eps_geo because the shuffle analysis was not used:
     values unbounded (``k`` None), k > 2c (the conditioned noise's supports part), T or the divergence search
     beyond its limit (T by direct convolution up to 2 (c + 1)^2 n^2 = 4e8 multiply-adds, by tilted FFT powers up to
-    2 n c + 1 = 4e6 outcomes; the windowed search up to n k min(2 n c + 1, 16 sd(T) + 1) = 3e8 cells: not
-    attempted beyond, so that every call answers within a few seconds; `_common.too_costly`), or no smaller eps is certified (the reason says
-    when float64 underflow of T's pmf is the cause).
+    2 n c + 1 = 4e6 outcomes: not attempted beyond, so that every call answers within a few seconds;
+    `_common.too_costly`; T being log-concave, the shift checks take O(n c) for all n k shifts, so no limit applies
+    to them), or no smaller eps is certified (the reason says when float64 underflow of T's pmf is the cause).
 
     Parameters
     ----------
@@ -408,7 +416,7 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
         return CertifiedEpsilon(
             eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}"
         )
-    costly = _too_costly(c, n, k, fallback, lambda: _user_law(eps_geo, c))
+    costly = _too_costly(c, n, k, fallback, lambda: _user_law(eps_geo, c), log_concave=_NOISE_LOG_CONCAVE)
     if costly is not None:
         return CertifiedEpsilon(eps_geo, False, costly)
     law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
