@@ -262,3 +262,39 @@ def test_geo_certificate_by_the_cumulative_bound_is_never_above_the_per_outcome_
     if law.log_lower is None:  # the direct path: T's pmf itself, exact to ~1e-13, meets the budget at ``new``
         pmf = C.convolution_power(G._user_law(eps, G.geo_shuffle_c(eps, delta, n)), n)
         assert C.shift_divergences(C.ShiftLaw(pmf, pmf), shifts, new).max() <= budget
+
+
+@pytest.mark.parametrize("kind, epsilon, n", [("geo", 0.2, 50), ("geo", 0.5, 40), ("sgdl", 0.5, 40)])
+def test_exhaustive_profile_solves_only_the_extreme_pairs_when_pairs_at_one_distance_nearly_tie(
+    kind, epsilon, n, monkeypatch
+):
+    # k = 1: a dataset is its count of ones and the clamped laws are shifts of each other but for masses below
+    # delta / n at the clamps, so every pair at one distance needs nearly the extreme pair's epsilon (within ~1e-5):
+    # the skip check must settle them (its window leaves out a negligible mass), not solve them one by one
+    delta = 1e-4
+    c = G.geo_shuffle_c(epsilon, delta, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, delta, n)
+    laws = E.geo_user_laws(epsilon, 1, c) if kind == "geo" else E.sgdl_user_laws(epsilon, n, 1, c)
+    reference, (ref_a, ref_b) = _solve_every_pair(laws, n, delta)
+    solved = []
+    solve = E.pair_epsilons
+    monkeypatch.setattr(E, "pair_epsilons", lambda num, *rest: solved.append(num.shape[0]) or solve(num, *rest))
+    profile, (a, b) = E.exhaustive_profile(laws, n, delta)
+    assert np.array_equal(profile, reference)
+    assert list(a) == list(ref_a) and list(b) == list(ref_b)
+    assert sum(solved) <= 4 * n  # the pairs with an extreme multiset (all 0 or all 1) on either side
+
+
+@pytest.mark.parametrize("kind, epsilon, n, k", [("geo", 1.0, 7, 3), ("geo", 0.5, 30, 1), ("sgdl", 1.0, 6, 2)])
+def test_sum_laws_takes_the_mirror_multisets_law_reversed_when_the_user_laws_are_symmetric(kind, epsilon, n, k):
+    c = G.geo_shuffle_c(epsilon, 1e-4, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, 1e-4, n)
+    laws = E.geo_user_laws(epsilon, k, c) if kind == "geo" else E.sgdl_user_laws(epsilon, n, k, c)
+    sets = E.multisets(n, k)
+    law = E.sum_laws(laws, sets)
+    mirror = E._mirror_rows(laws, sets)
+    pair = mirror != np.arange(len(sets))  # a multiset that is its own mirror is convolved as it is
+    assert pair.any() and np.array_equal(law[mirror[pair]], law[pair, ::-1])  # one convolution per mirror pair
+    for row in (0, len(sets) // 3, len(sets) - 1):  # each row still the convolution of its users' laws
+        direct = np.array([1.0])
+        for v in sets[row]:
+            direct = np.convolve(direct, laws[v])
+        assert np.allclose(law[row], direct, rtol=1e-12, atol=1e-300)

@@ -88,6 +88,36 @@ def test_profile_ends_on_the_single_certified_epsilon(protocol, noise, delta, n,
     assert np.all(np.diff(prof.epsilons) >= 0) and prof.epsilons[0] < value
 
 
+@pytest.mark.slow
+def test_profile_at_metric_locations_size_certifies_below_eps_geo_at_small_distances():
+    """metric-location's Geo-Shuffle column at n = 1000 (Table 3's eps = 0.15: eps_geo = 0.1478 per axis square,
+    delta / 2, k = 1000): T's direct convolution is beyond its limit (2 (c+1)^2 n^2 = 2.9e10), so the profile gave
+    eps_geo at every distance; T's law from tilted FFT powers (what the certificate uses) certifies ~0.0066 at d = 1."""
+    eps_geo, delta, n, k = 0.1478034406830204, 5e-5, 1000, 1000
+    prof = M.metric_profile("geo-shuffle", delta, n, k, eps_geo=eps_geo)
+    assert not prof.exact and np.all(np.diff(prof.epsilons) >= 0)
+    assert prof.epsilon_at(1) < 0.1 * eps_geo and prof.epsilons[-1] < eps_geo
+    assert prof.theorem_holds_up_to >= 100  # Theorem 4.1's 0.0177 holds for nearby datasets, certified
+    assert prof.uniform == M.geo_shuffle_certificate(eps_geo, delta, n, k).epsilon == eps_geo  # k > 2c: no more
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "protocol, noise, n, k",
+    [("geo-shuffle", {"eps_geo": 0.5}, 10_000, 3), ("sgdl-shuffle", {"epsilon": 0.5}, 1000, 3)],
+)
+def test_profile_beyond_the_direct_convolution_ends_on_the_single_certified_epsilon(protocol, noise, n, k):
+    """Beyond the direct convolution's limit the curve is solved up to MAX_SHIFT_CELLS / (2 n c + 1) < n k; beyond it
+    the single certified epsilon holds (not the per-report bound, as before), and the curve never exceeds it."""
+    prof = M.metric_profile(protocol, 1e-4, n, k, **noise)
+    certificate = M.geo_shuffle_certificate if protocol == "geo-shuffle" else M.sgdl_shuffle_certificate
+    single = certificate(*noise.values(), 1e-4, n, k)
+    assert single.certified and prof.uniform == single.epsilon
+    assert prof.distances[-1] < n * k and prof.epsilon_at(n * k) == single.epsilon
+    assert np.all(np.diff(prof.epsilons) >= 0) and prof.epsilons[-1] <= single.epsilon
+    assert prof.epsilons[0] < single.epsilon
+
+
 @pytest.mark.parametrize("p, k", [(0.5, 10**9), (1e-12, 100)])
 def test_rr_profile_keeps_the_single_epsilons_limits(p, k):
     """Beyond MAX_RR_BITS (or below the covers' smallest p) the single epsilon returns the local bound without

@@ -138,10 +138,34 @@ class _Recorder:
             "composing",
         ),
         (["local-budget", "--target", "0.5", "--n", "1000", "--delta", "1e-6"], "searching the local epsilon"),
+        (
+            ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-2", "--k", "3"]
+            + ["--eps-geo", "1.0"],
+            "the curve: Proposition 3 at each sum distance 1..900",  # the phase, not only the command's name
+        ),
+        (
+            [
+                "metric",
+                "profile",
+                "--mechanism",
+                "rr-shuffle",
+                "--n",
+                "30",
+                "--delta",
+                "1e-4",
+                "--p",
+                "0.01",
+                "--k",
+                "1",
+            ],
+            "block covers of every pair of sums at distance <= 30 (",
+        ),
     ],
 )
-def test_long_commands_report_progress_on_stderr(args, expected, monkeypatch):
-    """Each command wraps its computation in the stderr spinner (shown after a second, terminals only)."""
+def test_long_commands_report_progress_on_stderr(args, expected, monkeypatch, tmp_path):
+    """Each command wraps its computation in the stderr spinner (shown after a second, terminals only); metric
+    profile says which phase it is in (a few seconds each at n = 10^3-10^4)."""
+    monkeypatch.chdir(tmp_path)  # metric profile writes its plot to the working folder
     _Recorder.messages = []
     monkeypatch.setattr(_output, "DelayedStatus", _Recorder)
     result = runner.invoke(app, args)

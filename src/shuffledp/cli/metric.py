@@ -448,8 +448,18 @@ def profile_cmd(
             raise PrivacyParameterError(f"{option} is required with --mechanism {mechanism}")
         if option != needs and value is not None:
             raise PrivacyParameterError(f"{option} does not apply to --mechanism {mechanism} (it takes {needs})")
-    with status(f"metric profile: {mechanism} (certifying every pair of datasets at each distance)"):
-        prof = M.metric_profile(mechanism, delta, n, k, eps_geo=eps_geo, epsilon=eps, p=p)
+    title = f"metric profile: {mechanism} (certifying every pair of datasets at each distance)"
+    with status(title) as spinner:
+        prof = M.metric_profile(
+            mechanism,
+            delta,
+            n,
+            k,
+            eps_geo=eps_geo,
+            epsilon=eps,
+            p=p,
+            progress=lambda m: spinner.update(f"{title}: {m}"),
+        )
     reach = prof.reach(target) if target is not None else None
     if plot is not None:
         _profile_plot(prof, plot)

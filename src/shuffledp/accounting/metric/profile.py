@@ -13,12 +13,14 @@ How each protocol's curve is certified (the same analyses as the uniform epsilon
   relaxes.
 * Geo-Shuffle and SGDL-Shuffle: where the pairs fit, the exhaustive enumeration on the clamped laws (exact);
   otherwise Proposition 3 with the conditioned noise T at each sum distance D (delta_1 + Pr[H] D_{e^(eps D)}(T + D
-  || T)), whose running maximum is valid up to d; beyond what that analysis certifies, the per-report bound
-  (eps_geo, resp. eps_u), valid at every distance.
+  || T); T's law by direct convolution or tilted FFT powers, as for the single certified epsilon), whose running
+  maximum is valid up to d, capped by the single certified epsilon (or the per-report bound eps_geo, resp. eps_u,
+  where that is all the certificate gives), which holds at every distance and beyond the curve.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,15 +30,21 @@ from shuffledp.accounting._checks import check_delta, check_n
 from shuffledp.accounting.metric._common import (
     MAX_CONVOLUTION_WORK,
     MAX_SHIFT_CELLS,
-    ShiftLaw,
+    MAX_TILTED_SUPPORT,
     check_noise_epsilon,
     convolution_work,
 )
 from shuffledp.accounting.metric._common import certified_shift_profile as _certified_shift_profile
-from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exhaustive_cells
+from shuffledp.accounting.metric._exhaustive import (
+    MAX_EXHAUSTIVE_CELLS,
+    cached_profile,
+    exhaustive_cells,
+    multiset_count,
+)
 from shuffledp.accounting.metric.geo_shuffle import (
     _geo_shuffle_noise_law,
     geo_shuffle_c,
+    geo_shuffle_certificate,
     geo_shuffle_epsilon_paper,
 )
 from shuffledp.accounting.metric.rr_shuffle import (
@@ -49,6 +57,7 @@ from shuffledp.accounting.metric.rr_shuffle import (
 from shuffledp.accounting.metric.sgdl_shuffle import (
     _sgdl_shuffle_noise_law,
     sgdl_shuffle_c,
+    sgdl_shuffle_certificate,
     sgdl_shuffle_report_epsilon,
 )
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
@@ -104,43 +113,56 @@ def _grid(top: int, points: int) -> np.ndarray:
     return grid[grid >= 1]
 
 
-def _rr_profile(delta: float, p: float, k: int, n: int) -> tuple[np.ndarray, np.ndarray, float, str]:
+def _silent(message: str) -> None:
+    """The default ``progress`` of `metric_profile`: says nothing."""
+
+
+def _rr_profile(
+    delta: float, p: float, k: int, n: int, note: Callable[[str], None]
+) -> tuple[np.ndarray, np.ndarray, float, str]:
     total = n * k
     local = rr_local(p)
     refusal = rr_search_refusal(p, total, exhaustive_ok=False)
     if refusal is not None:  # the same limits as the single epsilon: the local bound at every distance
         return np.array([total]), np.array([local]), local, f"not attempted: {refusal}: the local bound ln((2 - p)/p)"
     grid = _grid(total, RR_PROFILE_POINTS)
-    eps = np.array(
-        [min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local) for d in grid]
-    )
+    eps = np.empty(grid.size)
+    for i, d in enumerate(grid):
+        note(f"block covers of every pair of sums at distance <= {d} ({i + 1} of {grid.size})")
+        eps[i] = min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local)
     return grid, np.maximum.accumulate(eps), float(eps[-1]), "block covers of every pair of sums at distance <= d"
 
 
-def _shift_profile(law: ShiftLaw, budget: float, top: int, fallback: float) -> np.ndarray:
-    """Running maximum over D = 1..top of the certified eps meeting ``budget`` for T + D against T (capped)."""
-    return np.minimum(_certified_shift_profile(law, budget, top), fallback)
+def _padded_profile(
+    kind: str, epsilon: float, delta: float, n: int, k: int, c: int, fallback: float, note: Callable[[str], None]
+):
+    """(distances, epsilons, uniform, exact, source) of Geo-Shuffle (``kind="geo"``) or SGDL-Shuffle.
 
-
-def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: int, fallback: float):
-    """(distances, epsilons, exact, source) of Geo-Shuffle (``kind="geo"``) or SGDL-Shuffle."""
+    Beyond the exhaustive enumeration: the single certified epsilon (``uniform``: `geo_shuffle_certificate` /
+    `sgdl_shuffle_certificate`, or their per-report fallback; valid at every distance) and, where T's law is within
+    `shift_law`'s limits (direct convolution up to `MAX_CONVOLUTION_WORK`, tilted FFT powers up to
+    `MAX_TILTED_SUPPORT` outcomes: the law the certificate uses), Proposition 3 at every sum distance D = 1..top
+    (`certified_shift_profile`), capped by ``uniform``: the curve never ends above the single value."""
     if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
+        note(f"every pair of the {multiset_count(n, k)} datasets (multisets) on the clamped laws")
         by_distance, _ = cached_profile(kind, epsilon, delta, n, k, c)
-        distances = np.arange(1, n * k + 1)
-        return (
-            distances,
-            np.minimum(np.maximum.accumulate(by_distance), fallback),
-            True,
-            "exact: every pair of datasets",
-        )
-    if convolution_work(c, n) > MAX_CONVOLUTION_WORK:
+        eps = np.minimum(np.maximum.accumulate(by_distance), fallback)
+        return np.arange(1, n * k + 1), eps, float(eps[-1]), True, "exact: every pair of datasets"
+    certificate = geo_shuffle_certificate if kind == "geo" else sgdl_shuffle_certificate
+    note(f"the single certified epsilon (every sum distance 1..{n * k})")
+    single = certificate(epsilon, delta, n, k)
+    uniform, beyond = single.epsilon, f"the single epsilon ({single.reason})"
+    size = 2 * n * c + 1
+    if convolution_work(c, n) > MAX_CONVOLUTION_WORK and size > MAX_TILTED_SUPPORT:
         return (
             np.array([n * k]),
-            np.array([fallback]),
+            np.array([uniform]),
+            uniform,
             False,
-            "conditioned noise too costly to convolve: per-report bound",
+            f"conditioned noise of 2 n c + 1 = {size} outcomes beyond both of its methods' limits: {beyond}",
         )
-    top = int(min(n * k, 2 * n * c, max(1, MAX_SHIFT_CELLS // (2 * n * c + 1))))
+    top = int(min(n * k, 2 * n * c, max(1, MAX_SHIFT_CELLS // size)))
+    note(f"the curve: Proposition 3 at each sum distance 1..{top} over T's {size} outcomes")
     if kind == "geo":
         law, inside = _geo_shuffle_noise_law(epsilon, c, n, top)
         budget = (delta - (1.0 - inside)) / inside
@@ -148,11 +170,10 @@ def _padded_profile(kind: str, epsilon: float, delta: float, n: int, k: int, c: 
         law, delta_1 = _sgdl_shuffle_noise_law(epsilon, c, n, top)
         budget = delta - delta_1
     if not budget > 0.0:
-        return np.array([n * k]), np.array([fallback]), False, "no delta left after the truncation: per-report bound"
-    eps = _shift_profile(law, budget, top, fallback)
-    distances = np.arange(1, top + 1)
-    source = f"Proposition 3 with the conditioned noise at every sum distance <= {top}; beyond, the per-report bound"
-    return distances, eps, False, source
+        return np.array([n * k]), np.array([uniform]), uniform, False, f"no delta left after the truncation: {beyond}"
+    eps = np.minimum(_certified_shift_profile(law, budget, top), uniform)
+    source = f"Proposition 3 with the conditioned noise at every sum distance <= {top}"
+    return np.arange(1, top + 1), eps, uniform, False, source + ("" if top == n * k else f"; beyond, {beyond}")
 
 
 def metric_profile(
@@ -164,6 +185,7 @@ def metric_profile(
     eps_geo: float | None = None,
     epsilon: float | None = None,
     p: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> DistanceProfile:
     """The per-distance certified epsilon of RR-, Geo- or SGDL-Shuffle on values in {0..k}, with one delta.
 
@@ -183,6 +205,9 @@ def metric_profile(
         SGDL-Shuffle's parameter (required for it).
     p : float, optional
         RR-Shuffle's randomization probability (required for it).
+    progress : callable, optional
+        Called with what is being computed, phase by phase (a command line's spinner; n = 10^3-10^4 beyond the
+        exhaustive enumeration take a few seconds).
 
     Returns
     -------
@@ -219,6 +244,7 @@ def metric_profile(
         )
     delta, n = check_delta(delta), check_n(n)
     k = check_positive_int(k, "k (largest value)")
+    note = _silent if progress is None else progress
     if n * k > MAX_PROFILE_DISTANCE:
         raise PrivacyParameterError(
             f"metric_profile lists distances up to n k as 64-bit integers: n k = {n * k} (n={n}, k={k}) is above "
@@ -228,7 +254,7 @@ def metric_profile(
     theorem: float | None = None
     if protocol == "rr-shuffle":
         p = check_rr_p(p)
-        distances, eps, uniform, source = _rr_profile(delta, p, k, n)
+        distances, eps, uniform, source = _rr_profile(delta, p, k, n, note)
         exact, name = False, "Theorem 3.1"
         try:
             theorem = rr_shuffle_epsilon_paper(delta, p, k, n)
@@ -237,15 +263,13 @@ def metric_profile(
     elif protocol == "geo-shuffle":
         eps_geo = check_noise_epsilon(eps_geo, "eps_geo")
         c = geo_shuffle_c(eps_geo, delta, n)
-        distances, eps, exact, source = _padded_profile("geo", eps_geo, delta, n, k, c, eps_geo)
-        uniform = float(eps[-1]) if distances[-1] >= n * k else eps_geo
+        distances, eps, uniform, exact, source = _padded_profile("geo", eps_geo, delta, n, k, c, eps_geo, note)
         name, theorem = "Theorem 4.1", geo_shuffle_epsilon_paper(eps_geo, delta, n)
     else:
         epsilon = check_noise_epsilon(epsilon, "epsilon")
         c = sgdl_shuffle_c(epsilon, delta, n)
         report = sgdl_shuffle_report_epsilon(epsilon, n)
-        distances, eps, exact, source = _padded_profile("sgdl", epsilon, delta, n, k, c, report)
-        uniform = float(eps[-1]) if distances[-1] >= n * k else report
+        distances, eps, uniform, exact, source = _padded_profile("sgdl", epsilon, delta, n, k, c, report, note)
         name, theorem = "Theorem 5.1", epsilon
     holds = 0
     if theorem is not None:
