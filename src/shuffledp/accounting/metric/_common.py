@@ -234,14 +234,24 @@ def _divergence_rows(law: ShiftLaw, d: np.ndarray, largest: int, epsilon: float,
     return (window[None, :] * -np.expm1(gap)).sum(axis=1)
 
 
-def shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.ndarray:
+def shift_epsilons(
+    law: ShiftLaw, shifts: np.ndarray, budget: float, window: tuple[int, int, float] | None = None
+) -> np.ndarray:
     """For each D in ``shifts``: the smallest eps with sum_t max(0, upper(t) - e^(eps D) lower(t - D)) <= budget.
 
     Sorting the outcomes by their loss ln(upper(t) / lower(t - D)) / D makes the divergence A_i - e^(eps D) B_i on
     each stretch between two losses; the root is taken on the stretch where the divergence crosses the budget.  +inf
     when even the outcomes with lower(t - D) = 0 carry more than the budget.  On the log path B_i is summed in log
-    space (`_log_ratios`: no underflow however small lower(t - D))."""
-    upper = law.upper
+    space (`_log_ratios`: no underflow however small lower(t - D)).
+
+    With a ``window`` (first, last, outside) from `_shift_window`: only the outcomes first..last are sorted and the
+    budget left to them is budget - outside (every term outside is at most upper(t), whose sum is ``outside``): an
+    eps meeting that meets the full sum, at a cost of the window's width instead of T's whole support."""
+    first, last, outside = (0, law.upper.size - 1, 0.0) if window is None else window
+    if window is not None and not outside < budget:
+        return shift_epsilons(law, shifts, budget)
+    budget -= outside
+    upper = law.upper[first : last + 1]
     size = upper.size
     largest = int(shifts.max())
     out = np.empty(shifts.size)
@@ -250,10 +260,10 @@ def shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.ndarr
         d = shifts[start : start + rows]
         with np.errstate(divide="ignore", invalid="ignore"):
             if law.log_lower is None:
-                shifted = _shifted_rows(law, d, largest)  # lower(t - D) aligned with upper(t)
+                shifted = _shifted_rows(law, d, largest, first, last)  # lower(t - D) aligned with upper(t)
                 loss = (np.log(upper)[None, :] - np.log(shifted)) / d[:, None]
             else:
-                logs = _shifted_rows(law, d, largest)
+                logs = _shifted_rows(law, d, largest, first, last)
                 loss = (np.log(upper)[None, :] - logs) / d[:, None]
         loss = np.where(upper[None, :] > 0.0, loss, -np.inf)
         order = np.argsort(-loss, axis=1)
@@ -309,6 +319,11 @@ def shift_divergences(law: ShiftLaw, shifts: np.ndarray, epsilon: float) -> np.n
 #: Relative margin of the fast paths below: a shift is settled by its window only if it meets the budget with
 #: (1 - margin) to spare (at (1 - margin) times the level), far beyond the rounding of either sum.
 _WINDOW_MARGIN = 1e-9
+
+
+#: Share of the budget the per-shift solve of `_level_and_unsettled` leaves outside its window of outcomes (charged
+#: in full): it moves an epsilon by far less than the 1e-9 of the budget `certified_shift_epsilon` keeps back.
+_SOLVE_TAIL = 1e-12
 
 
 def _shift_window(upper: np.ndarray, tail: float) -> tuple[int, int, float]:
@@ -381,7 +396,8 @@ def _level_and_unsettled(law: ShiftLaw, shifts: np.ndarray, budget: float) -> tu
     `_WINDOW_MARGIN`) at the level less `_WINDOW_MARGIN`, hence at any larger eps (the divergence falls as eps
     grows), so a check at an eps at least the level needs to look at the returned shifts only."""
     seeds = np.unique(shifts[np.linspace(0, shifts.size - 1, 9).astype(np.int64)])
-    level = float(shift_epsilons(law, seeds, budget).max())
+    solving = _shift_window(law.upper, _SOLVE_TAIL * budget) if budget > 0.0 else None
+    level = float(shift_epsilons(law, seeds, budget, solving).max())
     if not (budget > 0.0 and math.isfinite(level)):
         return float(shift_epsilons(law, shifts, budget).max()), shifts
     inside, outside = _windowed_divergences(
@@ -390,7 +406,7 @@ def _level_and_unsettled(law: ShiftLaw, shifts: np.ndarray, budget: float) -> tu
     unsettled = ~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN))
     hard = shifts[unsettled & ~np.isin(shifts, seeds)]
     if hard.size:
-        level = max(level, float(shift_epsilons(law, hard, budget).max()))
+        level = max(level, float(shift_epsilons(law, hard, budget, solving).max()))
     return level, shifts[unsettled | np.isin(shifts, seeds)]
 
 
