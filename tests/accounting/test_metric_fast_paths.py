@@ -104,7 +104,7 @@ def test_max_shift_epsilon_meets_delta_everywhere_and_never_exceeds_the_full_sea
     law, shifts, budget = _conditioned(kind, epsilon, delta, n, k)
     fast = C.max_shift_epsilon(law, shifts, budget)
     full = float(C.shift_epsilons(law, shifts, budget).max())
-    assert fast <= full
+    assert fast <= full * (1.0 + 1e-12)  # the level's solve charges 1e-12 of the budget outside its window
     assert full - fast <= 1e-9 * full  # equal up to rounding
     assert C.shift_divergences(law, shifts, fast * (1.0 + 1e-9)).max() <= budget
     assert C.max_shift_divergence(law, shifts, fast * (1.0 + 1e-9), budget) <= budget

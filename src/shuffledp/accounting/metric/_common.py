@@ -714,11 +714,14 @@ def certified_shift_profile(law: ShiftLaw, budget: float, top: int) -> np.ndarra
     """For d = 1..top: an eps meeting ``budget`` at every D <= d (non-decreasing; inf where none).
 
     Each D solved with `certified_shift_epsilon`'s margins (by `cdf_shift_epsilons` for a log-concave T, else by
-    `shift_epsilons`), the running maximum taken, and capped by `certified_shift_epsilon` over all of 1..top (which
+    `shift_epsilons` on the level's window), the running maximum taken, and capped by `certified_shift_epsilon` over all of 1..top (which
     holds at every D, so the cap keeps validity): the curve ends on the single certified value, never above it."""
     shifts = np.arange(1, top + 1)
-    solve = cdf_shift_epsilons if law.log_concave else shift_epsilons
-    per_shift = solve(law, shifts, budget * (1.0 - 1e-9))
+    kept = budget * (1.0 - 1e-9)
+    if law.log_concave:
+        per_shift = cdf_shift_epsilons(law, shifts, kept)
+    else:  # the level's own solve (`_level_and_unsettled`): the same window of T's mass
+        per_shift = shift_epsilons(law, shifts, kept, _shift_window(law.upper, _SOLVE_TAIL * kept))
     per_shift = np.where(np.isfinite(per_shift), _rounded_up(per_shift), np.inf)
     return np.minimum(np.maximum.accumulate(per_shift), certified_shift_epsilon(law, budget, shifts))
 
