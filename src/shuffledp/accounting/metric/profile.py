@@ -111,10 +111,10 @@ def _rr_profile(delta: float, p: float, k: int, n: int) -> tuple[np.ndarray, np.
     if refusal is not None:  # the same limits as the single epsilon: the local bound at every distance
         return np.array([total]), np.array([local]), local, f"not attempted: {refusal}: the local bound ln((2 - p)/p)"
     grid = _grid(total, RR_PROFILE_POINTS)
-    eps = np.array(
-        [min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local) for d in grid]
-    )
-    return grid, np.maximum.accumulate(eps), float(eps[-1]), "block covers of every pair of sums at distance <= d"
+    # every pair at distance <= d is a pair: the uniform value (exact, one world) caps the covers of a distance d
+    uniform = min(rr_certified_search(delta, p, total).epsilon, local)
+    eps = np.array([min(rr_certified_search(delta, p, total, int(d)).epsilon, uniform) for d in grid[:-1]] + [uniform])
+    return grid, np.maximum.accumulate(eps), uniform, "block covers of every pair of sums at distance <= d"
 
 
 def _shift_profile(law: ShiftLaw, budget: float, top: int, fallback: float) -> np.ndarray:
