@@ -440,8 +440,8 @@ def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> floa
     exact value of the worst pair, all zeros against all k, at every size and p run; at most the local epsilon
     ln((2 - p)/p), which is returned beyond n k = MAX_RR_BITS = 10^7.  It depends on n and k only through n k
     (swapping them is harmless).  Log
-    space throughout; every truncated tail and rounding errs upward.  About 0.013 s at n k = 2,000, 0.025 s at
-    10^5 and 0.09 s at 10^7 on a core (cached per (n k, p, delta); benchmarks/bench_metric.py).
+    space throughout; every truncated tail and rounding errs upward.  About 0.005 s at n k = 2,000, 0.01 s at
+    10^5 and 0.05 s at 10^7 on a core (p = 0.5) (cached per (n k, p, delta); benchmarks/bench_metric.py).
 
     Parameters
     ----------
@@ -561,7 +561,7 @@ def rr_search_refusal(p: float, total: int, *, exhaustive_ok: bool) -> str | Non
 
 
 #: Largest n k of the certified search (beyond it the local ln((2 - p)/p) is returned): 10^7 bits take about
-#: 0.09 s on a core (benchmarks/bench_metric.py).
+#: 0.05 s on a core at p = 0.5 (29 evaluations).
 MAX_RR_BITS = 10_000_000
 #: Up to this many bits the search takes a1 from direct convolutions (exact, and cheap at this size).
 _SMALL_EXACT_BITS = 400
