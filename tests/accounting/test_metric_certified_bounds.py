@@ -123,6 +123,16 @@ def test_rr_certified_matches_the_search_over_every_sum(total, p, delta):
     assert certified == M.rr_shuffle_certified_epsilon(delta, p, 1, total)  # only n k matters
 
 
+@pytest.mark.parametrize("method", ["certified", "theorem-3.1"])
+@pytest.mark.parametrize("n, k", [(100, 1000), (37, 54), (3, 900)])
+def test_rr_results_depend_on_n_and_k_only_through_n_k(n, k, method):
+    """Swapping n and k (RR takes ``k, n``, Geo-Shuffle ``n, k``) is harmless: the analyst sees n k bits."""
+    assert M.rr_shuffle_epsilon(1e-4, 0.5, k, n, method=method) == M.rr_shuffle_epsilon(1e-4, 0.5, n, k, method=method)
+    assert M.rr_shuffle_probability(0.7, 1e-4, k, n, method=method) == M.rr_shuffle_probability(
+        0.7, 1e-4, n, k, method=method
+    )
+
+
 @pytest.mark.parametrize("total, p, delta", [(16, 0.5, 1e-2), (24, 0.2, 1e-4), (20, 0.9, 1e-3)])
 def test_rr_pair_epsilons_and_blanket_removal(total, p, delta):
     """Fact (a): threshold sets give each pair's exact epsilon, per direction; fact (b): the pair (0, D) among

@@ -63,6 +63,14 @@ def test_rr_and_sgdl_profiles_end_at_their_uniform_values():
     assert sg.exact and sg.uniform == pytest.approx(M.sgdl_shuffle_epsilon(1.0, 1e-4, 5, 2))
 
 
+def test_rr_profile_never_above_its_uniform_value():
+    """Pairs at distance <= d are pairs: at p = 0.95, n k = 2,000, delta = 1e-6 the covers of a distance below n k
+    gave 0.0344, twice the uniform (exact) 0.01526, and the running maximum carried it to the end of the curve."""
+    prof = M.metric_profile("rr-shuffle", 1e-6, 100, 20, p=0.95)
+    assert prof.uniform == M.rr_shuffle_epsilon(1e-6, 0.95, 20, 100)
+    assert np.all(prof.epsilons <= prof.uniform) and prof.epsilons[-1] == prof.uniform
+
+
 def test_profile_refuses_a_missing_or_foreign_parameter():
     with pytest.raises(PrivacyParameterError, match="geo-shuffle takes eps_geo"):
         M.metric_profile("geo-shuffle", 1e-4, 5, 2, p=0.5)

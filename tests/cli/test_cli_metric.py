@@ -294,8 +294,51 @@ def test_method_option_is_documented_and_checked_like_local_epsilon():
         ["epsilon", "--mechanism", "geo-shuffle", "--n", "10", "--delta", "1e-4", "--eps-geo", "1", "--method", "foo"]
     )
     assert "--method: unknown method 'foo'" in out and "--help" in out
+    out = _error(["local-epsilon", "--target", "1", "--n", "10", "--delta", "1e-4", "--method", "theorem-5.1"])
+    assert "--method: unknown method 'theorem-5.1'; allowed: certified, theorem-4.1, theorem-3.1" in out
     out = _error(["local-epsilon", "--target", "1", "--n", "10", "--delta", "1e-4", "--method", "theorem-3.1"])
-    assert "--method: unknown method 'theorem-3.1'; allowed: certified, theorem-4.1" in out
+    assert "--method theorem-3.1 does not apply to --mechanism geo-shuffle (use certified or theorem-4.1)" in out
+
+
+def test_rr_inverse_json():
+    """``local-epsilon --mechanism rr-shuffle``: the smallest p of `rr_shuffle_probability` (both methods), the
+    epsilon it achieves (never above the target) and its certificate."""
+    args = ["local-epsilon", "--mechanism", "rr-shuffle", "--target", "0.5", "--n", "100", "--delta", "1e-4"]
+    out = _json([*args, "--k", "1000"])
+    assert out["p"] == M.rr_shuffle_probability(0.5, 1e-4, 1000, 100)
+    assert out["achieved_epsilon"] == M.rr_shuffle_epsilon(1e-4, out["p"], 1000, 100) <= 0.5
+    assert out["source"].startswith("certified") and out["lambda"] == out["p"] * 100 * 1000
+    assert out["local_epsilon"] == M.rr_shuffle_local_epsilon(1e-4, out["p"], 1000)
+    assert out["inputs"] == {"mechanism": "rr-shuffle", "target": 0.5, "n": 100, "delta": 1e-4, "k": 1000} | {
+        "method": "certified"
+    }
+    paper = _json([*args, "--k", "1000", "--method", "theorem-3.1"])
+    assert paper["p"] == M.rr_shuffle_probability(0.5, 1e-4, 1000, 100, method="theorem-3.1") < out["p"]
+    assert paper["achieved_epsilon"] <= 0.5 and paper["source"].startswith("Theorem 3.1")
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        ([], "--k is required with --mechanism rr-shuffle"),
+        (["--k", "3", "--max-distance", "3"], "--max-distance does not apply to --mechanism rr-shuffle"),
+        (["--k", "3", "--method", "theorem-4.1"], r"--method theorem-4.1 does not apply to --mechanism rr-shuffle"),
+        (["--k", "0"], "--k must be"),
+        (["--k", "1", "--target", "0.01", "--method", "theorem-3.1"], "--n: RR-Shuffle cannot reach epsilon=0.01"),
+    ],
+)
+def test_rr_inverse_errors_name_the_option(extra, needle):
+    out = _error(
+        ["local-epsilon", "--mechanism", "rr-shuffle", "--target", "0.5", "--n", "10", "--delta", "1e-4", *extra]
+    )
+    assert re.search(needle, out), out
+
+
+def test_local_epsilon_help_names_both_mechanisms():
+    help_text = runner.invoke(app, ["metric", "local-epsilon", "--help"]).stdout
+    flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", help_text).split())  # the words, without the box and its wrapping
+    assert "--mechanism <str> geo-shuffle (the largest eps_geo; the default) or rr-shuffle (the smallest p" in flat
+    assert "theorem-3.1 (RR-Shuffle)" in flat
 
 
 def test_max_distance_is_refused_where_it_does_not_apply():

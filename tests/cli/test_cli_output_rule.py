@@ -158,7 +158,7 @@ class _Recorder:
                 "--k",
                 "1",
             ],
-            "block covers of every pair of sums at distance <= 30 (",
+            "the uniform value: every pair of sums among 30 bits",
         ),
     ],
 )

@@ -2,7 +2,8 @@
 
 ``shuffledp metric epsilon --mechanism geo-shuffle --n 300 --delta 1e-4 --eps-geo 0.5 --k 1000 --json`` prints the
 shuffle-model epsilon, the padding c and the local-model epsilon if the shuffler is compromised;
-``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4 --k 1000`` the largest eps_geo reaching a target.
+``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4 --k 1000`` the largest eps_geo reaching a target
+(``--mechanism rr-shuffle``: the smallest RR probability p reaching it).
 Every mechanism's epsilon is the certified one by default (valid for every pair of datasets with values in
 {0..k}; without --k the values are unbounded: eps_geo for Geo-Shuffle, the per-report epsilon for SGDL-Shuffle);
 the paper's theorem is reported beside it (``epsilon_theorem_4_1``, ``epsilon_theorem_3_1``,
@@ -63,14 +64,16 @@ MethodOpt = Annotated[
         "theorem-3.1 (RR-Shuffle), theorem-5.1 (SGDL-Shuffle), not valid in general.",
     ),
 ]
-GeoMethodOpt = Annotated[
-    str,
+LocalMethodOpt = Annotated[
+    str | None,
     _method_option(
-        ["certified", "theorem-4.1"],
-        "The Geo-Shuffle guarantee to invert: certified (valid for every pair of datasets) or the paper's theorem-4.1 "
-        "(not valid in general).",
+        ["certified", "theorem-4.1", "theorem-3.1"],
+        "The guarantee to invert (default: certified, valid for every pair of datasets) or the paper's theorem-4.1 "
+        "(Geo-Shuffle), theorem-3.1 (RR-Shuffle), not valid in general.",
     ),
 ]
+#: The mechanisms ``metric local-epsilon`` inverts (the first is the default).
+LOCAL_MECHANISMS = ("geo-shuffle", "rr-shuffle")
 MaxDistanceOpt = Annotated[
     int | None,
     typer.Option(
@@ -110,6 +113,16 @@ def _check_options(mechanism: str, given: dict[str, Any]) -> None:
             raise PrivacyParameterError(
                 f"{option} does not apply to --mechanism {mechanism} (it takes {', '.join(_OPTIONS[mechanism])})"
             )
+
+
+def _checked_method(mechanism: str, method: str | None) -> str:
+    """The --method of ``mechanism`` (default certified): one that applies to it, else a one-line error."""
+    method = method or "certified"
+    if method not in _METHODS[mechanism]:
+        raise PrivacyParameterError(
+            f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
+        )
+    return method
 
 
 def _certificate(cert: Any) -> tuple[float, str, str]:
@@ -184,12 +197,8 @@ def epsilon_cmd(
 
     given = {"--eps-geo": eps_geo, "--p": p, "--k": k, "--eps": eps, "--method": method, "--max-distance": max_distance}
     _check_options(mechanism, given)
-    method = method or "certified"
+    method = _checked_method(mechanism, method)
     max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
-    if method not in _METHODS[mechanism]:
-        raise PrivacyParameterError(
-            f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
-        )
     inputs = {"mechanism": mechanism, "n": n, "delta": delta, "eps_geo": eps_geo, "p": p, "k": k, "eps": eps}
     with status(f"metric epsilon: {mechanism} (certifying over every pair of datasets)"):
         results = _epsilon_results(M, mechanism, n, delta, eps_geo, p, k, eps, max_distance, method, inputs)
@@ -286,22 +295,46 @@ def local_epsilon_cmd(
     target: Annotated[
         float,
         typer.Option(
-            "--target", parser=S.epsilon_option("--target"), help="Target shuffle-model epsilon of Geo-Shuffle."
+            "--target", parser=S.epsilon_option("--target"), help="Target shuffle-model epsilon of --mechanism."
         ),
     ],
     n: UsersOpt,
     delta: DeltaOpt,
+    mechanism: Annotated[
+        str,
+        typer.Option(
+            "--mechanism",
+            parser=S.choice_option("--mechanism", lambda: list(LOCAL_MECHANISMS), "mechanism"),
+            help="geo-shuffle (the largest eps_geo; the default) or rr-shuffle (the smallest p, needs --k).",
+        ),
+    ] = LOCAL_MECHANISMS[0],
     k: Annotated[
         int | None,
-        typer.Option("--k", parser=S.count_option("--k"), help="Largest value (the certified method needs it)."),
+        typer.Option(
+            "--k",
+            parser=S.count_option("--k"),
+            help="Largest value (Geo-Shuffle's certified method and RR-Shuffle need it).",
+        ),
     ] = None,
     max_distance: MaxDistanceOpt = None,
-    method: GeoMethodOpt = "certified",
+    method: LocalMethodOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The largest eps_geo whose Geo-Shuffle guarantee is within --target (never above it)."""
+    """The largest eps_geo whose Geo-Shuffle guarantee is within --target (never above it); with --mechanism
+    rr-shuffle the smallest RR probability p whose RR-Shuffle guarantee is within it."""
     from shuffledp.accounting import metric as M
 
+    method = _checked_method(mechanism, method)
+    if mechanism == "rr-shuffle":
+        if k is None:
+            raise PrivacyParameterError("--k is required with --mechanism rr-shuffle")
+        if max_distance is not None:
+            raise PrivacyParameterError("--max-distance does not apply to --mechanism rr-shuffle (it takes --k)")
+        with status(f"metric local-epsilon: searching p ({method}; each step certifies every pair of datasets)"):
+            results = _rr_inverse_results(M, target, delta, k, n, method)
+        inputs = {"mechanism": mechanism, "target": target, "n": n, "delta": delta, "k": k, "method": method}
+        _emit(as_json, inputs, results)
+        return
     max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
     with status(f"metric local-epsilon: searching eps_geo ({method}; each step certifies every pair of datasets)"):
         eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
@@ -323,8 +356,37 @@ def local_epsilon_cmd(
             f"eps_geo is the search's cap of {M.MAX_EPSILON:g} (the largest eps_geo accepted): "
             f"--target {S.typed('--target', target)} allows at least that much"
         )
-    inputs = {"target": target, "n": n, "delta": delta, "k": k, "method": method, "max_distance": max_distance}
+    inputs = {
+        "mechanism": mechanism,
+        "target": target,
+        "n": n,
+        "delta": delta,
+        "k": k,
+        "method": method,
+        "max_distance": max_distance,
+    }
     _emit(as_json, inputs, results)
+
+
+def _rr_inverse_results(M: Any, target: float, delta: float, k: int, n: int, method: str) -> dict[str, Any]:
+    """The results of ``metric local-epsilon --mechanism rr-shuffle``: p, the epsilon it achieves and why."""
+    try:
+        p = M.rr_shuffle_probability(target, delta, k, n, method=method)
+    except ValidityConditionError as exc:  # Theorem 3.1 needs more random bits than n k
+        raise _named("--n", exc) from None
+    if method == "certified":
+        achieved, source, reason = _certificate(M.rr_shuffle_certificate(delta, p, k, n))
+    else:
+        achieved = M.rr_shuffle_epsilon(delta, p, k, n, method=method)
+        source, reason = "Theorem 3.1 (not valid for datasets far apart)", None
+    return {
+        "p": p,
+        "achieved_epsilon": achieved,
+        "lambda": p * n * k,
+        "local_epsilon": M.rr_shuffle_local_epsilon(delta, p, k),  # compromised shuffler, certified
+        "source": source,
+        "reason": reason,
+    }
 
 
 #: Rows of the profile table (distances picked on a geometric grid from the curve).

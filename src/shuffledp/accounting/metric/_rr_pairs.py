@@ -33,11 +33,23 @@ What is proven (see `shuffledp.accounting.metric.rr_shuffle` for the argument in
   a2 only at its end: a2(D, Mb) / D <= a2(D2, Mb) / D2 for D <= D2 (no factor D2 / D1).  (a1 has its varying law
   in the numerator, where the same concavity gives no such bound, so a1 keeps L3's D2 / D1.)
 
-Hence for D in a block [D1, D2]: every pair at sum distance D needs eps <= max(a1(D2, Ma) / D1, a2(D2, Mb) / D2)
-for any split Ma + Mb = N + D1 + 1 with D2 <= Ma, Mb <= N (L2'; L3 raises a1's D to D2, the 1/D1 bounds 1/D; L5);
-a finite adaptive family of blocks covers D = 1..N - 1, and D = N is the single pair all-0 vs all-k, computed
-exactly.  The certified epsilon is the largest of these; it equals the all-0 vs all-k value whenever every
-block's bound is below it (the search refines blocks until they are, within a work budget).
+* (L6, one world suffices) Fix S.  The down-direction of (S, S + D) among N bits is a_dn(S, D) = max over y of
+  ln((CDF_S(y) - delta)_+) - ln CDF_{S+D}(y) (L1 with lower threshold sets): the law free of D is in the numerator.
+  T -> ln CDF_T^N(y) is concave (L5 reflected: CDF_T^N(y) = SF_{N-T}^N(N - y)), so every term is convex in D, and
+  so is their maximum with 0, which is 0 at D = 0: a_dn(S, D) / D is non-decreasing in D and at most its value at
+  D = N - S, the pair (S, N).  By L4 that pair's down-direction is the up-direction of (0, N - S), a1(N - S, N), and
+  every up-direction is the down-direction of another pair.  Hence the exact worst case over every pair of sums is
+  max over D = 1..N of a1(D, N) / D: the pairs (0, D) among all N bits, with no blanket removed (a1 / D is not
+  known to be monotone: its varying law sits in the numerator, where L5's concavity bounds nothing).
+
+Hence, over all distances (`worst_pair_search`): the distances D in a block [D1, D2] need at most a1(D2, N) / D1
+(L6, then L3); D = N is the single pair all-0 vs all-k, computed exactly, and from the top down each evaluation
+a1(D2, N) certifies the widest block it can, D1 = ceil(a1(D2, N) / level), so the result equals the all-0 vs
+all-k value whenever that pair is the worst (in 15 to 75 evaluations from n k = 200 to 10^6, p in [0.01, 0.99]).
+Up to a largest distance below N (`certified_search`, the profile): every pair at sum distance D in [D1, D2] needs
+eps <= max(a1(D2, Ma) / D1, a2(D2, Mb) / D2) for any split Ma + Mb = N + D1 + 1 with D2 <= Ma, Mb <= N (L2'; L3
+raises a1's D to D2, the 1/D1 bounds 1/D; L5); a finite adaptive family of such blocks covers D = 1..max, and the
+search refines blocks until their bounds are below the level, within a work budget.
 
 Numerics: plain binomial log pmfs by the log-gamma formula with ln q and ln(1 - q) taken from the logit (no loss even for
 q within 1e-9 of 0 or 1; the rounding of the formula's large terms is charged by `_pmf_slack`); a sum of two binomials by exponential tilting (the tilted law is
@@ -399,7 +411,8 @@ def certified_search(
     progress: Callable[[int, int], None] | None = None,
 ) -> RRSearch:
     """The certified epsilon of RR-Shuffle over every pair of sums at distance D <= ``max_distance`` (all by
-    default) among ``total`` = n k bits: the block covers of L1-L5 (module docstring), refined adaptively.
+    default) among ``total`` = n k bits.  Every distance: `worst_pair_search` (L6).  Up to ``max_distance`` < N:
+    the block covers of L1-L5 (module docstring), refined adaptively.
 
     The exact value of the largest-distance pair (S = 0, D = max_distance, among all N bits) is attained and
     starts the level; each block [D1, D2] is certified by max(a1(D2, Ma) / D1, a2(D2, Mb) / D2) (Ma + Mb =
@@ -408,11 +421,10 @@ def certified_search(
     work, never the value's validity: both are predicted from the covers already computed (`_next_block`,
     `_balanced_split`).  ``progress(done, total)`` is called with the distances covered so far."""
     top = total if max_distance is None else min(max_distance, total)
-    last = top - 1 if top == total else top  # D = N has the one pair S = 0, computed exactly
-    if top == total:
-        attained = all_zero_all_k_epsilon(total, q0, delta)
-    else:
-        attained = max(pair_exponents(top, total, q0, delta)) / top
+    if top == total:  # every distance: one world suffices (L6)
+        return worst_pair_search(total, q0, delta, budget=budget, progress=progress)
+    last = top  # (D = N, the one pair S = 0, is worst_pair_search's)
+    attained = max(pair_exponents(top, total, q0, delta)) / top
     evaluations, level = 1, attained
     d1, d2, complete, share, step, aim = 1, min(last, 4), True, 0.5, 0.0, _AIM
     covers: list[tuple[int, float, float]] = []  # (D2, max(a1, a2) / D2, a1's shortfall per blanket bit) per try
@@ -445,6 +457,46 @@ def certified_search(
         else:  # too wide: shrink to what this cover's epsilon allows (a cover's epsilon grows with D)
             aim *= _AIM_DOWN
             d2 = min(d2 - 1, int(d1 * (1.0 + _SHRINK * (level * d2 / max(a1, a2) - 1.0))))
+    return RRSearch(epsilon=level, attained=attained, evaluations=evaluations, complete=complete)
+
+
+def worst_pair_search(
+    total: int,
+    q0: float,
+    delta: float,
+    *,
+    exponent: Callable[[int], float] | None = None,
+    budget: int = 400,
+    progress: Callable[[int, int], None] | None = None,
+) -> RRSearch:
+    """The certified epsilon of RR-Shuffle over every pair of sums among ``total`` = N bits: max over D = 1..N of
+    a1(D, N) / D (L6), each block [D1, D2] of distances certified by a1(D2, N) / D1 (L3), from the top down.
+
+    The level starts at the exact all-0 vs all-k value a1(N, N) / N (attained); from D2 = N - 1 down, one evaluation
+    of a1(D2, N) certifies the widest block it can, D1 = ceil(a1(D2, N) / level) (a1(D2, N) / D2 above the level
+    raises it: a single distance, still exact).  ``exponent(d)`` is a1(d, N), rounded up (default: `up_exponent` on
+    the tilted laws).  After ``budget`` evaluations the distances left, 1..D2, are one block (valid, looser;
+    ``complete`` False).  ``progress(done, total)`` is called with the distances covered so far."""
+    a1 = exponent if exponent is not None else (lambda d: up_exponent((d, total), (0, total), q0, delta))
+    attained = a1(total) / total
+    level, evaluations, complete, d2 = attained, 1, True, total - 1
+    while d2 >= 1:
+        a = a1(d2)
+        evaluations += 1
+        if a <= 0.0:  # every smaller distance needs nothing either (L3)
+            d1 = 1
+        elif evaluations >= budget and d2 > 1:  # out of work: the rest in one block
+            d1, complete = 1, False
+        elif level <= 0.0:
+            d1 = d2
+        else:
+            d1 = max(1, min(d2, math.ceil(a / level)))
+            while d1 < d2 and a / d1 > level:  # the ceiling's round-off
+                d1 += 1
+        level = max(level, a / d1)
+        if progress is not None:
+            progress(total - d1 + 1, total)
+        d2 = d1 - 1
     return RRSearch(epsilon=level, attained=attained, evaluations=evaluations, complete=complete)
 
 
@@ -532,4 +584,5 @@ __all__ = [
     "certified_search",
     "pair_exponents",
     "up_exponent",
+    "worst_pair_search",
 ]

@@ -126,11 +126,15 @@ def _rr_profile(
     if refusal is not None:  # the same limits as the single epsilon: the local bound at every distance
         return np.array([total]), np.array([local]), local, f"not attempted: {refusal}: the local bound ln((2 - p)/p)"
     grid = _grid(total, RR_PROFILE_POINTS)
+    # every pair at distance <= d is a pair: the uniform value (exact, one world) caps the covers of a distance d
+    note(f"the uniform value: every pair of sums among {total} bits")
+    uniform = min(rr_certified_search(delta, p, total).epsilon, local)
     eps = np.empty(grid.size)
-    for i, d in enumerate(grid):
-        note(f"block covers of every pair of sums at distance <= {d} ({i + 1} of {grid.size})")
-        eps[i] = min(rr_certified_search(delta, p, total, int(d) if d < total else None).epsilon, local)
-    return grid, np.maximum.accumulate(eps), float(eps[-1]), "block covers of every pair of sums at distance <= d"
+    for i, d in enumerate(grid[:-1]):
+        note(f"block covers of every pair of sums at distance <= {d} ({i + 1} of {grid.size - 1})")
+        eps[i] = min(rr_certified_search(delta, p, total, int(d)).epsilon, uniform)
+    eps[-1] = uniform
+    return grid, np.maximum.accumulate(eps), uniform, "block covers of every pair of sums at distance <= d"
 
 
 def _padded_profile(

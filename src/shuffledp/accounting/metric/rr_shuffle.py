@@ -20,7 +20,12 @@ from shuffledp.accounting._rounding import N_MAX, RR_MIN_P, RR_P_RANGE
 from shuffledp.accounting.metric._common import PMF_SLACK as _PMF_SLACK
 from shuffledp.accounting.metric._common import CertifiedEpsilon
 from shuffledp.accounting.metric._common import check_method as _check_method
-from shuffledp.accounting.metric._rr_pairs import RRSearch, all_zero_all_k_epsilon, certified_search
+from shuffledp.accounting.metric._rr_pairs import (
+    RRSearch,
+    all_zero_all_k_epsilon,
+    certified_search,
+    worst_pair_search,
+)
 from shuffledp.errors import ValidityConditionError
 
 # --- RR-Shuffle (§3, Theorems 3.1 and 7.1) ---------------------------------------------------------------
@@ -289,17 +294,18 @@ def rr_shuffle_local_epsilon_paper(delta: float, p: float, k: int) -> float:
 #      (0, D) among M bits, a(D, M), is non-decreasing in D (both directions), and by (b) non-increasing in M.
 #  (d) Reflection.  y -> N - y maps P_S^N to P_{N-S}^N, so the down-direction of (S, S + D) is the up-direction
 #      of (N - S - D, N - S): the maximum over all pairs needs one direction per pair only.
-#  Why all-0 vs all-k is the worst pair, and how it is certified without trusting that.  Every pair at sum
-#  distance D needs eps <= max(a1, a2)(D, ceil((N + D)/2)) / D (b, d); for D in a block [D1, D2] this is at most
-#  max(a1, a2)(D2, ceil((N + D1)/2)) / D1 (c), and at most max(a1(D2, Ma) / D1, a2(D2, Mb) / D2) for any split
-#  of the worlds Ma + Mb = N + D1 + 1 (D2 <= Ma, Mb <= N: every S has N - S >= Ma or S + D >= Mb), since
-#  a2(D, M) / D is non-decreasing in D (ln SF_S(y) is concave in S; proof in `_rr_pairs`, L5).  The search (`_rr_pairs.certified_search`) covers D = 1..N - 1
-#  with such blocks, refining each until its bound is at most the exact value of the single pair at D = N (all
-#  zeros against all k, Bin(N, q1) against Bin(N, q0)); the result is the largest bound met, so it is valid
-#  whatever the covers give, and it *equals* the all-0 vs all-k value whenever every block closes below it,
-#  which is what happens at every size we ran beyond a few hundred bits (a proof that the pair is worst, by
-#  exhaustion of the covers: at n k = 10^5, 42 evaluations, 55 at 10^7).  Up to `_SMALL_EXACT_BITS` bits the exhaustive
-#  search over every (S, D) runs instead (exact; there the covers of single D can exceed the level by 0.3%).
+#  Why all-0 vs all-k is the worst pair, and how it is certified without trusting that.  For a fixed S the
+#  down-direction of (S, S + D) has its D-free law in the numerator and ln CDF_T(y) concave in T, so its exponent
+#  is convex in D and 0 at D = 0: per unit distance it is largest at D = N - S, the pair (S, N), which (d) turns
+#  into the up-direction of (0, N - S) among all N bits (`_rr_pairs`, L6).  So the exact worst case is
+#  max over D of a1(D, N) / D, the pairs (0, D) among all N bits; for D in a block [D1, D2] it is at most
+#  a1(D2, N) / D1 (c).  The search (`_rr_pairs.worst_pair_search`) starts at the exact value of the single pair at
+#  D = N (all zeros against all k, Bin(N, q1) against Bin(N, q0)) and goes down, each evaluation closing the
+#  widest block below the level; the result is the largest bound met, so it is valid whatever the blocks give,
+#  and it *equals* the all-0 vs all-k value whenever that pair is the worst, which is what happened at every size
+#  and p we ran (15 to 75 evaluations from n k = 200 to 10^6, p in [0.01, 0.99]).  Up to `_SMALL_EXACT_BITS` bits,
+#  or for p/2 below `_COVER_MIN_Q0`, a1 comes from direct convolutions (`_rr_pair_epsilons`) instead of the tilted
+#  laws, within a work limit checked before the search (`_direct_search_work`).
 #  (e) Always valid: every bit is ln((2 - p)/p)-LDP and U(x, k) moves |x - x'| bits, so the release is
 #      (ln((2 - p)/p), 0)-d_X-private (post-processing); the certified value never exceeds it, and it is
 #      returned beyond `MAX_RR_BITS` = 10^7 bits.
@@ -425,27 +431,17 @@ def _positioned_bits_epsilons(distances: np.ndarray, q0: float, delta: float) ->
     return out
 
 
-def _rr_search_work(total: int) -> float:
-    """Multiply-adds of the cover step of the exact search (the pairs (0, D) among ceil((N + D)/2) bits).
-
-    About N^3 / 4: beyond N = 4096 (far above the largest searched, 1335) infinity, without summing N terms
-    (n k reaches 2^53 at the command line)."""
-    if total > 4_096:
-        return math.inf
-    d = np.arange(1, total + 1, dtype=np.float64)
-    return float(np.sum(3.0 * (d + 1.0) * (np.ceil((total + d) / 2.0) - d + 1.0)))
-
-
 def rr_shuffle_certified_epsilon(delta: float, p: float, k: int, n: int) -> float:
     """The privacy-conservative RR-Shuffle epsilon: (eps, delta)-d_X-private for *every* pair of datasets.
 
     The exact smallest eps with D_{e^(eps D)} <= delta in both directions between the laws of the released count
     at every pair of sums (S, S + D), D = 1..n k (see the comment above this function in the source: threshold
-    sets, blanket removal, monotonicity in D, reflection), certified by block covers that close on the exact value
-    of the worst pair, all zeros against all k, at every size run beyond a few hundred bits (exhaustive search
-    below); at most the local epsilon ln((2 - p)/p), which is returned beyond n k = MAX_RR_BITS = 10^7.  Log
-    space throughout; every truncated tail and rounding errs upward.  About 0.013 s at n k = 2,000, 0.025 s at
-    10^5 and 0.09 s at 10^7 on a core (cached per (n k, p, delta); benchmarks/bench_metric.py).
+    sets, monotonicity in D, reflection, one world suffices), certified by blocks of distances that close on the
+    exact value of the worst pair, all zeros against all k, at every size and p run; at most the local epsilon
+    ln((2 - p)/p), which is returned beyond n k = MAX_RR_BITS = 10^7.  It depends on n and k only through n k
+    (swapping them is harmless).  Log
+    space throughout; every truncated tail and rounding errs upward.  About 0.005 s at n k = 2,000, 0.01 s at
+    10^5 and 0.05 s at 10^7 on a core (p = 0.5) (cached per (n k, p, delta); benchmarks/bench_metric.py).
 
     Parameters
     ----------
@@ -531,22 +527,17 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
     q0, total = p / 2.0, n * k
     local = rr_local(p)
     fallback = "the local bound ln((2 - p)/p)"
-    exhaustive = total <= _SMALL_EXACT_BITS or (q0 < _COVER_MIN_Q0 and _rr_search_work(total) <= _MAX_RR_WORK)
     refusal = rr_search_refusal(p, total, exhaustive_ok=True)
     if refusal is not None:
         return CertifiedEpsilon(local, False, f"not attempted: {refusal}: {fallback}")
-    if exhaustive:
-        # the exact search over every (S, D): fast at this size (and the one that handles 1 - p/2 == 1.0)
-        level = max(_rr_pair_epsilons(0, total, total, q0, delta))  # all zeros against all k: attained
-        eps = _rr_search(total, q0, delta, level, range(1, total))
-        how = f"exact over every pair of sums among n k = {total} bits"
-    else:
-        search = rr_certified_search(delta, p, total)
-        eps = search.epsilon
-        how = (
-            f"every pair of sums among n k = {total} bits covered (all-0 vs all-k needs {search.attained:.6g}; "
-            f"{search.evaluations} divergence evaluations)"
-        )
+    direct = total <= _SMALL_EXACT_BITS or q0 < _COVER_MIN_Q0  # (the one that handles 1 - p/2 == 1.0)
+    search = _direct_search(total, q0, delta) if direct else rr_certified_search(delta, p, total)
+    eps = search.epsilon
+    how = (
+        f"every pair of sums among n k = {total} bits through the pairs (0, D) among all of them (all-0 vs all-k "
+        f"needs {search.attained:.6g}; {search.evaluations} divergence evaluations"
+        f"{', direct convolutions' if direct else ''})"
+    )
     if not eps < local:
         return CertifiedEpsilon(local, False, f"no epsilon below the local one meets delta for every pair: {fallback}")
     return CertifiedEpsilon(eps, True, f"certified: {how}")
@@ -554,24 +545,49 @@ def rr_shuffle_certificate(delta: float, p: float, k: int, n: int) -> CertifiedE
 
 def rr_search_refusal(p: float, total: int, *, exhaustive_ok: bool) -> str | None:
     """Why RR-Shuffle's certified search is not run at n k = ``total`` bits (None: it is): beyond `MAX_RR_BITS`, or
-    p/2 below `_COVER_MIN_Q0` (1 - p/2 within 1e-9 of 1 in the covers) unless ``exhaustive_ok`` and the exhaustive
-    search over every (S, D) fits its work limit.  The one rule of `rr_shuffle_certificate` and `metric_profile`."""
+    p/2 below `_COVER_MIN_Q0` (1 - p/2 within 1e-9 of 1 on the tilted laws) unless ``exhaustive_ok`` and the search
+    on direct convolutions fits its work limit (`_direct_search_work`).  The one rule of `rr_shuffle_certificate`
+    and `metric_profile`."""
     if total > MAX_RR_BITS:
         return f"n k = {total} bits is above MAX_RR_BITS = {MAX_RR_BITS:,}"
-    exhaustive_fits = total <= _SMALL_EXACT_BITS or _rr_search_work(total) <= _MAX_RR_WORK
-    if p / 2.0 < _COVER_MIN_Q0 and not (exhaustive_ok and exhaustive_fits):
-        beyond = f" and n k = {total} beyond the exhaustive search (n k <= 1335)" if exhaustive_ok else ""
-        return f"p={p:g} below {2 * _COVER_MIN_Q0:g} (1 - p/2 rounds to 1 in the covers){beyond}"
+    if p / 2.0 < _COVER_MIN_Q0 and not (exhaustive_ok and _direct_search_work(total) <= _MAX_RR_WORK):
+        beyond = (
+            f" and n k = {total} beyond the search on direct convolutions (n k <= {_DIRECT_MAX_BITS:,})"
+            if exhaustive_ok
+            else ""
+        )
+        return f"p={p:g} below {2 * _COVER_MIN_Q0:g} (1 - p/2 rounds to 1 on the tilted laws){beyond}"
     return None
 
 
 #: Largest n k of the certified search (beyond it the local ln((2 - p)/p) is returned): 10^7 bits take about
-#: 0.09 s on a core (benchmarks/bench_metric.py).
+#: 0.05 s on a core at p = 0.5 (29 evaluations).
 MAX_RR_BITS = 10_000_000
-#: Up to this many bits the exhaustive search of every (S, D) runs (it is exact, and faster than the covers).
+#: Up to this many bits the search takes a1 from direct convolutions (exact, and cheap at this size).
 _SMALL_EXACT_BITS = 400
-#: Smallest p/2 of the block covers (below it 1 - p/2 is within 1e-9 of 1 and the tilted laws lose precision).
+#: Smallest p/2 of the tilted laws (below it 1 - p/2 is within 1e-9 of 1 and they lose precision).
 _COVER_MIN_Q0 = 1e-9
+
+
+def _direct_search_work(total: int) -> float:
+    """Most multiply-adds of `_direct_search` at n k = ``total`` bits, known before it runs: every a1(D, N) evaluated
+    once at most (where a1(D, N) / D stays close to the level, as for p/2 near 0, the blocks are single distances),
+    each three direct convolutions of Bin(D, .) with Bin(N - D, .) (untilted and two tilts): the sum over D of
+    3 (D + 1)(N - D + 1), about N^3 / 2.  Not more than this:  the search never enumerates S (L6)."""
+    n = float(total)
+    return 3.0 * ((n + 2.0) * n * (n + 1.0) / 2.0 - n * (n + 1.0) * (2.0 * n + 1.0) / 6.0)  # sum (d+1)(n-d+1), d=1..n
+
+
+#: Largest n k within the work limit of `_direct_search`.
+_DIRECT_MAX_BITS = max(m for m in range(1, 2_000) if _direct_search_work(m) <= _MAX_RR_WORK)
+
+
+def _direct_search(total: int, q0: float, delta: float) -> RRSearch:
+    """`_rr_pairs.worst_pair_search` with a1(D, N) from the direct convolutions of `_rr_pair_epsilons` (exact at any
+    p/2, including 1 - p/2 == 1.0), every distance evaluated at most once (`_direct_search_work`)."""
+    return worst_pair_search(
+        total, q0, delta, exponent=lambda d: _rr_pair_epsilons(0, d, total, q0, delta)[0] * d, budget=total + 1
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -588,7 +604,10 @@ def rr_certified_search(delta: float, p: float, total: int, max_distance: int | 
 
 def _rr_search(total: int, q0: float, delta: float, level: float, distances: range) -> float:
     """max(level, the largest pair epsilon over every (S, S + D), D in ``distances``) (``level``: a value attained
-    by some pair, or 0): the cover / refine / exact steps of fact (b) in the comment above."""
+    by some pair, or 0): the cover / refine / exact steps of fact (b) in the comment above.  A reference for the
+    tests, free of L6: its cost has no bound known in advance, since every S its covers leave open costs a direct
+    convolution among N bits (at p = 0.95, delta = 1e-6: 16,616 such pairs at N = 400, 28,309 at N = 800, where
+    the cover step alone is 1.3e8 multiply-adds and the whole 7.2e9)."""
     cover_cache: dict[tuple[int, int], tuple[float, float]] = {}
 
     def cover(d: int, m: int) -> tuple[float, float]:  # (a1, a2) of the pair (0, d) among m bits
@@ -627,7 +646,9 @@ def rr_shuffle_epsilon(delta: float, p: float, k: int, n: int, *, method: str = 
     ``method="certified"`` (default): `rr_shuffle_certified_epsilon`, valid for every pair of datasets
     (Definition 4), never above the local ln((2 - p)/p), no validity condition.  ``method="theorem-3.1"``: the
     paper's formula (`rr_shuffle_epsilon_paper`), not a valid bound for datasets far apart, with its
-    `ValidityConditionError`.
+    `ValidityConditionError`.  Both depend on n and k only through n k (the analyst sees a count of n k bits), so
+    swapping them (the order is ``k, n`` here, ``n, k`` in `geo_shuffle_epsilon`) gives the same value; only the
+    minimum n a `ValidityConditionError` suggests reads ``n`` as the number of users.
 
     Parameters
     ----------
@@ -677,7 +698,9 @@ def rr_shuffle_probability(epsilon: float, delta: float, k: int, n: int, *, meth
     failing: p = 2 / (1 + e^eps) always qualifies (local epsilon), and is the answer beyond MAX_RR_BITS.
     Beyond a few hundred bits the search runs on the all-0 vs all-k value (one binomial pair per step) and the
     answer is then certified once (about 0.03 s at n = 100, k = 1000, 0.1 s at n = 10^4).
-    ``method="theorem-3.1"``: `rr_shuffle_probability_paper` (may raise `ValidityConditionError`).
+    ``method="theorem-3.1"``: `rr_shuffle_probability_paper` (may raise `ValidityConditionError`).  Like
+    `rr_shuffle_epsilon`, it depends on n and k only through n k (swapping them gives the same p; only the minimum n
+    an error suggests reads ``n`` as the number of users).
 
     Parameters
     ----------
