@@ -52,6 +52,21 @@ def _solve_every_pair(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarra
     return best * (1.0 + 1e-12), (sets[i[where]], sets[j[where]])
 
 
+def _pairs_solved_by_the_fast_path(kind, epsilon, delta, n, k, monkeypatch) -> int:
+    """How many pairs `exhaustive_profile` solves, after checking its profile and worst pair against solving every
+    pair."""
+    c = G.geo_shuffle_c(epsilon, delta, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, delta, n)
+    laws = E.geo_user_laws(epsilon, k, c) if kind == "geo" else E.sgdl_user_laws(epsilon, n, k, c)
+    reference, (ref_a, ref_b) = _solve_every_pair(laws, n, delta)
+    solved = []
+    solve = E.pair_epsilons
+    monkeypatch.setattr(E, "pair_epsilons", lambda num, *rest: solved.append(num.shape[0]) or solve(num, *rest))
+    profile, (a, b) = E.exhaustive_profile(laws, n, delta)
+    assert np.array_equal(profile, reference)
+    assert list(a) == list(ref_a) and list(b) == list(ref_b)
+    return sum(solved)
+
+
 @pytest.mark.parametrize(
     "kind, epsilon, delta, n, k",
     [
@@ -64,17 +79,9 @@ def _solve_every_pair(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarra
     ],
 )
 def test_exhaustive_profile_skips_only_pairs_that_cannot_raise_it(kind, epsilon, delta, n, k, monkeypatch):
-    c = G.geo_shuffle_c(epsilon, delta, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, delta, n)
-    laws = E.geo_user_laws(epsilon, k, c) if kind == "geo" else E.sgdl_user_laws(epsilon, n, k, c)
-    reference, (ref_a, ref_b) = _solve_every_pair(laws, n, delta)
-    solved = []
-    solve = E.pair_epsilons
-    monkeypatch.setattr(E, "pair_epsilons", lambda num, *rest: solved.append(num.shape[0]) or solve(num, *rest))
-    profile, (a, b) = E.exhaustive_profile(laws, n, delta)
-    assert np.array_equal(profile, reference)
-    assert list(a) == list(ref_a) and list(b) == list(ref_b)
+    solved = _pairs_solved_by_the_fast_path(kind, epsilon, delta, n, k, monkeypatch)
     pairs = E.multiset_count(n, k) * (E.multiset_count(n, k) - 1)
-    assert sum(solved) < 0.25 * pairs  # the point of the fast path: most pairs are settled by the check
+    assert solved < 0.25 * pairs  # the point of the fast path: most pairs are settled by the check
 
 
 def _conditioned(kind: str, epsilon: float, delta: float, n: int, k: int):
@@ -271,17 +278,8 @@ def test_exhaustive_profile_solves_only_the_extreme_pairs_when_pairs_at_one_dist
     # k = 1: a dataset is its count of ones and the clamped laws are shifts of each other but for masses below
     # delta / n at the clamps, so every pair at one distance needs nearly the extreme pair's epsilon (within ~1e-5):
     # the skip check must settle them (its window leaves out a negligible mass), not solve them one by one
-    delta = 1e-4
-    c = G.geo_shuffle_c(epsilon, delta, n) if kind == "geo" else S.sgdl_shuffle_c(epsilon, delta, n)
-    laws = E.geo_user_laws(epsilon, 1, c) if kind == "geo" else E.sgdl_user_laws(epsilon, n, 1, c)
-    reference, (ref_a, ref_b) = _solve_every_pair(laws, n, delta)
-    solved = []
-    solve = E.pair_epsilons
-    monkeypatch.setattr(E, "pair_epsilons", lambda num, *rest: solved.append(num.shape[0]) or solve(num, *rest))
-    profile, (a, b) = E.exhaustive_profile(laws, n, delta)
-    assert np.array_equal(profile, reference)
-    assert list(a) == list(ref_a) and list(b) == list(ref_b)
-    assert sum(solved) <= 4 * n  # the pairs with an extreme multiset (all 0 or all 1) on either side
+    solved = _pairs_solved_by_the_fast_path(kind, epsilon, 1e-4, n, 1, monkeypatch)
+    assert solved <= 4 * n  # the pairs with an extreme multiset (all 0 or all 1) on either side
 
 
 @pytest.mark.parametrize("kind, epsilon, n, k", [("geo", 1.0, 7, 3), ("geo", 0.5, 30, 1), ("sgdl", 1.0, 6, 2)])
