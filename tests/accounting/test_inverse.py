@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting import VariationRatio, local_epsilon, shuffle_epsilon
-from shuffledp.accounting._solve import largest_within
+from shuffledp.accounting._solve import feasible_edge, largest_within
 from shuffledp.accounting.variation_ratio import variation_ratio_epsilon
 from shuffledp.errors import PrivacyParameterError
 from shuffledp.params import BlanketDecomposition
@@ -152,3 +152,46 @@ def test_a_method_that_certifies_nothing_says_why_not_increase_n():
     message = str(caught.value)
     assert "pld certifies nothing even at eps0=0.001" in message and "16777 rounds" in message
     assert "increase n" not in message and "amplifies to inf" not in message
+
+
+@pytest.mark.parametrize(
+    "margin, guess",
+    [
+        (lambda x: math.log(x / 3.7), None),  # smooth, monotone
+        (lambda x: math.log(x / 3.7), 90.0),  # the guess far above the edge
+        (lambda x: math.inf if x > 3.7 else -math.inf, 1.5),  # signs only: bisection
+        (lambda x: -1.0 if x <= 2.0 or 5.0 <= x <= 6.0 else 1.0, 8.0),  # not monotone: some edge, not the largest
+    ],
+)
+def test_feasible_edge_returns_a_feasible_point_with_an_infeasible_one_within_rtol_above(margin, guess):
+    edge = feasible_edge(margin, 1.0, 100.0, rtol=1e-4, max_steps=60, guess=guess)
+    assert edge.complete and margin(edge.value) <= 0.0 < margin(edge.above)
+    assert edge.value < edge.above <= edge.value * (1.0 + 1e-4)
+
+
+def test_feasible_edge_aimed_by_a_smooth_margin_takes_few_steps():
+    # bisection from [1, 100] to 1e-4 takes ~16 steps; the secant on a smooth margin, from the infeasible side, ~6
+    edge = feasible_edge(
+        lambda x: 1.4 * math.log(x / 3.7) + 0.1 * math.log(x / 3.7) ** 2, 1.0, 100.0, rtol=1e-4, max_steps=60, guess=9.0
+    )
+    assert edge.value <= 3.7 < edge.above and edge.steps <= 8
+
+
+def test_feasible_edge_at_its_step_limit_stops_with_a_feasible_point_and_says_so():
+    calls = []
+    edge = feasible_edge(
+        lambda x: math.inf if x > 3.7 else -math.inf,
+        1.0,
+        100.0,
+        rtol=1e-9,
+        max_steps=5,
+        progress=lambda *a: calls.append(a),
+    )
+    assert not edge.complete and edge.steps == 5 and edge.value <= 3.7 < edge.above
+    assert calls == [(i, 5) for i in range(1, 6)]
+
+
+def test_feasible_edge_returns_the_top_when_it_is_feasible_and_the_bottom_when_just_above_it_is_not():
+    assert feasible_edge(lambda x: -1.0, 1.0, 100.0, rtol=1e-4, max_steps=60, guess=3.0).value == 100.0
+    edge = feasible_edge(lambda x: 1.0, 1.0, 100.0, rtol=1e-4, max_steps=60)
+    assert (edge.value, edge.above, edge.steps) == (1.0, 1.0001, 1)

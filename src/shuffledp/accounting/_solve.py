@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
+from typing import NamedTuple
 
 from scipy import optimize
 
@@ -292,4 +293,105 @@ def _snap(eps: float, rtol: float, up: bool) -> float:
     return math.exp((math.ceil(k) if up else math.floor(k)) * step)
 
 
-__all__ = ["bracket_root", "largest_within", "newton_root", "solve_epsilon"]
+class Edge(NamedTuple):
+    """The end of `feasible_edge`: ``value`` is feasible; ``above`` is infeasible and at most ``value`` (1 + rtol)
+    (``value`` itself when ``value`` is the search's top); ``complete`` is False when the step limit stopped the
+    search first (then ``above`` may lie further up)."""
+
+    value: float
+    above: float
+    steps: int
+    complete: bool
+
+
+def feasible_edge(
+    margin: Callable[[float], float],
+    lo: float,
+    hi: float,
+    *,
+    rtol: float,
+    max_steps: int,
+    guess: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Edge:
+    """A feasible x in [lo, hi] (``margin(x) <= 0``) with an infeasible point within a factor (1 + rtol) above it,
+    given that ``lo`` is feasible (not evaluated); ``hi`` if it is feasible.
+
+    Only the sign of ``margin`` decides; its size, where finite, aims the steps, in log x.  First ``guess``
+    (default lo (1 + rtol): an edge at ``lo`` then answers in one step), doubling up from it while feasible, up to
+    ``hi`` (not evaluated when the guess is infeasible); then, while only the infeasible end has a finite margin, steps
+    down from it by 0.97 of the secant step through its last two margins (0.8 of it when they lie over 20% apart, of
+    a step of slope 2 at first; at most halving); with both ends finite by the Illinois variant of the secant (the
+    end kept twice in a row has its margin halved); bisection otherwise, and when the bracket did not halve in three
+    steps.  The root estimates are approached from the infeasible side, a quarter rtol above them, until the
+    infeasible end is within half an rtol of one; then one point a factor (1 + rtol) below that end closes the
+    bracket: few feasible points are checked, which matters where they cost more (a full certificate).
+    No monotonicity is assumed: the result is an edge of the feasible set (the only one when the feasible set is an
+    interval).  ``progress(steps, max_steps)`` after every evaluation; at ``max_steps`` the search stops with its
+    feasible end (``complete`` False).
+
+    Examples
+    --------
+    >>> edge = feasible_edge(lambda x: x * x - 2.0, 1.0, 100.0, rtol=1e-6, max_steps=60)
+    >>> edge.value * edge.value <= 2.0 < edge.above * edge.above, edge.above <= edge.value * (1 + 1e-6), edge.complete
+    (True, True, True)
+    """
+    steps = 0
+
+    def probe(x: float) -> float:
+        nonlocal steps
+        steps += 1
+        value = margin(x)
+        if progress is not None:
+            progress(steps, max_steps)
+        return value
+
+    step, m_lo, m_hi, previous = math.log1p(rtol), -math.inf, math.inf, None  # previous: the infeasible end before
+    x = lo * (1.0 + rtol) if guess is None else guess
+    x = min(max(x, lo * (1.0 + rtol)), hi)
+    while steps < max_steps:  # from the guess: up by doubling while feasible, to hi
+        m_x = probe(x)
+        if m_x > 0.0:
+            hi, m_hi = x, m_x
+            break
+        lo, m_lo = x, m_x
+        if x >= hi:
+            return Edge(hi, hi, steps, True)
+        x = min(2.0 * x, hi)
+    last, widths = 0, [math.inf] * 3  # the end that moved last; bracket widths at the start of each step
+    g_lo, g_hi = m_lo, m_hi
+    while hi > lo * (1.0 + rtol):
+        if steps >= max_steps:
+            return Edge(lo, hi, steps, False)
+        a, b = math.log(lo), math.log(hi)
+        root = math.nan  # an estimate of the edge (log), if the margins give one
+        if math.isfinite(g_lo) and math.isfinite(g_hi) and widths[-3] > 2.0 * (b - a):
+            root = a + (b - a) * -g_lo / (g_hi - g_lo)
+        elif math.isinf(g_lo) and math.isfinite(m_hi):
+            slope, short = 2.0, 0.8  # a guessed slope, or one from far apart: stop well short of its root
+            if previous is not None and math.isfinite(previous[1]) and previous[1] > m_hi:
+                span = math.log(previous[0] / hi)
+                slope, short = (previous[1] - m_hi) / span, 0.8 if span > 0.2 else 0.97
+            root = max(b - short * m_hi / slope, b + math.log(0.5))
+        if math.isnan(root):
+            x = math.exp(0.5 * (a + b))
+        elif b - root > 0.5 * step:  # closing in from the infeasible side, a quarter step above the estimate
+            x = math.exp(min(max(root + 0.25 * step, a + 0.25 * step), b - 0.25 * step))
+        else:  # the infeasible end is near the estimate: the point a factor (1 + rtol) below it closes the bracket
+            x = hi / (1.0 + rtol)
+            while x * (1.0 + rtol) < hi:
+                x = math.nextafter(x, math.inf)
+        m_x = probe(x)
+        if m_x <= 0.0:
+            lo, m_lo, g_lo = x, m_x, m_x
+            g_hi *= 0.5 if last == 1 else 1.0
+            last = 1
+        else:
+            previous, hi, m_hi, g_hi = (hi, m_hi), x, m_x, m_x
+            g_lo *= 0.5 if last == -1 else 1.0
+            last = -1
+        widths.append(b - a)
+    return Edge(lo, hi, steps, True)
+
+
+__all__ = ["Edge", "bracket_root", "feasible_edge", "largest_within", "newton_root", "solve_epsilon"]
