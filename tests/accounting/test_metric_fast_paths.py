@@ -10,6 +10,9 @@
   cumulative sums of T's bounds; its epsilon must lie between T's own need and the per-outcome bound at every shift,
   its slope search must find the brute-force maximum, its sums must round outward, and a law not known
   log-concave must keep the per-outcome checks.
+* The certified Geo-Shuffle inverse checks feasibility without solving every epsilon (`_exhaustive.exhaustive_meets`,
+  the largest distance's root, the certificate near the edge only): what it returns must certify the target, and a
+  point a relative `INVERSE_RTOL` above it must not.
 * RR-Shuffle: the compromised-shuffler search over every distance at once, and the covers' FFT convolution, give
   the values of the one-at-a-time / scipy computations bit for bit.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import mpmath as mp
 import numpy as np
@@ -296,3 +300,53 @@ def test_sum_laws_takes_the_mirror_multisets_law_reversed_when_the_user_laws_are
         for v in sets[row]:
             direct = np.convolve(direct, laws[v])
         assert np.allclose(law[row], direct, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, n, k", [(1.0, 1e-4, 5, 3), (2.0, 1e-4, 4, 2), (1.5, 1e-3, 6, 2), (0.7, 1e-4, 3, 4)]
+)
+def test_exhaustive_feasibility_check_agrees_with_the_profile(epsilon, delta, n, k):
+    laws = E.geo_user_laws(epsilon, k, M.geo_shuffle_c(epsilon, delta, n))
+    exact = float(E.exhaustive_profile(laws, n, delta)[0].max())
+    assert E.exhaustive_meets(laws, n, delta, exact * (1.0 + 1e-6))
+    assert not E.exhaustive_meets(laws, n, delta, exact * (1.0 - 1e-6))
+
+
+@pytest.mark.parametrize(
+    "target, delta, n, k",
+    [(0.8, 1e-4, 20, 3), (0.3, 1e-4, 300, 5), (0.5, 1e-4, 1000, 1), (2.0, 0.01, 300, 1), (0.5, 1e-4, 10_000, 1)],
+)
+def test_geo_inverse_returns_an_edge_of_the_certified_set(target, delta, n, k):
+    """The returned eps_geo's certificate meets the target; eps_geo (1 + INVERSE_RTOL) does not (the certified epsilon
+    is non-decreasing there, see below, so nothing above does)."""
+    eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k)
+    assert target < eps_geo
+    assert M.geo_shuffle_certified_epsilon(eps_geo, delta, n, k) <= target
+    assert M.geo_shuffle_certified_epsilon(eps_geo * (1.0 + G.INVERSE_RTOL), delta, n, k) > target
+
+
+@pytest.mark.parametrize("delta, n, k", [(1e-4, 300, 5), (1e-4, 1000, 1)])
+def test_geo_certified_epsilon_is_non_decreasing_in_eps_geo_across_c_steps(delta, n, k):
+    grid = np.geomspace(0.4, 2.0, 25)
+    values = [M.geo_shuffle_certified_epsilon(float(e), delta, n, k) for e in grid]
+    steps = {M.geo_shuffle_c(float(e), delta, n) for e in grid}
+    assert len(steps) > 5 and values == sorted(values)
+
+
+@pytest.mark.parametrize("eps_geo, delta, n, k", [(1.43, 1e-4, 10_000, 1), (0.6, 1e-4, 300, 5), (1.2, 1e-4, 1000, 1)])
+def test_geo_largest_distance_alone_is_a_lower_bound_of_the_certificate(eps_geo, delta, n, k):
+    """The inverse answers 'infeasible' from the largest sum distance's root alone when it exceeds the target."""
+    law, budget = G._shift_analysis(eps_geo, delta, n, k)
+    largest = float(C.shift_epsilons(law, np.array([n * k]), budget * (1.0 - 1e-9))[0])
+    assert largest <= M.geo_shuffle_certified_epsilon(eps_geo, delta, n, k)
+
+
+def test_geo_inverse_with_a_tiny_delta_answers_in_seconds_and_reports_progress():
+    """(2.4, 1e-100, 5, 5) took 55-112 s: each bisection step solved every pair of datasets exactly (the profile, about
+    3 s at c = 98), although each was infeasible (the rounding charge of the enumeration exceeds delta = 1e-100)."""
+    calls = []
+    start = time.perf_counter()
+    found = M.geo_shuffle_local_epsilon(2.4, 1e-100, 5, 5, progress=lambda done, most: calls.append((done, most)))
+    assert time.perf_counter() - start < 10.0
+    assert found == 2.4
+    assert calls and calls == [(i + 1, G.MAX_INVERSE_STEPS) for i in range(len(calls))]

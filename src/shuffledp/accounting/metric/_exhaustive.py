@@ -184,6 +184,54 @@ def _mirror_rows(laws: np.ndarray, sets: np.ndarray, rtol: float = 1e-12) -> np.
     return np.array([where[tuple(sorted(k - v for v in row))] for row in sets.tolist()], dtype=np.int64)
 
 
+def _pair_setup(laws: np.ndarray, n: int):
+    """What every pair check works on: (multisets, upper and lower bounds of their released sums' laws (the rule of
+    the shift checks: `shift_bounds`), each law's missing mass (charged to delta, rounded up), the sorted distances
+    of every ordered pair, the seed pairs, the other pairs (both masks exclude the diagonal)).
+
+    The seeds are the pairs with an extreme multiset (all lowest or all highest) on either side, the worst pair of
+    every distance in every setting enumerated: they set the levels that let the other pairs be skipped, and they
+    are where a failing check fails first."""
+    sets = multisets(n, laws.shape[0] - 1)
+    law = sum_laws(laws, sets)
+    missing = np.maximum(1.0 - law.sum(axis=1), 0.0) * (1.0 + 1e-6) + 1e-15 * law.shape[1]
+    upper, lower = shift_bounds(law)
+    count = sets.shape[0]
+    rows = max(1, int(4e6 // law.shape[1]))
+    distances = np.empty((count, count), dtype=np.int64)
+    for start in range(0, count, max(1, rows // count)):
+        block = sets[start : start + max(1, rows // count)]
+        distances[start : start + block.shape[0]] = np.abs(block[:, None, :] - sets[None, :, :]).sum(axis=2)
+    seed = np.zeros((count, count), dtype=bool)
+    seed[[0, -1], :] = seed[:, [0, -1]] = True
+    np.fill_diagonal(seed, False)
+    rest = ~seed
+    np.fill_diagonal(rest, False)
+    return sets, upper, lower, missing, distances, seed, rest
+
+
+def exhaustive_meets(laws: np.ndarray, n: int, delta: float, epsilon: float) -> bool:
+    """Whether every ordered pair of distinct multisets meets delta at ``epsilon``: sum_y max(0, P_A(y) -
+    e^(eps d(A, B)) P_B(y)) <= delta less A's missing mass, checked at (1 - `_SKIP_MARGIN`) times ``epsilon`` with
+    (1 - `_SKIP_MARGIN`) times the budget (the skip test's rule), so that True means ``exhaustive_profile``'s maximum
+    is at most ``epsilon`` (up to its 1e-12 rounding up).  One divergence per pair at one exponent (no sort, no root):
+    the feasibility check of an inverse, far cheaper than the profile; the seed pairs first (a failure shows there
+    first), stopping at the first block that fails."""
+    sets, upper, lower, missing, distances, seed, rest = _pair_setup(laws, n)
+    if not (delta - missing).min() > 0.0:
+        return False
+    rows = max(1, int(4e6 // upper.shape[1]))
+    scale = epsilon * (1.0 - _SKIP_MARGIN)
+    for mask in (seed, rest):
+        pair_i, pair_j = np.nonzero(mask)
+        for start in range(0, pair_i.size, rows):
+            i, j = pair_i[start : start + rows], pair_j[start : start + rows]
+            divergence = pair_divergences(upper[i], lower[j], scale * distances[i, j])
+            if not (divergence <= (delta - missing[i]) * (1.0 - _SKIP_MARGIN)).all():
+                return False
+    return True
+
+
 def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """eps_by_distance[d - 1] = the largest eps(A, B) over ordered pairs at sorted distance exactly d (d = 1..n k),
     and the pair (A, B) attaining the overall maximum (the first in row-major pair order on a tie).  Every
@@ -196,25 +244,11 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
     pair (k - A, k - B) has the laws of (A, B) reversed, hence the same epsilon up to rounding far below the
     margin: only one pair of each mirror pair is checked, and both are solved when it fails."""
     k = laws.shape[0] - 1
-    sets = multisets(n, k)
-    law = sum_laws(laws, sets)
-    missing = np.maximum(1.0 - law.sum(axis=1), 0.0) * (1.0 + 1e-6) + 1e-15 * law.shape[1]
-    upper, lower = shift_bounds(law)  # the rule of the shift checks: upper rounded up, lower rounded down
+    sets, upper, lower, missing, distances, seed, rest = _pair_setup(laws, n)
     count = sets.shape[0]
     best = np.zeros(n * k)
     top, top_index = -1.0, -1
-    rows = max(1, int(4e6 // law.shape[1]))
-    distances = np.empty((count, count), dtype=np.int64)
-    for start in range(0, count, max(1, rows // count)):
-        block = sets[start : start + max(1, rows // count)]
-        distances[start : start + block.shape[0]] = np.abs(block[:, None, :] - sets[None, :, :]).sum(axis=2)
-    # the seeds: pairs with an extreme multiset (all lowest or all highest) on either side, the worst pair of every
-    # distance in every setting enumerated, so they set the levels that let the other pairs be skipped
-    seed = np.zeros((count, count), dtype=bool)
-    seed[[0, -1], :] = seed[:, [0, -1]] = True
-    np.fill_diagonal(seed, False)
-    rest = ~seed
-    np.fill_diagonal(rest, False)
+    rows = max(1, int(4e6 // upper.shape[1]))
     mirror = _mirror_rows(laws, sets)
     if mirror is not None:  # check one pair of each mirror pair (the one first in row-major order)
         rows_i, rows_j = np.nonzero(rest)
@@ -291,6 +325,7 @@ __all__ = [
     "cached_profile",
     "exact_reason",
     "exhaustive_cells",
+    "exhaustive_meets",
     "exhaustive_profile",
     "geo_user_laws",
     "multiset_count",

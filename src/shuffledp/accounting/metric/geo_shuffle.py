@@ -6,13 +6,15 @@ Proposition 5 (compromised shuffler).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from shuffledp._util.validation import check_epsilon, check_positive_int
 from shuffledp.accounting._checks import check_delta, check_n
-from shuffledp.accounting._solve import largest_within
+from shuffledp.accounting._solve import feasible_edge, largest_within
 from shuffledp.accounting.accountants import VariationRatioAccountant
 from shuffledp.accounting.events import ShuffleEvent
 from shuffledp.accounting.metric._common import (
@@ -28,12 +30,19 @@ from shuffledp.accounting.metric._common import check_convolution_size as _check
 from shuffledp.accounting.metric._common import convolution_power as _convolution_power
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
-from shuffledp.accounting.metric._common import max_shift_divergence as _max_shift_divergence
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
+from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
 from shuffledp.accounting.metric._common import shift_law as _shift_law
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
-from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exact_reason, exhaustive_cells
+from shuffledp.accounting.metric._exhaustive import (
+    MAX_EXHAUSTIVE_CELLS,
+    cached_profile,
+    exact_reason,
+    exhaustive_cells,
+    exhaustive_meets,
+    geo_user_laws,
+)
 from shuffledp.accounting.metric.sgdl import log_sgdl_mgf
 from shuffledp.accounting.metric.sgdl import relative_log_pmf as _relative_log_pmf
 from shuffledp.errors import PrivacyParameterError, ValidityConditionError
@@ -307,6 +316,28 @@ def _geo_shuffle_noise_law(eps_geo: float, c: int, n: int, largest_shift: int) -
     return law._replace(log_concave=_NOISE_LOG_CONCAVE), _inside(eps_geo, c, n)
 
 
+#: The certificate's fallback, said in its reasons.
+_FALLBACK = "the per-report bound eps_geo (Proposition 5)"
+
+
+@functools.lru_cache(maxsize=4)
+def _shift_analysis(eps_geo: float, delta: float, n: int, k: int) -> tuple[ShiftLaw, float] | str:
+    """(T's shift law up to D = n k, the budget on D_{e^(eps D)}(T + D || T)) of the certificate's shift analysis, or
+    why it is not used (k > 2c; `_common.too_costly`).  Cached: the inverse's feasible end and its final certificate
+    share one law (the arrays are read-only)."""
+    c = geo_shuffle_c(eps_geo, delta, n)
+    if n * k > 2 * n * c:
+        return f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {_FALLBACK}"
+    costly = _too_costly(c, n, k, _FALLBACK, lambda: _user_law(eps_geo, c), log_concave=_NOISE_LOG_CONCAVE)
+    if costly is not None:
+        return costly
+    law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
+    for array in (law.upper, law.lower, law.log_lower):
+        if array is not None:
+            array.flags.writeable = False
+    return law, (delta - (1.0 - inside)) / inside
+
+
 def geo_shuffle_certified_epsilon(eps_geo: float, delta: float, n: int, k: int | None) -> float:
     """The privacy-conservative Geo-Shuffle epsilon: (eps, delta)-d_X-private for *every* pair of datasets.
 
@@ -397,10 +428,16 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
     'not attempted: the conditioned noise of n=100000 users (c=44) has 2 n c + 1 = 8800001 outcomes'
     """
     eps_geo, delta, n = check_noise_epsilon(eps_geo, "eps_geo"), check_delta(delta), check_n(n)
-    fallback = "the per-report bound eps_geo (Proposition 5)"
     if k is None:
-        return CertifiedEpsilon(eps_geo, False, f"values unbounded (no k): {fallback}")
-    k = check_positive_int(k, "k (largest value)")
+        return CertifiedEpsilon(eps_geo, False, f"values unbounded (no k): {_FALLBACK}")
+    return _certificate(eps_geo, delta, n, check_positive_int(k, "k (largest value)"))
+
+
+@functools.lru_cache(maxsize=16)
+def _certificate(eps_geo: float, delta: float, n: int, k: int) -> CertifiedEpsilon:
+    """`geo_shuffle_certificate` on checked arguments, cached (the inverse's steps near the edge and its final
+    reading are one computation)."""
+    fallback = _FALLBACK
     c = geo_shuffle_c(eps_geo, delta, n)
     if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:  # every pair of datasets, on the clamped laws: exact
         profile, (worst_a, worst_b) = cached_profile("geo", eps_geo, delta, n, k, c)
@@ -412,15 +449,10 @@ def geo_shuffle_certificate(eps_geo: float, delta: float, n: int, k: int | None)
                 exact_reason(worst_a, worst_b),
             )
         return CertifiedEpsilon(eps_geo, False, f"exact over every pair of datasets: no gain below eps_geo: {fallback}")
-    if n * k > 2 * n * c:
-        return CertifiedEpsilon(
-            eps_geo, False, f"k={k} > 2c={2 * c}: the conditioned noises' supports part, {fallback}"
-        )
-    costly = _too_costly(c, n, k, fallback, lambda: _user_law(eps_geo, c), log_concave=_NOISE_LOG_CONCAVE)
-    if costly is not None:
-        return CertifiedEpsilon(eps_geo, False, costly)
-    law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
-    budget = (delta - (1.0 - inside)) / inside  # on D_{e^(eps D)}(T + D || T)
+    analysis = _shift_analysis(eps_geo, delta, n, k)
+    if isinstance(analysis, str):
+        return CertifiedEpsilon(eps_geo, False, analysis)
+    law, budget = analysis
     eps = _certified_shift_epsilon(law, budget, np.arange(1, n * k + 1))
     if not eps < eps_geo:
         return CertifiedEpsilon(eps_geo, False, f"{_no_smaller_reason(law, n * k, 'eps_geo', budget)}: {fallback}")
@@ -493,6 +525,7 @@ def geo_shuffle_local_epsilon(
     method: str = "certified",
     max_distance: int = DEFAULT_MAX_DISTANCE,
     max_eps_geo: float = MAX_EPSILON,
+    progress: Callable[[int, int], None] | None = None,
 ) -> float:
     """Largest eps_geo with ``geo_shuffle_epsilon(eps_geo, delta, n, k, method=method) <= target_epsilon``.
 
@@ -502,9 +535,15 @@ def geo_shuffle_local_epsilon(
     default certified method and k > 2c (or k None) no amplification is certified and the result is the target;
     likewise with ``method="theorem-4.1"`` for n <= 4, where the theorem is undefined (no amplification: the
     guarantee is eps_geo itself).  A target at or above ``max_eps_geo`` returns ``max_eps_geo`` (the search's end).
-    Cost: with the certified method, a bisection (to a relative 1e-4 in eps_geo) on a feasibility check at the
-    target (the certificate's analyses without their root search), then the certificate once: about 1 s at n = 300,
-    k = 5, target 0.3 (was about a minute).
+    With the certified method the result is an edge of the certified set (`_solve.feasible_edge`): its certificate
+    reads at most the target, and some eps_geo at most a relative ``INVERSE_RTOL`` = 1e-4 above it does not certify
+    the target (the certified epsilon is non-decreasing in eps_geo where checked, so then none above does).  Cost:
+    about 7-10 feasibility checks, started from Theorem 4.1's inverse (above the certified one) and aimed by the
+    largest sum distance's epsilon (one root, and a lower bound of the certificate, so infeasible steps stop there);
+    the full certificate runs near the edge only (usually once; it is then the final reading): ~2 s at n = 10^4,
+    k = 1 or 3, ~4 s at k = 10 (was 2.5-3 s and 6.5 s); exhaustive sizes check one divergence per pair of datasets
+    at the target (no root search).  At most ``MAX_INVERSE_STEPS`` checks (then the largest eps_geo found to certify
+    the target); ``progress(done, MAX_INVERSE_STEPS)`` after each.
 
     Parameters
     ----------
@@ -522,6 +561,8 @@ def geo_shuffle_local_epsilon(
         Largest distance of Theorem 4.1's maximum.
     max_eps_geo : float, in (0, MAX_EPSILON]
         Upper end of the search.
+    progress : callable (int, int) -> None, optional
+        Called with (checks done, ``MAX_INVERSE_STEPS``) after each feasibility check (certified method only).
 
     Returns
     -------
@@ -556,12 +597,7 @@ def geo_shuffle_local_epsilon(
     if method == "theorem-4.1" and n <= 4:  # Theorem 4.1 is undefined: its value is eps_geo itself, no amplification
         return target
     if method == "certified":
-        found = _bisect_within(lambda e: 0.0 if _certifies(e, target, delta, n, k) else math.inf, target, target, hi)
-        for _ in range(20):  # the certificate itself rounds up by 1e-12: step down until it reads <= target
-            if found <= target or geo_shuffle_certified_epsilon(found, delta, n, k) <= target:
-                return found
-            found = max(target, found * (1.0 - 1e-4))
-        return target
+        return _certified_inverse(target, delta, n, k, hi, progress)
     return largest_within(
         lambda e: geo_shuffle_epsilon(e, delta, n, k, method=method, max_distance=max_distance),
         target,
@@ -571,40 +607,71 @@ def geo_shuffle_local_epsilon(
     )
 
 
-def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | None) -> bool:
-    """Whether Geo-Shuffle(eps_geo) is certified (eps <= target, delta) for every pair of datasets: the same analyses
-    as `geo_shuffle_certificate`, as one feasibility check at ``target`` (no root search: a divergence sum per sum
-    distance, about ten times cheaper, which is what the inverse's bisection needs)."""
+#: Relative tolerance of the certified inverse: the eps_geo it returns certifies the target, and a point at most
+#: this much above it does not (`_solve.feasible_edge`).
+INVERSE_RTOL = 1e-4
+#: Most feasibility checks of the certified inverse (each builds T's law and checks it: ~0.2-0.6 s at n = 10^4); at
+#: the limit it returns the largest eps_geo found to certify the target (valid, possibly short of the edge).
+MAX_INVERSE_STEPS = 40
+#: Share of the budget the certificate keeps back when it solves the shifts (`_common.certified_shift_epsilon`).
+_CHECK_MARGIN = 1e-9
+
+
+def _certified_inverse(
+    target: float, delta: float, n: int, k: int | None, hi: float, progress: Callable[[int, int], None] | None
+) -> float:
+    """`geo_shuffle_local_epsilon`'s certified search: the edge of the eps_geo that `_margin` finds feasible, then
+    its certificate (which reads <= target by `_CHECK_MARGIN`; stepped down should rounding ever say otherwise)."""
+    # Theorem 4.1 bounds only part of what the certificate does: its inverse, a few ms, sits above the certified one
+    # (by 2-4x at n = 300..10^4), a start from which the bracket is found by halving, where steps are cheap (small c)
+    guess = geo_shuffle_local_epsilon(target, delta, n, method="theorem-4.1", max_eps_geo=hi)
+    edge = feasible_edge(
+        lambda e: _margin(e, target, delta, n, k),
+        target,
+        hi,
+        rtol=INVERSE_RTOL,
+        max_steps=MAX_INVERSE_STEPS,
+        guess=guess,
+        progress=progress,
+    )
+    found = edge.value
+    for _ in range(20):
+        if found <= target or geo_shuffle_certified_epsilon(found, delta, n, k) <= target:
+            return found
+        found = max(target, found * (1.0 - INVERSE_RTOL))
+    return target
+
+
+def _margin(eps_geo: float, target: float, delta: float, n: int, k: int | None) -> float:
+    """At most 0 exactly when Geo-Shuffle(eps_geo) is certified (target, delta) for every pair of datasets.
+
+    On the shift analysis: ln(certificate / target), the certificate cached (the inverse's final reading is this
+    one); but first eps(n k), the root of the largest sum distance alone (a few ms): the certificate is at least it
+    (that distance is one of its seeds), so above the target it answers alone, as ln(eps(n k) / target).  In practice
+    it equals the certificate (n = 10^4, k = 1 and 10: the largest distance binds), smooth in eps_geo: the steps are
+    aimed by it and the costly certificate runs near the edge only.  On the exhaustive path one divergence check per
+    pair at the target (`_exhaustive.exhaustive_meets`, no root search): -inf or +inf.  +inf where no shuffle
+    analysis runs."""
     if eps_geo <= target:
-        return True
+        return -math.inf
     if k is None:
-        return False
+        return math.inf
     c = geo_shuffle_c(eps_geo, delta, n)
     if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
-        return float(cached_profile("geo", eps_geo, delta, n, k, c)[0].max()) <= target
-    if n * k > 2 * n * c or _too_costly(c, n, k, "", lambda: _user_law(eps_geo, c)) is not None:
-        return False
-    law, inside = _geo_shuffle_noise_law(eps_geo, c, n, n * k)
-    budget = (delta - (1.0 - inside)) / inside
-    if not budget > 0.0:
-        return False
-    return bool(_max_shift_divergence(law, np.arange(1, n * k + 1), target, budget) <= budget)
+        return -math.inf if exhaustive_meets(geo_user_laws(eps_geo, k, c), n, delta, target) else math.inf
+    analysis = _shift_analysis(eps_geo, delta, n, k)
+    if isinstance(analysis, str) or not analysis[1] > 0.0:
+        return math.inf
+    law, budget = analysis
+    largest = float(_shift_epsilons(law, np.array([n * k]), budget * (1.0 - _CHECK_MARGIN))[0])
+    if largest > target:
+        return math.log(largest / target)
+    return math.log(_certificate(eps_geo, delta, n, k).epsilon / target)
 
 
-def _bisect_within(cost, target: float, lo: float, hi: float, steps: int = 60) -> float:
-    """A large x in [lo, hi] with cost(x) <= target, given cost(lo) <= target (bisection; every returned point checked).
-
-    The certified epsilon steps with c's ceiling and may not be monotone, so the result is a point that meets
-    the target, not necessarily the largest.
-    """
-    if cost(hi) <= target:
-        return hi
-    for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if cost(mid) <= target else (lo, mid)
-        if hi - lo <= 1e-4 * lo:  # a relative 1e-4 in eps_geo: each step near the answer costs a full certificate
-            break
-    return lo
+def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | None) -> bool:
+    """Whether Geo-Shuffle(eps_geo) is certified (target, delta) for every pair of datasets (`_margin` <= 0)."""
+    return _margin(eps_geo, target, delta, n, k) <= 0.0
 
 
 def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k: int, *, distance: int = 1) -> float:
