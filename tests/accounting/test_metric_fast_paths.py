@@ -342,11 +342,23 @@ def test_geo_largest_distance_alone_is_a_lower_bound_of_the_certificate(eps_geo,
 
 
 def test_geo_inverse_with_a_tiny_delta_answers_in_seconds_and_reports_progress():
-    """(2.4, 1e-100, 5, 5) took 55-112 s: each bisection step solved every pair of datasets exactly (the profile, about
-    3 s at c = 98), although each was infeasible (the rounding charge of the enumeration exceeds delta = 1e-100)."""
+    """(2.4, 1e-100, 5, 5) took 55-112 s and gave 2.4: each bisection step solved every pair of datasets exactly (about
+    3 s at c = 98) although no pair could meet delta (the enumeration's rounding charge, 1e-15 per outcome, exceeds
+    1e-100); the shift analysis, in log space, certifies there."""
     calls = []
     start = time.perf_counter()
     found = M.geo_shuffle_local_epsilon(2.4, 1e-100, 5, 5, progress=lambda done, most: calls.append((done, most)))
     assert time.perf_counter() - start < 10.0
-    assert found == 2.4
+    assert found > 2.4 and M.geo_shuffle_certified_epsilon(found, 1e-100, 5, 5) <= 2.4
     assert calls and calls == [(i + 1, G.MAX_INVERSE_STEPS) for i in range(len(calls))]
+
+
+@pytest.mark.parametrize("kind, n, k", [("geo", 5, 5), ("sgdl", 3, 2)])
+def test_certificates_below_the_exhaustive_rounding_charge_use_the_shift_analysis(kind, n, k):
+    """delta = 1e-100 is below the exhaustive search's rounding charge on every law (1e-15 per outcome): it solved every
+    pair (6 s for Geo at c = 97) to find none meeting delta and fell back to the per-report epsilon."""
+    certificate = M.geo_shuffle_certificate if kind == "geo" else M.sgdl_shuffle_certificate
+    start = time.perf_counter()
+    found = certificate(2.41, 1e-100, n, k)
+    assert time.perf_counter() - start < 3.0
+    assert found.certified and found.reason.startswith("certified: delta met at every sum distance")

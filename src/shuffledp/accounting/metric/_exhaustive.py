@@ -39,6 +39,18 @@ from shuffledp.accounting.metric.sgdl import log_sgdl_pmf
 MAX_EXHAUSTIVE_CELLS = 1.2e8
 
 
+#: Charge per outcome of a released sum's law for the rounding of its total mass (its missing mass is charged to
+#: delta, `_pair_setup`): delta at or below it times the number of outcomes leaves no budget to any pair.
+_SUM_ROUNDING = 1e-15
+
+
+def exhaustive_applies(n: int, k: int, c: int, delta: float) -> bool:
+    """Whether the certificates use the exhaustive search: within `MAX_EXHAUSTIVE_CELLS`, and delta above the rounding
+    charge on the released sum's mass, 1e-15 (n (k + 2c) + 1) (below it no pair meets delta: delta = 1e-100 made every
+    certificate solve every pair for nothing; the shift analysis, in log space, certifies there)."""
+    return exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS and delta > _SUM_ROUNDING * (n * (k + 2 * c) + 1)
+
+
 def multiset_count(n: int, k: int) -> int:
     """The number of multisets of n values in 0..k: C(n + k, k)."""
     return math.comb(n + k, k)
@@ -194,7 +206,7 @@ def _pair_setup(laws: np.ndarray, n: int):
     are where a failing check fails first."""
     sets = multisets(n, laws.shape[0] - 1)
     law = sum_laws(laws, sets)
-    missing = np.maximum(1.0 - law.sum(axis=1), 0.0) * (1.0 + 1e-6) + 1e-15 * law.shape[1]
+    missing = np.maximum(1.0 - law.sum(axis=1), 0.0) * (1.0 + 1e-6) + _SUM_ROUNDING * law.shape[1]
     upper, lower = shift_bounds(law)
     count = sets.shape[0]
     rows = max(1, int(4e6 // law.shape[1]))
@@ -324,6 +336,7 @@ __all__ = [
     "PMF_SLACK",
     "cached_profile",
     "exact_reason",
+    "exhaustive_applies",
     "exhaustive_cells",
     "exhaustive_meets",
     "exhaustive_profile",

@@ -36,10 +36,9 @@ from shuffledp.accounting.metric._common import shift_law as _shift_law
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric._exhaustive import (
-    MAX_EXHAUSTIVE_CELLS,
     cached_profile,
     exact_reason,
-    exhaustive_cells,
+    exhaustive_applies,
     exhaustive_meets,
     geo_user_laws,
 )
@@ -439,7 +438,7 @@ def _certificate(eps_geo: float, delta: float, n: int, k: int) -> CertifiedEpsil
     reading are one computation)."""
     fallback = _FALLBACK
     c = geo_shuffle_c(eps_geo, delta, n)
-    if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:  # every pair of datasets, on the clamped laws: exact
+    if exhaustive_applies(n, k, c, delta):  # every pair of datasets, on the clamped laws: exact
         profile, (worst_a, worst_b) = cached_profile("geo", eps_geo, delta, n, k, c)
         exact = float(profile.max())
         if exact < eps_geo:
@@ -657,7 +656,7 @@ def _margin(eps_geo: float, target: float, delta: float, n: int, k: int | None) 
     if k is None:
         return math.inf
     c = geo_shuffle_c(eps_geo, delta, n)
-    if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
+    if exhaustive_applies(n, k, c, delta):
         return -math.inf if exhaustive_meets(geo_user_laws(eps_geo, k, c), n, delta, target) else math.inf
     analysis = _shift_analysis(eps_geo, delta, n, k)
     if isinstance(analysis, str) or not analysis[1] > 0.0:

@@ -35,12 +35,7 @@ from shuffledp.accounting.metric._common import (
     convolution_work,
 )
 from shuffledp.accounting.metric._common import certified_shift_profile as _certified_shift_profile
-from shuffledp.accounting.metric._exhaustive import (
-    MAX_EXHAUSTIVE_CELLS,
-    cached_profile,
-    exhaustive_cells,
-    multiset_count,
-)
+from shuffledp.accounting.metric._exhaustive import cached_profile, exhaustive_applies, multiset_count
 from shuffledp.accounting.metric.geo_shuffle import (
     _geo_shuffle_noise_law,
     geo_shuffle_c,
@@ -147,7 +142,7 @@ def _padded_profile(
     `shift_law`'s limits (direct convolution up to `MAX_CONVOLUTION_WORK`, tilted FFT powers up to
     `MAX_TILTED_SUPPORT` outcomes: the law the certificate uses), Proposition 3 at every sum distance D = 1..top
     (`certified_shift_profile`), capped by ``uniform``: the curve never ends above the single value."""
-    if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:
+    if exhaustive_applies(n, k, c, delta):
         note(f"every pair of the {multiset_count(n, k)} datasets (multisets) on the clamped laws")
         by_distance, _ = cached_profile(kind, epsilon, delta, n, k, c)
         eps = np.minimum(np.maximum.accumulate(by_distance), fallback)

@@ -23,7 +23,7 @@ from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller
 from shuffledp.accounting.metric._common import shift_law as _shift_law
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
-from shuffledp.accounting.metric._exhaustive import MAX_EXHAUSTIVE_CELLS, cached_profile, exact_reason, exhaustive_cells
+from shuffledp.accounting.metric._exhaustive import cached_profile, exact_reason, exhaustive_applies
 from shuffledp.accounting.metric.sgdl import log_sgdl_pmf, sgdl_pmf
 
 # --- SGDL-Shuffle (§5, Lemma C.1, Theorem 7.2) -----------------------------------------------------------
@@ -383,7 +383,7 @@ def sgdl_shuffle_certificate(
         return CertifiedEpsilon(report, False, f"values unbounded (no k): {fallback}")
     k = check_positive_int(k, "k (largest value)")
     c = sgdl_shuffle_c(epsilon, delta, n) if c is None else check_positive_int(c, "c", minimum=0)
-    if exhaustive_cells(n, k, c) <= MAX_EXHAUSTIVE_CELLS:  # every pair of datasets, on the clamped laws: exact
+    if exhaustive_applies(n, k, c, delta):  # every pair of datasets, on the clamped laws: exact
         profile, (worst_a, worst_b) = cached_profile("sgdl", epsilon, delta, n, k, c)
         exact = float(profile.max())
         if exact < report:
