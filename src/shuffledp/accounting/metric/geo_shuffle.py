@@ -31,7 +31,6 @@ from shuffledp.accounting.metric._common import convolution_power as _convolutio
 from shuffledp.accounting.metric._common import distance_epsilons as _distance_epsilons
 from shuffledp.accounting.metric._common import distances as _distances
 from shuffledp.accounting.metric._common import no_smaller_reason as _no_smaller_reason
-from shuffledp.accounting.metric._common import shift_epsilons as _shift_epsilons
 from shuffledp.accounting.metric._common import shift_law as _shift_law
 from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
@@ -537,12 +536,11 @@ def geo_shuffle_local_epsilon(
     With the certified method the result is an edge of the certified set (`_solve.feasible_edge`): its certificate
     reads at most the target, and some eps_geo at most a relative ``INVERSE_RTOL`` = 1e-4 above it does not certify
     the target (the certified epsilon is non-decreasing in eps_geo where checked, so then none above does).  Cost:
-    about 7-10 feasibility checks, started from Theorem 4.1's inverse (above the certified one) and aimed by the
-    largest sum distance's epsilon (one root, and a lower bound of the certificate, so infeasible steps stop there);
-    the full certificate runs near the edge only (usually once; it is then the final reading): ~2 s at n = 10^4,
-    k = 1 or 3, ~4 s at k = 10 (was 2.5-3 s and 6.5 s); exhaustive sizes check one divergence per pair of datasets
-    at the target (no root search).  At most ``MAX_INVERSE_STEPS`` checks (then the largest eps_geo found to certify
-    the target); ``progress(done, MAX_INVERSE_STEPS)`` after each.
+    about 7-10 certificates (cached; the last feasible one is the final reading), started from Theorem 4.1's inverse
+    (above the certified one) and aimed by ln(certificate / target), approached from above: ~0.3-0.6 s at n = 10^4,
+    k = 1 or 3, ~1-1.3 s at k = 10 (was 1.4-1.7 s and 2.1 s); exhaustive sizes check one divergence per pair of
+    datasets at the target (no root search).  At most ``MAX_INVERSE_STEPS`` checks (then the largest eps_geo found to
+    certify the target); ``progress(done, MAX_INVERSE_STEPS)`` after each.
 
     Parameters
     ----------
@@ -609,18 +607,17 @@ def geo_shuffle_local_epsilon(
 #: Relative tolerance of the certified inverse: the eps_geo it returns certifies the target, and a point at most
 #: this much above it does not (`_solve.feasible_edge`).
 INVERSE_RTOL = 1e-4
-#: Most feasibility checks of the certified inverse (each builds T's law and checks it: ~0.2-0.6 s at n = 10^4); at
+#: Most feasibility checks of the certified inverse (each builds T's law and certifies it: ~0.1-0.2 s at n = 10^4); at
 #: the limit it returns the largest eps_geo found to certify the target (valid, possibly short of the edge).
 MAX_INVERSE_STEPS = 40
-#: Share of the budget the certificate keeps back when it solves the shifts (`_common.certified_shift_epsilon`).
-_CHECK_MARGIN = 1e-9
 
 
 def _certified_inverse(
     target: float, delta: float, n: int, k: int | None, hi: float, progress: Callable[[int, int], None] | None
 ) -> float:
     """`geo_shuffle_local_epsilon`'s certified search: the edge of the eps_geo that `_margin` finds feasible, then
-    its certificate (which reads <= target by `_CHECK_MARGIN`; stepped down should rounding ever say otherwise)."""
+    its certificate (cached on the shift path; on the exhaustive path the profile, which the check's margin keeps at
+    or below the target: stepped down should rounding ever say otherwise)."""
     # Theorem 4.1 bounds only part of what the certificate does: its inverse, a few ms, sits above the certified one
     # (by 2-4x at n = 300..10^4), a start from which the bracket is found by halving, where steps are cheap (small c)
     guess = geo_shuffle_local_epsilon(target, delta, n, method="theorem-4.1", max_eps_geo=hi)
@@ -644,13 +641,10 @@ def _certified_inverse(
 def _margin(eps_geo: float, target: float, delta: float, n: int, k: int | None) -> float:
     """At most 0 exactly when Geo-Shuffle(eps_geo) is certified (target, delta) for every pair of datasets.
 
-    On the shift analysis: ln(certificate / target), the certificate cached (the inverse's final reading is this
-    one); but first eps(n k), the root of the largest sum distance alone (a few ms): the certificate is at least it
-    (that distance is one of its seeds), so above the target it answers alone, as ln(eps(n k) / target).  In practice
-    it equals the certificate (n = 10^4, k = 1 and 10: the largest distance binds), smooth in eps_geo: the steps are
-    aimed by it and the costly certificate runs near the edge only.  On the exhaustive path one divergence check per
-    pair at the target (`_exhaustive.exhaustive_meets`, no root search): -inf or +inf.  +inf where no shuffle
-    analysis runs."""
+    On the shift analysis ln(certificate / target) (+inf when it certifies nothing), the certificate cached (the
+    inverse's final reading is the one of its last feasible step): smooth in eps_geo, so it aims the steps.  On the
+    exhaustive path one divergence check per pair at the target (`_exhaustive.exhaustive_meets`, no root search):
+    -inf or +inf."""
     if eps_geo <= target:
         return -math.inf
     if k is None:
@@ -658,14 +652,8 @@ def _margin(eps_geo: float, target: float, delta: float, n: int, k: int | None) 
     c = geo_shuffle_c(eps_geo, delta, n)
     if exhaustive_applies(n, k, c, delta):
         return -math.inf if exhaustive_meets(geo_user_laws(eps_geo, k, c), n, delta, target) else math.inf
-    analysis = _shift_analysis(eps_geo, delta, n, k)
-    if isinstance(analysis, str) or not analysis[1] > 0.0:
-        return math.inf
-    law, budget = analysis
-    largest = float(_shift_epsilons(law, np.array([n * k]), budget * (1.0 - _CHECK_MARGIN))[0])
-    if largest > target:
-        return math.log(largest / target)
-    return math.log(_certificate(eps_geo, delta, n, k).epsilon / target)
+    found = _certificate(eps_geo, delta, n, k)
+    return math.log(found.epsilon / target) if found.certified else math.inf
 
 
 def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | None) -> bool:
