@@ -214,12 +214,12 @@ def test_largest_cdf_slope_is_the_brute_force_maximum_on_arbitrary_monotone_curv
     assert smallest <= d <= largest and (a[t] - b[t - d]) / d == pytest.approx(brute, rel=1e-15)
 
 
+@mp.workdps(40)  # not mp.mp.dps = 40: that stayed set for every later test (the 60-digit SGDL pmf ones then failed)
 def test_cumulative_sums_are_rounded_outward_by_their_charges_only():
     """`_upper_cdf` is never below the exact running sum (40 digits) and within its (block + blocks + 2) u charge;
     `_log_lower_cdf` is never above the exact log running sum over a range of 10^5 and within 1e-13 of its size
     (a plain running sum rounds both ways)."""
     rng = np.random.default_rng(7)
-    mp.mp.dps = 40
     values = np.exp(rng.uniform(-690.0, 0.0, 5000))
     exact = np.array([float(x) for x in itertools.accumulate(mp.mpf(float(v)) for v in values)])
     upper = C._upper_cdf(values)
