@@ -362,3 +362,19 @@ def test_certificates_below_the_exhaustive_rounding_charge_use_the_shift_analysi
     found = certificate(2.41, 1e-100, n, k)
     assert time.perf_counter() - start < 3.0
     assert found.certified and found.reason.startswith("certified: delta met at every sum distance")
+
+
+@pytest.mark.parametrize("target, delta, n, k", [(0.5, 1e-4, 300, 5), (0.5, 1e-4, 10_000, 1), (0.5, 1e-4, 20, 3)])
+def test_sgdl_inverse_returns_an_edge_of_the_certified_set(target, delta, n, k):
+    """SGDL-Shuffle had only Theorem 5.1's reading (the noise epsilon is the guarantee); the certified inverse's noise
+    epsilon certifies the target and one a relative INVERSE_RTOL above it does not (it lies below the target: the
+    truncation costs)."""
+    epsilon = M.sgdl_shuffle_noise_epsilon(target, delta, n, k)
+    assert epsilon < target
+    assert M.sgdl_shuffle_certified_epsilon(epsilon, delta, n, k) <= target
+    assert M.sgdl_shuffle_certified_epsilon(epsilon * (1.0 + C.INVERSE_RTOL), delta, n, k) > target
+
+
+def test_sgdl_inverse_says_when_no_noise_epsilon_certifies_the_target():
+    with pytest.raises(PrivacyParameterError, match=r"no SGDL-Shuffle noise epsilon certifies target_epsilon=0.05 "):
+        M.sgdl_shuffle_noise_epsilon(0.05, 1e-4, 10_000, 1)

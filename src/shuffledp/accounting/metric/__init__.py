@@ -23,8 +23,8 @@ d the Manhattan distance of the datasets (Eq. 1).
   see `geo_shuffle_certified_epsilon`) beside Theorem 4.1 as printed (max over d of ln g(-alpha, d)/d,
   valid only for sums a few noise deviations apart); their inverse; Proposition 5 (compromised shuffler).
 * SGDL-Shuffle: c (Lemma C.1, see `sgdl_shuffle_c` for why the paper's value is not used as is); a certified
-  epsilon (the default, `sgdl_shuffle_certified_epsilon`) beside Theorem 5.1's claim; Theorem 7.2 (compromised
-  shuffler).
+  epsilon (the default, `sgdl_shuffle_certified_epsilon`) beside Theorem 5.1's claim, and its inverse (the largest
+  noise epsilon certified, `sgdl_shuffle_noise_epsilon`); Theorem 7.2 (compromised shuffler).
 * Two dimensions (Appendix D, Theorem D.1 and Proposition 7).
 
 The package mirrors `shuffledp.protocols.metric`: `sgdl` (the SGDL distribution), `rr_shuffle`, `geo_shuffle`,
@@ -99,6 +99,7 @@ from shuffledp.accounting.metric.sgdl_shuffle import (
     sgdl_shuffle_epsilon,
     sgdl_shuffle_epsilon_paper,
     sgdl_shuffle_local_epsilon,
+    sgdl_shuffle_noise_epsilon,
     sgdl_shuffle_report_epsilon,
 )
 
@@ -153,4 +154,5 @@ __all__ = [
     "sgdl_shuffle_epsilon_paper",
     "sgdl_shuffle_report_epsilon",
     "sgdl_shuffle_local_epsilon",
+    "sgdl_shuffle_noise_epsilon",
 ]

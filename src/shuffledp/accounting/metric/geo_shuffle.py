@@ -19,12 +19,15 @@ from shuffledp.accounting.accountants import VariationRatioAccountant
 from shuffledp.accounting.events import ShuffleEvent
 from shuffledp.accounting.metric._common import (
     DEFAULT_MAX_DISTANCE,
+    INVERSE_RTOL,
     MAX_EPSILON,
+    MAX_INVERSE_STEPS,
     CertifiedEpsilon,
     ShiftLaw,
     check_max_distance,
     check_noise_epsilon,
 )
+from shuffledp.accounting.metric._common import certificate_margin as _certificate_margin
 from shuffledp.accounting.metric._common import certified_shift_epsilon as _certified_shift_epsilon
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import convolution_power as _convolution_power
@@ -604,14 +607,6 @@ def geo_shuffle_local_epsilon(
     )
 
 
-#: Relative tolerance of the certified inverse: the eps_geo it returns certifies the target, and a point at most
-#: this much above it does not (`_solve.feasible_edge`).
-INVERSE_RTOL = 1e-4
-#: Most feasibility checks of the certified inverse (each builds T's law and certifies it: ~0.1-0.2 s at n = 10^4); at
-#: the limit it returns the largest eps_geo found to certify the target (valid, possibly short of the edge).
-MAX_INVERSE_STEPS = 40
-
-
 def _certified_inverse(
     target: float, delta: float, n: int, k: int | None, hi: float, progress: Callable[[int, int], None] | None
 ) -> float:
@@ -652,8 +647,7 @@ def _margin(eps_geo: float, target: float, delta: float, n: int, k: int | None) 
     c = geo_shuffle_c(eps_geo, delta, n)
     if exhaustive_applies(n, k, c, delta):
         return -math.inf if exhaustive_meets(geo_user_laws(eps_geo, k, c), n, delta, target) else math.inf
-    found = _certificate(eps_geo, delta, n, k)
-    return math.log(found.epsilon / target) if found.certified else math.inf
+    return _certificate_margin(_certificate(eps_geo, delta, n, k), target)
 
 
 def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | None) -> bool:

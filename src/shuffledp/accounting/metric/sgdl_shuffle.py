@@ -1,18 +1,29 @@
 """SGDL-Shuffle (metric paper §5, Lemma C.1, Theorem 7.2): c (Lemma C.1, see `sgdl_shuffle_c` for why the
 paper's value is not used as is); a certified epsilon (the default, `sgdl_shuffle_certified_epsilon`) beside
-Theorem 5.1's claim; Theorem 7.2 (compromised shuffler).
+Theorem 5.1's claim, and its inverse (`sgdl_shuffle_noise_epsilon`); Theorem 7.2 (compromised shuffler).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
 
 from shuffledp._util.validation import check_positive_int
 from shuffledp.accounting._checks import check_delta, check_n
-from shuffledp.accounting.metric._common import DEFAULT_MAX_DISTANCE, CertifiedEpsilon, ShiftLaw, check_noise_epsilon
+from shuffledp.accounting._solve import feasible_edge
+from shuffledp.accounting.metric._common import (
+    DEFAULT_MAX_DISTANCE,
+    INVERSE_RTOL,
+    MAX_EPSILON,
+    MAX_INVERSE_STEPS,
+    CertifiedEpsilon,
+    ShiftLaw,
+    check_noise_epsilon,
+)
+from shuffledp.accounting.metric._common import certificate_margin as _certificate_margin
 from shuffledp.accounting.metric._common import certified_shift_epsilon as _certified_shift_epsilon
 from shuffledp.accounting.metric._common import check_convolution_size as _check_convolution_size
 from shuffledp.accounting.metric._common import check_method as _check_method
@@ -25,6 +36,7 @@ from shuffledp.accounting.metric._common import tail_share as _tail_share
 from shuffledp.accounting.metric._common import too_costly as _too_costly
 from shuffledp.accounting.metric._exhaustive import cached_profile, exact_reason, exhaustive_applies
 from shuffledp.accounting.metric.sgdl import log_sgdl_pmf, sgdl_pmf
+from shuffledp.errors import PrivacyParameterError
 
 # --- SGDL-Shuffle (§5, Lemma C.1, Theorem 7.2) -----------------------------------------------------------
 
@@ -410,6 +422,97 @@ def sgdl_shuffle_certificate(
     return CertifiedEpsilon(eps, True, f"certified: delta met at every sum distance D = 1..{n * k}")
 
 
+def sgdl_shuffle_noise_epsilon(
+    target_epsilon: float,
+    delta: float,
+    n: int,
+    k: int,
+    *,
+    max_epsilon: float = MAX_EPSILON,
+    progress: Callable[[int, int], None] | None = None,
+) -> float:
+    """The certified inverse: the largest noise epsilon whose `sgdl_shuffle_certificate` (c of `sgdl_shuffle_c`)
+    meets ``target_epsilon``, to a relative ``INVERSE_RTOL``.
+
+    The noise epsilon is the parameter Theorem 5.1 claims as the guarantee; the certified epsilon lies above it (the
+    truncation to [-c, c] costs: 0.3 certifies 0.48 at n = 300, k = 5, delta = 1e-4), so the answer is below the
+    target.  The result is an edge of the certified set (`_solve.feasible_edge`): its certificate reads at most the
+    target and some epsilon at most a relative ``INVERSE_RTOL`` above it does not.  A feasible start is found by
+    halving from the target; then the search is aimed by ln(certificate / target), started at the target: about ten
+    certificates (~0.05-0.3 s each at n = 10^4).  ``progress(done, MAX_INVERSE_STEPS)`` after each certificate of
+    the search.
+
+    Parameters
+    ----------
+    target_epsilon : float, > 0
+        The shuffle-model epsilon to certify.
+    delta : float, in (0, 1)
+        Target delta.
+    n : int, >= 1
+        Number of users.
+    k : int, >= 1
+        Largest value (values in {0..k}; unbounded values certify nothing).
+    max_epsilon : float, in (0, MAX_EPSILON]
+        Upper end of the search.
+    progress : callable (int, int) -> None, optional
+        Called with (certificates done, ``MAX_INVERSE_STEPS``).
+
+    Returns
+    -------
+    float
+        The noise epsilon.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an argument out of range, or when no noise epsilon certifies the target down to 2^-52 or the end of the
+        noise's range (the message gives the smallest one tried and what its certificate says).
+
+    References
+    ----------
+    metric-privacy-shuffler.txt §5, Theorem 5.1 (inverted on the certified reading).
+
+    Examples
+    --------
+    >>> epsilon = sgdl_shuffle_noise_epsilon(0.5, 1e-4, 300, 5)
+    >>> round(epsilon, 3), sgdl_shuffle_certified_epsilon(epsilon, 1e-4, 300, 5) <= 0.5
+    (0.31, True)
+    """
+    target = check_noise_epsilon(target_epsilon, "target_epsilon")
+    delta, n, k = check_delta(delta), check_n(n), check_positive_int(k, "k (largest value)")
+    hi = check_noise_epsilon(max_epsilon, "max_epsilon")
+
+    def certificate(epsilon: float) -> CertifiedEpsilon:
+        return sgdl_shuffle_certificate(epsilon, delta, n, k)
+
+    lo = min(target, hi)
+    found = certificate(lo)
+    while _certificate_margin(found, target) > 0.0:  # a feasible start: halving (the certified epsilon grows with it)
+        unmet = (
+            f"no SGDL-Shuffle noise epsilon certifies target_epsilon={target:g} (n={n}, k={k}, delta={delta:g}): at "
+            f"epsilon={lo:.3g} the certificate reads {found.epsilon:.6g} ({found.reason})"
+        )
+        if lo * 0.5 < 2.0**-52:
+            raise PrivacyParameterError(unmet)
+        try:
+            found = certificate(lo * 0.5)
+        except PrivacyParameterError as error:  # the noise's own range ends (SGDL's series near p = 1)
+            raise PrivacyParameterError(f"{unmet}; below it: {error}") from error
+        lo *= 0.5
+    if lo >= hi:
+        return hi
+    edge = feasible_edge(
+        lambda e: _certificate_margin(certificate(e), target),
+        lo,
+        hi,
+        rtol=INVERSE_RTOL,
+        max_steps=MAX_INVERSE_STEPS,
+        guess=min(2.0 * lo, hi),
+        progress=progress,
+    )
+    return edge.value
+
+
 def sgdl_shuffle_epsilon(
     epsilon: float, delta: float, n: int, k: int | None = None, *, method: str = "certified", c: int | None = None
 ) -> float:
@@ -508,4 +611,5 @@ __all__ = [
     "sgdl_shuffle_epsilon_paper",
     "sgdl_shuffle_report_epsilon",
     "sgdl_shuffle_local_epsilon",
+    "sgdl_shuffle_noise_epsilon",
 ]
