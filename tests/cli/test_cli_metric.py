@@ -489,3 +489,28 @@ def test_profile_plot_is_written_where_the_json_says(tmp_path):
     result = runner.invoke(app, [*args, "--plot", str(target), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["plot"] == str(target) and target.stat().st_size > 0
+
+
+def test_local_epsilon_spinner_counts_the_certificates_of_the_search(monkeypatch):
+    """The certified search runs up to MAX_INVERSE_STEPS certificates (seconds at n = 10^4): the spinner says which."""
+    from shuffledp.accounting.metric._common import MAX_INVERSE_STEPS
+    from shuffledp.cli import metric as cli_metric
+
+    said = []
+
+    class Recorder:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def update(self, message: str) -> None:
+            said.append(message)
+
+    monkeypatch.setattr(cli_metric, "status", lambda message: Recorder())
+    _json(["local-epsilon", "--target", "0.3", "--n", "300", "--delta", "1e-4", "--k", "5"])
+    assert said and said == [
+        f"{said[0].split(': certificate')[0]}: certificate {i + 1} (at most {MAX_INVERSE_STEPS})"
+        for i in range(len(said))
+    ]

@@ -336,8 +336,17 @@ def local_epsilon_cmd(
         _emit(as_json, inputs, results)
         return
     max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
-    with status(f"metric local-epsilon: searching eps_geo ({method}; each step certifies every pair of datasets)"):
-        eps_geo = M.geo_shuffle_local_epsilon(target, delta, n, k, method=method, max_distance=max_distance)
+    title = f"metric local-epsilon: searching eps_geo ({method}; each step certifies every pair of datasets)"
+    with status(title) as spinner:
+        eps_geo = M.geo_shuffle_local_epsilon(
+            target,
+            delta,
+            n,
+            k,
+            method=method,
+            max_distance=max_distance,
+            progress=lambda done, most: spinner.update(f"{title}: certificate {done} (at most {most})"),
+        )
         if method == "certified":
             achieved, source, reason = _certificate(M.geo_shuffle_certificate(eps_geo, delta, n, k))
         else:
