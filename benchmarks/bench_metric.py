@@ -28,6 +28,7 @@ from shuffledp.accounting.metric import (
     DEFAULT_MAX_DISTANCE,
     CertifiedEpsilon,
     _exhaustive,
+    geo_shuffle,
     geo_shuffle_certificate,
     geo_shuffle_epsilon_paper,
     geo_shuffle_local_epsilon,
@@ -37,6 +38,7 @@ from shuffledp.accounting.metric import (
     rr_shuffle_certified_local_epsilon,
     rr_shuffle_probability,
     sgdl_shuffle_certificate,
+    sgdl_shuffle_noise_epsilon,
 )
 
 DELTA = 1e-4
@@ -75,6 +77,17 @@ def _geo_inverse(target: float, delta: float, n: int, k: int) -> tuple:
 
 def _sgdl_epsilon(epsilon: float, delta: float, n: int, k: int) -> tuple:
     return partial(sgdl_shuffle_certificate, epsilon, delta, n, k), _certificate
+
+
+def _sgdl_inverse(target: float, delta: float, n: int, k: int) -> tuple:
+    def describe(epsilon: float) -> dict:  # the answer (noise epsilon), and the certificate of the epsilon it gives
+        return {
+            **_certificate(sgdl_shuffle_certificate(epsilon, delta, n, k)),
+            "value": epsilon,
+            "kind_of_value": "noise epsilon",
+        }
+
+    return partial(sgdl_shuffle_noise_epsilon, target, delta, n, k), describe
 
 
 def _rr_local(delta: float, p: float, k: int) -> tuple:
@@ -139,6 +152,9 @@ CERTIFIED = (
     ("geo inverse n=10^4 k=10 target=0.5", _geo_inverse(0.5, DELTA, 10_000, 10), "inverse"),
     ("sgdl epsilon n=10^4 k=5 eps=0.3", _sgdl_epsilon(0.3, DELTA, 10_000, 5), "epsilon"),
     ("sgdl epsilon n=1000 k=10 eps=0.5", _sgdl_epsilon(0.5, DELTA, 1000, 10), "epsilon"),
+    ("sgdl inverse n=300 k=5 target=0.5", _sgdl_inverse(0.5, DELTA, 300, 5), "inverse"),
+    ("sgdl inverse n=10^4 k=1 target=0.5", _sgdl_inverse(0.5, DELTA, 10_000, 1), "inverse"),
+    ("sgdl inverse n=10^4 k=3 target=0.5", _sgdl_inverse(0.5, DELTA, 10_000, 3), "inverse"),
 )
 CERTIFIED_LIMITS = {"epsilon": 0.1, "inverse": 1.0}
 
@@ -147,6 +163,8 @@ def _cold_call(func) -> tuple[float, object]:
     """(seconds, result) of one call with every cache cleared first."""
     rr_shuffle._cached_search.cache_clear()
     _exhaustive.cached_profile.cache_clear()
+    geo_shuffle._shift_analysis.cache_clear()
+    geo_shuffle._certificate.cache_clear()
     start = time.perf_counter()
     result = func()
     return time.perf_counter() - start, result
