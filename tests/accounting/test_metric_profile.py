@@ -104,7 +104,7 @@ def test_profile_at_metric_locations_size_certifies_below_eps_geo_at_small_dista
     eps_geo, delta, n, k = 0.1478034406830204, 5e-5, 1000, 1000
     prof = M.metric_profile("geo-shuffle", delta, n, k, eps_geo=eps_geo)
     assert not prof.exact and np.all(np.diff(prof.epsilons) >= 0)
-    assert prof.epsilon_at(1) < 0.1 * eps_geo and prof.epsilons[-1] < eps_geo
+    assert prof.epsilon_at(1) < 0.1 * eps_geo and prof.epsilon_at(10_000) < eps_geo
     assert prof.theorem_holds_up_to >= 100  # Theorem 4.1's 0.0177 holds for nearby datasets, certified
     assert prof.uniform == M.geo_shuffle_certificate(eps_geo, delta, n, k).epsilon == eps_geo  # k > 2c: no more
 
@@ -115,15 +115,31 @@ def test_profile_at_metric_locations_size_certifies_below_eps_geo_at_small_dista
     [("geo-shuffle", {"eps_geo": 0.5}, 10_000, 3), ("sgdl-shuffle", {"epsilon": 0.5}, 1000, 3)],
 )
 def test_profile_beyond_the_direct_convolution_ends_on_the_single_certified_epsilon(protocol, noise, n, k):
-    """Beyond the direct convolution's limit the curve is solved up to MAX_SHIFT_CELLS / (2 n c + 1) < n k; beyond it
-    the single certified epsilon holds (not the per-report bound, as before), and the curve never exceeds it."""
+    """Beyond the direct convolution's limit the curve comes from T's tilted law (not the per-report bound, as
+    before): it never exceeds the single certified epsilon and ends on it at n k."""
     prof = M.metric_profile(protocol, 1e-4, n, k, **noise)
     certificate = M.geo_shuffle_certificate if protocol == "geo-shuffle" else M.sgdl_shuffle_certificate
     single = certificate(*noise.values(), 1e-4, n, k)
     assert single.certified and prof.uniform == single.epsilon
-    assert prof.distances[-1] < n * k and prof.epsilon_at(n * k) == single.epsilon
-    assert np.all(np.diff(prof.epsilons) >= 0) and prof.epsilons[-1] <= single.epsilon
-    assert prof.epsilons[0] < single.epsilon
+    assert prof.distances[-1] == n * k and prof.epsilons[-1] == prof.epsilon_at(n * k) == single.epsilon
+    assert np.all(np.diff(prof.epsilons) >= 0) and prof.epsilons[0] < single.epsilon
+
+
+@pytest.mark.parametrize(
+    "protocol, noise, delta, n, k",
+    [("sgdl-shuffle", {"epsilon": 0.5}, 1e-4, 1000, 10), ("geo-shuffle", {"eps_geo": 0.5}, 1e-6, 10_000, 1)],
+)
+def test_a_target_the_uniform_value_meets_holds_at_every_distance(protocol, noise, delta, n, k):
+    """The listed distances end at n k, so a target at or above the uniform epsilon reaches every distance, and so
+    does the theorem's value where the curve stays below it: the curve used to stop where the per-distance solve
+    stopped (distance 31 at Geo-Shuffle n = 10^4, k = 1) and ``reach`` said the target held only up to there, while
+    the same profile's uniform value (valid for every pair) was below the target."""
+    prof = M.metric_profile(protocol, delta, n, k, **noise)
+    assert prof.distances[-1] == n * k
+    assert prof.reach(prof.uniform) == prof.reach(prof.uniform * 1.5) == n * k
+    below = prof.epsilons[prof.epsilons < prof.uniform]
+    if below.size:  # a target the curve meets only nearby reaches less far
+        assert prof.reach(float(below[0])) < n * k
 
 
 @pytest.mark.parametrize("p, k", [(0.5, 10**9), (1e-12, 100)])

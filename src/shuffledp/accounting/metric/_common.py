@@ -560,7 +560,11 @@ def cdf_shift_epsilons(law: ShiftLaw, shifts: np.ndarray, budget: float) -> np.n
         raise PrivacyParameterError(
             f"cdf_shift_epsilons needs a law whose true pmf is known log-concave, got log_concave={law.log_concave!r}"
         )
-    a, b = _cdf_logs(law, budget)
+    return _cdf_shift_slopes(*_cdf_logs(law, budget), shifts)
+
+
+def _cdf_shift_slopes(a: np.ndarray, b: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """`cdf_shift_epsilons` from the lemma's (A, B) (`_cdf_logs`)."""
     t = np.flatnonzero(np.isfinite(a))
     out = np.zeros(shifts.size)
     if t.size:
@@ -725,20 +729,36 @@ def certified_shift_epsilon(law: ShiftLaw, budget: float, shifts: np.ndarray) ->
     return eps if unsettled.size == 0 or max_shift_divergence(law, unsettled, eps, budget) <= budget else math.inf
 
 
-def certified_shift_profile(law: ShiftLaw, budget: float, top: int) -> np.ndarray:
-    """For d = 1..top: an eps meeting ``budget`` at every D <= d (non-decreasing; inf where none).
+#: Points of the geometric grid a log-concave T's profile lists beyond the distances it solves one by one.
+_PROFILE_GRID_POINTS = 200
 
-    Each D solved with `certified_shift_epsilon`'s margins (by `cdf_shift_epsilons` for a log-concave T, else by
-    `shift_epsilons` on the level's window), the running maximum taken, and capped by `certified_shift_epsilon` over all of 1..top (which
-    holds at every D, so the cap keeps validity): the curve ends on the single certified value, never above it."""
-    shifts = np.arange(1, top + 1)
-    kept = budget * (1.0 - 1e-9)
+
+def certified_shift_profile(law: ShiftLaw, budget: float, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """(distances, epsilons): for each listed d, an eps meeting ``budget`` at every D <= d (non-decreasing; inf
+    where none); the listed distances end at ``top``.
+
+    Every d = 1..dense, dense = min(top, `MAX_SHIFT_CELLS` / T's outcomes) (at least 64): each D solved with
+    `certified_shift_epsilon`'s margins (`cdf_shift_epsilons` for a log-concave T, else `shift_epsilons` on the
+    level's window), the running maximum taken.  Beyond, for a log-concave T only (``law.log_concave``), a geometric
+    grid up to ``top``: at each grid distance d the largest slope of the cumulative bound over the D since the
+    previous one (`_max_cdf_slope`, a few ms however large ``top``), the running maximum again; between two listed
+    distances the larger one's value holds.  The curve is capped by `certified_shift_epsilon` over 1..top (which
+    holds at every D, so the cap keeps validity): it ends on the single certified value, never above it."""
+    dense = int(min(top, max(64, MAX_SHIFT_CELLS // law.upper.size)))
+    shifts = np.arange(1, dense + 1)
     if law.log_concave:
-        per_shift = cdf_shift_epsilons(law, shifts, kept)
-    else:  # the level's own solve (`_level_and_unsettled`): the same window of T's mass
-        per_shift = shift_epsilons(law, shifts, kept, _shift_window(law.upper, _SOLVE_TAIL * kept))
+        a, b = _cdf_logs(law, budget)
+        per_shift = _cdf_shift_slopes(a, b, shifts)
+        grid = np.unique(np.geomspace(dense, top, _PROFILE_GRID_POINTS).round().astype(np.int64))[1:]
+        edges = np.concatenate([[dense], grid])
+        beyond = [_max_cdf_slope(a, b, int(lo) + 1, int(hi))[0] for lo, hi in zip(edges[:-1], edges[1:])]
+        distances, per_shift = np.concatenate([shifts, grid]), np.concatenate([per_shift, beyond])
+    else:
+        kept = budget * (1.0 - 1e-9)
+        distances, per_shift = shifts, shift_epsilons(law, shifts, kept, _shift_window(law.upper, _SOLVE_TAIL * kept))
     per_shift = np.where(np.isfinite(per_shift), _rounded_up(per_shift), np.inf)
-    return np.minimum(np.maximum.accumulate(per_shift), certified_shift_epsilon(law, budget, shifts))
+    cap = certified_shift_epsilon(law, budget, np.arange(1, int(distances[-1]) + 1))
+    return distances, np.minimum(np.maximum.accumulate(per_shift), cap)
 
 
 def distance_epsilons(log_pmf_at, center: float, distances: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ from shuffledp.accounting.metric._common import (
 from shuffledp.accounting.metric._common import certified_shift_profile as _certified_shift_profile
 from shuffledp.accounting.metric._exhaustive import cached_profile, exhaustive_applies, multiset_count
 from shuffledp.accounting.metric.geo_shuffle import (
+    _NOISE_LOG_CONCAVE,
     _geo_shuffle_noise_law,
     geo_shuffle_c,
     geo_shuffle_certificate,
@@ -160,8 +161,10 @@ def _padded_profile(
             False,
             f"conditioned noise of 2 n c + 1 = {size} outcomes beyond both of its methods' limits: {beyond}",
         )
-    top = int(min(n * k, 2 * n * c, max(1, MAX_SHIFT_CELLS // size)))
-    note(f"the curve: Proposition 3 at each sum distance 1..{top} over T's {size} outcomes")
+    top = min(n * k, 2 * n * c)  # beyond 2 n c the conditioned noises' supports part: no shift bound
+    if not (kind == "geo" and _NOISE_LOG_CONCAVE):  # T not known log-concave: every distance solved, cells capped
+        top = int(min(top, max(1, MAX_SHIFT_CELLS // size)))
+    note(f"the curve: Proposition 3 at sum distances up to {top} over T's {size} outcomes")
     if kind == "geo":
         law, inside = _geo_shuffle_noise_law(epsilon, c, n, top)
         budget = (delta - (1.0 - inside)) / inside
@@ -170,9 +173,13 @@ def _padded_profile(
         budget = delta - delta_1
     if not budget > 0.0:
         return np.array([n * k]), np.array([uniform]), uniform, False, f"no delta left after the truncation: {beyond}"
-    eps = np.minimum(_certified_shift_profile(law, budget, top), uniform)
+    distances, eps = _certified_shift_profile(law, budget, top)
+    eps = np.minimum(eps, uniform)
     source = f"Proposition 3 with the conditioned noise at every sum distance <= {top}"
-    return np.arange(1, top + 1), eps, uniform, False, source + ("" if top == n * k else f"; beyond, {beyond}")
+    if top < n * k:  # the listed distances end at n k: beyond the curve, the single value (valid for every pair)
+        distances, eps = np.append(distances, n * k), np.append(eps, uniform)
+        source += f"; beyond, {beyond}"
+    return distances, eps, uniform, False, source
 
 
 def metric_profile(
