@@ -141,7 +141,7 @@ class _Recorder:
         (
             ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "300", "--delta", "1e-2", "--k", "3"]
             + ["--eps-geo", "1.0"],
-            "the curve: Proposition 3 at each sum distance 1..900",  # the phase, not only the command's name
+            "the curve: Proposition 3 at sum distances up to 900",  # the phase, not only the command's name
         ),
         (
             [
