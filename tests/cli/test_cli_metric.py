@@ -514,3 +514,34 @@ def test_local_epsilon_spinner_counts_the_certificates_of_the_search(monkeypatch
         f"{said[0].split(': certificate')[0]}: certificate {i + 1} (at most {MAX_INVERSE_STEPS})"
         for i in range(len(said))
     ]
+
+
+def _printed(args: list[str], key: str) -> float:
+    """The value of row ``key`` in the text table of ``shuffledp metric ARGS``."""
+    result = runner.invoke(app, ["metric", *args], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    match = re.search(rf"│ {re.escape(key)}\s+│ (\S+)\s+│", result.stdout)
+    assert match, result.stdout
+    return float(match.group(1))
+
+
+@pytest.mark.parametrize(
+    "target, n, k, delta",
+    [(0.5, 5, 3, 1e-4), (5.0, 100, 1000, 1e-4), (1e-6, 100, 1000, 1e-4)],
+)
+def test_rr_inverse_printed_p_typed_back_keeps_the_target(target, n, k, delta):
+    """The table rounds p up (more random bits): the printed p, fed back in, never exceeds the target."""
+    args = ["--n", str(n), "--k", str(k), "--delta", repr(delta)]
+    p = _printed(["local-epsilon", "--mechanism", "rr-shuffle", "--target", repr(target), *args], "p")
+    assert M.rr_shuffle_epsilon(delta, p, k, n) <= target
+    achieved = _printed(["epsilon", "--mechanism", "rr-shuffle", "--p", repr(p), *args], "epsilon")
+    assert achieved >= M.rr_shuffle_epsilon(delta, p, k, n)  # a printed guarantee is rounded up
+
+
+@pytest.mark.parametrize("target, n, k", [(0.3, 6, 3), (1.7, 20, 4)])
+def test_geo_inverse_printed_eps_geo_typed_back_keeps_the_target(target, n, k):
+    """The table rounds eps_geo down (more noise): typed back in, its certified epsilon stays within the target."""
+    eps_geo = _printed(
+        ["local-epsilon", "--target", repr(target), "--n", str(n), "--k", str(k), "--delta", "1e-4"], "eps_geo"
+    )
+    assert M.geo_shuffle_certificate(eps_geo, 1e-4, n, k).epsilon <= target

@@ -87,15 +87,30 @@ MaxDistanceOpt = Annotated[
 
 #: Results printed as text lines under the table (sentences, not numbers).
 _TEXT_RESULTS = ("source", "reason", "note")
+#: How a printed parameter is rounded so that, typed back in, it keeps the guarantee: RR's p up (more random bits),
+#: a noise epsilon down (more noise); every result whose name holds "epsilon" is a guarantee and goes up.
+_PARAMETER_ROUNDING = {"p": "up", "eps_geo": "down", "eps": "down"}
+
+
+def _cell(key: str, value: Any) -> str:
+    """The table text of result ``key``: 6 significant digits rounded toward privacy (`_PARAMETER_ROUNDING`)."""
+    toward = _PARAMETER_ROUNDING.get(key, "up" if "epsilon" in key else None)
+    text = number(value, toward=toward)
+    if key == "p" and isinstance(value, float) and float(text) not in S.RR_P_RANGE:  # rounded up to 1: all digits
+        text = number(value, None)
+    return text
 
 
 def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> None:
-    """``--json``: one strict object; otherwise a table of the numbers ("-": does not apply), then the sentences."""
+    """``--json``: one strict object; otherwise a table of the numbers ("-": does not apply, rounded toward
+    privacy: `_cell`), then the sentences."""
     if as_json:
         emit_result(inputs, results)
         return
     numbers = [
-        (key, value) for key, value in results.items() if key not in _TEXT_RESULTS and not key.endswith("_reason")
+        (key, _cell(key, value))
+        for key, value in results.items()
+        if key not in _TEXT_RESULTS and not key.endswith("_reason")
     ]
     table(("quantity", "value"), numbers)
     for key, value in results.items():
