@@ -545,3 +545,29 @@ def test_geo_inverse_printed_eps_geo_typed_back_keeps_the_target(target, n, k):
         ["local-epsilon", "--target", repr(target), "--n", str(n), "--k", str(k), "--delta", "1e-4"], "eps_geo"
     )
     assert M.geo_shuffle_certificate(eps_geo, 1e-4, n, k).epsilon <= target
+
+
+def test_profile_writes_no_file_without_plot(tmp_path, monkeypatch):
+    """A command that prints a table leaves the working folder alone: the PNG is written only with --plot."""
+    monkeypatch.chdir(tmp_path)
+    args = ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3"]
+    for extra in ([], ["--json"]):
+        result = runner.invoke(app, [*args, "--eps-geo", "1", *extra])
+        assert result.exit_code == 0, result.output
+    assert not list(tmp_path.iterdir())
+    assert json.loads(result.stdout)["plot"] is None
+
+
+def test_profile_plot_that_cannot_be_written_is_one_error_line(tmp_path, monkeypatch):
+    """A folder that passes the parse-time check but refuses the file: one ``error: --plot`` line quoting it, status 2."""
+    target = tmp_path / "curve.png"
+
+    def refuse(self, *args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr("matplotlib.figure.Figure.savefig", refuse)
+    args = ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3"]
+    result = runner.invoke(app, [*args, "--eps-geo", "1", "--plot", str(target)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = result.output.strip().splitlines()
+    assert lines == [f"error: --plot: cannot write {str(target)!r} (No such file or directory)"]

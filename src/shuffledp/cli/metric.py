@@ -22,7 +22,7 @@ import typer
 
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, emit_result, number, status, table
-from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+from shuffledp.errors import DomainError, PrivacyParameterError, ValidityConditionError
 
 __all__ = ["app", "epsilon_cmd", "local_epsilon_cmd", "profile_cmd"]
 
@@ -466,8 +466,12 @@ def _profile_plot(prof: Any, path: Path) -> None:
     ax.set_title(f"{prof.protocol}, delta = {prof.delta:g}", fontsize=9)
     ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        fig.savefig(path)
+    except OSError as exc:  # the folder was checked when parsed; it can still refuse the file (/proc, a full disk)
+        raise DomainError(f"--plot: cannot write {str(path)!r} ({exc.strerror or exc})") from None
+    finally:
+        plt.close(fig)
 
 
 @app.command("profile", cls=S.OneLineCommand)
@@ -518,9 +522,10 @@ def profile_cmd(
         typer.Option(
             "--plot",
             parser=S.png_file_option("--plot"),
-            help="Write the curve as a small PNG here, a .png file in a writable folder (default: metric-profile.png).",
+            help="Also write the curve as a small PNG to this .png file in a writable folder (replaced if it exists); "
+            "without --plot no file is written.",
         ),
-    ] = Path("metric-profile.png"),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Per-distance guarantee: the certified epsilon(d) for every pair of datasets at distance <= d (one delta),
