@@ -571,3 +571,15 @@ def test_profile_plot_that_cannot_be_written_is_one_error_line(tmp_path, monkeyp
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     lines = result.output.strip().splitlines()
     assert lines == [f"error: --plot: cannot write {str(target)!r} (No such file or directory)"]
+
+
+def test_rr_inverse_says_when_p_is_at_its_floor():
+    """Like Geo-Shuffle's cap: a target the smallest p accepted already meets is reported as capped, with a note."""
+    args = ["local-epsilon", "--mechanism", "rr-shuffle", "--n", "5", "--k", "3", "--delta", "1e-6"]
+    floor = _json([*args, "--target", "700"])
+    assert floor["p"] == M.RR_MIN_P and floor["capped"] is True
+    assert "floor of 1e-300" in floor["note"] and "--target 700" in floor["note"]
+    text = runner.invoke(app, ["metric", *args, "--target", "700"], terminal_width=200).stdout
+    assert re.search(r"│ capped\s+│ yes", text) and "note: p is the search's floor" in text
+    free = _json([*args, "--target", "0.5"])
+    assert free["p"] > M.RR_MIN_P and free["capped"] is False and "note" not in free

@@ -403,14 +403,21 @@ def _rr_inverse_results(M: Any, target: float, delta: float, k: int, n: int, met
     else:
         achieved = M.rr_shuffle_epsilon(delta, p, k, n, method=method)
         source, reason = "Theorem 3.1 (not valid for datasets far apart)", None
-    return {
+    results = {
         "p": p,
         "achieved_epsilon": achieved,
         "lambda": p * n * k,
         "local_epsilon": M.rr_shuffle_local_epsilon(delta, p, k),  # compromised shuffler, certified
+        "capped": p <= M.RR_MIN_P,
         "source": source,
         "reason": reason,
     }
+    if results["capped"]:
+        results["note"] = (
+            f"p is the search's floor of {M.RR_MIN_P:g} (the smallest p accepted): "
+            f"--target {S.typed('--target', target)} allows at least that little randomization"
+        )
+    return results
 
 
 #: Rows of the profile table (distances picked on a geometric grid from the curve).
