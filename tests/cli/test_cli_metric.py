@@ -583,3 +583,27 @@ def test_rr_inverse_says_when_p_is_at_its_floor():
     assert re.search(r"│ capped\s+│ yes", text) and "note: p is the search's floor" in text
     free = _json([*args, "--target", "0.5"])
     assert free["p"] > M.RR_MIN_P and free["capped"] is False and "note" not in free
+
+
+def _profile_table_distances(args: list[str]) -> tuple[list[int], str]:
+    text = runner.invoke(app, ["metric", "profile", *args], terminal_width=200).stdout
+    return [int(d) for d in re.findall(r"│ <= (\d+)\s+│", text)], text
+
+
+def test_profile_table_lists_every_distance_of_a_short_profile():
+    """A profile of at most a dozen distances (RR-Shuffle's) is shown whole: no listed distance is skipped."""
+    args = ["--mechanism", "rr-shuffle", "--n", "20", "--k", "30", "--p", "0.5", "--delta", "1e-4"]
+    shown, text = _profile_table_distances(args)
+    prof = M.metric_profile("rr-shuffle", 1e-4, 20, 30, p=0.5)
+    assert shown == prof.distances.tolist()
+    assert "the table shows" not in text
+    printed = [float(e) for e in re.findall(r"│ <= \d+\s+│ (\S+)\s+│", text)]
+    assert all(shown >= exact for shown, exact in zip(printed, prof.epsilons, strict=True))  # rounded up
+
+
+def test_profile_table_says_when_it_shows_a_selection():
+    args = ["--mechanism", "geo-shuffle", "--n", "6", "--k", "5", "--eps-geo", "0.5", "--delta", "1e-4"]
+    shown, text = _profile_table_distances(args)
+    listed = M.metric_profile("geo-shuffle", 1e-4, 6, 5, eps_geo=0.5).distances.tolist()
+    assert set(shown) < set(listed) and shown[-1] == listed[-1]
+    assert f"the table shows {len(shown)} of the profile's {len(listed)} distances (--json lists every one)" in text

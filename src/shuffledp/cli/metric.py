@@ -425,12 +425,14 @@ _PROFILE_ROWS = 12
 
 
 def _profile_rows(prof: Any) -> list[int]:
-    """Indices of the curve shown in the table: a geometric grid of distances, the theorem's limit included."""
+    """Indices of the curve shown in the table: every listed distance when there are at most `_PROFILE_ROWS`,
+    else a geometric grid of them; the theorem's limit included."""
     import numpy as np
 
-    picks = np.unique(
-        np.round(np.geomspace(1, prof.distances.size, num=min(_PROFILE_ROWS, prof.distances.size))).astype(int) - 1
-    )
+    size = prof.distances.size
+    if size <= _PROFILE_ROWS:
+        return list(range(size))
+    picks = np.unique(np.round(np.geomspace(1, size, num=_PROFILE_ROWS)).astype(int) - 1)
     extra = np.flatnonzero(prof.distances == prof.theorem_holds_up_to)
     return sorted({*picks.tolist(), *extra.tolist()})
 
@@ -590,15 +592,19 @@ def profile_cmd(
     for i in _profile_rows(prof):
         d, e = int(prof.distances[i]), float(prof.epsilons[i])
         holds = "-" if prof.theorem is None else ("yes" if d <= prof.theorem_holds_up_to else "no")
-        rows.append((f"<= {d}", e, prof.theorem, holds))
+        rows.append((f"<= {d}", number(e, toward="up"), number(prof.theorem, toward="up"), holds))
     table(("distance", "certified epsilon", f"{prof.theorem_name} value", f"{prof.theorem_name} certified"), rows)
     lines = [
-        f"every pair (any distance): {number(prof.uniform)}",
-        f"{prof.theorem_name}: {number(prof.theorem)}, {_certified_reach(prof.theorem_holds_up_to)}"
+        f"every pair (any distance): {number(prof.uniform, toward='up')}",
+        f"{prof.theorem_name}: {number(prof.theorem, toward='up')}, {_certified_reach(prof.theorem_holds_up_to)}"
         if prof.theorem is not None
         else f"{prof.theorem_name}: outside its validity condition",
         f"source: {prof.source}" + (" (exact)" if prof.exact else ""),
     ]
+    if len(rows) < prof.distances.size:
+        lines.insert(
+            0, f"the table shows {len(rows)} of the profile's {prof.distances.size} distances (--json lists every one)"
+        )
     if reach is not None:
         lines.append(f"target {number(target)}: {_certified_reach(reach)}")
     if plot is not None:
