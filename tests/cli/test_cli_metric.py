@@ -598,7 +598,7 @@ def test_profile_table_lists_every_distance_of_a_short_profile():
     assert shown == prof.distances.tolist()
     assert "the table shows" not in text
     printed = [float(e) for e in re.findall(r"│ <= \d+\s+│ (\S+)\s+│", text)]
-    assert all(shown >= exact for shown, exact in zip(printed, prof.epsilons, strict=True))  # rounded up
+    assert all(cell >= exact for cell, exact in zip(printed, prof.epsilons, strict=True))  # rounded up
 
 
 def test_profile_table_says_when_it_shows_a_selection():
@@ -607,3 +607,28 @@ def test_profile_table_says_when_it_shows_a_selection():
     listed = M.metric_profile("geo-shuffle", 1e-4, 6, 5, eps_geo=0.5).distances.tolist()
     assert set(shown) < set(listed) and shown[-1] == listed[-1]
     assert f"the table shows {len(shown)} of the profile's {len(listed)} distances (--json lists every one)" in text
+
+
+@pytest.mark.parametrize(
+    "mechanism, parameter, label",
+    [("rr-shuffle", {"p": 0.5}, "p = 0.5"), ("geo-shuffle", {"eps_geo": 0.7}, "eps_geo = 0.7")],
+)
+def test_profile_plot_titles_its_inputs_and_keeps_the_legend_off_the_curve(
+    mechanism, parameter, label, tmp_path, monkeypatch
+):
+    """A plot read alone says n, k, delta and the noise parameter; its legend lies outside the axes (it covered the
+    curve's rise in the lower right)."""
+    import matplotlib.figure
+
+    saved = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *args, **kwargs: saved.append(fig))
+    option, value = next(iter(parameter.items()))
+    args = ["metric", "profile", "--mechanism", mechanism, "--n", "6", "--k", "3", "--delta", "1e-4"]
+    result = runner.invoke(app, [*args, f"--{option.replace('_', '-')}", str(value), "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code == 0, result.output
+    (fig,) = saved
+    (ax,) = fig.axes
+    assert ax.get_title() == f"{mechanism}: n = 6, k = 3, delta = 0.0001, {label}"
+    fig.canvas.draw()
+    legend, axes = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert legend.y1 <= axes.y0  # wholly below the axes, so it hides no part of the curve

@@ -445,14 +445,26 @@ def _certified_reach(distance: int) -> str:
     return f"certified for datasets at distance <= {distance}"
 
 
-def _profile_plot(prof: Any, path: Path) -> None:
-    """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded."""
+#: How a profile's noise parameter is named in the plot's title (`DistanceProfile.inputs` keys).
+_PLOT_PARAMETER = {"p": "p", "eps_geo": "eps_geo", "epsilon": "eps"}
+
+
+def _profile_title(prof: Any) -> str:
+    """The plot's title: the protocol, n, k, delta and its noise parameter (a figure read alone says what it shows)."""
+    inputs = prof.inputs
+    parameter = next(f"{label} = {inputs[key]:g}" for key, label in _PLOT_PARAMETER.items() if key in inputs)
+    return f"{prof.protocol}: n = {inputs['n']}, k = {inputs['k']}, delta = {prof.delta:g}, {parameter}"
+
+
+def _profile_figure(prof: Any) -> Any:
+    """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded; the
+    legend below the axes, where it hides no part of the curve."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.0, 3.2), dpi=120)
+    fig, ax = plt.subplots(figsize=(5.0, 4.0), dpi=120)
     xs, ys = list(prof.distances), list(prof.epsilons)
     top = prof.inputs["n"] * prof.inputs["k"]
     if xs[-1] < top:  # beyond the curve: the uniform value
@@ -472,11 +484,19 @@ def _profile_plot(prof: Any, path: Path) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("distance d between datasets (Manhattan)")
     ax.set_ylabel("epsilon")
-    ax.set_title(f"{prof.protocol}, delta = {prof.delta:g}", fontsize=9)
-    ax.legend(fontsize=6, loc="lower right")
+    ax.set_title(_profile_title(prof), fontsize=8)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.tight_layout()
+    return fig
+
+
+def _profile_plot(prof: Any, path: Path) -> None:
+    """Write `_profile_figure` to ``path``; a file the system refuses is one ``--plot`` error."""
+    import matplotlib.pyplot as plt
+
+    fig = _profile_figure(prof)
     try:
-        fig.savefig(path)
+        fig.savefig(path, bbox_inches="tight")
     except OSError as exc:  # the folder was checked when parsed; it can still refuse the file (/proc, a full disk)
         raise DomainError(f"--plot: cannot write {str(path)!r} ({exc.strerror or exc})") from None
     finally:
