@@ -334,10 +334,10 @@ def test_rr_inverse_errors_name_the_option(extra, needle):
     assert re.search(needle, out), out
 
 
-def test_local_epsilon_help_names_both_mechanisms():
-    help_text = runner.invoke(app, ["metric", "local-epsilon", "--help"]).stdout
-    flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", help_text).split())  # the words, without the box and its wrapping
-    assert "--mechanism <str> geo-shuffle (the largest eps_geo; the default) or rr-shuffle (the smallest p" in flat
+def test_local_epsilon_help_names_every_mechanism():
+    flat = _help("local-epsilon")
+    assert "--mechanism <str> geo-shuffle (the largest eps_geo; the default), rr-shuffle (the smallest p" in flat
+    assert "sgdl-shuffle (the largest noise epsilon, certified, needs --k)" in flat
     assert "theorem-3.1 (RR-Shuffle)" in flat
 
 
@@ -632,3 +632,52 @@ def test_profile_plot_titles_its_inputs_and_keeps_the_legend_off_the_curve(
     fig.canvas.draw()
     legend, axes = ax.get_legend().get_window_extent(), ax.get_window_extent()
     assert legend.y1 <= axes.y0  # wholly below the axes, so it hides no part of the curve
+
+
+def test_sgdl_inverse_json_and_its_printed_eps_keeps_the_target():
+    """``local-epsilon --mechanism sgdl-shuffle``: the library's certified inverse, its certificate within the target,
+    and the table's eps (rounded down: more noise) typed back in stays within it too."""
+    args = [
+        "local-epsilon",
+        "--mechanism",
+        "sgdl-shuffle",
+        "--target",
+        "0.5",
+        "--n",
+        "20",
+        "--k",
+        "3",
+        "--delta",
+        "1e-4",
+    ]
+    out = _json(args)
+    eps = M.sgdl_shuffle_noise_epsilon(0.5, 1e-4, 20, 3)
+    assert out["eps"] == eps and out["achieved_epsilon"] == M.sgdl_shuffle_certificate(eps, 1e-4, 20, 3).epsilon <= 0.5
+    assert out["local_epsilon"] == M.sgdl_shuffle_local_epsilon(eps, 20) and out["capped"] is False
+    assert out["inputs"]["max_distance"] == M.DEFAULT_MAX_DISTANCE and out["source"].startswith("certified")
+    assert M.sgdl_shuffle_certificate(_printed(args, "eps"), 1e-4, 20, 3).epsilon <= 0.5
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--target", "0.5"], "--k is required with --mechanism sgdl-shuffle"),
+        (["--target", "0.5", "--k", "3", "--method", "theorem-4.1"], r"\(use certified\)"),
+        (["--target", "160", "--k", "3"], r"--target must be a number in \[2\^-52, 100\]; got '160'"),
+    ],
+)
+def test_sgdl_inverse_errors_name_the_option(extra, needle):
+    out = _error(["local-epsilon", "--mechanism", "sgdl-shuffle", "--n", "20", "--delta", "1e-4", *extra])
+    assert re.search(needle, out), out
+
+
+def _help(*command: str) -> str:
+    """The words of ``shuffledp metric COMMAND --help``, without the box and its wrapping."""
+    text = runner.invoke(app, ["metric", *command, "--help"], terminal_width=200).stdout
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def test_sgdl_eps_has_one_wording_in_every_metric_command():
+    wording = "SGDL-Shuffle: its noise epsilon (of the users' discrete Laplace noise"
+    assert wording in _help("epsilon") and wording in _help("profile")
+    assert "target epsilon" not in _help("epsilon") and "its epsilon parameter" not in _help("profile")

@@ -49,6 +49,27 @@ _METHODS = {
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.delta_option(), help="delta of the guarantee.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
+EpsGeoOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eps-geo",
+        parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
+        help="Geo-Shuffle: the users' eps_geo.",
+    ),
+]
+RrPOpt = Annotated[
+    float | None,
+    typer.Option("--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."),
+]
+SgdlEpsOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eps",
+        parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
+        help="SGDL-Shuffle: its noise epsilon (of the users' discrete Laplace noise; Theorem 5.1 claims it as the "
+        "guarantee).",
+    ),
+]
 
 
 def _method_option(methods: list[str], help_text: str) -> Any:
@@ -72,8 +93,10 @@ LocalMethodOpt = Annotated[
         "(Geo-Shuffle), theorem-3.1 (RR-Shuffle), not valid in general.",
     ),
 ]
+#: The --method values ``metric local-epsilon`` inverts for each mechanism (SGDL-Shuffle: its certified inverse only).
+_LOCAL_METHODS = {**_METHODS, "sgdl-shuffle": ("certified",)}
 #: The mechanisms ``metric local-epsilon`` inverts (the first is the default).
-LOCAL_MECHANISMS = ("geo-shuffle", "rr-shuffle")
+LOCAL_MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 MaxDistanceOpt = Annotated[
     int | None,
     typer.Option(
@@ -130,14 +153,23 @@ def _check_options(mechanism: str, given: dict[str, Any]) -> None:
             )
 
 
-def _checked_method(mechanism: str, method: str | None) -> str:
+def _checked_method(mechanism: str, method: str | None, methods: dict[str, tuple[str, ...]] = _METHODS) -> str:
     """The --method of ``mechanism`` (default certified): one that applies to it, else a one-line error."""
     method = method or "certified"
-    if method not in _METHODS[mechanism]:
+    if method not in methods[mechanism]:
         raise PrivacyParameterError(
-            f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
+            f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(methods[mechanism])})"
         )
     return method
+
+
+def _search_limit_note(parameter: str, limit: float, largest: bool, target: float) -> str:
+    """Why an inverse's answer is the end of its search (``largest``: the top end), quoting --target as typed."""
+    end, extreme, size = ("cap", "largest", "large") if largest else ("floor", "smallest", "small")
+    return (
+        f"{parameter} is the search's {end} of {limit:g} (the {extreme} {parameter} accepted): "
+        f"--target {S.typed('--target', target)} allows one at least that {size}"
+    )
 
 
 def _certificate(cert: Any) -> tuple[float, str, str]:
@@ -172,20 +204,8 @@ def epsilon_cmd(
     ],
     n: UsersOpt,
     delta: DeltaOpt,
-    eps_geo: Annotated[
-        float | None,
-        typer.Option(
-            "--eps-geo",
-            parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
-            help="Geo-Shuffle: the users' eps_geo.",
-        ),
-    ] = None,
-    p: Annotated[
-        float | None,
-        typer.Option(
-            "--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."
-        ),
-    ] = None,
+    eps_geo: EpsGeoOpt = None,
+    p: RrPOpt = None,
     k: Annotated[
         int | None,
         typer.Option(
@@ -195,14 +215,7 @@ def epsilon_cmd(
             "adds the variation-ratio epsilon, d = 1).",
         ),
     ] = None,
-    eps: Annotated[
-        float | None,
-        typer.Option(
-            "--eps",
-            parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
-            help="SGDL-Shuffle: target epsilon.",
-        ),
-    ] = None,
+    eps: SgdlEpsOpt = None,
     max_distance: MaxDistanceOpt = None,
     method: MethodOpt = None,
     as_json: JsonOpt = False,
@@ -320,7 +333,8 @@ def local_epsilon_cmd(
         typer.Option(
             "--mechanism",
             parser=S.choice_option("--mechanism", lambda: list(LOCAL_MECHANISMS), "mechanism"),
-            help="geo-shuffle (the largest eps_geo; the default) or rr-shuffle (the smallest p, needs --k).",
+            help="geo-shuffle (the largest eps_geo; the default), rr-shuffle (the smallest p, needs --k) or "
+            "sgdl-shuffle (the largest noise epsilon, certified, needs --k).",
         ),
     ] = LOCAL_MECHANISMS[0],
     k: Annotated[
@@ -328,7 +342,7 @@ def local_epsilon_cmd(
         typer.Option(
             "--k",
             parser=S.count_option("--k"),
-            help="Largest value (Geo-Shuffle's certified method and RR-Shuffle need it).",
+            help="Largest value (Geo-Shuffle's certified method, RR- and SGDL-Shuffle need it).",
         ),
     ] = None,
     max_distance: MaxDistanceOpt = None,
@@ -336,13 +350,20 @@ def local_epsilon_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The largest eps_geo whose Geo-Shuffle guarantee is within --target (never above it); with --mechanism
-    rr-shuffle the smallest RR probability p whose RR-Shuffle guarantee is within it."""
+    rr-shuffle the smallest RR probability p whose RR-Shuffle guarantee is within it, with sgdl-shuffle the largest
+    noise epsilon whose certified SGDL-Shuffle guarantee is."""
     from shuffledp.accounting import metric as M
 
-    method = _checked_method(mechanism, method)
+    method = _checked_method(mechanism, method, _LOCAL_METHODS)
+    if mechanism != "geo-shuffle" and k is None:
+        raise PrivacyParameterError(f"--k is required with --mechanism {mechanism}")
+    if mechanism == "sgdl-shuffle":
+        max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
+        results = _sgdl_inverse_results(M, target, delta, k, n, max_distance)
+        inputs = {"mechanism": mechanism, "target": target, "n": n, "delta": delta, "k": k, "method": method}
+        _emit(as_json, inputs | {"max_distance": max_distance}, results)
+        return
     if mechanism == "rr-shuffle":
-        if k is None:
-            raise PrivacyParameterError("--k is required with --mechanism rr-shuffle")
         if max_distance is not None:
             raise PrivacyParameterError("--max-distance does not apply to --mechanism rr-shuffle (it takes --k)")
         with status(f"metric local-epsilon: searching p ({method}; each step certifies every pair of datasets)"):
@@ -376,10 +397,7 @@ def local_epsilon_cmd(
         "reason": reason,
     }
     if results["capped"]:
-        results["note"] = (
-            f"eps_geo is the search's cap of {M.MAX_EPSILON:g} (the largest eps_geo accepted): "
-            f"--target {S.typed('--target', target)} allows at least that much"
-        )
+        results["note"] = _search_limit_note("eps_geo", M.MAX_EPSILON, True, target)
     inputs = {
         "mechanism": mechanism,
         "target": target,
@@ -413,10 +431,38 @@ def _rr_inverse_results(M: Any, target: float, delta: float, k: int, n: int, met
         "reason": reason,
     }
     if results["capped"]:
-        results["note"] = (
-            f"p is the search's floor of {M.RR_MIN_P:g} (the smallest p accepted): "
-            f"--target {S.typed('--target', target)} allows at least that little randomization"
+        results["note"] = _search_limit_note("p", M.RR_MIN_P, False, target)
+    return results
+
+
+def _sgdl_inverse_results(M: Any, target: float, delta: float, k: int, n: int, max_distance: int) -> dict[str, Any]:
+    """The results of ``metric local-epsilon --mechanism sgdl-shuffle``: the noise epsilon of the certified inverse,
+    the epsilon it achieves and why."""
+    if target not in S.NOISE_EPSILON_RANGE:  # the inverse searches noise epsilons, so its target lies in their range
+        raise S.NOISE_EPSILON_RANGE.error(
+            "--target", S.typed("--target", target), "with --mechanism sgdl-shuffle, whose noise epsilon stops there"
         )
+    title = "metric local-epsilon: searching SGDL-Shuffle's noise epsilon (each step certifies every pair of datasets)"
+    with status(title) as spinner:
+        eps = M.sgdl_shuffle_noise_epsilon(
+            target,
+            delta,
+            n,
+            k,
+            progress=lambda done, most: spinner.update(f"{title}: certificate {done} (at most {most})"),
+        )
+        achieved, source, reason = _certificate(M.sgdl_shuffle_certificate(eps, delta, n, k))
+    results = {
+        "eps": eps,
+        "achieved_epsilon": achieved,
+        "c": M.sgdl_shuffle_c(eps, delta, n),
+        "local_epsilon": M.sgdl_shuffle_local_epsilon(eps, n, max_distance=max_distance),  # Theorem 7.2
+        "capped": eps >= M.MAX_EPSILON,
+        "source": source,
+        "reason": reason,
+    }
+    if results["capped"]:
+        results["note"] = _search_limit_note("eps", M.MAX_EPSILON, True, target)
     return results
 
 
@@ -516,28 +562,9 @@ def profile_cmd(
     n: UsersOpt,
     delta: DeltaOpt,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k"), help="Largest value (values in {0..k}).")],
-    eps_geo: Annotated[
-        float | None,
-        typer.Option(
-            "--eps-geo",
-            parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
-            help="Geo-Shuffle: the users' eps_geo.",
-        ),
-    ] = None,
-    p: Annotated[
-        float | None,
-        typer.Option(
-            "--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."
-        ),
-    ] = None,
-    eps: Annotated[
-        float | None,
-        typer.Option(
-            "--eps",
-            parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
-            help="SGDL-Shuffle: its epsilon parameter.",
-        ),
-    ] = None,
+    eps_geo: EpsGeoOpt = None,
+    p: RrPOpt = None,
+    eps: SgdlEpsOpt = None,
     target: Annotated[
         float | None,
         typer.Option(
