@@ -681,3 +681,15 @@ def test_sgdl_eps_has_one_wording_in_every_metric_command():
     wording = "SGDL-Shuffle: its noise epsilon (of the users' discrete Laplace noise"
     assert wording in _help("epsilon") and wording in _help("profile")
     assert "target epsilon" not in _help("epsilon") and "its epsilon parameter" not in _help("profile")
+
+
+def test_variation_ratio_epsilon_is_explained_in_help_and_when_zero():
+    """The field is a bound for one user's value moving by 1 only; a 0 (tiny eps_geo) is a real (0, delta) guarantee,
+    said under the table, not an unexplained underflow."""
+    assert "variation_ratio_epsilon: the epsilon when one user's value moves by 1" in _help("epsilon")
+    args = ["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--k", "1000", "--delta", "1e-4", "--eps-geo"]
+    out = _json([*args, "1e-3"])
+    assert out["variation_ratio_epsilon"] == 0.0 == M.geo_shuffle_variation_ratio_epsilon(1e-3, 1e-4, 300, 1000)
+    text = runner.invoke(app, ["metric", *args, "1e-3"], terminal_width=200).stdout
+    assert "variation_ratio_epsilon_reason: 0 is exact, not an underflow" in text
+    assert "variation_ratio_epsilon_reason" not in _json([*args, "0.5"])

@@ -211,8 +211,10 @@ def epsilon_cmd(
         typer.Option(
             "--k",
             parser=S.count_option("--k"),
-            help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it (Geo-Shuffle also "
-            "adds the variation-ratio epsilon, d = 1).",
+            help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it. Geo-Shuffle "
+            "also reports variation_ratio_epsilon: the epsilon when one user's value moves by 1 (the variation-ratio "
+            "analysis, segmented paper Theorem 1), a bound for such pairs only, not for datasets farther apart; 0 "
+            "when the two shuffled outputs are already within delta in total variation.",
         ),
     ] = None,
     eps: SgdlEpsOpt = None,
@@ -267,6 +269,11 @@ def _epsilon_results(
         }
         if k is not None:
             results["variation_ratio_epsilon"] = M.geo_shuffle_variation_ratio_epsilon(eps_geo, delta, n, k)
+            if results["variation_ratio_epsilon"] == 0.0:
+                results["variation_ratio_epsilon_reason"] = (
+                    "0 is exact, not an underflow: when one user's value moves by 1 the shuffled outputs are within "
+                    "delta in total variation, so (0, delta) holds for those pairs (not for datasets farther apart)"
+                )
     elif mechanism == "rr-shuffle":
         inputs.update(method=method)
         try:
