@@ -3,7 +3,8 @@
 ``shuffledp metric epsilon --mechanism geo-shuffle --n 300 --delta 1e-4 --eps-geo 0.5 --k 1000 --json`` prints the
 shuffle-model epsilon, the padding c and the local-model epsilon if the shuffler is compromised;
 ``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4 --k 1000`` the largest eps_geo reaching a target
-(``--mechanism rr-shuffle``: the smallest RR probability p reaching it).
+(``--mechanism rr-shuffle``: the smallest RR probability p reaching it; ``sgdl-shuffle``: the largest certified noise
+epsilon). Printed parameters are rounded toward privacy, so that typed back in they keep the target.
 Every mechanism's epsilon is the certified one by default (valid for every pair of datasets with values in
 {0..k}; without --k the values are unbounded: eps_geo for Geo-Shuffle, the per-report epsilon for SGDL-Shuffle);
 the paper's theorem is reported beside it (``epsilon_theorem_4_1``, ``epsilon_theorem_3_1``,
