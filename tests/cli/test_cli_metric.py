@@ -334,10 +334,10 @@ def test_rr_inverse_errors_name_the_option(extra, needle):
     assert re.search(needle, out), out
 
 
-def test_local_epsilon_help_names_both_mechanisms():
-    help_text = runner.invoke(app, ["metric", "local-epsilon", "--help"]).stdout
-    flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", help_text).split())  # the words, without the box and its wrapping
-    assert "--mechanism <str> geo-shuffle (the largest eps_geo; the default) or rr-shuffle (the smallest p" in flat
+def test_local_epsilon_help_names_every_mechanism():
+    flat = _help("local-epsilon")
+    assert "--mechanism <str> geo-shuffle (the largest eps_geo; the default), rr-shuffle (the smallest p" in flat
+    assert "sgdl-shuffle (the largest noise epsilon, certified, needs --k)" in flat
     assert "theorem-3.1 (RR-Shuffle)" in flat
 
 
@@ -514,3 +514,182 @@ def test_local_epsilon_spinner_counts_the_certificates_of_the_search(monkeypatch
         f"{said[0].split(': certificate')[0]}: certificate {i + 1} (at most {MAX_INVERSE_STEPS})"
         for i in range(len(said))
     ]
+
+
+def _printed(args: list[str], key: str) -> float:
+    """The value of row ``key`` in the text table of ``shuffledp metric ARGS``."""
+    result = runner.invoke(app, ["metric", *args], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    match = re.search(rf"│ {re.escape(key)}\s+│ (\S+)\s+│", result.stdout)
+    assert match, result.stdout
+    return float(match.group(1))
+
+
+@pytest.mark.parametrize(
+    "target, n, k, delta",
+    [(0.5, 5, 3, 1e-4), (5.0, 100, 1000, 1e-4), (1e-6, 100, 1000, 1e-4)],
+)
+def test_rr_inverse_printed_p_typed_back_keeps_the_target(target, n, k, delta):
+    """The table rounds p up (more random bits): the printed p, fed back in, never exceeds the target."""
+    args = ["--n", str(n), "--k", str(k), "--delta", repr(delta)]
+    p = _printed(["local-epsilon", "--mechanism", "rr-shuffle", "--target", repr(target), *args], "p")
+    assert M.rr_shuffle_epsilon(delta, p, k, n) <= target
+    achieved = _printed(["epsilon", "--mechanism", "rr-shuffle", "--p", repr(p), *args], "epsilon")
+    assert achieved >= M.rr_shuffle_epsilon(delta, p, k, n)  # a printed guarantee is rounded up
+
+
+@pytest.mark.parametrize("target, n, k", [(0.3, 6, 3), (1.7, 20, 4)])
+def test_geo_inverse_printed_eps_geo_typed_back_keeps_the_target(target, n, k):
+    """The table rounds eps_geo down (more noise): typed back in, its certified epsilon stays within the target."""
+    eps_geo = _printed(
+        ["local-epsilon", "--target", repr(target), "--n", str(n), "--k", str(k), "--delta", "1e-4"], "eps_geo"
+    )
+    assert M.geo_shuffle_certificate(eps_geo, 1e-4, n, k).epsilon <= target
+
+
+def test_profile_writes_no_file_without_plot(tmp_path, monkeypatch):
+    """A command that prints a table leaves the working folder alone: the PNG is written only with --plot."""
+    monkeypatch.chdir(tmp_path)
+    args = ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3"]
+    for extra in ([], ["--json"]):
+        result = runner.invoke(app, [*args, "--eps-geo", "1", *extra])
+        assert result.exit_code == 0, result.output
+    assert not list(tmp_path.iterdir())
+    assert json.loads(result.stdout)["plot"] is None
+
+
+def test_profile_plot_that_cannot_be_written_is_one_error_line(tmp_path, monkeypatch):
+    """A folder that passes the parse-time check but refuses the file: one ``error: --plot`` line quoting it, status 2."""
+    target = tmp_path / "curve.png"
+
+    def refuse(self, *args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr("matplotlib.figure.Figure.savefig", refuse)
+    args = ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "4", "--delta", "1e-4", "--k", "3"]
+    result = runner.invoke(app, [*args, "--eps-geo", "1", "--plot", str(target)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = result.output.strip().splitlines()
+    assert lines == [f"error: --plot: cannot write {str(target)!r} (No such file or directory)"]
+
+
+def test_rr_inverse_says_when_p_is_at_its_floor():
+    """Like Geo-Shuffle's cap: a target the smallest p accepted already meets is reported as capped, with a note."""
+    args = ["local-epsilon", "--mechanism", "rr-shuffle", "--n", "5", "--k", "3", "--delta", "1e-6"]
+    floor = _json([*args, "--target", "700"])
+    assert floor["p"] == M.RR_MIN_P and floor["capped"] is True
+    assert "floor of 1e-300" in floor["note"] and "--target 700" in floor["note"]
+    text = runner.invoke(app, ["metric", *args, "--target", "700"], terminal_width=200).stdout
+    assert re.search(r"│ capped\s+│ yes", text) and "note: p is the search's floor" in text
+    free = _json([*args, "--target", "0.5"])
+    assert free["p"] > M.RR_MIN_P and free["capped"] is False and "note" not in free
+
+
+def _profile_table_distances(args: list[str]) -> tuple[list[int], str]:
+    text = runner.invoke(app, ["metric", "profile", *args], terminal_width=200).stdout
+    return [int(d) for d in re.findall(r"│ <= (\d+)\s+│", text)], text
+
+
+def test_profile_table_lists_every_distance_of_a_short_profile():
+    """A profile of at most a dozen distances (RR-Shuffle's) is shown whole: no listed distance is skipped."""
+    args = ["--mechanism", "rr-shuffle", "--n", "20", "--k", "30", "--p", "0.5", "--delta", "1e-4"]
+    shown, text = _profile_table_distances(args)
+    prof = M.metric_profile("rr-shuffle", 1e-4, 20, 30, p=0.5)
+    assert shown == prof.distances.tolist()
+    assert "the table shows" not in text
+    printed = [float(e) for e in re.findall(r"│ <= \d+\s+│ (\S+)\s+│", text)]
+    assert all(cell >= exact for cell, exact in zip(printed, prof.epsilons, strict=True))  # rounded up
+
+
+def test_profile_table_says_when_it_shows_a_selection():
+    args = ["--mechanism", "geo-shuffle", "--n", "6", "--k", "5", "--eps-geo", "0.5", "--delta", "1e-4"]
+    shown, text = _profile_table_distances(args)
+    listed = M.metric_profile("geo-shuffle", 1e-4, 6, 5, eps_geo=0.5).distances.tolist()
+    assert set(shown) < set(listed) and shown[-1] == listed[-1]
+    assert f"the table shows {len(shown)} of the profile's {len(listed)} distances (--json lists every one)" in text
+
+
+@pytest.mark.parametrize(
+    "mechanism, parameter, label",
+    [("rr-shuffle", {"p": 0.5}, "p = 0.5"), ("geo-shuffle", {"eps_geo": 0.7}, "eps_geo = 0.7")],
+)
+def test_profile_plot_titles_its_inputs_and_keeps_the_legend_off_the_curve(
+    mechanism, parameter, label, tmp_path, monkeypatch
+):
+    """A plot read alone says n, k, delta and the noise parameter; its legend lies outside the axes (it covered the
+    curve's rise in the lower right)."""
+    import matplotlib.figure
+
+    saved = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *args, **kwargs: saved.append(fig))
+    option, value = next(iter(parameter.items()))
+    args = ["metric", "profile", "--mechanism", mechanism, "--n", "6", "--k", "3", "--delta", "1e-4"]
+    result = runner.invoke(app, [*args, f"--{option.replace('_', '-')}", str(value), "--plot", str(tmp_path / "c.png")])
+    assert result.exit_code == 0, result.output
+    (fig,) = saved
+    (ax,) = fig.axes
+    assert ax.get_title() == f"{mechanism}: n = 6, k = 3, delta = 0.0001, {label}"
+    fig.canvas.draw()
+    legend, axes = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert legend.y1 <= axes.y0  # wholly below the axes, so it hides no part of the curve
+
+
+def test_sgdl_inverse_json_and_its_printed_eps_keeps_the_target():
+    """``local-epsilon --mechanism sgdl-shuffle``: the library's certified inverse, its certificate within the target,
+    and the table's eps (rounded down: more noise) typed back in stays within it too."""
+    args = [
+        "local-epsilon",
+        "--mechanism",
+        "sgdl-shuffle",
+        "--target",
+        "0.5",
+        "--n",
+        "20",
+        "--k",
+        "3",
+        "--delta",
+        "1e-4",
+    ]
+    out = _json(args)
+    eps = M.sgdl_shuffle_noise_epsilon(0.5, 1e-4, 20, 3)
+    assert out["eps"] == eps and out["achieved_epsilon"] == M.sgdl_shuffle_certificate(eps, 1e-4, 20, 3).epsilon <= 0.5
+    assert out["local_epsilon"] == M.sgdl_shuffle_local_epsilon(eps, 20) and out["capped"] is False
+    assert out["inputs"]["max_distance"] == M.DEFAULT_MAX_DISTANCE and out["source"].startswith("certified")
+    assert M.sgdl_shuffle_certificate(_printed(args, "eps"), 1e-4, 20, 3).epsilon <= 0.5
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--target", "0.5"], "--k is required with --mechanism sgdl-shuffle"),
+        (["--target", "0.5", "--k", "3", "--method", "theorem-4.1"], r"\(use certified\)"),
+        (["--target", "160", "--k", "3"], r"--target must be a number in \[2\^-52, 100\]; got '160'"),
+    ],
+)
+def test_sgdl_inverse_errors_name_the_option(extra, needle):
+    out = _error(["local-epsilon", "--mechanism", "sgdl-shuffle", "--n", "20", "--delta", "1e-4", *extra])
+    assert re.search(needle, out), out
+
+
+def _help(*command: str) -> str:
+    """The words of ``shuffledp metric COMMAND --help``, without the box and its wrapping."""
+    text = runner.invoke(app, ["metric", *command, "--help"], terminal_width=200).stdout
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def test_sgdl_eps_has_one_wording_in_every_metric_command():
+    wording = "SGDL-Shuffle: its noise epsilon (of the users' discrete Laplace noise"
+    assert wording in _help("epsilon") and wording in _help("profile")
+    assert "target epsilon" not in _help("epsilon") and "its epsilon parameter" not in _help("profile")
+
+
+def test_variation_ratio_epsilon_is_explained_in_help_and_when_zero():
+    """The field is a bound for one user's value moving by 1 only; a 0 (tiny eps_geo) is a real (0, delta) guarantee,
+    said under the table, not an unexplained underflow."""
+    assert "variation_ratio_epsilon: the epsilon when one user's value moves by 1" in _help("epsilon")
+    args = ["epsilon", "--mechanism", "geo-shuffle", "--n", "300", "--k", "1000", "--delta", "1e-4", "--eps-geo"]
+    out = _json([*args, "1e-3"])
+    assert out["variation_ratio_epsilon"] == 0.0 == M.geo_shuffle_variation_ratio_epsilon(1e-3, 1e-4, 300, 1000)
+    text = runner.invoke(app, ["metric", *args, "1e-3"], terminal_width=200).stdout
+    assert "variation_ratio_epsilon_reason: 0 is exact, not an underflow" in text
+    assert "variation_ratio_epsilon_reason" not in _json([*args, "0.5"])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,29 @@ def _infinity(value: float) -> str:
     return INFINITY if value > 0 else "-" + INFINITY
 
 
-def number(value: Any, digits: int | None = 6) -> str:
+#: `number`'s ``toward``: the decimal rounding that keeps a printed value on the safe side of the float.
+_TOWARD = {"up": ROUND_CEILING, "down": ROUND_FLOOR}
+
+
+def _directed(real: float, digits: int, toward: str) -> str:
+    """``real`` at ``digits`` significant digits, rounded ``toward`` "up" or "down" (the exact binary value is
+    rounded, so the text reads back to a float on that side of ``real``, or ``real`` itself)."""
+    if toward not in _TOWARD:
+        raise ValueError(f"toward must be 'up', 'down' or None, got {toward!r}")
+    shortest = repr(real)
+    if len(Decimal(shortest).normalize().as_tuple().digits) <= digits:  # already short: exact
+        return f"{float(shortest):.{digits}g}"
+    rounded = Context(prec=digits, rounding=_TOWARD[toward]).plus(Decimal(real))
+    return f"{float(rounded):.{digits}g}"
+
+
+def number(value: Any, digits: int | None = 6, *, toward: str | None = None) -> str:
     """A table cell: ``digits`` significant digits, ``inf`` for infinity, ``-`` for a missing value.
 
     ``digits=None`` writes the shortest text that reads back to the same float.  Integers are
-    written whole, booleans as ``yes``/``no``, text as it is.
+    written whole, booleans as ``yes``/``no``, text as it is.  ``toward="up"`` (``"down"``)
+    rounds a float up (down) instead of to nearest, so that a printed guarantee typed back in is
+    never on the wrong side: an epsilon up, a noise parameter toward more noise.
 
     Examples
     --------
@@ -51,6 +70,8 @@ def number(value: Any, digits: int | None = 6) -> str:
     ('0.123457', 'inf', '-', '3', 'yes')
     >>> number(0.7, None), number(float("-inf"), 3), number(float("nan"))
     ('0.7', '-inf', '-')
+    >>> number(0.7511875, toward="up"), number(0.7511875, toward="down"), number(0.5, toward="up")
+    ('0.751188', '0.751187', '0.5')
     """
     if value is None:
         return MISSING
@@ -65,7 +86,9 @@ def number(value: Any, digits: int | None = 6) -> str:
         return MISSING
     if math.isinf(real):
         return _infinity(real)
-    return repr(real) if digits is None else f"{real:.{digits}g}"
+    if digits is None:
+        return repr(real)
+    return f"{real:.{digits}g}" if toward is None else _directed(real, digits, toward)
 
 
 def json_value(value: Any) -> Any:

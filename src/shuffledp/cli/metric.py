@@ -3,7 +3,8 @@
 ``shuffledp metric epsilon --mechanism geo-shuffle --n 300 --delta 1e-4 --eps-geo 0.5 --k 1000 --json`` prints the
 shuffle-model epsilon, the padding c and the local-model epsilon if the shuffler is compromised;
 ``shuffledp metric local-epsilon --target 0.1 --n 300 --delta 1e-4 --k 1000`` the largest eps_geo reaching a target
-(``--mechanism rr-shuffle``: the smallest RR probability p reaching it).
+(``--mechanism rr-shuffle``: the smallest RR probability p reaching it; ``sgdl-shuffle``: the largest certified noise
+epsilon). Printed parameters are rounded toward privacy, so that typed back in they keep the target.
 Every mechanism's epsilon is the certified one by default (valid for every pair of datasets with values in
 {0..k}; without --k the values are unbounded: eps_geo for Geo-Shuffle, the per-report epsilon for SGDL-Shuffle);
 the paper's theorem is reported beside it (``epsilon_theorem_4_1``, ``epsilon_theorem_3_1``,
@@ -22,7 +23,7 @@ import typer
 
 from shuffledp.cli import _support as S
 from shuffledp.cli._output import console, emit_result, number, status, table
-from shuffledp.errors import PrivacyParameterError, ValidityConditionError
+from shuffledp.errors import DomainError, PrivacyParameterError, ValidityConditionError
 
 __all__ = ["app", "epsilon_cmd", "local_epsilon_cmd", "profile_cmd"]
 
@@ -49,6 +50,27 @@ _METHODS = {
 UsersOpt = Annotated[int, typer.Option("--n", parser=S.count_option("--n"), help="Number of users; 1e4 is accepted.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", parser=S.delta_option(), help="delta of the guarantee.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (inputs and results) instead of text.")]
+EpsGeoOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eps-geo",
+        parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
+        help="Geo-Shuffle: the users' eps_geo.",
+    ),
+]
+RrPOpt = Annotated[
+    float | None,
+    typer.Option("--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."),
+]
+SgdlEpsOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--eps",
+        parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
+        help="SGDL-Shuffle: its noise epsilon (of the users' discrete Laplace noise; Theorem 5.1 claims it as the "
+        "guarantee).",
+    ),
+]
 
 
 def _method_option(methods: list[str], help_text: str) -> Any:
@@ -72,8 +94,10 @@ LocalMethodOpt = Annotated[
         "(Geo-Shuffle), theorem-3.1 (RR-Shuffle), not valid in general.",
     ),
 ]
+#: The --method values ``metric local-epsilon`` inverts for each mechanism (SGDL-Shuffle: its certified inverse only).
+_LOCAL_METHODS = {**_METHODS, "sgdl-shuffle": ("certified",)}
 #: The mechanisms ``metric local-epsilon`` inverts (the first is the default).
-LOCAL_MECHANISMS = ("geo-shuffle", "rr-shuffle")
+LOCAL_MECHANISMS = ("geo-shuffle", "rr-shuffle", "sgdl-shuffle")
 MaxDistanceOpt = Annotated[
     int | None,
     typer.Option(
@@ -87,15 +111,30 @@ MaxDistanceOpt = Annotated[
 
 #: Results printed as text lines under the table (sentences, not numbers).
 _TEXT_RESULTS = ("source", "reason", "note")
+#: How a printed parameter is rounded so that, typed back in, it keeps the guarantee: RR's p up (more random bits),
+#: a noise epsilon down (more noise); every result whose name holds "epsilon" is a guarantee and goes up.
+_PARAMETER_ROUNDING = {"p": "up", "eps_geo": "down", "eps": "down"}
+
+
+def _cell(key: str, value: Any) -> str:
+    """The table text of result ``key``: 6 significant digits rounded toward privacy (`_PARAMETER_ROUNDING`)."""
+    toward = _PARAMETER_ROUNDING.get(key, "up" if "epsilon" in key else None)
+    text = number(value, toward=toward)
+    if key == "p" and isinstance(value, float) and float(text) not in S.RR_P_RANGE:  # rounded up to 1: all digits
+        text = number(value, None)
+    return text
 
 
 def _emit(as_json: bool, inputs: dict[str, Any], results: dict[str, Any]) -> None:
-    """``--json``: one strict object; otherwise a table of the numbers ("-": does not apply), then the sentences."""
+    """``--json``: one strict object; otherwise a table of the numbers ("-": does not apply, rounded toward
+    privacy: `_cell`), then the sentences."""
     if as_json:
         emit_result(inputs, results)
         return
     numbers = [
-        (key, value) for key, value in results.items() if key not in _TEXT_RESULTS and not key.endswith("_reason")
+        (key, _cell(key, value))
+        for key, value in results.items()
+        if key not in _TEXT_RESULTS and not key.endswith("_reason")
     ]
     table(("quantity", "value"), numbers)
     for key, value in results.items():
@@ -115,14 +154,23 @@ def _check_options(mechanism: str, given: dict[str, Any]) -> None:
             )
 
 
-def _checked_method(mechanism: str, method: str | None) -> str:
+def _checked_method(mechanism: str, method: str | None, methods: dict[str, tuple[str, ...]] = _METHODS) -> str:
     """The --method of ``mechanism`` (default certified): one that applies to it, else a one-line error."""
     method = method or "certified"
-    if method not in _METHODS[mechanism]:
+    if method not in methods[mechanism]:
         raise PrivacyParameterError(
-            f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(_METHODS[mechanism])})"
+            f"--method {method} does not apply to --mechanism {mechanism} (use {' or '.join(methods[mechanism])})"
         )
     return method
+
+
+def _search_limit_note(parameter: str, limit: float, largest: bool, target: float) -> str:
+    """Why an inverse's answer is the end of its search (``largest``: the top end), quoting --target as typed."""
+    end, extreme, size = ("cap", "largest", "large") if largest else ("floor", "smallest", "small")
+    return (
+        f"{parameter} is the search's {end} of {limit:g} (the {extreme} {parameter} accepted): "
+        f"--target {S.typed('--target', target)} allows one at least that {size}"
+    )
 
 
 def _certificate(cert: Any) -> tuple[float, str, str]:
@@ -157,37 +205,20 @@ def epsilon_cmd(
     ],
     n: UsersOpt,
     delta: DeltaOpt,
-    eps_geo: Annotated[
-        float | None,
-        typer.Option(
-            "--eps-geo",
-            parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
-            help="Geo-Shuffle: the users' eps_geo.",
-        ),
-    ] = None,
-    p: Annotated[
-        float | None,
-        typer.Option(
-            "--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."
-        ),
-    ] = None,
+    eps_geo: EpsGeoOpt = None,
+    p: RrPOpt = None,
     k: Annotated[
         int | None,
         typer.Option(
             "--k",
             parser=S.count_option("--k"),
-            help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it (Geo-Shuffle also "
-            "adds the variation-ratio epsilon, d = 1).",
+            help="Largest value: RR-Shuffle needs it; Geo- and SGDL-Shuffle's certified epsilons use it. Geo-Shuffle "
+            "also reports variation_ratio_epsilon: the epsilon when one user's value moves by 1 (the variation-ratio "
+            "analysis, segmented paper Theorem 1), a bound for such pairs only, not for datasets farther apart; 0 "
+            "when the two shuffled outputs are already within delta in total variation.",
         ),
     ] = None,
-    eps: Annotated[
-        float | None,
-        typer.Option(
-            "--eps",
-            parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
-            help="SGDL-Shuffle: target epsilon.",
-        ),
-    ] = None,
+    eps: SgdlEpsOpt = None,
     max_distance: MaxDistanceOpt = None,
     method: MethodOpt = None,
     as_json: JsonOpt = False,
@@ -239,6 +270,11 @@ def _epsilon_results(
         }
         if k is not None:
             results["variation_ratio_epsilon"] = M.geo_shuffle_variation_ratio_epsilon(eps_geo, delta, n, k)
+            if results["variation_ratio_epsilon"] == 0.0:
+                results["variation_ratio_epsilon_reason"] = (
+                    "0 is exact, not an underflow: when one user's value moves by 1 the shuffled outputs are within "
+                    "delta in total variation, so (0, delta) holds for those pairs (not for datasets farther apart)"
+                )
     elif mechanism == "rr-shuffle":
         inputs.update(method=method)
         try:
@@ -305,7 +341,8 @@ def local_epsilon_cmd(
         typer.Option(
             "--mechanism",
             parser=S.choice_option("--mechanism", lambda: list(LOCAL_MECHANISMS), "mechanism"),
-            help="geo-shuffle (the largest eps_geo; the default) or rr-shuffle (the smallest p, needs --k).",
+            help="geo-shuffle (the largest eps_geo; the default), rr-shuffle (the smallest p, needs --k) or "
+            "sgdl-shuffle (the largest noise epsilon, certified, needs --k).",
         ),
     ] = LOCAL_MECHANISMS[0],
     k: Annotated[
@@ -313,7 +350,7 @@ def local_epsilon_cmd(
         typer.Option(
             "--k",
             parser=S.count_option("--k"),
-            help="Largest value (Geo-Shuffle's certified method and RR-Shuffle need it).",
+            help="Largest value (Geo-Shuffle's certified method, RR- and SGDL-Shuffle need it).",
         ),
     ] = None,
     max_distance: MaxDistanceOpt = None,
@@ -321,13 +358,20 @@ def local_epsilon_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The largest eps_geo whose Geo-Shuffle guarantee is within --target (never above it); with --mechanism
-    rr-shuffle the smallest RR probability p whose RR-Shuffle guarantee is within it."""
+    rr-shuffle the smallest RR probability p whose RR-Shuffle guarantee is within it, with sgdl-shuffle the largest
+    noise epsilon whose certified SGDL-Shuffle guarantee is."""
     from shuffledp.accounting import metric as M
 
-    method = _checked_method(mechanism, method)
+    method = _checked_method(mechanism, method, _LOCAL_METHODS)
+    if mechanism != "geo-shuffle" and k is None:
+        raise PrivacyParameterError(f"--k is required with --mechanism {mechanism}")
+    if mechanism == "sgdl-shuffle":
+        max_distance = M.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
+        results = _sgdl_inverse_results(M, target, delta, k, n, max_distance)
+        inputs = {"mechanism": mechanism, "target": target, "n": n, "delta": delta, "k": k, "method": method}
+        _emit(as_json, inputs | {"max_distance": max_distance}, results)
+        return
     if mechanism == "rr-shuffle":
-        if k is None:
-            raise PrivacyParameterError("--k is required with --mechanism rr-shuffle")
         if max_distance is not None:
             raise PrivacyParameterError("--max-distance does not apply to --mechanism rr-shuffle (it takes --k)")
         with status(f"metric local-epsilon: searching p ({method}; each step certifies every pair of datasets)"):
@@ -361,10 +405,7 @@ def local_epsilon_cmd(
         "reason": reason,
     }
     if results["capped"]:
-        results["note"] = (
-            f"eps_geo is the search's cap of {M.MAX_EPSILON:g} (the largest eps_geo accepted): "
-            f"--target {S.typed('--target', target)} allows at least that much"
-        )
+        results["note"] = _search_limit_note("eps_geo", M.MAX_EPSILON, True, target)
     inputs = {
         "mechanism": mechanism,
         "target": target,
@@ -388,14 +429,49 @@ def _rr_inverse_results(M: Any, target: float, delta: float, k: int, n: int, met
     else:
         achieved = M.rr_shuffle_epsilon(delta, p, k, n, method=method)
         source, reason = "Theorem 3.1 (not valid for datasets far apart)", None
-    return {
+    results = {
         "p": p,
         "achieved_epsilon": achieved,
         "lambda": p * n * k,
         "local_epsilon": M.rr_shuffle_local_epsilon(delta, p, k),  # compromised shuffler, certified
+        "capped": p <= M.RR_MIN_P,
         "source": source,
         "reason": reason,
     }
+    if results["capped"]:
+        results["note"] = _search_limit_note("p", M.RR_MIN_P, False, target)
+    return results
+
+
+def _sgdl_inverse_results(M: Any, target: float, delta: float, k: int, n: int, max_distance: int) -> dict[str, Any]:
+    """The results of ``metric local-epsilon --mechanism sgdl-shuffle``: the noise epsilon of the certified inverse,
+    the epsilon it achieves and why."""
+    if target not in S.NOISE_EPSILON_RANGE:  # the inverse searches noise epsilons, so its target lies in their range
+        raise S.NOISE_EPSILON_RANGE.error(
+            "--target", S.typed("--target", target), "with --mechanism sgdl-shuffle, whose noise epsilon stops there"
+        )
+    title = "metric local-epsilon: searching SGDL-Shuffle's noise epsilon (each step certifies every pair of datasets)"
+    with status(title) as spinner:
+        eps = M.sgdl_shuffle_noise_epsilon(
+            target,
+            delta,
+            n,
+            k,
+            progress=lambda done, most: spinner.update(f"{title}: certificate {done} (at most {most})"),
+        )
+        achieved, source, reason = _certificate(M.sgdl_shuffle_certificate(eps, delta, n, k))
+    results = {
+        "eps": eps,
+        "achieved_epsilon": achieved,
+        "c": M.sgdl_shuffle_c(eps, delta, n),
+        "local_epsilon": M.sgdl_shuffle_local_epsilon(eps, n, max_distance=max_distance),  # Theorem 7.2
+        "capped": eps >= M.MAX_EPSILON,
+        "source": source,
+        "reason": reason,
+    }
+    if results["capped"]:
+        results["note"] = _search_limit_note("eps", M.MAX_EPSILON, True, target)
+    return results
 
 
 #: Rows of the profile table (distances picked on a geometric grid from the curve).
@@ -403,12 +479,14 @@ _PROFILE_ROWS = 12
 
 
 def _profile_rows(prof: Any) -> list[int]:
-    """Indices of the curve shown in the table: a geometric grid of distances, the theorem's limit included."""
+    """Indices of the curve shown in the table: every listed distance when there are at most `_PROFILE_ROWS`,
+    else a geometric grid of them; the theorem's limit included."""
     import numpy as np
 
-    picks = np.unique(
-        np.round(np.geomspace(1, prof.distances.size, num=min(_PROFILE_ROWS, prof.distances.size))).astype(int) - 1
-    )
+    size = prof.distances.size
+    if size <= _PROFILE_ROWS:
+        return list(range(size))
+    picks = np.unique(np.round(np.geomspace(1, size, num=_PROFILE_ROWS)).astype(int) - 1)
     extra = np.flatnonzero(prof.distances == prof.theorem_holds_up_to)
     return sorted({*picks.tolist(), *extra.tolist()})
 
@@ -421,14 +499,26 @@ def _certified_reach(distance: int) -> str:
     return f"certified for datasets at distance <= {distance}"
 
 
-def _profile_plot(prof: Any, path: Path) -> None:
-    """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded."""
+#: How a profile's noise parameter is named in the plot's title (`DistanceProfile.inputs` keys).
+_PLOT_PARAMETER = {"p": "p", "eps_geo": "eps_geo", "epsilon": "eps"}
+
+
+def _profile_title(prof: Any) -> str:
+    """The plot's title: the protocol, n, k, delta and its noise parameter (a figure read alone says what it shows)."""
+    inputs = prof.inputs
+    parameter = next(f"{label} = {inputs[key]:g}" for key, label in _PLOT_PARAMETER.items() if key in inputs)
+    return f"{prof.protocol}: n = {inputs['n']}, k = {inputs['k']}, delta = {prof.delta:g}, {parameter}"
+
+
+def _profile_figure(prof: Any) -> Any:
+    """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded; the
+    legend below the axes, where it hides no part of the curve."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.0, 3.2), dpi=120)
+    fig, ax = plt.subplots(figsize=(5.0, 4.0), dpi=120)
     xs, ys = list(prof.distances), list(prof.epsilons)
     top = prof.inputs["n"] * prof.inputs["k"]
     if xs[-1] < top:  # beyond the curve: the uniform value
@@ -448,11 +538,23 @@ def _profile_plot(prof: Any, path: Path) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("distance d between datasets (Manhattan)")
     ax.set_ylabel("epsilon")
-    ax.set_title(f"{prof.protocol}, delta = {prof.delta:g}", fontsize=9)
-    ax.legend(fontsize=6, loc="lower right")
+    ax.set_title(_profile_title(prof), fontsize=8)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return fig
+
+
+def _profile_plot(prof: Any, path: Path) -> None:
+    """Write `_profile_figure` to ``path``; a file the system refuses is one ``--plot`` error."""
+    import matplotlib.pyplot as plt
+
+    fig = _profile_figure(prof)
+    try:
+        fig.savefig(path, bbox_inches="tight")
+    except OSError as exc:  # the folder was checked when parsed; it can still refuse the file (/proc, a full disk)
+        raise DomainError(f"--plot: cannot write {str(path)!r} ({exc.strerror or exc})") from None
+    finally:
+        plt.close(fig)
 
 
 @app.command("profile", cls=S.OneLineCommand)
@@ -468,28 +570,9 @@ def profile_cmd(
     n: UsersOpt,
     delta: DeltaOpt,
     k: Annotated[int, typer.Option("--k", parser=S.count_option("--k"), help="Largest value (values in {0..k}).")],
-    eps_geo: Annotated[
-        float | None,
-        typer.Option(
-            "--eps-geo",
-            parser=S.interval_option("--eps-geo", S.NOISE_EPSILON_RANGE),
-            help="Geo-Shuffle: the users' eps_geo.",
-        ),
-    ] = None,
-    p: Annotated[
-        float | None,
-        typer.Option(
-            "--p", parser=S.interval_option("--p", S.RR_P_RANGE), help="RR-Shuffle: probability of a random bit."
-        ),
-    ] = None,
-    eps: Annotated[
-        float | None,
-        typer.Option(
-            "--eps",
-            parser=S.interval_option("--eps", S.SGDL_EPSILON_RANGE),
-            help="SGDL-Shuffle: its epsilon parameter.",
-        ),
-    ] = None,
+    eps_geo: EpsGeoOpt = None,
+    p: RrPOpt = None,
+    eps: SgdlEpsOpt = None,
     target: Annotated[
         float | None,
         typer.Option(
@@ -503,9 +586,10 @@ def profile_cmd(
         typer.Option(
             "--plot",
             parser=S.png_file_option("--plot"),
-            help="Write the curve as a small PNG here, a .png file in a writable folder (default: metric-profile.png).",
+            help="Also write the curve as a small PNG to this .png file in a writable folder (replaced if it exists); "
+            "without --plot no file is written.",
         ),
-    ] = Path("metric-profile.png"),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Per-distance guarantee: the certified epsilon(d) for every pair of datasets at distance <= d (one delta),
@@ -563,15 +647,19 @@ def profile_cmd(
     for i in _profile_rows(prof):
         d, e = int(prof.distances[i]), float(prof.epsilons[i])
         holds = "-" if prof.theorem is None else ("yes" if d <= prof.theorem_holds_up_to else "no")
-        rows.append((f"<= {d}", e, prof.theorem, holds))
+        rows.append((f"<= {d}", number(e, toward="up"), number(prof.theorem, toward="up"), holds))
     table(("distance", "certified epsilon", f"{prof.theorem_name} value", f"{prof.theorem_name} certified"), rows)
     lines = [
-        f"every pair (any distance): {number(prof.uniform)}",
-        f"{prof.theorem_name}: {number(prof.theorem)}, {_certified_reach(prof.theorem_holds_up_to)}"
+        f"every pair (any distance): {number(prof.uniform, toward='up')}",
+        f"{prof.theorem_name}: {number(prof.theorem, toward='up')}, {_certified_reach(prof.theorem_holds_up_to)}"
         if prof.theorem is not None
         else f"{prof.theorem_name}: outside its validity condition",
         f"source: {prof.source}" + (" (exact)" if prof.exact else ""),
     ]
+    if len(rows) < prof.distances.size:
+        lines.insert(
+            0, f"the table shows {len(rows)} of the profile's {prof.distances.size} distances (--json lists every one)"
+        )
     if reach is not None:
         lines.append(f"target {number(target)}: {_certified_reach(reach)}")
     if plot is not None:
