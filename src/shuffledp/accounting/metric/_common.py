@@ -366,6 +366,125 @@ def _windowed_divergences(
     return out, outside
 
 
+#: Unit roundoff of float64 (half an ulp of 1).
+_U = 2.0**-53
+
+
+def _sliding_min(values: np.ndarray, width: int) -> np.ndarray:
+    """out[i] = min(values[i : i + width]) for i = 0..values.size - width, in O(values.size) for any ``width`` (van
+    Herk / Gil-Werman: running minima from each end of consecutive pieces of ``width``; a window meets at most two
+    pieces, the end of one and the start of the next)."""
+    pieces = -(-values.size // width)
+    padded = np.full(pieces * width, np.inf)
+    padded[: values.size] = values
+    rows = padded.reshape(pieces, width)
+    from_start = np.minimum.accumulate(rows, axis=1).ravel()
+    from_end = np.minimum.accumulate(rows[:, ::-1], axis=1)[:, ::-1].ravel()
+    count = values.size - width + 1
+    return np.minimum(from_end[:count], from_start[width - 1 : width - 1 + count])
+
+
+def _log_lower_base(law: ShiftLaw) -> np.ndarray:
+    """ln of T's lower law, rounded down: ``log_lower`` on the log path, else ln lower less 4 u (|ln| + 1) for the
+    log's rounding (-inf where lower is 0)."""
+    if law.log_lower is not None:
+        return law.log_lower
+    with np.errstate(divide="ignore"):
+        base = np.log(law.lower)
+    return base - 4.0 * _U * (np.abs(np.where(np.isfinite(base), base, 0.0)) + 1.0)
+
+
+def _block_bounder(
+    law: ShiftLaw, epsilon: float, window: tuple[int, int, float], dmin: int, dmax: int
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """bounds(lo, hi): for each block of shifts D = lo_b..hi_b (within ``dmin``..``dmax``) an upper bound of
+    sum_t max(0, upper(t) - e^(eps D) lower(t - D)) at every D of the block at once.
+
+    With s = t - D, e^(eps D) lower(t - D) = exp(eps (t - s) + ln lower(s)) >= exp(m_b(t)),
+    m_b(t) = min over s in [t - hi_b, t - lo_b] of ln lower(s) + eps (t - s), so each term is at most
+    upper(t) (1 - exp(m_b(t) - ln upper(t)))^+ (no shape of the law is assumed).  The minimum is a sliding one
+    (`_sliding_min`) of h(s) = ln lower(s) - eps (s - first) (-inf left of T's support; ln lower rounded down,
+    `_log_lower_base`), shared by the blocks of one width: O(span of their windows) per width, then O(window) per
+    block.  Outcomes outside the window (first, last, outside) from `_shift_window` add at most ``outside``.
+
+    Rounding (every charge lowers the exponent, which only raises the bound): with the origin at the window's first
+    outcome, |s - first| <= dmax + window, so h(s) and the exponent x = eps (t - first) + m - ln upper(t) err by at
+    most a few u (eps (dmax + window) + |m| + |ln upper| + |x|), where eps D and ln lower(t - D) may each be ~10^4
+    and cancel; x is lowered by 4 u times that sum plus 4 u.  The window's sum of positive terms (each -expm1 and
+    product to an ulp) is raised by (window + 8) u, then one ulp, and so is its sum with ``outside``."""
+    first, last, outside = window
+    upper = law.upper[first : last + 1]
+    size = upper.size
+    t = np.arange(size, dtype=np.float64)  # t - first
+    log_upper = np.log(upper)
+    near = epsilon * t - log_upper
+    scale = epsilon * float(dmax + size) + np.abs(log_upper) + epsilon * t + 1.0
+    s0 = first - dmax  # h over s = s0 .. last - dmin
+    s = np.arange(s0, last - dmin + 1)
+    h = np.full(s.size, -np.inf)
+    inside_support = s >= 0
+    h[inside_support] = _log_lower_base(law)[s[inside_support]] - epsilon * (s[inside_support] - first)
+    rows = max(1, 2_000_000 // size)
+
+    def bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        widths = hi - lo + 1
+        out = np.empty(lo.size)
+        for width in np.unique(widths):
+            chosen = np.flatnonzero(widths == width)
+            starts = (first - s0) - hi[chosen]  # index in h of s = first - hi_b
+            low = int(starts.min())
+            smallest = _sliding_min(h[low : int(starts.max()) + size + int(width) - 1], int(width))
+            for begin in range(0, chosen.size, rows):
+                pick = slice(begin, begin + rows)
+                m = smallest[(starts[pick] - low)[:, None] + np.arange(size)[None, :]]
+                x = near[None, :] + m
+                charge = 4.0 * _U * (scale[None, :] + np.abs(m) + np.abs(x))
+                with np.errstate(invalid="ignore"):
+                    gap = np.minimum(x - charge, 0.0)
+                out[chosen[pick]] = (upper[None, :] * -np.expm1(gap)).sum(axis=1)
+        inside = np.nextafter(out * (1.0 + (size + 8) * _U), np.inf)
+        return np.nextafter((inside + outside) * (1.0 + _U), np.inf)
+
+    return bounds
+
+
+#: Fewest shifts `_settle_by_blocks` builds blocks for: fewer are cheaper one by one (a level of blocks costs about
+#: as much as the span of the shifts).
+_FEWEST_BLOCKED = 64
+
+
+def _settle_by_blocks(
+    law: ShiftLaw, shifts: np.ndarray, epsilon: float, bar: float, window: tuple[int, int, float]
+) -> tuple[np.ndarray, float]:
+    """(the members of ``shifts`` no block settled, sorted; the largest bound of a settled block, 0 if none).
+
+    Blocks of consecutive D, from one covering every shift down to pairs: a block whose bound (`_block_bounder`) is
+    at most ``bar`` settles each member shift (its divergence at ``epsilon`` is at most that bound); the others are
+    halved (blocks holding no member dropped), one level of the hierarchy at a time, every block of a level at once.
+    A block costs about one shift's windowed sum, so shifts far from the budget are settled by a few dozen sums
+    rather than one each; the members of unsettled pairs are left to the per-shift checks, and so are all shifts
+    when there are fewer than `_FEWEST_BLOCKED`."""
+    members = np.unique(shifts)
+    if members.size < _FEWEST_BLOCKED:
+        return members, 0.0
+    dmin, dmax = int(members[0]), int(members[-1])
+    bounds = _block_bounder(law, epsilon, window, dmin, dmax)
+    width = 1 << (dmax - dmin).bit_length()
+    lo = np.array([dmin], dtype=np.int64)
+    settled = 0.0
+    while width > 1 and lo.size:
+        hi = np.minimum(lo + width - 1, dmax)
+        held = np.searchsorted(members, hi, side="right") > np.searchsorted(members, lo, side="left")
+        lo, hi = lo[held], hi[held]
+        bound = bounds(lo, hi)
+        done = bound <= bar
+        settled = max(settled, float(bound[done].max(initial=0.0)))
+        width //= 2
+        lo = np.sort(np.concatenate([lo[~done], lo[~done] + width]))
+        lo = lo[lo <= dmax]
+    return members[np.isin(members, lo)], settled
+
+
 def max_shift_divergence(law: ShiftLaw, shifts: np.ndarray, epsilon: float, budget: float) -> float:
     """A stand-in for ``shift_divergences(law, shifts, epsilon).max()`` in a comparison with ``budget``: above the
     budget exactly when that maximum is.  The sum over a window of ``upper``'s mass settles a shift when it alone
@@ -386,7 +505,11 @@ def max_shift_divergence(law: ShiftLaw, shifts: np.ndarray, epsilon: float, budg
         if epsilon * d < rise:  # the cumulative bound F_U(t) - e^(eps D) F_L(t - D) exceeds the budget
             excess = math.exp(a[t]) * -math.expm1(epsilon * d - rise)
             return max(math.nextafter(budget, math.inf), budget + excess)
-    parts, window = [], _shift_window(law.upper, 1e-6 * budget)
+    window = _shift_window(law.upper, 1e-6 * budget)
+    shifts, settled = _settle_by_blocks(law, shifts, epsilon, budget * (1.0 - _WINDOW_MARGIN), window)
+    if shifts.size == 0:
+        return settled
+    parts = []
     for stop in range(shifts.size, 0, -256):  # the largest shifts first: where delta is missed, if anywhere
         inside, outside = _windowed_divergences(law, shifts[max(0, stop - 256) : stop], epsilon, window)
         if inside.max() > budget * (1.0 + _WINDOW_MARGIN):
@@ -395,7 +518,7 @@ def max_shift_divergence(law: ShiftLaw, shifts: np.ndarray, epsilon: float, budg
     inside = np.concatenate(parts[::-1])
     easy = inside + outside <= budget * (1.0 - _WINDOW_MARGIN)
     if easy.all():
-        return float((inside + outside).max())
+        return max(settled, float((inside + outside).max()))
     return float(shift_divergences(law, shifts[~easy], epsilon).max())
 
 
@@ -415,10 +538,16 @@ def _level_and_unsettled(law: ShiftLaw, shifts: np.ndarray, budget: float) -> tu
     level = float(shift_epsilons(law, seeds, budget, solving).max())
     if not (budget > 0.0 and math.isfinite(level)):
         return float(shift_epsilons(law, shifts, budget).max()), shifts
-    inside, outside = _windowed_divergences(
-        law, shifts, level * (1.0 - _WINDOW_MARGIN), _shift_window(law.upper, 1e-6 * budget)
+    at, bar, window = (
+        level * (1.0 - _WINDOW_MARGIN),
+        budget * (1.0 - _WINDOW_MARGIN),
+        _shift_window(law.upper, 1e-6 * budget),
     )
-    unsettled = ~(inside + outside <= budget * (1.0 - _WINDOW_MARGIN))
+    singles = _settle_by_blocks(law, shifts, at, bar, window)[0]
+    if singles.size:
+        inside, outside = _windowed_divergences(law, singles, at, window)
+        singles = singles[~(inside + outside <= bar)]
+    unsettled = np.isin(shifts, singles)
     hard = shifts[unsettled & ~np.isin(shifts, seeds)]
     if hard.size:
         level = max(level, float(shift_epsilons(law, hard, budget, solving).max()))
@@ -440,7 +569,6 @@ def _level_and_unsettled(law: ShiftLaw, shifts: np.ndarray, budget: float) -> tu
 # A convolution of log-concave pmfs on Z without internal zeros is log-concave, so T is whenever each user's law
 # is; the law builder says so in `ShiftLaw.log_concave`.
 
-_U = 2.0**-53
 #: Outcomes per block of the blocked cumulative sum `_upper_cdf`: its relative rounding is
 #: about (block + number of blocks) u, ~3e-13 at 4e6 outcomes, where one running sum would give ~4e-10.
 _CDF_BLOCK = 1024
