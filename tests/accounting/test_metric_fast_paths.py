@@ -378,3 +378,79 @@ def test_sgdl_inverse_returns_an_edge_of_the_certified_set(target, delta, n, k):
 def test_sgdl_inverse_says_when_no_noise_epsilon_certifies_the_target():
     with pytest.raises(PrivacyParameterError, match=r"no SGDL-Shuffle noise epsilon certifies target_epsilon=0.05 "):
         M.sgdl_shuffle_noise_epsilon(0.05, 1e-4, 10_000, 1)
+
+
+# --- Blocks of shifts settled at once by a sliding minimum (any law, no log-concavity) ---------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sliding_minimum_is_the_brute_force_window_minimum(seed):
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=int(rng.integers(1, 300)))
+    values[rng.random(values.size) < 0.1] = -np.inf
+    for width in range(1, values.size + 1):
+        brute = np.array([values[i : i + width].min() for i in range(values.size - width + 1)])
+        assert np.array_equal(C._sliding_min(values, width), brute)
+
+
+def _block_laws():
+    """(name, law, the largest shift) of the three kinds of law the blocks meet: SGDL-Shuffle's on the direct path
+    (linear) and on the tilted one (log path), and Geo-Shuffle's read as not log-concave."""
+    eps, delta, n, k = 0.5, 1e-4, 200, 5
+    c = S.sgdl_shuffle_c(eps, delta, n)
+    one = S._user_law(eps, c, n)
+    geo, _ = G._geo_shuffle_noise_law(1.0, G.geo_shuffle_c(1.0, 1e-4, 100), 100, 300)
+    return [
+        ("sgdl direct", C.shift_law(one, n, n * k, "direct"), n * k),
+        ("sgdl tilted", C.shift_law(one, n, n * k, "tilted"), n * k),
+        ("geo not log-concave", geo._replace(log_concave=False), 300),
+    ]
+
+
+@pytest.mark.parametrize("name, law, largest", _block_laws(), ids=lambda v: v if isinstance(v, str) else "")
+def test_block_bound_is_above_the_divergence_of_every_shift_it_holds(name, law, largest):
+    shifts = np.arange(1, largest + 1)
+    level = C.max_shift_epsilon(law, shifts, 1e-5)
+    window = C._shift_window(law.upper, 1e-11)
+    rng = np.random.default_rng(len(name))
+    for epsilon in (0.3 * level, 0.9 * level, level, 1.5 * level):
+        inside, outside = C._windowed_divergences(law, shifts, epsilon, window)
+        windowed = inside + outside
+        assert np.all(windowed >= C.shift_divergences(law, shifts, epsilon) * (1.0 - 1e-12))
+        lo = np.concatenate([shifts, rng.integers(1, largest + 1, 200)])
+        width = np.concatenate([np.ones(largest, dtype=np.int64), rng.integers(1, largest // 4, 200)])
+        hi = np.minimum(lo + width - 1, largest)
+        bound = C._block_bounder(law, epsilon, window, 1, largest)(lo, hi)
+        held = np.array([windowed[a - 1 : b].max() for a, b in zip(lo, hi)])
+        assert np.all(bound >= held)
+        # a single shift's block is its windowed sum but for the charges (far below any margin)
+        assert np.all(bound[:largest] <= windowed * (1.0 + 1e-9) + 1e-300)
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, n, k",
+    [
+        (0.3, 1e-2, 30, 10),
+        (1.0, 1e-4, 30, 3),
+        (0.5, 1e-6, 300, 1),
+        (0.3, 1e-4, 300, 10),
+        (0.5, 1e-2, 3000, 5),
+        (0.3, 1e-6, 3000, 2),
+        (0.3, 1e-4, 10**4, 1),
+        (0.3, 1e-4, 10**4, 10),
+        (0.5, 1e-6, 10**4, 5),
+    ],
+)
+def test_sgdl_certified_epsilon_by_blocks_is_the_per_shift_paths(epsilon, delta, n, k, monkeypatch):
+    law, shifts, budget = _conditioned("sgdl", epsilon, delta, n, k)
+    if k > 2 * S.sgdl_shuffle_c(epsilon, delta, n) or not budget > 0.0:
+        pytest.skip("no shift analysis here")
+    blocked = C.certified_shift_epsilon(law, budget, shifts)
+    settled, _ = C._settle_by_blocks(
+        law, shifts, blocked, budget * (1.0 - 1e-9), C._shift_window(law.upper, 1e-6 * budget)
+    )
+    assert settled.size < max(C._FEWEST_BLOCKED, shifts.size // 10)  # the blocks did settle most shifts
+    monkeypatch.setattr(C, "_settle_by_blocks", lambda law, shifts, *_: (np.unique(shifts), 0.0))
+    per_shift = C.certified_shift_epsilon(law, budget, shifts)
+    assert math.isfinite(per_shift)
+    assert per_shift <= blocked <= per_shift * (1.0 + 1e-12)
