@@ -454,3 +454,15 @@ def test_sgdl_certified_epsilon_by_blocks_is_the_per_shift_paths(epsilon, delta,
     per_shift = C.certified_shift_epsilon(law, budget, shifts)
     assert math.isfinite(per_shift)
     assert per_shift <= blocked <= per_shift * (1.0 + 1e-12)
+
+
+def test_a_shift_beyond_the_support_ends_the_search_without_solving_every_shift(monkeypatch):
+    # k = 30 > c = 26: at D > n c T's mass faces outcomes below T's support, so the epsilon is inf; the search used to
+    # solve all n k shifts on all 2 n c + 1 outcomes to learn that (minutes at n = 10^4)
+    law, shifts, budget = _conditioned("sgdl", 0.3, 1e-4, 300, 30)
+    solved = []
+    full = C.shift_epsilons
+    monkeypatch.setattr(C, "shift_epsilons", lambda law, d, *rest: solved.append(d.size) or full(law, d, *rest))
+    assert C.certified_shift_epsilon(law, budget, shifts) == math.inf
+    assert sum(solved) <= 20
+    assert M.sgdl_shuffle_certificate(0.3, 1e-4, 300, 30).certified is False
