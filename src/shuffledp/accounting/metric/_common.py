@@ -493,9 +493,9 @@ def max_shift_divergence(law: ShiftLaw, shifts: np.ndarray, epsilon: float, budg
     meets the budget with room to spare; the full sums run only for the shifts in between.  Blocks of shifts are
     settled first, many at once (`_settle_by_blocks`): only the shifts they leave get a window sum each.  For a
     log-concave T (``law.log_concave``) the cumulative bound answers first (`_max_cdf_slope` over D from the
-    smallest to the largest of ``shifts``): the budget itself when ``epsilon`` is at least its slope bound, the cumulative bound at the cell
-    of its largest slope when ``epsilon`` is below that slope (then above the budget); the per-outcome path runs only
-    for an ``epsilon`` within the bound's 1e-13 gap."""
+    smallest to the largest of ``shifts``): the budget itself when ``epsilon`` is at least its slope bound, the
+    cumulative bound at the cell of its largest slope when ``epsilon`` is below that slope (then above the budget);
+    the per-outcome path runs only for an ``epsilon`` within the bound's 1e-13 gap."""
     if not budget > 0.0:
         return float(shift_divergences(law, shifts, epsilon).max())
     if law.log_concave:
