@@ -14,7 +14,7 @@ on P_theta, so valid at every outcome; `_one_tilt`):
   * the wrap-around `_ALIAS` (lower bound only: wrapped mass only adds).
 A tilt's lower bound P_theta - charge is used only where the charge is below `_REL` of the value or the value is
 within e^-`_TRUST` of the tilt's largest (so its relative error is at most max(`_REL`, e^`_TRUST` charge / largest));
-the next tilt is aimed 1.2 tilted sds beyond the last outcome covered, so their coverages overlap.  Upper bounds:
+the next tilt is aimed `_AHEAD` tilted sds beyond the last outcome covered, so their coverages overlap.  Upper bounds:
 P_theta + charge where used, elsewhere Chernoff's e^(-theta t) M^n (P_theta <= 1), the least over the tilts; lower
 bounds 0 where no tilt covers (errs toward loss).  The per-user tilted law's rounding is charged as in
 `_common._left_tail_log_lower` (n e1), the float sum of the logs by `_LOG_SUM`.  For a symmetric per-user law only
@@ -30,12 +30,15 @@ from scipy import fft
 
 _U = 2.0**-53
 #: Largest mass of a tilted sum beyond the half-width read (Bernstein), the wrap-around charge.
-_ALIAS = 1e-40
+_ALIAS = 1e-20
 #: Relative error aimed at: a tilt's values are used down to where the charge is this fraction of them...
 _REL = 1e-10
 #: ... or down to e^-_TRUST of the tilt's largest value, whichever reaches further (then the charge is larger
 #: relative to the value, and it is charged as it is).
 _TRUST = 3.0
+#: Tilted sds beyond the last outcome covered that the next tilt is aimed at: a tilt covers about
+#: sqrt(2 `_TRUST`) ~ 2.45 of its sds either side of its mean, so the coverages still overlap.
+_AHEAD = 2.0
 #: Charge per unit of size of the logs summed into a bound (-theta t + n ln M + ln P_theta: each exact to an ulp or
 #: two, summed in a few steps; 64 u is far above it).
 _LOG_SUM = 64.0 * _U
@@ -171,7 +174,7 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
                 theta = _theta_for_mean(log_one, x, (target - 0.5 * step) / n)
             else:
                 _, _, _, _, var = tilted_user_law(log_one, x, _theta_for_mean(log_one, x, target / n))
-                ahead = target + step * 1.2 * math.sqrt(n * var)
+                ahead = target + step * _AHEAD * math.sqrt(n * var)
                 theta = _theta_for_mean(log_one, x, min(max(ahead, -n * c + 0.5), n * c - 0.5) / n)
             lo, hi = apply(theta)
             reach = lo if step < 0 else hi
@@ -188,7 +191,9 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
     symmetric = np.array_equal(one, one[::-1])
     if not symmetric:
         sweep(covered_hi + 1, min(highest, size - 1), 1)
-    beyond = np.flatnonzero(np.isinf(log_up))  # outside every tilt's outcomes: the extreme tilts' Chernoff bounds
+    # Outside every tilt's outcomes: the extreme tilts' Chernoff bounds (for a symmetric law on the left half only,
+    # where the sweep went: the right half takes them from the mirror below).
+    beyond = np.flatnonzero(np.isinf(log_up[: n * c + 1] if symmetric else log_up))
     for theta, log_m, e1 in extremes.values():
         log_up[beyond] = np.minimum(log_up[beyond], chernoff(theta, log_m, e1, beyond)[0])
     if symmetric:
