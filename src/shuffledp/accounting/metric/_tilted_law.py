@@ -14,7 +14,8 @@ on P_theta, so valid at every outcome; `_one_tilt`):
   * the wrap-around `_ALIAS` (lower bound only: wrapped mass only adds).
 A tilt's lower bound P_theta - charge is used only where the charge is below `_REL` of the value or the value is
 within e^-`_TRUST` of the tilt's largest (so its relative error is at most max(`_REL`, e^`_TRUST` charge / largest));
-the next tilt is aimed `_AHEAD` tilted sds beyond the last outcome covered, so their coverages overlap.  Upper bounds:
+the next tilt is aimed `_AHEAD` tilted sds beyond the last outcome covered, so their coverages overlap (else it is
+re-aimed at the first outcome not covered).  Upper bounds:
 P_theta + charge where used, elsewhere Chernoff's e^(-theta t) M^n (P_theta <= 1), the least over the tilts; lower
 bounds 0 where no tilt covers (errs toward loss).  The per-user tilted law's rounding is charged as in
 `_common._left_tail_log_lower` (n e1), the float sum of the logs by `_LOG_SUM`.  For a symmetric per-user law only
@@ -46,16 +47,26 @@ _LOG_SUM = 64.0 * _U
 
 def tilted_user_law(log_one: np.ndarray, x: np.ndarray, theta: float) -> tuple[np.ndarray, float, float, float, float]:
     """(tilted law, ln M(theta), per-user relative rounding e1, mean, variance) of one(x) e^(theta x) / M."""
-    w = log_one + theta * x
+    w, top, tilted, norm, mean, var = _tilted_moments(log_one, x, theta)
     finite = np.isfinite(w)
-    top = float(w[finite].max())
+    e1 = 2.0**-50 * float(np.max(np.where(finite, np.abs(log_one) + np.abs(theta * x) + np.abs(w - top), 0)) + 1)
+    return tilted, top + math.log(norm), e1, mean, var
+
+
+def _tilted_moments(
+    log_one: np.ndarray, x: np.ndarray, theta: float
+) -> tuple[np.ndarray, float, np.ndarray, float, float, float]:
+    """(log_one + theta x, its largest, tilted law, its normaliser, mean, variance): `tilted_user_law` without the
+    rounding charge, all the Newton search of `_theta_for_mean` needs (the max ignores -inf, which never wins while
+    some weight is positive)."""
+    w = log_one + theta * x
+    top = float(w.max())
     tilted = np.exp(w - top)
     norm = float(tilted.sum())
     tilted /= norm
-    e1 = 2.0**-50 * float(np.max(np.where(finite, np.abs(log_one) + np.abs(theta * x) + np.abs(w - top), 0)) + 1)
     mean = float((tilted * x).sum())
     var = float((tilted * (x - mean) ** 2).sum())
-    return tilted, top + math.log(norm), e1, mean, var
+    return w, top, tilted, norm, mean, var
 
 
 def _theta_for_mean(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
@@ -63,7 +74,7 @@ def _theta_for_mean(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
     any theta gives valid bounds, a good one only covers the outcomes wanted)."""
     lo, hi, theta = -math.inf, math.inf, 0.0
     for _ in range(200):
-        _, _, _, m, v = tilted_user_law(log_one, x, theta)
+        m, v = _tilted_moments(log_one, x, theta)[4:]
         if abs(m - mean) <= 1e-9 * (1.0 + abs(mean)):
             break
         lo, hi = (theta, hi) if m < mean else (lo, theta)
@@ -173,12 +184,12 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
             if abs(target) >= n * c:  # the support's end: a single atom, one(+-c)^n
                 theta = _theta_for_mean(log_one, x, (target - 0.5 * step) / n)
             else:
-                _, _, _, _, var = tilted_user_law(log_one, x, _theta_for_mean(log_one, x, target / n))
+                var = _tilted_moments(log_one, x, _theta_for_mean(log_one, x, target / n))[5]
                 ahead = target + step * _AHEAD * math.sqrt(n * var)
                 theta = _theta_for_mean(log_one, x, min(max(ahead, -n * c + 0.5), n * c - 0.5) / n)
             lo, hi = apply(theta)
             reach = lo if step < 0 else hi
-            if lo < 0 or (lo > edge if step < 0 else hi < edge):  # the look-ahead missed: aim at the edge itself
+            if lo < 0 or not lo <= edge <= hi:  # the look-ahead missed the edge (or left a gap): aim at the edge
                 lo, hi = apply(_theta_for_mean(log_one, x, min(max(target, -n * c + 0.5), n * c - 0.5) / n))
                 reach = lo if step < 0 else hi
                 if lo < 0 or (lo > edge if step < 0 else hi < edge):
