@@ -461,12 +461,13 @@ def _blocks(values: np.ndarray, fill: float) -> np.ndarray:
 def _upper_cdf(upper: np.ndarray) -> np.ndarray:
     """F_U(t), the sum of ``upper`` (positive, normal) up to t, rounded up: running sums within blocks, then over the
     block totals, then one addition, each a recursive sum of positive terms, so relative error at most
-    (block + blocks + 1) u; charged with 1% to spare, then one ulp up."""
+    (block + blocks + 1) u; charged with 1% to spare and 4 u more, which covers the rounding of the factor (u) and of
+    the product (u), so the product is above the charged sum (the sums are normal: no ulp step needed)."""
     rows = _blocks(upper, 0.0)
     within = np.cumsum(rows, axis=1)
     before = np.concatenate([[0.0], np.cumsum(within[:, -1])[:-1]])
     total = (before[:, None] + within).ravel()[: upper.size]
-    return np.nextafter(total * (1.0 + 1.01 * (_CDF_BLOCK + rows.shape[0] + 2) * _U), np.inf)
+    return total * (1.0 + (1.01 * (_CDF_BLOCK + rows.shape[0] + 2) + 4.0) * _U)
 
 
 def _log_lower_cdf(log_values: np.ndarray) -> np.ndarray:
@@ -520,9 +521,13 @@ def _cdf_logs(law: ShiftLaw, budget: float) -> tuple[np.ndarray, np.ndarray]:
     else:
         base = law.log_lower
     above = _upper_cdf(law.upper) - budget
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.log(np.where(above > 0.0, np.nextafter(above * (1.0 + _U), np.inf), 0.0))
-    a = np.maximum.accumulate(a + 4.0 * _U * (np.abs(np.where(np.isfinite(a), a, 0.0)) + 1.0))
+    a = np.full(above.size, -np.inf)
+    start = int(np.argmax(above > 0.0))  # before the first F_U above the budget A is -inf: only the rest is worked
+    if above[start] > 0.0:
+        rest = above[start:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(np.where(rest > 0.0, np.nextafter(rest * (1.0 + _U), np.inf), 0.0))
+        a[start:] = np.maximum.accumulate(logs + 4.0 * _U * (np.abs(np.where(np.isfinite(logs), logs, 0.0)) + 1.0))
     return a, _log_lower_cdf(base)
 
 
