@@ -15,9 +15,10 @@ on P_theta, so valid at every outcome; `_one_tilt`):
 A tilt's lower bound P_theta - charge is used only where the charge is below `_REL` of the value or the value is
 within e^-`_TRUST` of the tilt's largest (so its relative error is at most max(`_REL`, e^`_TRUST` charge / largest));
 the next tilt is aimed `_AHEAD` tilted sds beyond the last outcome covered, so their coverages overlap (else it is
-re-aimed at the first outcome not covered).  Upper bounds:
-P_theta + charge where used, elsewhere Chernoff's e^(-theta t) M^n (P_theta <= 1), the least over the tilts; lower
-bounds 0 where no tilt covers (errs toward loss).  The per-user tilted law's rounding is charged as in
+re-aimed at the first outcome not covered).  Each tilt writes only the outcomes from the first to the last it uses.
+Upper bounds: P_theta + charge where used, else Chernoff's
+e^(-theta t) M^n (P_theta <= 1), the least over the tilts, and beyond every tilt the extreme tilts' Chernoff bounds;
+lower bounds 0 where no tilt covers (errs toward loss).  The per-user tilted law's rounding is charged as in
 `_common._left_tail_log_lower` (n e1), the float sum of the logs by `_LOG_SUM`.  For a symmetric per-user law only
 the left half is swept and mirrored.
 """
@@ -92,14 +93,14 @@ def _theta_for_mean(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
 
 def _power(z: np.ndarray, n: int) -> np.ndarray:
     """z^n by repeated squaring (relative rounding <= 4 u n, charged by `_fft_error`)."""
-    out, base = np.ones_like(z), z
+    out, base = None, z.copy()
     while n:
         if n & 1:
-            out = out * base
+            out = base.copy() if out is None else np.multiply(out, base, out=out)
         n >>= 1
         if n:
-            base = base * base
-    return out
+            np.multiply(base, base, out=base)
+    return np.ones_like(z) if out is None else out
 
 
 def _one_tilt(tilted: np.ndarray, n: int, c: int, mean: float, var: float) -> tuple[int, np.ndarray, float, float]:
@@ -147,7 +148,7 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
 
     extremes: dict[str, tuple[float, float, float]] = {}  # the smallest and the largest theta applied
 
-    def chernoff(theta: float, log_m: float, e1: float, at: np.ndarray) -> np.ndarray:
+    def chernoff(theta: float, log_m: float, e1: float, at: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray]:
         """ln of e^(-theta t) M^n (P_theta <= 1) at the outcomes ``at``, rounded up, and the fuzz charged there."""
         fuzz = n * e1 * 1.01 + _LOG_SUM * (1.0 + np.abs(theta * t[at]) + n * (abs(log_m) + 1.0))
         return -theta * t[at] + n * log_m + fuzz, fuzz
@@ -161,20 +162,24 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
             if better:
                 extremes[side] = (theta, log_m, e1)
         first, values, up_charge, lo_charge = _one_tilt(tilted, n, c, mean, var)
-        idx = np.arange(first, first + values.size) + n * c
         peak = float(values.max())
         keep = (values - lo_charge >= values * (1.0 - _REL)) | (values >= peak * math.exp(-_TRUST))
         keep &= values > lo_charge
-        bound, fuzz = chernoff(theta, log_m, e1, idx)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            upper = np.log(values + up_charge) - theta * t[idx] + n * log_m + fuzz
-            lower = np.log(np.where(keep, values - lo_charge, 0.0)) - theta * t[idx] + n * log_m - fuzz
-        log_up[idx] = np.minimum(log_up[idx], np.where(keep, np.minimum(upper, bound), bound))
-        log_lo[idx] = np.maximum(log_lo[idx], lower)
         kept = np.flatnonzero(keep)
         if not kept.size:
             return -1, -1
-        return int(idx[kept[0]]), int(idx[kept[-1]])
+        # Only the outcomes from the first to the last kept are written: elsewhere the tilt's bounds are far looser
+        # than those of the tilt that keeps them (or the extreme tilts' Chernoff bounds beyond every tilt).
+        span = slice(int(kept[0]), int(kept[-1]) + 1)
+        values, keep = values[span], keep[span]
+        at = slice(first + n * c + span.start, first + n * c + span.stop)
+        bound, fuzz = chernoff(theta, log_m, e1, at)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = np.log(values + up_charge) - theta * t[at] + n * log_m + fuzz
+            lower = np.log(np.where(keep, values - lo_charge, 0.0)) - theta * t[at] + n * log_m - fuzz
+        log_up[at] = np.minimum(log_up[at], np.where(keep, np.minimum(upper, bound), bound))
+        log_lo[at] = np.maximum(log_lo[at], lower)
+        return at.start, at.stop - 1
 
     def sweep(start: int, stop: int, step: int) -> None:
         """Tilts from ``start`` towards ``stop`` (step -1: leftwards, +1: rightwards) until covered."""
