@@ -210,8 +210,11 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
     # Outside every tilt's outcomes: the extreme tilts' Chernoff bounds (for a symmetric law on the left half only,
     # where the sweep went: the right half takes them from the mirror below).
     beyond = np.flatnonzero(np.isinf(log_up[: n * c + 1] if symmetric else log_up))
-    for theta, log_m, e1 in extremes.values():
-        log_up[beyond] = np.minimum(log_up[beyond], chernoff(theta, log_m, e1, beyond)[0])
+    if beyond.size:  # on the hull of those outcomes as one slice (contiguous passes), written only where beyond
+        hull = slice(int(beyond[0]), int(beyond[-1]) + 1)
+        part, where = log_up[hull], np.isinf(log_up[hull])
+        for theta, log_m, e1 in extremes.values():
+            np.minimum(part, chernoff(theta, log_m, e1, hull)[0], out=part, where=where)
     if symmetric:
         log_up = np.minimum(log_up, log_up[::-1])
         log_lo = np.maximum(log_lo, log_lo[::-1])
