@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from shuffledp.accounting.metric import _common as C
+from shuffledp.accounting.metric import _tilted_law as T
 from shuffledp.accounting.metric import geo_shuffle as G
 from shuffledp.accounting.metric import sgdl_shuffle as S
 
@@ -54,6 +55,36 @@ def test_tilted_law_brackets_the_direct_convolution():
     assert np.all(law.upper[seen] >= pmf[seen] * (1.0 - 1e-12))
     assert np.all(np.exp(law.log_lower[seen]) <= pmf[seen] * (1.0 + 1e-12))
     assert np.max(np.log(law.upper[seen] / pmf[seen])) < 2e-9
+
+
+@pytest.mark.parametrize(
+    "kind, eps, delta, n, k",
+    [
+        ("geo", 0.3, 1e-6, 10**4, 10),
+        ("geo", 2.0, 1e-6, 10**4, 10),
+        ("geo", 1.0, 1e-4, 2000, 3),
+        ("sgdl", 1.0, 1e-5, 3000, 4),
+    ],
+)
+def test_each_tilt_of_the_sweep_covers_the_edge_the_last_one_left(kind, eps, delta, n, k, monkeypatch):
+    """Every tilt aimed `_tilted_law._AHEAD` sds beyond the covered edge still covers that edge: no outcome inside
+    the covered span is left without a lower bound, and the tilted means run monotonically away from the centre
+    (a look-ahead that missed would be re-aimed at the edge itself, back towards it, costing a tilt)."""
+    one, _, _ = _setting(kind, eps, delta, n)
+    means, one_tilt = [], T._one_tilt
+
+    def spy(tilted, n_users, c, mean, var):
+        means.append(mean)
+        return one_tilt(tilted, n_users, c, mean, var)
+
+    monkeypatch.setattr(T, "_one_tilt", spy)
+    law = C.shift_law(one, n, n * k, "tilted")
+    assert np.all(np.isfinite(law.log_lower[C._finite_span(law.log_lower)]))
+    centre, *rest = means
+    left = [m for m in rest if m < centre]
+    right = [m for m in rest if m >= centre]
+    assert len(left) > 5 and rest == left + right
+    assert np.all(np.diff(left) < 0) and np.all(np.diff(right) > 0)
 
 
 def _mp_fft(values: list) -> list:

@@ -235,6 +235,21 @@ def test_cumulative_sums_are_rounded_outward_by_their_charges_only():
         assert want - mp.mpf(float(got)) <= 1e-13 * (1.0 + abs(want)) if got > -np.inf else want == -mp.inf
 
 
+def test_log_lower_cdf_runs_of_uncovered_outcomes_cost_no_charge():
+    """The tilted laws' log lower bounds are -inf over long runs either side of the tilts' outcomes: the log running
+    sum with such runs around it is the one without them (charges and all), -inf before and constant after."""
+    rng = np.random.default_rng(11)
+    steps = rng.normal(0.0, 3.0, 2000) + 30.0
+    logs = np.cumsum(steps) - steps.sum()
+    logs[rng.random(logs.size) < 0.05] = -np.inf
+    logs[0] = logs[-1] = -5.0  # the span ends at finite logs
+    padded = np.concatenate([np.full(700, -np.inf), logs, np.full(10**5, -np.inf)])
+    bare, got = C._log_lower_cdf(logs), C._log_lower_cdf(padded)
+    assert np.all(got[:700] == -np.inf)
+    assert np.array_equal(got[700 : 700 + logs.size], bare)
+    assert np.all(got[700 + logs.size :] == bare[-1])
+
+
 def _bimodal_law(n: int) -> C.ShiftLaw:
     """T of n users each uniform on {-c, c} with a small weight between: far from log-concave (T dips between its
     modes), so a shift's positive terms do not form one prefix."""

@@ -597,12 +597,13 @@ def _blocks(values: np.ndarray, fill: float) -> np.ndarray:
 def _upper_cdf(upper: np.ndarray) -> np.ndarray:
     """F_U(t), the sum of ``upper`` (positive, normal) up to t, rounded up: running sums within blocks, then over the
     block totals, then one addition, each a recursive sum of positive terms, so relative error at most
-    (block + blocks + 1) u; charged with 1% to spare, then one ulp up."""
+    (block + blocks + 1) u; charged with 1% to spare and 4 u more, which covers the rounding of the factor (u) and of
+    the product (u), so the product is above the charged sum (the sums are normal: no ulp step needed)."""
     rows = _blocks(upper, 0.0)
     within = np.cumsum(rows, axis=1)
     before = np.concatenate([[0.0], np.cumsum(within[:, -1])[:-1]])
     total = (before[:, None] + within).ravel()[: upper.size]
-    return np.nextafter(total * (1.0 + 1.01 * (_CDF_BLOCK + rows.shape[0] + 2) * _U), np.inf)
+    return total * (1.0 + (1.01 * (_CDF_BLOCK + rows.shape[0] + 2) + 4.0) * _U)
 
 
 def _log_lower_cdf(log_values: np.ndarray) -> np.ndarray:
@@ -615,7 +616,27 @@ def _log_lower_cdf(log_values: np.ndarray) -> np.ndarray:
     that sum's own rounding and the weights' being taken at the computed values).  In the far left tail, where the
     logs are large, the weights fall geometrically, so the charge stays a few ulps of each value rather than the
     step count times the largest.  The running minimum from the right then keeps it non-decreasing (still a lower
-    bound)."""
+    bound).  Only the span from the first to the last finite log is summed: before it the sum is 0 (-inf) and after
+    it adding e^-inf = 0 leaves it exactly as it was (no step, nothing to charge), so the tilted laws' long runs of
+    uncovered outcomes cost nothing."""
+    span = _finite_span(log_values)
+    result = np.full(log_values.size, -np.inf)
+    if span.stop:
+        result[span] = _log_lower_running_sum(log_values[span])
+        result[span.stop :] = result[span.stop - 1]
+    return result
+
+
+def _finite_span(log_values: np.ndarray) -> slice:
+    """The indices from the first to the last finite entry of ``log_values`` (an empty slice when none is)."""
+    finite = np.isfinite(log_values)
+    if not finite.any():
+        return slice(0, 0)
+    return slice(int(np.argmax(finite)), log_values.size - int(np.argmax(finite[::-1])))
+
+
+def _log_lower_running_sum(log_values: np.ndarray) -> np.ndarray:
+    """`_log_lower_cdf` on its span of finite logs (see there)."""
     out = np.logaddexp.accumulate(log_values)
     finite = np.isfinite(out)
     steps = _U * np.abs(np.where(finite, out, 0.0)) + 3.0 * _U
@@ -636,9 +657,13 @@ def _cdf_logs(law: ShiftLaw, budget: float) -> tuple[np.ndarray, np.ndarray]:
     else:
         base = law.log_lower
     above = _upper_cdf(law.upper) - budget
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.log(np.where(above > 0.0, np.nextafter(above * (1.0 + _U), np.inf), 0.0))
-    a = np.maximum.accumulate(a + 4.0 * _U * (np.abs(np.where(np.isfinite(a), a, 0.0)) + 1.0))
+    a = np.full(above.size, -np.inf)
+    start = int(np.argmax(above > 0.0))  # before the first F_U above the budget A is -inf: only the rest is worked
+    if above[start] > 0.0:
+        rest = above[start:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(np.where(rest > 0.0, np.nextafter(rest * (1.0 + _U), np.inf), 0.0))
+        a[start:] = np.maximum.accumulate(logs + 4.0 * _U * (np.abs(np.where(np.isfinite(logs), logs, 0.0)) + 1.0))
     return a, _log_lower_cdf(base)
 
 
@@ -834,10 +859,14 @@ def _tilted_shift_law(one: np.ndarray, n: int, largest_shift: int) -> ShiftLaw:
     sd = math.sqrt(n * float((one * x * x).sum() - (one * x).sum() ** 2))
     reach = int(largest_shift + _TILT_REACH_SDS * sd + 1)
     log_upper, log_lower = tilted_log_bounds(one, n, n * c - reach, n * c + reach)
+    span = _finite_span(log_lower)  # outside it lower = 0 and log_lower = -inf as they are
+    lower = np.zeros(log_lower.size)
     with np.errstate(under="ignore"):
         upper = np.exp(log_upper) * (1.0 + 1e-12) + 1e-300
-        lower = np.exp(log_lower) * (1.0 - 1e-12)
-    return ShiftLaw(upper, lower, log_lower - 1e-12 * (1.0 + np.abs(np.where(np.isfinite(log_lower), log_lower, 0.0))))
+        lower[span] = np.exp(log_lower[span]) * (1.0 - 1e-12)
+    inside = log_lower[span]
+    log_lower[span] = inside - 1e-12 * (1.0 + np.abs(np.where(np.isfinite(inside), inside, 0.0)))
+    return ShiftLaw(upper, lower, log_lower)
 
 
 def _rounded_up(epsilon):

@@ -14,9 +14,11 @@ on P_theta, so valid at every outcome; `_one_tilt`):
   * the wrap-around `_ALIAS` (lower bound only: wrapped mass only adds).
 A tilt's lower bound P_theta - charge is used only where the charge is below `_REL` of the value or the value is
 within e^-`_TRUST` of the tilt's largest (so its relative error is at most max(`_REL`, e^`_TRUST` charge / largest));
-the next tilt is aimed 1.2 tilted sds beyond the last outcome covered, so their coverages overlap.  Upper bounds:
-P_theta + charge where used, elsewhere Chernoff's e^(-theta t) M^n (P_theta <= 1), the least over the tilts; lower
-bounds 0 where no tilt covers (errs toward loss).  The per-user tilted law's rounding is charged as in
+the next tilt is aimed `_AHEAD` tilted sds beyond the last outcome covered, so their coverages overlap (else it is
+re-aimed at the first outcome not covered).  Each tilt writes only the outcomes from the first to the last it uses.
+Upper bounds: P_theta + charge where used, else Chernoff's
+e^(-theta t) M^n (P_theta <= 1), the least over the tilts, and beyond every tilt the extreme tilts' Chernoff bounds;
+lower bounds 0 where no tilt covers (errs toward loss).  The per-user tilted law's rounding is charged as in
 `_common._left_tail_log_lower` (n e1), the float sum of the logs by `_LOG_SUM`.  For a symmetric per-user law only
 the left half is swept and mirrored.
 """
@@ -30,12 +32,15 @@ from scipy import fft
 
 _U = 2.0**-53
 #: Largest mass of a tilted sum beyond the half-width read (Bernstein), the wrap-around charge.
-_ALIAS = 1e-40
+_ALIAS = 1e-20
 #: Relative error aimed at: a tilt's values are used down to where the charge is this fraction of them...
 _REL = 1e-10
 #: ... or down to e^-_TRUST of the tilt's largest value, whichever reaches further (then the charge is larger
 #: relative to the value, and it is charged as it is).
 _TRUST = 3.0
+#: Tilted sds beyond the last outcome covered that the next tilt is aimed at: a tilt covers about
+#: sqrt(2 `_TRUST`) ~ 2.45 of its sds either side of its mean, so the coverages still overlap.
+_AHEAD = 2.0
 #: Charge per unit of size of the logs summed into a bound (-theta t + n ln M + ln P_theta: each exact to an ulp or
 #: two, summed in a few steps; 64 u is far above it).
 _LOG_SUM = 64.0 * _U
@@ -43,16 +48,26 @@ _LOG_SUM = 64.0 * _U
 
 def tilted_user_law(log_one: np.ndarray, x: np.ndarray, theta: float) -> tuple[np.ndarray, float, float, float, float]:
     """(tilted law, ln M(theta), per-user relative rounding e1, mean, variance) of one(x) e^(theta x) / M."""
-    w = log_one + theta * x
+    w, top, tilted, norm, mean, var = _tilted_moments(log_one, x, theta)
     finite = np.isfinite(w)
-    top = float(w[finite].max())
+    e1 = 2.0**-50 * float(np.max(np.where(finite, np.abs(log_one) + np.abs(theta * x) + np.abs(w - top), 0)) + 1)
+    return tilted, top + math.log(norm), e1, mean, var
+
+
+def _tilted_moments(
+    log_one: np.ndarray, x: np.ndarray, theta: float
+) -> tuple[np.ndarray, float, np.ndarray, float, float, float]:
+    """(log_one + theta x, its largest, tilted law, its normaliser, mean, variance): `tilted_user_law` without the
+    rounding charge, all the Newton search of `_theta_for_mean` needs (the max ignores -inf, which never wins while
+    some weight is positive)."""
+    w = log_one + theta * x
+    top = float(w.max())
     tilted = np.exp(w - top)
     norm = float(tilted.sum())
     tilted /= norm
-    e1 = 2.0**-50 * float(np.max(np.where(finite, np.abs(log_one) + np.abs(theta * x) + np.abs(w - top), 0)) + 1)
     mean = float((tilted * x).sum())
     var = float((tilted * (x - mean) ** 2).sum())
-    return tilted, top + math.log(norm), e1, mean, var
+    return w, top, tilted, norm, mean, var
 
 
 def _theta_for_mean(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
@@ -60,7 +75,7 @@ def _theta_for_mean(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
     any theta gives valid bounds, a good one only covers the outcomes wanted)."""
     lo, hi, theta = -math.inf, math.inf, 0.0
     for _ in range(200):
-        _, _, _, m, v = tilted_user_law(log_one, x, theta)
+        m, v = _tilted_moments(log_one, x, theta)[4:]
         if abs(m - mean) <= 1e-9 * (1.0 + abs(mean)):
             break
         lo, hi = (theta, hi) if m < mean else (lo, theta)
@@ -78,14 +93,14 @@ def _theta_for_mean(log_one: np.ndarray, x: np.ndarray, mean: float) -> float:
 
 def _power(z: np.ndarray, n: int) -> np.ndarray:
     """z^n by repeated squaring (relative rounding <= 4 u n, charged by `_fft_error`)."""
-    out, base = np.ones_like(z), z
+    out, base = None, z.copy()
     while n:
         if n & 1:
-            out = out * base
+            out = base.copy() if out is None else np.multiply(out, base, out=out)
         n >>= 1
         if n:
-            base = base * base
-    return out
+            np.multiply(base, base, out=base)
+    return np.ones_like(z) if out is None else out
 
 
 def _one_tilt(tilted: np.ndarray, n: int, c: int, mean: float, var: float) -> tuple[int, np.ndarray, float, float]:
@@ -133,7 +148,7 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
 
     extremes: dict[str, tuple[float, float, float]] = {}  # the smallest and the largest theta applied
 
-    def chernoff(theta: float, log_m: float, e1: float, at: np.ndarray) -> np.ndarray:
+    def chernoff(theta: float, log_m: float, e1: float, at: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray]:
         """ln of e^(-theta t) M^n (P_theta <= 1) at the outcomes ``at``, rounded up, and the fuzz charged there."""
         fuzz = n * e1 * 1.01 + _LOG_SUM * (1.0 + np.abs(theta * t[at]) + n * (abs(log_m) + 1.0))
         return -theta * t[at] + n * log_m + fuzz, fuzz
@@ -147,20 +162,24 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
             if better:
                 extremes[side] = (theta, log_m, e1)
         first, values, up_charge, lo_charge = _one_tilt(tilted, n, c, mean, var)
-        idx = np.arange(first, first + values.size) + n * c
         peak = float(values.max())
         keep = (values - lo_charge >= values * (1.0 - _REL)) | (values >= peak * math.exp(-_TRUST))
         keep &= values > lo_charge
-        bound, fuzz = chernoff(theta, log_m, e1, idx)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            upper = np.log(values + up_charge) - theta * t[idx] + n * log_m + fuzz
-            lower = np.log(np.where(keep, values - lo_charge, 0.0)) - theta * t[idx] + n * log_m - fuzz
-        log_up[idx] = np.minimum(log_up[idx], np.where(keep, np.minimum(upper, bound), bound))
-        log_lo[idx] = np.maximum(log_lo[idx], lower)
         kept = np.flatnonzero(keep)
         if not kept.size:
             return -1, -1
-        return int(idx[kept[0]]), int(idx[kept[-1]])
+        # Only the outcomes from the first to the last kept are written: elsewhere the tilt's bounds are far looser
+        # than those of the tilt that keeps them (or the extreme tilts' Chernoff bounds beyond every tilt).
+        span = slice(int(kept[0]), int(kept[-1]) + 1)
+        values, keep = values[span], keep[span]
+        at = slice(first + n * c + span.start, first + n * c + span.stop)
+        bound, fuzz = chernoff(theta, log_m, e1, at)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = np.log(values + up_charge) - theta * t[at] + n * log_m + fuzz
+            lower = np.log(np.where(keep, values - lo_charge, 0.0)) - theta * t[at] + n * log_m - fuzz
+        log_up[at] = np.minimum(log_up[at], np.where(keep, np.minimum(upper, bound), bound))
+        log_lo[at] = np.maximum(log_lo[at], lower)
+        return at.start, at.stop - 1
 
     def sweep(start: int, stop: int, step: int) -> None:
         """Tilts from ``start`` towards ``stop`` (step -1: leftwards, +1: rightwards) until covered."""
@@ -170,12 +189,12 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
             if abs(target) >= n * c:  # the support's end: a single atom, one(+-c)^n
                 theta = _theta_for_mean(log_one, x, (target - 0.5 * step) / n)
             else:
-                _, _, _, _, var = tilted_user_law(log_one, x, _theta_for_mean(log_one, x, target / n))
-                ahead = target + step * 1.2 * math.sqrt(n * var)
+                var = _tilted_moments(log_one, x, _theta_for_mean(log_one, x, target / n))[5]
+                ahead = target + step * _AHEAD * math.sqrt(n * var)
                 theta = _theta_for_mean(log_one, x, min(max(ahead, -n * c + 0.5), n * c - 0.5) / n)
             lo, hi = apply(theta)
             reach = lo if step < 0 else hi
-            if lo < 0 or (lo > edge if step < 0 else hi < edge):  # the look-ahead missed: aim at the edge itself
+            if lo < 0 or not lo <= edge <= hi:  # the look-ahead missed the edge (or left a gap): aim at the edge
                 lo, hi = apply(_theta_for_mean(log_one, x, min(max(target, -n * c + 0.5), n * c - 0.5) / n))
                 reach = lo if step < 0 else hi
                 if lo < 0 or (lo > edge if step < 0 else hi < edge):
@@ -188,9 +207,14 @@ def tilted_log_bounds(one: np.ndarray, n: int, lowest: int, highest: int) -> tup
     symmetric = np.array_equal(one, one[::-1])
     if not symmetric:
         sweep(covered_hi + 1, min(highest, size - 1), 1)
-    beyond = np.flatnonzero(np.isinf(log_up))  # outside every tilt's outcomes: the extreme tilts' Chernoff bounds
-    for theta, log_m, e1 in extremes.values():
-        log_up[beyond] = np.minimum(log_up[beyond], chernoff(theta, log_m, e1, beyond)[0])
+    # Outside every tilt's outcomes: the extreme tilts' Chernoff bounds (for a symmetric law on the left half only,
+    # where the sweep went: the right half takes them from the mirror below).
+    beyond = np.flatnonzero(np.isinf(log_up[: n * c + 1] if symmetric else log_up))
+    if beyond.size:  # on the hull of those outcomes as one slice (contiguous passes), written only where beyond
+        hull = slice(int(beyond[0]), int(beyond[-1]) + 1)
+        part, where = log_up[hull], np.isinf(log_up[hull])
+        for theta, log_m, e1 in extremes.values():
+            np.minimum(part, chernoff(theta, log_m, e1, hull)[0], out=part, where=where)
     if symmetric:
         log_up = np.minimum(log_up, log_up[::-1])
         log_lo = np.maximum(log_lo, log_lo[::-1])
