@@ -251,7 +251,9 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
 
     The pairs with an extreme multiset are solved first; every other pair is solved only if it fails the
     feasibility check at the level already reached at its distance (`pair_divergences`, with `_SKIP_MARGIN`):
-    a pair that passes cannot raise that level, so the profile is the one of solving every pair.  When the
+    a pair that passes cannot raise that level, so the profile is the one of solving every pair.  Each pair is
+    solved over its numerator's window of `_WINDOW_TAIL` delta, the mass outside charged to its budget in full (an
+    upper bound of the full solve, ~1e-12 above it; n = 100, k = 1: 0.10 s -> 0.04 s).  When the
     per-user laws are symmetric (row k - x is row x reversed, as for Geo- and SGDL-Shuffle's symmetric noises), the
     pair (k - A, k - B) has the laws of (A, B) reversed, hence the same epsilon up to rounding far below the
     margin: only one pair of each mirror pair is checked, and both are solved when it fails."""
@@ -284,7 +286,7 @@ def exhaustive_profile(laws: np.ndarray, n: int, delta: float) -> tuple[np.ndarr
                 index = np.unique(np.concatenate([i * count + j, mirror[i] * count + mirror[j]]))
                 i, j = index // count, index % count
             distance, budget = distances[i, j], delta - missing[i]
-        eps = pair_epsilons(upper[i], lower[j], distance.astype(np.float64), budget)
+        eps = pair_epsilons(upper_win[i], lower_win[j, lo[i]], distance.astype(np.float64), budget - outside[i])
         eps = np.where(budget > 0.0, eps, np.inf)
         np.maximum.at(best, distance - 1, eps)
         tied = np.flatnonzero(eps == eps.max())
