@@ -540,8 +540,8 @@ def geo_shuffle_local_epsilon(
     reads at most the target, and some eps_geo at most a relative ``INVERSE_RTOL`` = 1e-4 above it does not certify
     the target (the certified epsilon is non-decreasing in eps_geo where checked, so then none above does).  Cost:
     about 7-10 certificates (cached; the last feasible one is the final reading), started from Theorem 4.1's inverse
-    (above the certified one) and aimed by ln(certificate / target), approached from above: ~0.3-0.6 s at n = 10^4,
-    k = 1 or 3, ~1-1.3 s at k = 10 (was 1.4-1.7 s and 2.1 s); exhaustive sizes check one divergence per pair of
+    (above the certified one) and aimed by ln(certificate / target), approached from above: ~0.1, 0.2, 0.6 s at
+    n = 10^4 with k = 1, 3, 10 (benchmarks/results/bench_metric.json); exhaustive sizes check one divergence per pair of
     datasets at the target (no root search).  At most ``MAX_INVERSE_STEPS`` checks (then the largest eps_geo found to
     certify the target); ``progress(done, MAX_INVERSE_STEPS)`` after each.
 
