@@ -395,6 +395,22 @@ def test_sgdl_inverse_returns_an_edge_of_the_certified_set(target, delta, n, k):
     assert M.sgdl_shuffle_certified_epsilon(epsilon * (1.0 + C.INVERSE_RTOL), delta, n, k) > target
 
 
+@pytest.mark.slow
+def test_sgdl_inverse_finds_the_band_between_the_analysis_limit_and_the_target():
+    """At n = 10^4, k = 10, delta = 1e-6 the noise epsilons certifying 0.1 lie in a narrow band (about 0.0599-0.0605:
+    below it c >= 200 puts T beyond its size limit and the certificate is the fallback): halving from 0.1 stepped
+    from 0.1 (certified above the target) to 0.05 (the fallback) and on down, and said that nothing certifies."""
+    epsilon = M.sgdl_shuffle_noise_epsilon(0.1, 1e-6, 10_000, 10)
+    found = M.sgdl_shuffle_certificate(epsilon, 1e-6, 10_000, 10)
+    assert found.certified and found.epsilon <= 0.1
+    assert 0.05 < epsilon < 0.1
+
+
+def test_sgdl_inverse_names_the_target_when_it_is_below_the_noises_range():
+    with pytest.raises(PrivacyParameterError, match=r"target_epsilon=1e-06 is below what SGDL-Shuffle's noise can"):
+        M.sgdl_shuffle_noise_epsilon(1e-6, 1e-6, 100, 10)
+
+
 def test_sgdl_inverse_says_when_no_noise_epsilon_certifies_the_target():
     with pytest.raises(PrivacyParameterError, match=r"no SGDL-Shuffle noise epsilon certifies target_epsilon=0.05 "):
         M.sgdl_shuffle_noise_epsilon(0.05, 1e-4, 10_000, 1)

@@ -486,8 +486,21 @@ def sgdl_shuffle_noise_epsilon(
         return sgdl_shuffle_certificate(epsilon, delta, n, k)
 
     lo = min(target, hi)
-    found = certificate(lo)
+    try:
+        found = certificate(lo)
+    except PrivacyParameterError as error:  # the noise's own range ends (SGDL's series near p = 1)
+        raise PrivacyParameterError(
+            f"target_epsilon={target!r} is below what SGDL-Shuffle's noise can be computed at: {error}"
+        ) from error
+    above = None  # the last epsilon certified above the target (too little noise)
     while _certificate_margin(found, target) > 0.0:  # a feasible start: halving (the certified epsilon grows with it)
+        if not found.certified and above is not None:  # the analysis stopped certifying between lo and above
+            band = _certified_in_band(certificate, target, lo, above)
+            if band is not None:
+                lo, found = band
+                break
+        elif found.certified:
+            above = lo
         unmet = (
             f"no SGDL-Shuffle noise epsilon certifies target_epsilon={target:g} (n={n}, k={k}, delta={delta:g}): at "
             f"epsilon={lo:.3g} the certificate reads {found.epsilon:.6g} ({found.reason})"
@@ -511,6 +524,27 @@ def sgdl_shuffle_noise_epsilon(
         progress=progress,
     )
     return edge.value
+
+
+def _certified_in_band(
+    certificate: Callable[[float], CertifiedEpsilon], target: float, lo: float, above: float
+) -> tuple[float, CertifiedEpsilon] | None:
+    """A noise epsilon in (lo, above) whose certificate meets ``target``, with that certificate, or None: ``lo``'s
+    certificate is the fallback (the analysis stopped: c grows as epsilon falls, and with it T's size, past its
+    limit), ``above``'s is certified but above the target.  The certified epsilons meeting the target then lie in a
+    band between the two (at n = 10^4, k = 10, delta = 1e-6, target 0.1: 0.0599-0.0605, where halving from 0.1 went
+    from 0.1 straight to 0.05, beyond the limit, and reported that nothing certifies); bisection in log epsilon, up
+    to a relative `INVERSE_RTOL` apart."""
+    while above > lo * (1.0 + INVERSE_RTOL):
+        middle = math.sqrt(lo * above)
+        found = certificate(middle)
+        if not found.certified:
+            lo = middle
+        elif _certificate_margin(found, target) > 0.0:
+            above = middle
+        else:
+            return middle, found
+    return None
 
 
 def sgdl_shuffle_epsilon(
