@@ -634,6 +634,24 @@ def test_profile_plot_titles_its_inputs_and_keeps_the_legend_off_the_curve(
     assert legend.y1 <= axes.y0  # wholly below the axes, so it hides no part of the curve
 
 
+def test_profile_plot_draws_the_target_and_its_reach(tmp_path, monkeypatch):
+    """With --target the plot shows the target's line and the distance it reaches, as the table and --json do (the
+    plot used to leave it out)."""
+    import matplotlib.figure
+
+    saved = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *args, **kwargs: saved.append(fig))
+    args = ["metric", "profile", "--mechanism", "geo-shuffle", "--n", "6", "--k", "3", "--delta", "1e-2"]
+    result = runner.invoke(
+        app, [*args, "--eps-geo", "2", "--target", "1.6", "--plot", str(tmp_path / "t.png"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    reach = json.loads(result.output)["target_holds_up_to_distance"]
+    (fig,) = saved
+    labels = [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
+    assert f"target 1.6: d <= {reach}" in labels
+
+
 def test_sgdl_inverse_json_and_its_printed_eps_keeps_the_target():
     """``local-epsilon --mechanism sgdl-shuffle``: the library's certified inverse, its certificate within the target,
     and the table's eps (rounded down: more noise) typed back in stays within it too."""

@@ -510,9 +510,10 @@ def _profile_title(prof: Any) -> str:
     return f"{prof.protocol}: n = {inputs['n']}, k = {inputs['k']}, delta = {prof.delta:g}, {parameter}"
 
 
-def _profile_figure(prof: Any) -> Any:
-    """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded; the
-    legend below the axes, where it hides no part of the curve."""
+def _profile_figure(prof: Any, target: float | None = None) -> Any:
+    """A small figure: epsilon(d) against d (log scale), the theorem's value as a line, its valid range shaded, the
+    ``--target`` (if given) as a line with the distance it reaches; the legend below the axes, where it hides no part
+    of the curve."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -535,6 +536,11 @@ def _profile_figure(prof: Any) -> Any:
                 alpha=0.08,
                 label=f"{prof.theorem_name} certified (d <= {prof.theorem_holds_up_to})",
             )
+    if target is not None:
+        reach = prof.reach(target)
+        ax.axhline(target, color="tab:green", linestyle="-.", label=f"target {target:g}: d <= {reach}")
+        if reach:
+            ax.axvline(reach, color="tab:green", linestyle=":", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("distance d between datasets (Manhattan)")
     ax.set_ylabel("epsilon")
@@ -544,11 +550,11 @@ def _profile_figure(prof: Any) -> Any:
     return fig
 
 
-def _profile_plot(prof: Any, path: Path) -> None:
+def _profile_plot(prof: Any, path: Path, target: float | None = None) -> None:
     """Write `_profile_figure` to ``path``; a file the system refuses is one ``--plot`` error."""
     import matplotlib.pyplot as plt
 
-    fig = _profile_figure(prof)
+    fig = _profile_figure(prof, target)
     try:
         fig.savefig(path, bbox_inches="tight")
     except OSError as exc:  # the folder was checked when parsed; it can still refuse the file (/proc, a full disk)
@@ -617,7 +623,7 @@ def profile_cmd(
         )
     reach = prof.reach(target) if target is not None else None
     if plot is not None:
-        _profile_plot(prof, plot)
+        _profile_plot(prof, plot, target)
     inputs = {
         "mechanism": mechanism,
         "n": n,
