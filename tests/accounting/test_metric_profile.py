@@ -142,6 +142,16 @@ def test_a_target_the_uniform_value_meets_holds_at_every_distance(protocol, nois
         assert prof.reach(float(below[0])) < n * k
 
 
+def test_rr_profile_below_the_covers_smallest_p_gives_the_single_certified_epsilon():
+    """Below p = 2e-9 the covers of one distance do not run, but the single epsilon is certified on direct
+    convolutions up to n k = 1,060 bits: the profile said "not attempted" and gave the local bound where `metric
+    epsilon` gave the certified value for the same inputs; now it gives that value (valid at every distance)."""
+    prof = M.metric_profile("rr-shuffle", 1e-6, 100, 10, p=1e-12)
+    single = M.rr_shuffle_certificate(1e-6, 1e-12, 10, 100)
+    assert single.certified and prof.uniform == single.epsilon == prof.epsilon_at(1)
+    assert prof.source.startswith(single.reason)
+
+
 @pytest.mark.parametrize("p, k", [(0.5, 10**9), (1e-12, 100)])
 def test_rr_profile_keeps_the_single_epsilons_limits(p, k):
     """Beyond MAX_RR_BITS (or below the covers' smallest p) the single epsilon returns the local bound without

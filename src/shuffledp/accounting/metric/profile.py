@@ -44,10 +44,12 @@ from shuffledp.accounting.metric.geo_shuffle import (
     geo_shuffle_epsilon_paper,
 )
 from shuffledp.accounting.metric.rr_shuffle import (
+    _COVER_MIN_Q0,
     check_rr_p,
     rr_certified_search,
     rr_local,
     rr_search_refusal,
+    rr_shuffle_certificate,
     rr_shuffle_epsilon_paper,
 )
 from shuffledp.accounting.metric.sgdl_shuffle import (
@@ -118,9 +120,18 @@ def _rr_profile(
 ) -> tuple[np.ndarray, np.ndarray, float, str]:
     total = n * k
     local = rr_local(p)
-    refusal = rr_search_refusal(p, total, exhaustive_ok=False)
+    refusal = rr_search_refusal(p, total, exhaustive_ok=True)
     if refusal is not None:  # the same limits as the single epsilon: the local bound at every distance
         return np.array([total]), np.array([local]), local, f"not attempted: {refusal}: the local bound ln((2 - p)/p)"
+    if rr_search_refusal(p, total, exhaustive_ok=False) is not None:  # p too small for the covers of one distance
+        note(f"the uniform value: every pair of sums among {total} bits (direct convolutions)")
+        single = rr_shuffle_certificate(delta, p, k, n)
+        return (
+            np.array([total]),
+            np.array([single.epsilon]),
+            single.epsilon,
+            f"{single.reason}; the covers of a single distance need p >= {2 * _COVER_MIN_Q0:g}: the uniform value",
+        )
     grid = _grid(total, RR_PROFILE_POINTS)
     # every pair at distance <= d is a pair: the uniform value (exact, one world) caps the covers of a distance d
     note(f"the uniform value: every pair of sums among {total} bits")
