@@ -543,9 +543,10 @@ def _level_and_unsettled(law: ShiftLaw, shifts: np.ndarray, budget: float) -> tu
     solved on every outcome; still inf, the answer is inf without solving the other shifts."""
     seeds = np.unique(shifts[np.linspace(0, shifts.size - 1, 9).astype(np.int64)])
     solving = _shift_window(law.upper, _SOLVE_TAIL * budget) if budget > 0.0 else None
-    level = float(shift_epsilons(law, seeds, budget, solving).max())
+    per_seed = shift_epsilons(law, seeds, budget, solving)
+    level = float(per_seed.max())
     if budget > 0.0 and not math.isfinite(level):  # a seed the window cannot certify: solve it on every outcome
-        stuck = seeds[~np.isfinite(shift_epsilons(law, seeds, budget, solving))]
+        stuck = seeds[~np.isfinite(per_seed)]
         if not np.isfinite(shift_epsilons(law, stuck, budget)).all():
             return math.inf, shifts  # the maximum is inf already: no need to solve the other n k shifts
     if not (budget > 0.0 and math.isfinite(level)):

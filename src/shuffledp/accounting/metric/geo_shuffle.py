@@ -650,11 +650,6 @@ def _margin(eps_geo: float, target: float, delta: float, n: int, k: int | None) 
     return _certificate_margin(_certificate(eps_geo, delta, n, k), target)
 
 
-def _certifies(eps_geo: float, target: float, delta: float, n: int, k: int | None) -> bool:
-    """Whether Geo-Shuffle(eps_geo) is certified (target, delta) for every pair of datasets (`_margin` <= 0)."""
-    return _margin(eps_geo, target, delta, n, k) <= 0.0
-
-
 def geo_shuffle_variation_ratio_epsilon(eps_geo: float, delta: float, n: int, k: int, *, distance: int = 1) -> float:
     """Beyond the paper: Geo-Shuffle's shuffled epsilon when one user's value moves by ``distance``, through the
     variation-ratio engine (segmented paper Theorem 1; a `shuffledp.accounting.events.ShuffleEvent`).
